@@ -1,0 +1,45 @@
+//===- GNNDialect.td - the gnn dialect ---------------------*- tablegen -*-===//
+//
+// Part of gnnc. The gnn dialect expresses graph message passing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_IR_GNNDIALECT_TD
+#define GNN_IR_GNNDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def GNN_Dialect : Dialect {
+  let name = "gnn";
+  let cppNamespace = "::mlir::gnn";
+  let summary = "Graph message passing: apply_edges, send_and_recv, reduce";
+  let description = [{
+    The `gnn` dialect expresses message passing over graphs in the vocabulary
+    of DGL: edge-wise computations (`gnn.apply_edges`), message generation and
+    aggregation into destination nodes (`gnn.send_and_recv`, `gnn.reduce`),
+    node-wise computations (`gnn.apply_nodes`) and subsets of nodes and edges
+    selected by predicates (`gnn.filter_nodes`, `gnn.filter_edges`).
+
+    A graph is a value of type `!gnn.graph`: a set of directed edges from a
+    source node space into a destination node space (the same space for
+    homogeneous graphs). Node and edge features are ranked tensors whose
+    leading dimension is indexed by node or edge id, e.g.
+    `tensor<?x8x64xf32>` for 8 heads of 64 features per node and
+    `tensor<?x8x1xf32>` for one score per edge and head. Every op has value
+    semantics: results are new tensors, which lets passes fuse chains of ops
+    without writing per-edge tensors to memory.
+
+    DGL's built-in message functions (`u_dot_v`, `u_mul_e`, `copy_e`, ...)
+    are attributes; user-defined functions are regions whose body computes
+    one element of the result from one element of each input.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 0;
+  let extraClassDeclaration = [{
+    void registerTypes();
+    void registerAttributes();
+  }];
+}
+
+#endif // GNN_IR_GNNDIALECT_TD

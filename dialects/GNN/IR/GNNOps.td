@@ -1,0 +1,376 @@
+//===- GNNOps.td - gnn operations --------------------------*- tablegen -*-===//
+//
+// Part of gnnc. Message passing in the vocabulary of DGL.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_IR_GNNOPS_TD
+#define GNN_IR_GNNOPS_TD
+
+include "GNN/IR/GNNDialect.td"
+include "GNN/IR/GNNAttrs.td"
+include "GNN/IR/GNNTypes.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class GNN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<GNN_Dialect, mnemonic, traits>;
+
+def GNN_Feature : RankedTensorOf<[AnyType]>;
+def GNN_IdList : 1DTensorOf<[Index]>;
+
+//===----------------------------------------------------------------------===//
+// Graph construction and queries
+//===----------------------------------------------------------------------===//
+
+def GNN_GraphFromCooOp : GNN_Op<"graph_from_coo", [Pure]> {
+  let summary = "builds a graph from source and destination id arrays";
+  let description = [{
+    Builds a graph whose edge `i` goes from source node `src[i]` to
+    destination node `dst[i]`. Edge ids are positions in these arrays. The
+    graph has `num_src` source and `num_dst` destination nodes; ids outside
+    `[0, num_src)` or `[0, num_dst)` make the program fail at run time with an
+    error. The result type may promise a structure and static counts.
+
+    ```mlir
+    %g = gnn.graph_from_coo %src, %dst, %ns, %nd
+        : tensor<?xindex>, tensor<?xindex> -> !gnn.graph<general>
+    ```
+  }];
+  let arguments = (ins GNN_IdList:$src, GNN_IdList:$dst, Index:$num_src,
+                       Index:$num_dst);
+  let results = (outs GNN_GraphType:$graph);
+  let assemblyFormat = [{
+    $src `,` $dst `,` $num_src `,` $num_dst attr-dict `:` type($src) `,`
+    type($dst) `->` type($graph)
+  }];
+  let hasVerifier = 1;
+}
+
+class GNN_CountOp<string mnemonic, string what> : GNN_Op<mnemonic, [Pure]> {
+  let summary = "the number of " # what # " of a graph";
+  let description = [{
+    Returns the number of }] # what # [{ of a graph; folds to a constant when
+    the graph type knows it.
+
+    ```mlir
+    %n = gnn.}] # mnemonic # [{ %g : !gnn.graph<complete>
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$graph attr-dict `:` type($graph)";
+  let hasFolder = 1;
+}
+
+def GNN_NumSrcNodesOp : GNN_CountOp<"num_src_nodes", "source nodes">;
+def GNN_NumDstNodesOp : GNN_CountOp<"num_dst_nodes", "destination nodes">;
+def GNN_NumEdgesOp : GNN_CountOp<"num_edges", "edges">;
+
+def GNN_EdgeEndpointsOp : GNN_Op<"edge_endpoints", [Pure]> {
+  let summary = "the source and destination node of every edge";
+  let description = [{
+    Returns two arrays indexed by edge id: the source and the destination
+    node of each edge.
+
+    ```mlir
+    %src, %dst = gnn.edge_endpoints %g
+        : !gnn.graph<general> -> tensor<?xindex>, tensor<?xindex>
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph);
+  let results = (outs GNN_IdList:$src, GNN_IdList:$dst);
+  let assemblyFormat = [{
+    $graph attr-dict `:` type($graph) `->` type($src) `,` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Message passing
+//===----------------------------------------------------------------------===//
+
+def GNN_ApplyEdgesOp : GNN_Op<"apply_edges", [Pure, AttrSizedOperandSegments,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "computes a value on every edge";
+  let description = [{
+    Computes an edge feature (one row per edge id) from features of the
+    source nodes (`u`), destination nodes (`v`) and edges (`e`), like DGL's
+    `g.apply_edges`.
+
+    With a built-in message function the inputs are the function's operands;
+    an optional chain of built-in elementwise functions (`then [...]`) is
+    applied to the result. With a region, each input is tagged with its
+    target and the body computes one element of the result from one element
+    of each input; inputs are broadcast to the result's per-edge shape.
+
+    With `edges(%eids)` only the listed edges are computed; the other rows
+    of the result are zero.
+
+    ```mlir
+    // The tutorial's src_dot_dst and scaled_exp.
+    %score = gnn.apply_edges %g, u_dot_v(%k, %q)
+        : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>)
+        -> tensor<?x8x1xf32>
+    %e = gnn.apply_edges %g, copy_e(%score)
+        then [scale(0.125), clamp(-5.0, 5.0), exp]
+        : (!gnn.graph<complete>, tensor<?x8x1xf32>) -> tensor<?x8x1xf32>
+    // A user-defined function.
+    %d = gnn.apply_edges %g, (u %a, v %b) {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.subf %x, %y : f32
+      gnn.yield %s : f32
+    } : (!gnn.graph<general>, tensor<?x4xf32>, tensor<?x4xf32>)
+      -> tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph, Variadic<GNN_Feature>:$inputs,
+                       Optional<GNN_IdList>:$edges,
+                       OptionalAttr<GNN_MessageFnAttr>:$fn,
+                       OptionalAttr<GNN_TargetArrayAttr>:$roles,
+                       OptionalAttr<GNN_UnaryFnArrayAttr>:$post);
+  let results = (outs GNN_Feature:$result);
+  let regions = (region AnyRegion:$body);
+  let assemblyFormat = [{
+    $graph `,` custom<EdgeFunction>($inputs, $fn, $roles, $post)
+    (`edges` `(` $edges^ `)`)? ($body^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let builders = [
+    OpBuilder<(ins "Type":$resultType, "Value":$graph, "MessageFnAttr":$fn,
+                   "ValueRange":$inputs, "ArrayAttr":$post,
+                   CArg<"Value", "{}">:$edges)>
+  ];
+  let extraClassDeclaration = [{
+    /// The target (u, v or e) of input `i`.
+    Target getInputTarget(unsigned i);
+    bool hasBody() { return !getBody().empty(); }
+  }];
+}
+
+def GNN_SendAndRecvOp : GNN_Op<"send_and_recv", [Pure,
+    AttrSizedOperandSegments]> {
+  let summary = "sends messages along edges and reduces them per destination";
+  let description = [{
+    Like DGL's `g.send_and_recv(eids, [message...], [reduce...])`: for every
+    pair, each edge computes a message with a built-in message function, and
+    every destination node aggregates the messages of its in-edges with the
+    pair's reduce function. One result per pair, one row per destination
+    node. A node that receives no message gets 0 (for every reduce function).
+
+    The inputs are the operands of the message functions, in order. With
+    `edges(%eids)` only the listed edges send.
+
+    ```mlir
+    // The tutorial's weighted sum of values and sum of weights.
+    %wv, %z = gnn.send_and_recv %g,
+        [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum]
+        : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x1xf32>,
+           tensor<?x8x1xf32>) -> (tensor<?x8x64xf32>, tensor<?x8x1xf32>)
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph, Variadic<GNN_Feature>:$inputs,
+                       Optional<GNN_IdList>:$edges,
+                       GNN_MessageFnArrayAttr:$messages,
+                       GNN_ReduceKindArrayAttr:$reducers);
+  let results = (outs Variadic<GNN_Feature>:$results);
+  let assemblyFormat = [{
+    $graph `,` custom<MessageList>($inputs, $messages, $reducers)
+    (`edges` `(` $edges^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// The inputs of message `i`.
+    OperandRange getMessageInputs(unsigned i);
+    MessageFnAttr getMessage(unsigned i) {
+      return ::llvm::cast<MessageFnAttr>(getMessages()[i]);
+    }
+    ReduceKind getReducer(unsigned i) {
+      return ::llvm::cast<ReduceKindAttr>(getReducers()[i]).getValue();
+    }
+  }];
+}
+
+def GNN_ReduceOp : GNN_Op<"reduce", [Pure]> {
+  let summary = "aggregates an edge feature into the destination nodes";
+  let description = [{
+    Every destination node aggregates the rows of `input` (an edge feature)
+    of its in-edges: `sum`, `max`, `min` or `mean`. A node without in-edges
+    gets 0. With `edges(%eids)` only the listed edges are aggregated.
+
+    ```mlir
+    %z = gnn.reduce %g, sum(%e)
+        : (!gnn.graph<complete>, tensor<?x8x1xf32>) -> tensor<?x8x1xf32>
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph, GNN_Feature:$input,
+                       Optional<GNN_IdList>:$edges, GNN_ReduceKind:$kind);
+  let results = (outs GNN_Feature:$result);
+  let assemblyFormat = [{
+    $graph `,` $kind `(` $input `)` (`edges` `(` $edges^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_ApplyNodesOp : GNN_Op<"apply_nodes", [Pure,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "computes a value on every node";
+  let description = [{
+    Like DGL's `g.apply_nodes`: the body computes one element of the result
+    from one element of each input; all inputs have one row per node and
+    are broadcast to the result's per-node shape.
+
+    ```mlir
+    // The tutorial's wv / z.
+    %o = gnn.apply_nodes(%wv, %z) {
+    ^bb0(%a: f32, %b: f32):
+      %d = arith.divf %a, %b : f32
+      gnn.yield %d : f32
+    } : (tensor<?x8x64xf32>, tensor<?x8x1xf32>) -> tensor<?x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GNN_Feature>:$inputs);
+  let results = (outs GNN_Feature:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` $body attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def GNN_FilterNodesOp : GNN_Op<"filter_nodes", [Pure, AttrSizedOperandSegments,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "the ids of the nodes that satisfy a predicate";
+  let description = [{
+    Like DGL's `g.filter_nodes(pred, nids)`: returns, in increasing order, the
+    ids of the nodes (among `candidates`, or all rows of the inputs) whose
+    body yields true. Inputs have one element per node (shape `[N]` or
+    `[N, 1, ...]`); the body sees that element.
+
+    ```mlir
+    %active = gnn.filter_nodes(%mask) from %enc {
+    ^bb0(%m: i1):
+      gnn.yield %m : i1
+    } : (tensor<?xi1>, tensor<?xindex>) -> tensor<?xindex>
+    ```
+  }];
+  let arguments = (ins Variadic<GNN_Feature>:$inputs,
+                       Optional<GNN_IdList>:$candidates);
+  let results = (outs GNN_IdList:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` (`from` $candidates^)? $body attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def GNN_FilterEdgesOp : GNN_Op<"filter_edges", [Pure, AttrSizedOperandSegments,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "the ids of the edges that satisfy a predicate";
+  let description = [{
+    Like DGL's `g.filter_edges(pred, eids)`: returns, in increasing order, the
+    ids of the edges (among `candidates`, or all edges) whose body yields
+    true. Each input is tagged with its target (`u`, `v` or `e`) and has one
+    element per node or edge.
+
+    ```mlir
+    // Edges whose destination is still active.
+    %live = gnn.filter_edges %g, (v %mask) {
+    ^bb0(%m: i1):
+      gnn.yield %m : i1
+    } : (!gnn.graph<complete>, tensor<?xi1>) -> tensor<?xindex>
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph, Variadic<GNN_Feature>:$inputs,
+                       Optional<GNN_IdList>:$candidates,
+                       GNN_TargetArrayAttr:$roles);
+  let results = (outs GNN_IdList:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $graph `,` custom<TaggedInputs>($inputs, $roles)
+    (`from` $candidates^)? $body attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Subsets of rows
+//===----------------------------------------------------------------------===//
+
+def GNN_GatherRowsOp : GNN_Op<"gather_rows", [Pure]> {
+  let summary = "the rows of a feature listed by an id list";
+  let description = [{
+    Returns `result[i] = source[ids[i]]`: the features of a subset of nodes or
+    edges, compacted. An id outside the rows of `source` is a run-time error.
+
+    ```mlir
+    %xa = gnn.gather_rows %x[%active]
+        : (tensor<?x128xf32>, tensor<?xindex>) -> tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Feature:$source, GNN_IdList:$ids);
+  let results = (outs GNN_Feature:$result);
+  let assemblyFormat = [{
+    $source `[` $ids `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_ScatterRowsOp : GNN_Op<"scatter_rows", [Pure]> {
+  let summary = "replaces the rows of a feature listed by an id list";
+  let description = [{
+    Returns a copy of `dest` in which row `ids[i]` is `source[i]`; the other
+    rows keep their values (halted nodes keep their state this way). Ids
+    must be distinct; an id outside the rows of `dest` is a run-time error.
+
+    ```mlir
+    %k2 = gnn.scatter_rows %ka into %k[%active]
+        : (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?xindex>)
+        -> tensor<?x8x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Feature:$source, GNN_Feature:$dest,
+                       GNN_IdList:$ids);
+  let results = (outs GNN_Feature:$result);
+  let assemblyFormat = [{
+    $source `into` $dest `[` $ids `]` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Terminator
+//===----------------------------------------------------------------------===//
+
+def GNN_YieldOp : GNN_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["ApplyEdgesOp", "ApplyNodesOp", "FilterNodesOp",
+                 "FilterEdgesOp"]>]> {
+  let summary = "yields the element computed by a user-defined function";
+  let description = [{
+    Terminates the body of a user-defined function with the element it
+    computed.
+
+    ```mlir
+    gnn.yield %x : f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{
+    build($_builder, $_state, ::mlir::ValueRange());
+  }]>];
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+#endif // GNN_IR_GNNOPS_TD

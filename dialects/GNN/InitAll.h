@@ -1,0 +1,23 @@
+//===- InitAll.h - register every gnn dialect and pass ----------*- C++ -*-===//
+//
+// Part of gnnc. The one place that tools call to make gnn available.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_INITALL_H
+#define GNN_INITALL_H
+
+#include "GNN/IR/GNNDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::gnn {
+
+inline void registerAllDialects(DialectRegistry &registry) {
+  registry.insert<GNNDialect>();
+}
+
+inline void registerAllPasses() {}
+
+} // namespace mlir::gnn
+
+#endif // GNN_INITALL_H

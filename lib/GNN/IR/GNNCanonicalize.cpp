@@ -1,0 +1,179 @@
+//===- GNNCanonicalize.cpp - canonicalization patterns of gnn ops ---------===//
+//
+// Part of gnnc. Local rewrites that put message passing into one normal form,
+// so that later passes (fusion) match fewer shapes of the same computation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/IR/GNNOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::gnn;
+
+//===----------------------------------------------------------------------===//
+// ApplyEdgesOp
+//===----------------------------------------------------------------------===//
+
+/// Simplifies a chain of elementwise functions without changing any value:
+/// drops scale(1), multiplies adjacent scales, intersects adjacent
+/// overlapping clamps.
+static SmallVector<Attribute> simplifyChain(ArrayAttr chain) {
+  SmallVector<Attribute> out;
+  for (Attribute attr : chain) {
+    auto fn = cast<UnaryFnAttr>(attr);
+    if (fn.getKind() == UnaryKind::Scale && fn.getA().isExactlyValue(1.0))
+      continue;
+    auto prev = out.empty() ? UnaryFnAttr() : cast<UnaryFnAttr>(out.back());
+    if (prev && prev.getKind() == UnaryKind::Scale &&
+        fn.getKind() == UnaryKind::Scale) {
+      // Scales are stored in double precision; the product is exact enough
+      // for float features and is what the lowering would compute anyway.
+      double product =
+          prev.getA().convertToDouble() * fn.getA().convertToDouble();
+      out.back() = UnaryFnAttr::get(fn.getContext(), UnaryKind::Scale, product);
+      if (product == 1.0)
+        out.pop_back();
+      continue;
+    }
+    if (prev && prev.getKind() == UnaryKind::Clamp &&
+        fn.getKind() == UnaryKind::Clamp) {
+      double lo = std::max(prev.getA().convertToDouble(),
+                           fn.getA().convertToDouble());
+      double hi = std::min(prev.getB().convertToDouble(),
+                           fn.getB().convertToDouble());
+      if (lo <= hi) {
+        out.back() = UnaryFnAttr::get(fn.getContext(), UnaryKind::Clamp, lo, hi);
+        continue;
+      }
+    }
+    out.push_back(fn);
+  }
+  return out;
+}
+
+namespace {
+struct SimplifyElementwiseChain : OpRewritePattern<ApplyEdgesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyEdgesOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<ArrayAttr> chain = op.getPost();
+    if (!chain)
+      return failure();
+    SmallVector<Attribute> simplified = simplifyChain(*chain);
+    if (simplified.size() == chain->size() &&
+        llvm::equal(simplified, chain->getValue()))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      if (simplified.empty())
+        op.removePostAttr();
+      else
+        op.setPostAttr(rewriter.getArrayAttr(simplified));
+    });
+    return success();
+  }
+};
+
+/// copy_e(%x) then [B], where %x = f(...) then [A] has no other use, is
+/// f(...) then [A, B]: one edge pass instead of two.
+struct MergeCopyIntoProducer : OpRewritePattern<ApplyEdgesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyEdgesOp op,
+                                PatternRewriter &rewriter) const override {
+    MessageFnAttr fn = op.getFnAttr();
+    if (!fn || fn.getOp() != BinaryOp::Copy || fn.getLhs() != Target::Edge ||
+        op.getEdges())
+      return failure();
+    auto producer = op.getInputs()[0].getDefiningOp<ApplyEdgesOp>();
+    if (!producer || !producer.getFnAttr() || producer.getEdges() ||
+        producer.getGraph() != op.getGraph() ||
+        !producer.getResult().hasOneUse() ||
+        producer.getResult().getType() != op.getResult().getType())
+      return failure();
+    SmallVector<Attribute> chain;
+    if (std::optional<ArrayAttr> first = producer.getPost())
+      llvm::append_range(chain, first->getValue());
+    if (std::optional<ArrayAttr> second = op.getPost())
+      llvm::append_range(chain, second->getValue());
+    rewriter.replaceOpWithNewOp<ApplyEdgesOp>(
+        op, op.getResult().getType(), op.getGraph(), producer.getFnAttr(),
+        producer.getInputs(), rewriter.getArrayAttr(chain));
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+} // namespace
+
+void ApplyEdgesOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                               MLIRContext *context) {
+  results.add<SimplifyElementwiseChain, MergeCopyIntoProducer>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// SendAndRecvOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Drops message/reduce pairs whose result is unused or repeats an earlier
+/// pair (same function, reducer and inputs).
+struct PruneMessages : OpRewritePattern<SendAndRecvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SendAndRecvOp op,
+                                PatternRewriter &rewriter) const override {
+    unsigned count = op.getNumResults();
+    // keep[i]: index among the kept pairs whose result replaces result i.
+    SmallVector<std::optional<unsigned>> replacement(count);
+    SmallVector<unsigned> kept;
+    for (unsigned i = 0; i < count; ++i) {
+      if (op.getResult(i).use_empty())
+        continue;
+      for (unsigned k = 0; k < kept.size(); ++k) {
+        unsigned j = kept[k];
+        if (op.getMessage(j) == op.getMessage(i) &&
+            op.getReducer(j) == op.getReducer(i) &&
+            op.getResult(j).getType() == op.getResult(i).getType() &&
+            llvm::equal(op.getMessageInputs(j), op.getMessageInputs(i))) {
+          replacement[i] = k;
+          break;
+        }
+      }
+      if (!replacement[i]) {
+        replacement[i] = kept.size();
+        kept.push_back(i);
+      }
+    }
+    if (kept.size() == count || kept.empty())
+      return failure();
+
+    SmallVector<Value> inputs;
+    SmallVector<Attribute> messages, reducers;
+    SmallVector<Type> types;
+    for (unsigned i : kept) {
+      llvm::append_range(inputs, op.getMessageInputs(i));
+      messages.push_back(op.getMessages()[i]);
+      reducers.push_back(op.getReducers()[i]);
+      types.push_back(op.getResult(i).getType());
+    }
+    auto pruned = rewriter.create<SendAndRecvOp>(
+        op.getLoc(), types, op.getGraph(), inputs, op.getEdges(),
+        rewriter.getArrayAttr(messages), rewriter.getArrayAttr(reducers));
+    for (unsigned i = 0; i < count; ++i)
+      if (replacement[i])
+        rewriter.replaceAllUsesWith(op.getResult(i),
+                                    pruned.getResult(*replacement[i]));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void SendAndRecvOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                MLIRContext *context) {
+  results.add<PruneMessages>(context);
+}

@@ -1,0 +1,751 @@
+//===- GNNOps.cpp - gnn operations ----------------------------------------===//
+//
+// Part of gnnc. Custom syntax, verifiers and folders of the gnn ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/IR/GNNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::gnn;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+ArrayRef<int64_t> mlir::gnn::getItemShape(ShapedType feature) {
+  return feature.getShape().drop_front();
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::gnn::broadcastItemShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  SmallVector<int64_t> result(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < result.size(); ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    int64_t &out = result[result.size() - 1 - i];
+    if (x == 1)
+      out = y;
+    else if (y == 1)
+      out = x;
+    else if (ShapedType::isDynamic(x))
+      out = y;
+    else if (ShapedType::isDynamic(y) || x == y)
+      out = x;
+    else
+      return failure();
+  }
+  return result;
+}
+
+static std::string shapeToString(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      shape,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      [&] { os << ", "; });
+  os << "]";
+  return os.str();
+}
+
+static RankedTensorType getFeatureType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+static bool areCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  if (a.size() != b.size())
+    return false;
+  for (auto [x, y] : llvm::zip_equal(a, b))
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
+      return false;
+  return true;
+}
+
+static StringRef describeTarget(Target target) {
+  switch (target) {
+  case Target::Src:
+    return "source nodes";
+  case Target::Dst:
+    return "destination nodes";
+  case Target::Edge:
+    return "edges";
+  }
+  llvm_unreachable("unknown target");
+}
+
+namespace {
+/// Checks that every feature indexed by one target (source nodes, destination
+/// nodes or edges) has the same number of rows as the others and the graph.
+class RowChecker {
+public:
+  RowChecker(Operation *op, GraphType graph) : op(op) {
+    for (Target t : {Target::Src, Target::Dst, Target::Edge}) {
+      int64_t n = graph ? graph.getNumRows(t) : ShapedType::kDynamic;
+      known[static_cast<unsigned>(t)] = {n, "the graph"};
+    }
+  }
+
+  LogicalResult check(Target target, Value feature, const Twine &name) {
+    auto type = getFeatureType(feature);
+    if (type.getRank() < 1)
+      return op->emitOpError() << name << " must have a leading row dimension";
+    int64_t rows = type.getDimSize(0);
+    auto &[count, source] = known[static_cast<unsigned>(target)];
+    if (ShapedType::isDynamic(rows))
+      return success();
+    if (ShapedType::isDynamic(count)) {
+      count = rows;
+      source = name.str();
+      return success();
+    }
+    if (count != rows)
+      return op->emitOpError()
+             << name << " has " << rows << " rows, but " << source << " has "
+             << count << " " << describeTarget(target);
+    return success();
+  }
+
+private:
+  Operation *op;
+  std::pair<int64_t, std::string> known[3];
+};
+} // namespace
+
+/// An edge id list produced by filtering one graph cannot select edges of
+/// another graph.
+static LogicalResult verifyEdgeSubset(Operation *op, Value graph,
+                                      Value edges) {
+  if (!edges)
+    return success();
+  if (auto filter = edges.getDefiningOp<FilterEdgesOp>())
+    if (filter.getGraph() != graph)
+      return op->emitOpError()
+             << "edge subset was filtered from a different graph";
+  return success();
+}
+
+static LogicalResult verifyFloatFeature(Operation *op, Type type,
+                                        const Twine &name) {
+  if (!isa<FloatType>(getElementTypeOrSelf(type)))
+    return op->emitOpError() << name << " must have a float element type, got "
+                             << type;
+  return success();
+}
+
+/// Checks the per-row shape of a result against the one its inputs imply.
+static LogicalResult verifyResultItemShape(Operation *op, Value result,
+                                           ArrayRef<int64_t> expected,
+                                           const Twine &name) {
+  ArrayRef<int64_t> actual = getItemShape(getFeatureType(result));
+  if (!areCompatible(actual, expected))
+    return op->emitOpError()
+           << name << " has per-row shape " << shapeToString(actual)
+           << ", but its inputs give " << shapeToString(expected);
+  return success();
+}
+
+/// The per-row shape a built-in message function produces.
+static FailureOr<SmallVector<int64_t>>
+inferMessageItemShape(Operation *op, MessageFnAttr fn, ValueRange inputs) {
+  SmallVector<int64_t> shape(getItemShape(getFeatureType(inputs[0])));
+  if (fn.getArity() == 2) {
+    ArrayRef<int64_t> rhs = getItemShape(getFeatureType(inputs[1]));
+    FailureOr<SmallVector<int64_t>> merged = broadcastItemShapes(shape, rhs);
+    if (failed(merged))
+      return op->emitOpError()
+             << "operands of '" << fn.getName() << "' have per-row shapes "
+             << shapeToString(shape) << " and " << shapeToString(rhs)
+             << " that do not broadcast";
+    shape = *merged;
+  }
+  if (fn.getOp() == BinaryOp::Dot) {
+    if (shape.empty())
+      return op->emitOpError() << "'" << fn.getName()
+                               << "' needs features with a per-row dimension";
+    shape.back() = 1;
+  }
+  return shape;
+}
+
+/// Verifies one use of a built-in message function: arity, element types and
+/// rows. Returns the per-row shape of the message.
+static FailureOr<SmallVector<int64_t>>
+verifyMessage(Operation *op, MessageFnAttr fn, ValueRange inputs,
+              Type resultElement, RowChecker &rows) {
+  if (inputs.size() != fn.getArity())
+    return op->emitOpError() << "'" << fn.getName() << "' takes "
+                             << fn.getArity() << " operand(s), got "
+                             << inputs.size();
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    std::string name = "operand #" + std::to_string(i) + " of '" +
+                       fn.getName() + "'";
+    if (failed(verifyFloatFeature(op, input.getType(), name)))
+      return failure();
+    if (getElementTypeOrSelf(input.getType()) != resultElement)
+      return op->emitOpError()
+             << name << " has element type "
+             << getElementTypeOrSelf(input.getType())
+             << ", but the result has " << resultElement;
+    if (failed(rows.check(fn.getTarget(i), input, name)))
+      return failure();
+  }
+  return inferMessageItemShape(op, fn, inputs);
+}
+
+/// The per-row shape of an elementwise body: its inputs broadcast together.
+static FailureOr<SmallVector<int64_t>>
+inferElementwiseItemShape(Operation *op, ValueRange inputs) {
+  SmallVector<int64_t> shape;
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    ArrayRef<int64_t> item = getItemShape(getFeatureType(input));
+    FailureOr<SmallVector<int64_t>> merged = broadcastItemShapes(shape, item);
+    if (failed(merged))
+      return op->emitOpError()
+             << "input #" << i << " has per-row shape " << shapeToString(item)
+             << ", which does not broadcast with " << shapeToString(shape);
+    shape = *merged;
+  }
+  return shape;
+}
+
+/// A user-defined body sees one element of each input and yields the
+/// elements of the results. It must not have side effects, so that lowerings
+/// may run it in any order and any number of times.
+static LogicalResult verifyElementwiseBody(Operation *op, Region &body,
+                                           ValueRange inputs,
+                                           TypeRange yieldTypes) {
+  Block &block = body.front();
+  if (block.getNumArguments() != inputs.size())
+    return op->emitOpError() << "body takes " << block.getNumArguments()
+                             << " argument(s), but the op has "
+                             << inputs.size() << " input(s)";
+  for (auto [i, arg, input] : llvm::enumerate(block.getArguments(), inputs)) {
+    Type element = getElementTypeOrSelf(input.getType());
+    if (arg.getType() != element)
+      return op->emitOpError() << "body argument #" << i << " has type "
+                               << arg.getType() << ", but input #" << i
+                               << " has element type " << element;
+  }
+  auto yield = cast<YieldOp>(block.getTerminator());
+  if (yield.getValues().getTypes() != yieldTypes) {
+    InFlightDiagnostic diag = op->emitOpError() << "body must yield (";
+    llvm::interleaveComma(yieldTypes, diag);
+    diag << "), got (";
+    llvm::interleaveComma(yield.getValues().getTypes(), diag);
+    return diag << ")";
+  }
+  for (Operation &nested : block.without_terminator()) {
+    if (!isMemoryEffectFree(&nested))
+      return nested.emitOpError()
+             << "has side effects, which the body of '" << op->getName()
+             << "' must not have";
+    for (Type type : nested.getResultTypes())
+      if (isa<ShapedType>(type))
+        return nested.emitOpError()
+               << "produces " << type << ", but the body of '"
+               << op->getName() << "' computes on single elements";
+  }
+  return success();
+}
+
+static LogicalResult verifyIdList(Operation *op, Value ids, Value feature,
+                                  const Twine &what) {
+  int64_t count = getFeatureType(ids).getDimSize(0);
+  int64_t rows = getFeatureType(feature).getDimSize(0);
+  if (!ShapedType::isDynamic(count) && !ShapedType::isDynamic(rows) &&
+      count != rows)
+    return op->emitOpError() << what << " has " << rows << " rows, but "
+                             << count << " ids are given";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// tagged-input ::= target ssa-use
+static ParseResult
+parseTaggedInput(OpAsmParser &parser,
+                 SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs,
+                 SmallVectorImpl<Attribute> &targets) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef name;
+  if (parser.parseKeyword(&name))
+    return failure();
+  std::optional<Target> target = symbolizeTarget(name);
+  if (!target)
+    return parser.emitError(loc)
+           << "expected input target 'u', 'v' or 'e', got '" << name << "'";
+  targets.push_back(TargetAttr::get(parser.getContext(), *target));
+  return parser.parseOperand(inputs.emplace_back());
+}
+
+/// Parses the tagged inputs after their opening paren.
+static ParseResult
+parseTaggedInputsTail(OpAsmParser &parser,
+                      SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs,
+                      ArrayAttr &roles) {
+  SmallVector<Attribute> targets;
+  if (failed(parser.parseOptionalRParen()) &&
+      (parser.parseCommaSeparatedList(
+           [&] { return parseTaggedInput(parser, inputs, targets); }) ||
+       parser.parseRParen()))
+    return failure();
+  roles = parser.getBuilder().getArrayAttr(targets);
+  return success();
+}
+
+/// tagged-inputs ::= `(` (tagged-input (`,` tagged-input)*)? `)`
+static ParseResult
+parseTaggedInputs(OpAsmParser &parser,
+                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs,
+                  ArrayAttr &roles) {
+  if (parser.parseLParen())
+    return failure();
+  return parseTaggedInputsTail(parser, inputs, roles);
+}
+
+static void printTaggedInputs(OpAsmPrinter &printer, Operation *,
+                              OperandRange inputs, ArrayAttr roles) {
+  printer << "(";
+  llvm::interleaveComma(llvm::zip_equal(roles, inputs), printer, [&](auto it) {
+    auto [role, input] = it;
+    printer << stringifyTarget(cast<TargetAttr>(role).getValue()) << " "
+            << input;
+  });
+  printer << ")";
+}
+
+/// edge-function ::= tagged-inputs
+///                 | message-fn `(` ssa-use-list `)` (`then` unary-chain)?
+/// unary-chain   ::= `[` unary-fn (`,` unary-fn)* `]`
+static ParseResult
+parseEdgeFunction(OpAsmParser &parser,
+                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs,
+                  MessageFnAttr &fn, ArrayAttr &roles, ArrayAttr &post) {
+  if (succeeded(parser.parseOptionalLParen()))
+    return parseTaggedInputsTail(parser, inputs, roles);
+
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  fn = MessageFnAttr::parseName(parser.getContext(), name);
+  if (!fn)
+    return parser.emitError(loc) << "unknown message function '" << name
+                                 << "'";
+  if (parser.parseOperandList(inputs, AsmParser::Delimiter::Paren))
+    return failure();
+  if (failed(parser.parseOptionalKeyword("then")))
+    return success();
+  SmallVector<Attribute> chain;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        UnaryFnAttr unary = UnaryFnAttr::parseBody(parser);
+        if (!unary)
+          return failure();
+        chain.push_back(unary);
+        return success();
+      }))
+    return failure();
+  post = parser.getBuilder().getArrayAttr(chain);
+  return success();
+}
+
+static void printEdgeFunction(OpAsmPrinter &printer, Operation *op,
+                              OperandRange inputs, MessageFnAttr fn,
+                              ArrayAttr roles, ArrayAttr post) {
+  if (!fn) {
+    printTaggedInputs(printer, op, inputs,
+                      roles ? roles : ArrayAttr::get(op->getContext(), {}));
+    return;
+  }
+  printer << fn.getName() << "(" << inputs << ")";
+  if (!post)
+    return;
+  printer << " then [";
+  llvm::interleaveComma(post, printer, [&](Attribute attr) {
+    cast<UnaryFnAttr>(attr).printBody(printer);
+  });
+  printer << "]";
+}
+
+/// message-list ::= `[` message (`,` message)* `]`
+/// message      ::= message-fn `(` ssa-use-list `)` `->` reduce-kind
+static ParseResult
+parseMessageList(OpAsmParser &parser,
+                 SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs,
+                 ArrayAttr &messages, ArrayAttr &reducers) {
+  SmallVector<Attribute> fns, kinds;
+  MLIRContext *ctx = parser.getContext();
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        SMLoc loc = parser.getCurrentLocation();
+        std::string name;
+        if (parser.parseKeywordOrString(&name))
+          return failure();
+        MessageFnAttr fn = MessageFnAttr::parseName(ctx, name);
+        if (!fn)
+          return parser.emitError(loc)
+                 << "unknown message function '" << name << "'";
+        SMLoc operandsLoc = parser.getCurrentLocation();
+        size_t before = inputs.size();
+        if (parser.parseOperandList(inputs, AsmParser::Delimiter::Paren))
+          return failure();
+        if (inputs.size() - before != fn.getArity())
+          return parser.emitError(operandsLoc)
+                 << "'" << name << "' takes " << fn.getArity()
+                 << " operand(s), got " << inputs.size() - before;
+        SMLoc kindLoc = parser.getCurrentLocation();
+        StringRef kindName;
+        if (parser.parseArrow() || parser.parseKeyword(&kindName))
+          return failure();
+        std::optional<ReduceKind> kind = symbolizeReduceKind(kindName);
+        if (!kind)
+          return parser.emitError(kindLoc)
+                 << "unknown reduce function '" << kindName
+                 << "'; expected sum, max, min or mean";
+        fns.push_back(fn);
+        kinds.push_back(ReduceKindAttr::get(ctx, *kind));
+        return success();
+      }))
+    return failure();
+  messages = ArrayAttr::get(ctx, fns);
+  reducers = ArrayAttr::get(ctx, kinds);
+  return success();
+}
+
+static void printMessageList(OpAsmPrinter &printer, Operation *op,
+                             OperandRange inputs, ArrayAttr messages,
+                             ArrayAttr reducers) {
+  printer << "[";
+  unsigned next = 0;
+  for (auto [i, attrs] : llvm::enumerate(llvm::zip_equal(messages, reducers))) {
+    auto [fnAttr, kindAttr] = attrs;
+    auto fn = cast<MessageFnAttr>(fnAttr);
+    if (i > 0)
+      printer << ", ";
+    printer << fn.getName() << "(" << inputs.slice(next, fn.getArity())
+            << ") -> "
+            << stringifyReduceKind(cast<ReduceKindAttr>(kindAttr).getValue());
+    next += fn.getArity();
+  }
+  printer << "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Graph construction and queries
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphFromCooOp::verify() {
+  int64_t srcLen = getFeatureType(getSrc()).getDimSize(0);
+  int64_t dstLen = getFeatureType(getDst()).getDimSize(0);
+  if (!ShapedType::isDynamic(srcLen) && !ShapedType::isDynamic(dstLen) &&
+      srcLen != dstLen)
+    return emitOpError() << "has " << srcLen << " source ids but " << dstLen
+                         << " destination ids";
+  int64_t edges = getGraph().getType().getNumEdges();
+  int64_t len = ShapedType::isDynamic(srcLen) ? dstLen : srcLen;
+  if (!ShapedType::isDynamic(edges) && !ShapedType::isDynamic(len) &&
+      edges != len)
+    return emitOpError() << "result type promises " << edges
+                         << " edges, but " << len << " ids are given";
+  return success();
+}
+
+static OpFoldResult foldCount(MLIRContext *ctx, int64_t count) {
+  if (ShapedType::isDynamic(count))
+    return {};
+  return IntegerAttr::get(IndexType::get(ctx), count);
+}
+
+OpFoldResult NumSrcNodesOp::fold(FoldAdaptor) {
+  return foldCount(getContext(), getGraph().getType().getNumSrc());
+}
+
+OpFoldResult NumDstNodesOp::fold(FoldAdaptor) {
+  return foldCount(getContext(), getGraph().getType().getNumDst());
+}
+
+OpFoldResult NumEdgesOp::fold(FoldAdaptor) {
+  return foldCount(getContext(), getGraph().getType().getNumEdges());
+}
+
+LogicalResult EdgeEndpointsOp::verify() {
+  int64_t edges = getGraph().getType().getNumEdges();
+  for (Value ids : {getSrc(), getDst()}) {
+    int64_t len = getFeatureType(ids).getDimSize(0);
+    if (!ShapedType::isDynamic(edges) && !ShapedType::isDynamic(len) &&
+        edges != len)
+      return emitOpError() << "result has " << len << " ids, but the graph has "
+                           << edges << " edges";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ApplyEdgesOp
+//===----------------------------------------------------------------------===//
+
+void ApplyEdgesOp::build(OpBuilder &builder, OperationState &state,
+                         Type resultType, Value graph, MessageFnAttr fn,
+                         ValueRange inputs, ArrayAttr post, Value edges) {
+  build(builder, state, resultType, graph, inputs, edges, fn,
+        /*roles=*/ArrayAttr(), post && !post.empty() ? post : ArrayAttr());
+}
+
+Target ApplyEdgesOp::getInputTarget(unsigned i) {
+  if (MessageFnAttr fn = getFnAttr())
+    return fn.getTarget(i);
+  return cast<TargetAttr>((*getRoles())[i]).getValue();
+}
+
+LogicalResult ApplyEdgesOp::verify() {
+  auto graph = getGraph().getType();
+  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())))
+    return failure();
+  RowChecker rows(*this, graph);
+  auto resultType = getFeatureType(getResult());
+  Type resultElement = resultType.getElementType();
+  FailureOr<SmallVector<int64_t>> itemShape;
+
+  if (MessageFnAttr fn = getFnAttr()) {
+    if (hasBody())
+      return emitOpError() << "has both a built-in function and a body";
+    if (getRoles())
+      return emitOpError() << "built-in functions determine input targets";
+    itemShape = verifyMessage(*this, fn, getInputs(), resultElement, rows);
+  } else {
+    if (!hasBody())
+      return emitOpError() << "needs a built-in message function or a body";
+    if (getPost())
+      return emitOpError()
+             << "takes elementwise functions only after a built-in function";
+    if (!getRoles() || getRoles()->size() != getInputs().size())
+      return emitOpError() << "needs one target per input";
+    if (getInputs().empty())
+      return emitOpError() << "body needs at least one input";
+    for (auto [i, input] : llvm::enumerate(getInputs()))
+      if (failed(rows.check(getInputTarget(i), input,
+                            "input #" + std::to_string(i))))
+        return failure();
+    itemShape = inferElementwiseItemShape(*this, getInputs());
+  }
+  if (failed(itemShape))
+    return failure();
+  if (getPost()) {
+    if (getPost()->empty())
+      return emitOpError() << "has an empty elementwise chain";
+    if (failed(verifyFloatFeature(*this, resultType, "result")))
+      return failure();
+  }
+  if (failed(rows.check(Target::Edge, getResult(), "result")))
+    return failure();
+  return verifyResultItemShape(*this, getResult(), *itemShape, "result");
+}
+
+LogicalResult ApplyEdgesOp::verifyRegions() {
+  if (!hasBody())
+    return success();
+  return verifyElementwiseBody(
+      *this, getBody(), getInputs(),
+      TypeRange{getFeatureType(getResult()).getElementType()});
+}
+
+OpFoldResult ApplyEdgesOp::fold(FoldAdaptor) {
+  // copy_e of a whole edge feature is that feature.
+  MessageFnAttr fn = getFnAttr();
+  if (fn && fn.getOp() == BinaryOp::Copy && fn.getLhs() == Target::Edge &&
+      !getPost() && !getEdges() &&
+      getInputs()[0].getType() == getResult().getType())
+    return getInputs()[0];
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// SendAndRecvOp
+//===----------------------------------------------------------------------===//
+
+OperandRange SendAndRecvOp::getMessageInputs(unsigned i) {
+  unsigned start = 0;
+  for (unsigned j = 0; j < i; ++j)
+    start += getMessage(j).getArity();
+  return getInputs().slice(start, getMessage(i).getArity());
+}
+
+LogicalResult SendAndRecvOp::verify() {
+  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())))
+    return failure();
+  size_t count = getMessages().size();
+  if (getReducers().size() != count)
+    return emitOpError() << "has " << count << " message functions but "
+                         << getReducers().size() << " reduce functions";
+  if (getNumResults() != count)
+    return emitOpError() << "has " << count << " message/reduce pairs but "
+                         << getNumResults() << " results";
+  if (count == 0)
+    return emitOpError() << "needs at least one message/reduce pair";
+  unsigned arity = 0;
+  for (unsigned i = 0; i < count; ++i)
+    arity += getMessage(i).getArity();
+  if (arity != getInputs().size())
+    return emitOpError() << "message functions take " << arity
+                         << " operands, got " << getInputs().size();
+
+  RowChecker rows(*this, getGraph().getType());
+  for (unsigned i = 0; i < count; ++i) {
+    Value result = getResult(i);
+    std::string name = "result #" + std::to_string(i);
+    Type element = getFeatureType(result).getElementType();
+    FailureOr<SmallVector<int64_t>> itemShape =
+        verifyMessage(*this, getMessage(i), getMessageInputs(i), element, rows);
+    if (failed(itemShape) || failed(rows.check(Target::Dst, result, name)) ||
+        failed(verifyResultItemShape(*this, result, *itemShape, name)))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())))
+    return failure();
+  RowChecker rows(*this, getGraph().getType());
+  auto inputType = getFeatureType(getInput());
+  if (failed(verifyFloatFeature(*this, inputType, "input")) ||
+      failed(rows.check(Target::Edge, getInput(), "input")) ||
+      failed(rows.check(Target::Dst, getResult(), "result")))
+    return failure();
+  if (inputType.getElementType() != getFeatureType(getResult()).getElementType())
+    return emitOpError() << "result element type differs from the input's";
+  return verifyResultItemShape(*this, getResult(), getItemShape(inputType),
+                               "result");
+}
+
+//===----------------------------------------------------------------------===//
+// ApplyNodesOp
+//===----------------------------------------------------------------------===//
+
+/// Inputs of node-wise ops share one node space.
+static LogicalResult verifyNodeRows(Operation *op, ValueRange inputs,
+                                    Value result) {
+  RowChecker rows(op, GraphType());
+  for (auto [i, input] : llvm::enumerate(inputs))
+    if (failed(rows.check(Target::Dst, input, "input #" + std::to_string(i))))
+      return failure();
+  return result ? rows.check(Target::Dst, result, "result") : success();
+}
+
+LogicalResult ApplyNodesOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  if (failed(verifyNodeRows(*this, getInputs(), getResult())))
+    return failure();
+  FailureOr<SmallVector<int64_t>> itemShape =
+      inferElementwiseItemShape(*this, getInputs());
+  if (failed(itemShape))
+    return failure();
+  return verifyResultItemShape(*this, getResult(), *itemShape, "result");
+}
+
+LogicalResult ApplyNodesOp::verifyRegions() {
+  return verifyElementwiseBody(
+      *this, getBody(), getInputs(),
+      TypeRange{getFeatureType(getResult()).getElementType()});
+}
+
+//===----------------------------------------------------------------------===//
+// FilterNodesOp / FilterEdgesOp
+//===----------------------------------------------------------------------===//
+
+/// A predicate sees one element per node or edge.
+static LogicalResult verifyPredicateInputs(Operation *op, ValueRange inputs) {
+  if (inputs.empty())
+    return op->emitOpError() << "needs at least one input";
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    ArrayRef<int64_t> item = getItemShape(getFeatureType(input));
+    if (!llvm::all_of(item, [](int64_t d) { return d == 1; }))
+      return op->emitOpError()
+             << "input #" << i << " has per-row shape " << shapeToString(item)
+             << ", but a predicate needs one element per row";
+  }
+  return success();
+}
+
+LogicalResult FilterNodesOp::verify() {
+  if (failed(verifyPredicateInputs(*this, getInputs())))
+    return failure();
+  return verifyNodeRows(*this, getInputs(), Value());
+}
+
+LogicalResult FilterNodesOp::verifyRegions() {
+  return verifyElementwiseBody(*this, getBody(), getInputs(),
+                               TypeRange{IntegerType::get(getContext(), 1)});
+}
+
+LogicalResult FilterEdgesOp::verify() {
+  if (failed(verifyEdgeSubset(*this, getGraph(), getCandidates())) ||
+      failed(verifyPredicateInputs(*this, getInputs())))
+    return failure();
+  if (getRoles().size() != getInputs().size())
+    return emitOpError() << "needs one target per input";
+  RowChecker rows(*this, getGraph().getType());
+  for (auto [i, input] : llvm::enumerate(getInputs()))
+    if (failed(rows.check(cast<TargetAttr>(getRoles()[i]).getValue(), input,
+                          "input #" + std::to_string(i))))
+      return failure();
+  return success();
+}
+
+LogicalResult FilterEdgesOp::verifyRegions() {
+  return verifyElementwiseBody(*this, getBody(), getInputs(),
+                               TypeRange{IntegerType::get(getContext(), 1)});
+}
+
+//===----------------------------------------------------------------------===//
+// GatherRowsOp / ScatterRowsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherRowsOp::verify() {
+  auto source = getFeatureType(getSource());
+  auto result = getFeatureType(getResult());
+  if (source.getElementType() != result.getElementType())
+    return emitOpError() << "result element type differs from the source's";
+  if (failed(verifyResultItemShape(*this, getResult(), getItemShape(source),
+                                   "result")))
+    return failure();
+  return verifyIdList(*this, getIds(), getResult(), "result");
+}
+
+LogicalResult ScatterRowsOp::verify() {
+  auto source = getFeatureType(getSource());
+  auto dest = getFeatureType(getDest());
+  if (source.getElementType() != dest.getElementType())
+    return emitOpError() << "source element type differs from the "
+                            "destination's";
+  if (failed(verifyResultItemShape(*this, getSource(), getItemShape(dest),
+                                   "source")))
+    return failure();
+  if (!areCompatible(dest.getShape(), getFeatureType(getResult()).getShape()) ||
+      dest.getElementType() != getFeatureType(getResult()).getElementType())
+    return emitOpError() << "result type " << getResult().getType()
+                         << " differs from the destination type " << dest;
+  return verifyIdList(*this, getIds(), getSource(), "source");
+}
+
+#define GET_OP_CLASSES
+#include "GNN/IR/GNNOps.cpp.inc"
