@@ -42,7 +42,7 @@ def GNN_GraphFromCooOp : GNN_Op<"graph_from_coo", [Pure]> {
   let results = (outs GNN_GraphType:$graph);
   let assemblyFormat = [{
     $src `,` $dst `,` $num_src `,` $num_dst attr-dict `:` type($src) `,`
-    type($dst) `->` type($graph)
+    type($dst) `->` qualified(type($graph))
   }];
   let hasVerifier = 1;
 }
@@ -59,7 +59,7 @@ class GNN_CountOp<string mnemonic, string what> : GNN_Op<mnemonic, [Pure]> {
   }];
   let arguments = (ins GNN_GraphType:$graph);
   let results = (outs Index:$result);
-  let assemblyFormat = "$graph attr-dict `:` type($graph)";
+  let assemblyFormat = "$graph attr-dict `:` qualified(type($graph))";
   let hasFolder = 1;
 }
 
@@ -81,7 +81,7 @@ def GNN_EdgeEndpointsOp : GNN_Op<"edge_endpoints", [Pure]> {
   let arguments = (ins GNN_GraphType:$graph);
   let results = (outs GNN_IdList:$src, GNN_IdList:$dst);
   let assemblyFormat = [{
-    $graph attr-dict `:` type($graph) `->` type($src) `,` type($dst)
+    $graph attr-dict `:` qualified(type($graph)) `->` type($src) `,` type($dst)
   }];
   let hasVerifier = 1;
 }

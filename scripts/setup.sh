@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what gnnc needs on Debian 12 (when missing), then configures and
+# builds it in ./build. Safe to run again: it only does what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++ python3
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libfmt-dev libgtest-dev libopenblas-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build_type=${GNN_BUILD_TYPE:-Release}
+if [ ! -f build/build.ninja ]; then
+  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE="$build_type"
+fi
+cmake --build build

@@ -1,0 +1,149 @@
+// RUN: gnn-opt %s | gnn-opt | FileCheck %s
+// RUN: gnn-opt %s --mlir-print-op-generic | gnn-opt | FileCheck %s
+
+// CHECK-LABEL: func @graph_types
+// CHECK-SAME: !gnn.graph<general>
+// CHECK-SAME: !gnn.graph<complete, src = 4, dst = 4, edges = 16>
+// CHECK-SAME: !gnn.graph<bipartite, edges = 12>
+// CHECK-SAME: !gnn.graph<causal, src = 3, dst = 3>
+func.func @graph_types(%a: !gnn.graph<general>,
+                       %b: !gnn.graph<complete, src = 4, dst = 4, edges = 16>,
+                       %c: !gnn.graph<bipartite, edges = 12>,
+                       %d: !gnn.graph<causal, src = 3, dst = 3>) {
+  return
+}
+
+// CHECK-LABEL: func @graph_queries
+// CHECK: %[[G:.*]] = gnn.graph_from_coo %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?xindex>, tensor<?xindex> -> !gnn.graph<general>
+// CHECK: gnn.num_src_nodes %[[G]] : !gnn.graph<general>
+// CHECK: gnn.num_dst_nodes %[[G]] : !gnn.graph<general>
+// CHECK: gnn.num_edges %[[G]] : !gnn.graph<general>
+// CHECK: gnn.edge_endpoints %[[G]] : !gnn.graph<general> -> tensor<?xindex>, tensor<?xindex>
+func.func @graph_queries(%src: tensor<?xindex>, %dst: tensor<?xindex>,
+                         %ns: index, %nd: index) -> (index, index, index, tensor<?xindex>) {
+  %g = gnn.graph_from_coo %src, %dst, %ns, %nd : tensor<?xindex>, tensor<?xindex> -> !gnn.graph<general>
+  %0 = gnn.num_src_nodes %g : !gnn.graph<general>
+  %1 = gnn.num_dst_nodes %g : !gnn.graph<general>
+  %2 = gnn.num_edges %g : !gnn.graph<general>
+  %s, %d = gnn.edge_endpoints %g : !gnn.graph<general> -> tensor<?xindex>, tensor<?xindex>
+  return %0, %1, %2, %s : index, index, index, tensor<?xindex>
+}
+
+// CHECK-LABEL: func @builtin_messages
+// CHECK: gnn.apply_edges %{{.*}}, u_dot_v(%{{.*}}, %{{.*}}) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x1xf32>
+// CHECK: gnn.apply_edges %{{.*}}, u_mul_e(%{{.*}}, %{{.*}}) : {{.*}} -> tensor<?x8x64xf32>
+// CHECK: gnn.apply_edges %{{.*}}, u_add_v(%{{.*}}, %{{.*}}) : {{.*}} -> tensor<?x8x64xf32>
+// CHECK: gnn.apply_edges %{{.*}}, copy_u(%{{.*}}) : {{.*}} -> tensor<?x8x64xf32>
+// CHECK: gnn.apply_edges %{{.*}}, e_div_v(%{{.*}}, %{{.*}}) : {{.*}} -> tensor<?x8x1xf32>
+// CHECK: gnn.apply_edges %{{.*}}, v_sub_e(%{{.*}}, %{{.*}}) : {{.*}} -> tensor<?x8x64xf32>
+// CHECK: gnn.apply_edges %{{.*}}, copy_e(%{{.*}}) then [scale(1.250000e-01), clamp(-5.000000e+00, 5.000000e+00), exp] : {{.*}} -> tensor<?x8x1xf32>
+// CHECK: gnn.apply_edges %{{.*}}, copy_e(%{{.*}}) then [relu, neg] edges(%{{.*}}) : (!gnn.graph<complete>, tensor<?x8x1xf32>, tensor<?xindex>) -> tensor<?x8x1xf32>
+func.func @builtin_messages(%g: !gnn.graph<complete>, %q: tensor<?x8x64xf32>,
+                            %k: tensor<?x8x64xf32>, %v: tensor<?x8x64xf32>,
+                            %zdst: tensor<?x8x1xf32>, %eids: tensor<?xindex>) {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x1xf32>
+  %m = gnn.apply_edges %g, u_mul_e(%v, %s) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x1xf32>) -> tensor<?x8x64xf32>
+  %a = gnn.apply_edges %g, u_add_v(%k, %q) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  %c = gnn.apply_edges %g, copy_u(%v) : (!gnn.graph<complete>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  %d = gnn.apply_edges %g, e_div_v(%s, %zdst) : (!gnn.graph<complete>, tensor<?x8x1xf32>, tensor<?x8x1xf32>) -> tensor<?x8x1xf32>
+  %b = gnn.apply_edges %g, v_sub_e(%q, %s) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x1xf32>) -> tensor<?x8x64xf32>
+  %e = gnn.apply_edges %g, copy_e(%s) then [scale(0.125), clamp(-5.0, 5.0), exp] : (!gnn.graph<complete>, tensor<?x8x1xf32>) -> tensor<?x8x1xf32>
+  %r = gnn.apply_edges %g, copy_e(%s) then [relu, neg] edges(%eids) : (!gnn.graph<complete>, tensor<?x8x1xf32>, tensor<?xindex>) -> tensor<?x8x1xf32>
+  return
+}
+
+// CHECK-LABEL: func @udf_edges
+// CHECK: gnn.apply_edges %{{.*}}, (u %{{.*}}, v %{{.*}}, e %{{.*}}) {
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: gnn.yield %{{.*}} : f32
+// CHECK: } : (!gnn.graph<general, src = 3, dst = 5, edges = 7>, tensor<3x4xf32>, tensor<5x1xf32>, tensor<7x4xf32>) -> tensor<7x4xf32>
+func.func @udf_edges(%g: !gnn.graph<general, src = 3, dst = 5, edges = 7>,
+                     %a: tensor<3x4xf32>, %b: tensor<5x1xf32>,
+                     %c: tensor<7x4xf32>) -> tensor<7x4xf32> {
+  %r = gnn.apply_edges %g, (u %a, v %b, e %c) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %0 = arith.mulf %x, %y : f32
+    %1 = arith.addf %0, %z : f32
+    gnn.yield %1 : f32
+  } : (!gnn.graph<general, src = 3, dst = 5, edges = 7>, tensor<3x4xf32>, tensor<5x1xf32>, tensor<7x4xf32>) -> tensor<7x4xf32>
+  return %r : tensor<7x4xf32>
+}
+
+// CHECK-LABEL: func @send_and_recv
+// CHECK: gnn.send_and_recv %{{.*}}, [u_mul_e(%{{.*}}, %[[E:.*]]) -> sum, copy_e(%[[E]]) -> sum] : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+// CHECK: gnn.send_and_recv %{{.*}}, [copy_u(%{{.*}}) -> max, u_mul_v(%{{.*}}, %{{.*}}) -> mean, copy_e(%{{.*}}) -> min] edges(%{{.*}}) :
+func.func @send_and_recv(%g: !gnn.graph<causal>, %v: tensor<?x2x16xf32>,
+                         %e: tensor<?x2x1xf32>, %q: tensor<?x2x16xf32>,
+                         %eids: tensor<?xindex>) {
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+  %0:3 = gnn.send_and_recv %g, [copy_u(%v) -> max, u_mul_v(%v, %q) -> mean, copy_e(%e) -> min] edges(%eids) : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?xindex>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+  return
+}
+
+// CHECK-LABEL: func @reduce
+// CHECK: gnn.reduce %{{.*}}, sum(%{{.*}}) : (!gnn.graph<bipartite>, tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+// CHECK: gnn.reduce %{{.*}}, max(%{{.*}}) edges(%{{.*}}) : (!gnn.graph<bipartite>, tensor<?x4x1xf32>, tensor<?xindex>) -> tensor<?x4x1xf32>
+func.func @reduce(%g: !gnn.graph<bipartite>, %e: tensor<?x4x1xf32>,
+                  %eids: tensor<?xindex>) {
+  %0 = gnn.reduce %g, sum(%e) : (!gnn.graph<bipartite>, tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+  %1 = gnn.reduce %g, max(%e) edges(%eids) : (!gnn.graph<bipartite>, tensor<?x4x1xf32>, tensor<?xindex>) -> tensor<?x4x1xf32>
+  return
+}
+
+// CHECK-LABEL: func @apply_nodes
+// CHECK: gnn.apply_nodes(%{{.*}}, %{{.*}}) {
+// CHECK: arith.divf
+// CHECK: } : (tensor<?x8x64xf32>, tensor<?x8x1xf32>) -> tensor<?x8x64xf32>
+func.func @apply_nodes(%wv: tensor<?x8x64xf32>, %z: tensor<?x8x1xf32>) -> tensor<?x8x64xf32> {
+  %o = gnn.apply_nodes(%wv, %z) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.divf %a, %b : f32
+    gnn.yield %d : f32
+  } : (tensor<?x8x64xf32>, tensor<?x8x1xf32>) -> tensor<?x8x64xf32>
+  return %o : tensor<?x8x64xf32>
+}
+
+// CHECK-LABEL: func @filters
+// CHECK: %[[N:.*]] = gnn.filter_nodes(%{{.*}}) from %{{.*}} {
+// CHECK: } : (tensor<?xi1>, tensor<?xindex>) -> tensor<?xindex>
+// CHECK: %[[E:.*]] = gnn.filter_edges %{{.*}}, (v %{{.*}}) {
+// CHECK: } : (!gnn.graph<complete>, tensor<?xi1>) -> tensor<?xindex>
+// CHECK: gnn.filter_edges %{{.*}}, (u %{{.*}}, e %{{.*}}) from %[[E]] {
+// CHECK: arith.cmpf
+// CHECK: gnn.send_and_recv {{.*}} edges(%[[E]])
+func.func @filters(%g: !gnn.graph<complete>, %mask: tensor<?xi1>,
+                   %enc: tensor<?xindex>, %p: tensor<?x1xf32>,
+                   %w: tensor<?xf32>, %e: tensor<?x1x1xf32>) {
+  %nodes = gnn.filter_nodes(%mask) from %enc {
+  ^bb0(%m: i1):
+    gnn.yield %m : i1
+  } : (tensor<?xi1>, tensor<?xindex>) -> tensor<?xindex>
+  %live = gnn.filter_edges %g, (v %mask) {
+  ^bb0(%m: i1):
+    gnn.yield %m : i1
+  } : (!gnn.graph<complete>, tensor<?xi1>) -> tensor<?xindex>
+  %heavy = gnn.filter_edges %g, (u %p, e %w) from %live {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.cmpf olt, %a, %b : f32
+    gnn.yield %c : i1
+  } : (!gnn.graph<complete>, tensor<?x1xf32>, tensor<?xf32>, tensor<?xindex>) -> tensor<?xindex>
+  %z = gnn.send_and_recv %g, [copy_e(%e) -> sum] edges(%live) : (!gnn.graph<complete>, tensor<?x1x1xf32>, tensor<?xindex>) -> tensor<?x1x1xf32>
+  return
+}
+
+// CHECK-LABEL: func @rows
+// CHECK: gnn.gather_rows %{{.*}}[%{{.*}}] : (tensor<?x128xf32>, tensor<?xindex>) -> tensor<?x128xf32>
+// CHECK: gnn.scatter_rows %{{.*}} into %{{.*}}[%{{.*}}] : (tensor<?x128xf32>, tensor<?x128xf32>, tensor<?xindex>) -> tensor<?x128xf32>
+func.func @rows(%x: tensor<?x128xf32>, %ids: tensor<?xindex>) -> tensor<?x128xf32> {
+  %a = gnn.gather_rows %x[%ids] : (tensor<?x128xf32>, tensor<?xindex>) -> tensor<?x128xf32>
+  %b = gnn.scatter_rows %a into %x[%ids] : (tensor<?x128xf32>, tensor<?x128xf32>, tensor<?xindex>) -> tensor<?x128xf32>
+  return %b : tensor<?x128xf32>
+}
+
+// CHECK-LABEL: func @attributes
+// CHECK-SAME: #gnn.fn<u_dot_v>
+// CHECK-SAME: #gnn.fn<copy_e>
+// CHECK-SAME: #gnn.unary<clamp(-1.000000e+00, 2.000000e+00)>
+func.func @attributes() attributes {a = #gnn.fn<u_dot_v>, b = #gnn.fn<copy_e>, c = #gnn.unary<clamp(-1.0, 2.0)>} {
+  return
+}
