@@ -2,6 +2,7 @@
 # lit configuration of the gnnc regression and integration tests.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -14,9 +15,11 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gnn_obj_root, "test")
 
 config.substitutions.append(("%gnn_src_root", config.gnn_src_root))
-config.substitutions.append(("%python", config.python_executable))
+# The interpreter running lit: a real binary, not a shell shim.
+config.substitutions.append(("%python", sys.executable))
 
 llvm_config.use_default_substitutions()
+llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gnn_tools_dir, append_path=False)
 

@@ -35,7 +35,8 @@ def GNN_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
-  let hasConstantMaterializer = 0;
+  let hasConstantMaterializer = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
   let extraClassDeclaration = [{
     void registerTypes();
     void registerAttributes();

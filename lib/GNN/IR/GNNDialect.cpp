@@ -20,3 +20,9 @@ void GNNDialect::initialize() {
 #include "GNN/IR/GNNOps.cpp.inc"
       >();
 }
+
+Operation *GNNDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
+  // Counts fold to index constants.
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}

@@ -1,0 +1,82 @@
+// RUN: gnn-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// The tutorial's two apply_edges become one edge pass; scale(1) disappears
+// and adjacent scales multiply.
+// CHECK-LABEL: func @merge_scaled_exp
+// CHECK: %[[E:.*]] = gnn.apply_edges %{{.*}}, u_dot_v(%{{.*}}, %{{.*}}) then [scale(2.500000e-01), clamp(-5.000000e+00, 5.000000e+00), exp]
+// CHECK-NOT: gnn.apply_edges
+// CHECK: gnn.send_and_recv {{.*}}[u_mul_e(%{{.*}}, %[[E]]) -> sum, copy_e(%[[E]]) -> sum]
+func.func @merge_scaled_exp(%g: !gnn.graph<complete>, %q: tensor<?x2x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>) -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>) {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.5)] : (!gnn.graph<complete>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x2x1xf32>
+  %e = gnn.apply_edges %g, copy_e(%s) then [scale(1.0), scale(0.5), clamp(-5.0, 5.0), exp] : (!gnn.graph<complete>, tensor<?x2x1xf32>) -> tensor<?x2x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<complete>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+  return %wv, %z : tensor<?x2x16xf32>, tensor<?x2x1xf32>
+}
+
+// -----
+
+// A score that someone else keeps is not merged away.
+// CHECK-LABEL: func @keep_shared_score
+// CHECK: %[[S:.*]] = gnn.apply_edges %{{.*}}, u_dot_v
+// CHECK: %[[E:.*]] = gnn.apply_edges %{{.*}}, copy_e(%[[S]]) then [exp]
+// CHECK: return %[[S]], %[[E]]
+func.func @keep_shared_score(%g: !gnn.graph<complete>, %q: tensor<?x2x16xf32>, %k: tensor<?x2x16xf32>) -> (tensor<?x2x1xf32>, tensor<?x2x1xf32>) {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q) : (!gnn.graph<complete>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x2x1xf32>
+  %e = gnn.apply_edges %g, copy_e(%s) then [exp] : (!gnn.graph<complete>, tensor<?x2x1xf32>) -> tensor<?x2x1xf32>
+  return %s, %e : tensor<?x2x1xf32>, tensor<?x2x1xf32>
+}
+
+// -----
+
+// An edge subset stops the merge: the producer computes all edges.
+// CHECK-LABEL: func @no_merge_with_subset
+// CHECK: gnn.apply_edges %{{.*}}, u_dot_v
+// CHECK: gnn.apply_edges %{{.*}}, copy_e(%{{.*}}) then [exp] edges(
+func.func @no_merge_with_subset(%g: !gnn.graph<complete>, %q: tensor<?x2x16xf32>, %eids: tensor<?xindex>) -> tensor<?x2x1xf32> {
+  %s = gnn.apply_edges %g, u_dot_v(%q, %q) : (!gnn.graph<complete>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x2x1xf32>
+  %e = gnn.apply_edges %g, copy_e(%s) then [exp] edges(%eids) : (!gnn.graph<complete>, tensor<?x2x1xf32>, tensor<?xindex>) -> tensor<?x2x1xf32>
+  return %e : tensor<?x2x1xf32>
+}
+
+// -----
+
+// copy_e of a whole edge feature folds away; scales that multiply to 1 vanish
+// with the chain; overlapping clamps intersect; disjoint clamps stay.
+// CHECK-LABEL: func @chains
+// CHECK-SAME: (%{{.*}}: !gnn.graph<general>, %[[A:.*]]: tensor<?x1xf32>)
+// CHECK: %[[C:.*]] = gnn.apply_edges %{{.*}}, copy_e(%[[A]]) then [clamp(-1.000000e+00, 2.000000e+00)]
+// CHECK: %[[D:.*]] = gnn.apply_edges %{{.*}}, copy_e(%[[A]]) then [clamp(0.000000e+00, 1.000000e+00), clamp(2.000000e+00, 3.000000e+00)]
+// CHECK: return %[[A]], %[[A]], %[[C]], %[[D]]
+func.func @chains(%g: !gnn.graph<general>, %a: tensor<?x1xf32>) -> (tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>) {
+  %0 = gnn.apply_edges %g, copy_e(%a) : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  %1 = gnn.apply_edges %g, copy_e(%a) then [scale(4.0), scale(0.25)] : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  %2 = gnn.apply_edges %g, copy_e(%a) then [clamp(-3.0, 2.0), clamp(-1.0, 5.0)] : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  %3 = gnn.apply_edges %g, copy_e(%a) then [clamp(0.0, 1.0), clamp(2.0, 3.0)] : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  return %0, %1, %2, %3 : tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>
+}
+
+// -----
+
+// Unused and repeated message/reduce pairs are dropped.
+// CHECK-LABEL: func @prune_messages
+// CHECK: %[[R:.*]]:2 = gnn.send_and_recv %{{.*}}, [u_mul_e(%{{.*}}, %{{.*}}) -> sum, copy_e(%{{.*}}) -> max] :
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#0
+func.func @prune_messages(%g: !gnn.graph<general>, %v: tensor<?x4xf32>, %e: tensor<?x1xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<?x4xf32>) {
+  %0:4 = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum, copy_e(%e) -> max, u_mul_e(%v, %e) -> sum] : (!gnn.graph<general>, tensor<?x4xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x4xf32>, tensor<?x1xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x4xf32>)
+  return %0#0, %0#2, %0#3 : tensor<?x4xf32>, tensor<?x1xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Counts known from the graph type fold to constants.
+// CHECK-LABEL: func @counts
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CHECK-DAG: %[[D:.*]] = gnn.num_dst_nodes
+// CHECK: return %[[C3]], %[[D]], %[[C12]]
+func.func @counts(%g: !gnn.graph<bipartite, src = 3, edges = 12>) -> (index, index, index) {
+  %0 = gnn.num_src_nodes %g : !gnn.graph<bipartite, src = 3, edges = 12>
+  %1 = gnn.num_dst_nodes %g : !gnn.graph<bipartite, src = 3, edges = 12>
+  %2 = gnn.num_edges %g : !gnn.graph<bipartite, src = 3, edges = 12>
+  return %0, %1, %2 : index, index, index
+}

@@ -1,0 +1,533 @@
+// RUN: gnn-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{unknown message function 'u_pow_v'}}
+func.func @f() attributes {a = #gnn.fn<u_pow_v>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown message function 'u_add_u'}}
+func.func @f() attributes {a = #gnn.fn<u_add_u>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown elementwise function 'tanh'}}
+func.func @f() attributes {a = #gnn.unary<tanh>} { return }
+
+// -----
+
+// expected-error @+1 {{clamp bounds are reversed: lower bound 5.000000e+00 exceeds upper bound -5.000000e+00}}
+func.func @f() attributes {a = #gnn.unary<clamp(5.0, -5.0)>} { return }
+
+// -----
+
+// expected-error @+1 {{constants of 'scale' must be finite}}
+func.func @f() attributes {a = #gnn.unary<scale(1.0e+400)>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown graph structure 'dense'}}
+func.func @f(%g: !gnn.graph<dense>) { return }
+
+// -----
+
+// expected-error @+1 {{expected 'src', 'dst' or 'edges' (in this order), got 'src'}}
+func.func @f(%g: !gnn.graph<general, dst = 3, src = 2>) { return }
+
+// -----
+
+// expected-error @+1 {{graph 'edges' count must be non-negative, got -1}}
+func.func @f(%g: !gnn.graph<general, edges = -1>) { return }
+
+// -----
+
+// expected-error @+1 {{a complete graph has one node space, but src = 3 and dst = 4}}
+func.func @f(%g: !gnn.graph<complete, src = 3, dst = 4>) { return }
+
+// -----
+
+// expected-error @+1 {{a causal graph of 3 x 3 nodes cannot have 10 edges}}
+func.func @f(%g: !gnn.graph<causal, src = 3, dst = 3, edges = 10>) { return }
+
+// -----
+
+func.func @f(%s: tensor<3xindex>, %d: tensor<4xindex>, %n: index) {
+  // expected-error @+1 {{has 3 source ids but 4 destination ids}}
+  %g = gnn.graph_from_coo %s, %d, %n, %n : tensor<3xindex>, tensor<4xindex> -> !gnn.graph<general>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<3xindex>, %n: index) {
+  // expected-error @+1 {{result type promises 4 edges, but 3 ids are given}}
+  %g = gnn.graph_from_coo %s, %s, %n, %n : tensor<3xindex>, tensor<3xindex> -> !gnn.graph<general, edges = 4>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general, edges = 5>) {
+  // expected-error @+1 {{result has 4 ids, but the graph has 5 edges}}
+  %s, %d = gnn.edge_endpoints %g : !gnn.graph<general, edges = 5> -> tensor<4xindex>, tensor<?xindex>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x4xf32>) {
+  // expected-error @+1 {{'u_dot_v' takes 2 operand(s), got 1}}
+  %0 = gnn.apply_edges %g, u_dot_v(%a) : (!gnn.graph<general>, tensor<?x4xf32>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x4xi32>) {
+  // expected-error @+1 {{operand #0 of 'copy_u' must have a float element type, got 'tensor<?x4xi32>'}}
+  %0 = gnn.apply_edges %g, copy_u(%a) : (!gnn.graph<general>, tensor<?x4xi32>) -> tensor<?x4xi32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x4xf32>, %b: tensor<?x4xf16>) {
+  // expected-error @+1 {{operand #1 of 'u_add_v' has element type 'f16', but the result has 'f32'}}
+  %0 = gnn.apply_edges %g, u_add_v(%a, %b) : (!gnn.graph<general>, tensor<?x4xf32>, tensor<?x4xf16>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general, src = 3>, %a: tensor<4x2xf32>) {
+  // expected-error @+1 {{operand #0 of 'copy_u' has 4 rows, but the graph has 3 source nodes}}
+  %0 = gnn.apply_edges %g, copy_u(%a) : (!gnn.graph<general, src = 3>, tensor<4x2xf32>) -> tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %a: tensor<5x2xf32>, %b: tensor<6x2xf32>) {
+  // expected-error @+1 {{result has 5 rows, but operand #1 of 'u_add_e' has 6 edges}}
+  %0 = gnn.apply_edges %g, u_add_e(%a, %b) : (!gnn.graph<complete>, tensor<5x2xf32>, tensor<6x2xf32>) -> tensor<5x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x8x64xf32>, %b: tensor<?x4x64xf32>) {
+  // expected-error @+1 {{operands of 'u_mul_v' have per-row shapes [8, 64] and [4, 64] that do not broadcast}}
+  %0 = gnn.apply_edges %g, u_mul_v(%a, %b) : (!gnn.graph<general>, tensor<?x8x64xf32>, tensor<?x4x64xf32>) -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?xf32>) {
+  // expected-error @+1 {{'u_dot_v' needs features with a per-row dimension}}
+  %0 = gnn.apply_edges %g, u_dot_v(%a, %a) : (!gnn.graph<general>, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x8x64xf32>) {
+  // expected-error @+1 {{result has per-row shape [8, 64], but its inputs give [8, 1]}}
+  %0 = gnn.apply_edges %g, u_dot_v(%a, %a) : (!gnn.graph<general>, tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general, edges = 7>, %a: tensor<?x1xf32>) {
+  // expected-error @+1 {{result has 6 rows, but the graph has 7 edges}}
+  %0 = gnn.apply_edges %g, copy_e(%a) then [exp] : (!gnn.graph<general, edges = 7>, tensor<?x1xf32>) -> tensor<6x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x1xf32>) {
+  // expected-error @+1 {{has an empty elementwise chain}}
+  %0 = gnn.apply_edges %g, copy_e(%a) then [] : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %h: !gnn.graph<general>, %m: tensor<?xi1>, %a: tensor<?x1xf32>) {
+  %e = gnn.filter_edges %h, (v %m) {
+  ^bb0(%x: i1):
+    gnn.yield %x : i1
+  } : (!gnn.graph<general>, tensor<?xi1>) -> tensor<?xindex>
+  // expected-error @+1 {{edge subset was filtered from a different graph}}
+  %0 = gnn.apply_edges %g, copy_e(%a) edges(%e) : (!gnn.graph<general>, tensor<?x1xf32>, tensor<?xindex>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x1xf32>) {
+  // expected-error @+1 {{needs a built-in message function or a body}}
+  %0 = "gnn.apply_edges"(%g, %a) <{operandSegmentSizes = array<i32: 1, 1, 0>, roles = [2 : i32]}> ({
+  }) : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x1xf32>) {
+  // expected-error @+1 {{has both a built-in function and a body}}
+  %0 = "gnn.apply_edges"(%g, %a) <{fn = #gnn.fn<copy_e>, operandSegmentSizes = array<i32: 1, 1, 0>}> ({
+  ^bb0(%x: f32):
+    gnn.yield %x : f32
+  }) : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x1xf32>) {
+  // expected-error @+1 {{built-in functions determine input targets}}
+  %0 = "gnn.apply_edges"(%g, %a) <{fn = #gnn.fn<copy_e>, operandSegmentSizes = array<i32: 1, 1, 0>, roles = [2 : i32]}> ({
+  }) : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x1xf32>) {
+  // expected-error @+1 {{takes elementwise functions only after a built-in function}}
+  %0 = "gnn.apply_edges"(%g, %a) <{operandSegmentSizes = array<i32: 1, 1, 0>, roles = [2 : i32], post = [#gnn.unary<exp>]}> ({
+  ^bb0(%x: f32):
+    gnn.yield %x : f32
+  }) : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x1xf32>) {
+  // expected-error @+1 {{needs one target per input}}
+  %0 = "gnn.apply_edges"(%g, %a) <{operandSegmentSizes = array<i32: 1, 1, 0>, roles = [2 : i32, 0 : i32]}> ({
+  ^bb0(%x: f32):
+    gnn.yield %x : f32
+  }) : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>) {
+  // expected-error @+1 {{body needs at least one input}}
+  %0 = gnn.apply_edges %g, () {
+    %c = arith.constant 1.0 : f32
+    gnn.yield %c : f32
+  } : (!gnn.graph<general>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>, %b: tensor<?x4xf32>) {
+  // expected-error @+1 {{input #1 has per-row shape [4], which does not broadcast with [3]}}
+  %0 = gnn.apply_edges %g, (u %a, v %b) {
+  ^bb0(%x: f32, %y: f32):
+    gnn.yield %x : f32
+  } : (!gnn.graph<general>, tensor<?x3xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{body takes 2 argument(s), but the op has 1 input(s)}}
+  %0 = gnn.apply_edges %g, (u %a) {
+  ^bb0(%x: f32, %y: f32):
+    gnn.yield %x : f32
+  } : (!gnn.graph<general>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{body argument #0 has type 'f16', but input #0 has element type 'f32'}}
+  %0 = gnn.apply_edges %g, (u %a) {
+  ^bb0(%x: f16):
+    %c = arith.constant 1.0 : f32
+    gnn.yield %c : f32
+  } : (!gnn.graph<general>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{body must yield ('f32'), got ('f32', 'f32')}}
+  %0 = gnn.apply_edges %g, (e %a) {
+  ^bb0(%x: f32):
+    gnn.yield %x, %x : f32, f32
+  } : (!gnn.graph<general>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>, %m: memref<f32>) {
+  %0 = gnn.apply_edges %g, (e %a) {
+  ^bb0(%x: f32):
+    // expected-error @+1 {{has side effects, which the body of 'gnn.apply_edges' must not have}}
+    memref.store %x, %m[] : memref<f32>
+    gnn.yield %x : f32
+  } : (!gnn.graph<general>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>, %t: tensor<3xf32>) {
+  %0 = gnn.apply_edges %g, (e %a) {
+  ^bb0(%x: f32):
+    // expected-error @+1 {{produces 'tensor<3xf32>', but the body of 'gnn.apply_edges' computes on single elements}}
+    %y = arith.addf %t, %t : tensor<3xf32>
+    gnn.yield %x : f32
+  } : (!gnn.graph<general>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{unknown reduce function 'prod'; expected sum, max, min or mean}}
+  %0 = gnn.send_and_recv %g, [copy_u(%a) -> prod] : (!gnn.graph<general>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{'u_mul_e' takes 2 operand(s), got 1}}
+  %0 = gnn.send_and_recv %g, [u_mul_e(%a) -> sum] : (!gnn.graph<general>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>) {
+  // expected-error @+1 {{needs at least one message/reduce pair}}
+  gnn.send_and_recv %g, [] : (!gnn.graph<general>) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{has 1 message/reduce pairs but 2 results}}
+  %0:2 = gnn.send_and_recv %g, [copy_u(%a) -> sum] : (!gnn.graph<general>, tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{has 1 message functions but 2 reduce functions}}
+  %0 = "gnn.send_and_recv"(%g, %a) <{messages = [#gnn.fn<copy_u>], reducers = [0 : i32, 0 : i32], operandSegmentSizes = array<i32: 1, 1, 0>}> : (!gnn.graph<general>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{message functions take 1 operands, got 2}}
+  %0 = "gnn.send_and_recv"(%g, %a, %a) <{messages = [#gnn.fn<copy_u>], reducers = [0 : i32], operandSegmentSizes = array<i32: 1, 2, 0>}> : (!gnn.graph<general>, tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<bipartite, dst = 4>, %a: tensor<?x3xf32>) {
+  // expected-error @+1 {{result #0 has 5 rows, but the graph has 4 destination nodes}}
+  %0 = gnn.send_and_recv %g, [copy_u(%a) -> sum] : (!gnn.graph<bipartite, dst = 4>, tensor<?x3xf32>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?x8x16xf32>, %e: tensor<?x8x1xf32>) {
+  // expected-error @+1 {{result #1 has per-row shape [8, 16], but its inputs give [8, 1]}}
+  %0:2 = gnn.send_and_recv %g, [u_mul_e(%a, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<general>, tensor<?x8x16xf32>, tensor<?x8x1xf32>, tensor<?x8x1xf32>) -> (tensor<?x8x16xf32>, tensor<?x8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general, edges = 3>, %e: tensor<4x1xf32>) {
+  // expected-error @+1 {{input has 4 rows, but the graph has 3 edges}}
+  %0 = gnn.reduce %g, sum(%e) : (!gnn.graph<general, edges = 3>, tensor<4x1xf32>) -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %e: tensor<?x1xf32>) {
+  // expected-error @+1 {{result element type differs from the input's}}
+  %0 = gnn.reduce %g, max(%e) : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x1xf64>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %e: tensor<?x1xf32>) {
+  // expected-error @+1 {{result has per-row shape [2], but its inputs give [1]}}
+  %0 = gnn.reduce %g, mean(%e) : (!gnn.graph<general>, tensor<?x1xf32>) -> tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %e: tensor<?x1xi8>) {
+  // expected-error @+1 {{input must have a float element type, got 'tensor<?x1xi8>'}}
+  %0 = gnn.reduce %g, min(%e) : (!gnn.graph<general>, tensor<?x1xi8>) -> tensor<?x1xi8>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{needs at least one input}}
+  %0 = gnn.apply_nodes() {
+    %c = arith.constant 1.0 : f32
+    gnn.yield %c : f32
+  } : () -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<3x2xf32>, %b: tensor<4x2xf32>) {
+  // expected-error @+1 {{input #1 has 4 rows, but input #0 has 3 destination nodes}}
+  %0 = gnn.apply_nodes(%a, %b) {
+  ^bb0(%x: f32, %y: f32):
+    gnn.yield %x : f32
+  } : (tensor<3x2xf32>, tensor<4x2xf32>) -> tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x8x64xf32>, %b: tensor<?x8x1xf32>) {
+  // expected-error @+1 {{result has per-row shape [8, 1], but its inputs give [8, 64]}}
+  %0 = gnn.apply_nodes(%a, %b) {
+  ^bb0(%x: f32, %y: f32):
+    %d = arith.divf %x, %y : f32
+    gnn.yield %d : f32
+  } : (tensor<?x8x64xf32>, tensor<?x8x1xf32>) -> tensor<?x8x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2xi1>) {
+  // expected-error @+1 {{input #0 has per-row shape [2], but a predicate needs one element per row}}
+  %0 = gnn.filter_nodes(%a) {
+  ^bb0(%x: i1):
+    gnn.yield %x : i1
+  } : (tensor<?x2xi1>) -> tensor<?xindex>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?xf32>) {
+  // expected-error @+1 {{body must yield ('i1'), got ('f32')}}
+  %0 = gnn.filter_nodes(%a) {
+  ^bb0(%x: f32):
+    gnn.yield %x : f32
+  } : (tensor<?xf32>) -> tensor<?xindex>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general, edges = 4>, %a: tensor<5xf32>) {
+  // expected-error @+1 {{input #0 has 5 rows, but the graph has 4 edges}}
+  %0 = gnn.filter_edges %g, (e %a) {
+  ^bb0(%x: f32):
+    %t = arith.constant true
+    gnn.yield %t : i1
+  } : (!gnn.graph<general, edges = 4>, tensor<5xf32>) -> tensor<?xindex>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %h: !gnn.graph<general>, %a: tensor<?xi1>) {
+  %e = gnn.filter_edges %h, (e %a) {
+  ^bb0(%x: i1):
+    gnn.yield %x : i1
+  } : (!gnn.graph<general>, tensor<?xi1>) -> tensor<?xindex>
+  // expected-error @+1 {{edge subset was filtered from a different graph}}
+  %f = gnn.filter_edges %g, (e %a) from %e {
+  ^bb0(%x: i1):
+    gnn.yield %x : i1
+  } : (!gnn.graph<general>, tensor<?xi1>, tensor<?xindex>) -> tensor<?xindex>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<general>, %a: tensor<?xi1>) {
+  // expected-error @+1 {{expected input target 'u', 'v' or 'e', got 'w'}}
+  %e = gnn.filter_edges %g, (w %a) {
+  ^bb0(%x: i1):
+    gnn.yield %x : i1
+  } : (!gnn.graph<general>, tensor<?xi1>) -> tensor<?xindex>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x4xf32>, %ids: tensor<3xindex>) {
+  // expected-error @+1 {{result has 2 rows, but 3 ids are given}}
+  %0 = gnn.gather_rows %x[%ids] : (tensor<?x4xf32>, tensor<3xindex>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x4xf32>, %ids: tensor<?xindex>) {
+  // expected-error @+1 {{result has per-row shape [5], but its inputs give [4]}}
+  %0 = gnn.gather_rows %x[%ids] : (tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x5xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<?x4xf16>, %x: tensor<?x4xf32>, %ids: tensor<?xindex>) {
+  // expected-error @+1 {{source element type differs from the destination's}}
+  %0 = gnn.scatter_rows %s into %x[%ids] : (tensor<?x4xf16>, tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<?x4xf32>, %x: tensor<?x4xf32>, %ids: tensor<?xindex>) {
+  // expected-error @+1 {{result type 'tensor<?x5xf32>' differs from the destination type 'tensor<?x4xf32>'}}
+  %0 = gnn.scatter_rows %s into %x[%ids] : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x5xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<2x4xf32>, %x: tensor<?x4xf32>, %ids: tensor<3xindex>) {
+  // expected-error @+1 {{source has 2 rows, but 3 ids are given}}
+  %0 = gnn.scatter_rows %s into %x[%ids] : (tensor<2x4xf32>, tensor<?x4xf32>, tensor<3xindex>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: f32) {
+  // expected-error @+1 {{expects parent op to be one of}}
+  gnn.yield %x : f32
+}
