@@ -41,7 +41,8 @@ TEST_F(GNNAttrTest, MessageFnNamesRoundTrip) {
       }
   EXPECT_EQ(valid, 30u);
   for (const char *t : targets) {
-    MessageFnAttr fn = MessageFnAttr::parseName(&context, std::string("copy_") + t);
+    MessageFnAttr fn =
+        MessageFnAttr::parseName(&context, std::string("copy_") + t);
     ASSERT_TRUE(fn);
     EXPECT_EQ(fn.getArity(), 1u);
     EXPECT_EQ(fn.getName(), std::string("copy_") + t);
@@ -49,9 +50,9 @@ TEST_F(GNNAttrTest, MessageFnNamesRoundTrip) {
 }
 
 TEST_F(GNNAttrTest, MessageFnRejectsMalformedNames) {
-  for (const char *name : {"", "copy", "copy_x", "u_dot", "u_copy_v",
-                           "u_dot_v_e", "x_add_v", "u_pow_v", "copy_u_v",
-                           "_dot_v", "u__v"})
+  for (const char *name :
+       {"", "copy", "copy_x", "u_dot", "u_copy_v", "u_dot_v_e", "x_add_v",
+        "u_pow_v", "copy_u_v", "_dot_v", "u__v"})
     EXPECT_FALSE(MessageFnAttr::parseName(&context, name)) << name;
 }
 

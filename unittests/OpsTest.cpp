@@ -58,8 +58,8 @@ protected:
 
 TEST_F(GNNOpsTest, BuiltinApplyEdgesVerifies) {
   auto graph = GraphType::get(&context, GraphStructure::Complete);
-  ValueRange args = makeFunction({graph, feature({dyn, 8, 64}),
-                                  feature({dyn, 8, 64})});
+  ValueRange args =
+      makeFunction({graph, feature({dyn, 8, 64}), feature({dyn, 8, 64})});
   auto op = builder.create<ApplyEdgesOp>(
       builder.getUnknownLoc(), feature({dyn, 8, 1}), args[0],
       MessageFnAttr::parseName(&context, "u_dot_v"),
@@ -72,8 +72,8 @@ TEST_F(GNNOpsTest, BuiltinApplyEdgesVerifies) {
 
 TEST_F(GNNOpsTest, DotResultShapeIsChecked) {
   auto graph = GraphType::get(&context, GraphStructure::Complete);
-  ValueRange args = makeFunction({graph, feature({dyn, 8, 64}),
-                                  feature({dyn, 8, 64})});
+  ValueRange args =
+      makeFunction({graph, feature({dyn, 8, 64}), feature({dyn, 8, 64})});
   builder.create<ApplyEdgesOp>(builder.getUnknownLoc(), feature({dyn, 8, 64}),
                                args[0],
                                MessageFnAttr::parseName(&context, "u_dot_v"),
@@ -101,25 +101,25 @@ TEST_F(GNNOpsTest, StaticRowsMustMatchTheGraph) {
 
 TEST_F(GNNOpsTest, CanonicalizationMergesScaledExp) {
   auto graph = GraphType::get(&context, GraphStructure::Causal);
-  ValueRange args = makeFunction({graph, feature({dyn, 2, 16}),
-                                  feature({dyn, 2, 16})});
+  ValueRange args =
+      makeFunction({graph, feature({dyn, 2, 16}), feature({dyn, 2, 16})});
   Location loc = builder.getUnknownLoc();
   auto score = builder.create<ApplyEdgesOp>(
       loc, feature({dyn, 2, 1}), args[0],
       MessageFnAttr::parseName(&context, "u_dot_v"),
       ValueRange{args[1], args[2]}, ArrayAttr());
-  auto chain = builder.getArrayAttr(
-      {UnaryFnAttr::get(&context, UnaryKind::Scale, 0.5),
-       UnaryFnAttr::get(&context, UnaryKind::Scale, 0.5),
-       UnaryFnAttr::get(&context, UnaryKind::Exp)});
-  auto exp = builder.create<ApplyEdgesOp>(
-      loc, feature({dyn, 2, 1}), args[0],
-      MessageFnAttr::parseName(&context, "copy_e"),
-      ValueRange{score.getResult()}, chain);
+  auto chain =
+      builder.getArrayAttr({UnaryFnAttr::get(&context, UnaryKind::Scale, 0.5),
+                            UnaryFnAttr::get(&context, UnaryKind::Scale, 0.5),
+                            UnaryFnAttr::get(&context, UnaryKind::Exp)});
+  auto exp =
+      builder.create<ApplyEdgesOp>(loc, feature({dyn, 2, 1}), args[0],
+                                   MessageFnAttr::parseName(&context, "copy_e"),
+                                   ValueRange{score.getResult()}, chain);
   // Keep the result alive so that the rewrite has a user to update.
-  auto sum = builder.create<ReduceOp>(loc, feature({dyn, 2, 1}), args[0],
-                                      exp.getResult(), Value(),
-                                      ReduceKind::Sum);
+  auto sum =
+      builder.create<ReduceOp>(loc, feature({dyn, 2, 1}), args[0],
+                               exp.getResult(), Value(), ReduceKind::Sum);
   ASSERT_TRUE(succeeded(verify(*module)));
 
   RewritePatternSet patterns(&context);

@@ -10,15 +10,15 @@
 
 #include "GNN/InitAll.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -51,8 +51,9 @@ static llvm::cl::opt<bool>
                  llvm::cl::desc("print every mutant that breaks an invariant"),
                  llvm::cl::init(true));
 static llvm::cl::opt<bool>
-    showEach("show-each", llvm::cl::desc("print every mutant before running it "
-                                         "(to find a crashing input)"),
+    showEach("show-each",
+             llvm::cl::desc("print every mutant before running it "
+                            "(to find a crashing input)"),
              llvm::cl::init(false));
 
 namespace {
@@ -114,9 +115,10 @@ private:
     SmallVector<StringRef> lines;
     StringRef(text).split(lines, '\n');
     std::vector<size_t> starts = tokenStarts(text);
-    static const char *numbers[] = {"0", "1", "-1", "2", "7", "?",
-                                    "4294967296", "9223372036854775807",
-                                    "1.0e+300", "-0.0", "nan"};
+    static const char *numbers[] = {
+        "0",        "1",    "-1",         "2",
+        "7",        "?",    "4294967296", "9223372036854775807",
+        "1.0e+300", "-0.0", "nan"};
     switch (pick(9)) {
     case 0: { // delete a line
       size_t line = pick(lines.size());
@@ -142,7 +144,8 @@ private:
       return text;
     size_t at = starts[pick(starts.size())];
     size_t end = at + 1;
-    while (end < text.size() && !isspace(static_cast<unsigned char>(text[end])) &&
+    while (end < text.size() &&
+           !isspace(static_cast<unsigned char>(text[end])) &&
            !ispunct(static_cast<unsigned char>(text[end])))
       ++end;
     std::string replacement;
@@ -305,7 +308,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   // Mutants are mostly invalid; their diagnostics are the expected outcome.
-  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+  ScopedDiagnosticHandler quiet(&context,
+                                [](Diagnostic &) { return success(); });
 
   Mutator mutator(seed, dictionary);
   std::mt19937 choose(seed ^ 0x9e3779b9u);

@@ -23,7 +23,7 @@ ArrayRef<int64_t> getItemShape(ShapedType feature);
 /// Broadcasts per-row shapes from the right as NumPy does; fails if two
 /// static sizes other than 1 disagree.
 FailureOr<SmallVector<int64_t>> broadcastItemShapes(ArrayRef<int64_t> a,
-                                                   ArrayRef<int64_t> b);
+                                                    ArrayRef<int64_t> b);
 } // namespace mlir::gnn
 
 #define GET_OP_CLASSES

@@ -62,8 +62,8 @@ MessageFnAttr MessageFnAttr::parseName(MLIRContext *ctx, StringRef name) {
 }
 
 LogicalResult
-MessageFnAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                      BinaryOp op, Target lhs, Target rhs) {
+MessageFnAttr::verify(function_ref<InFlightDiagnostic()> emitError, BinaryOp op,
+                      Target lhs, Target rhs) {
   if (op == BinaryOp::Copy && lhs != rhs)
     return emitError() << "copy message functions have a single target";
   if (op != BinaryOp::Copy && lhs == rhs)
@@ -140,9 +140,8 @@ UnaryFnAttr UnaryFnAttr::parseBody(AsmParser &parser) {
     if (parser.parseRParen())
       return {};
   }
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), *kind, APFloat(constants[0]),
-                    APFloat(constants[1]));
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    *kind, APFloat(constants[0]), APFloat(constants[1]));
 }
 
 void UnaryFnAttr::printBody(AsmPrinter &printer) const {

@@ -41,12 +41,13 @@ static SmallVector<Attribute> simplifyChain(ArrayAttr chain) {
     }
     if (prev && prev.getKind() == UnaryKind::Clamp &&
         fn.getKind() == UnaryKind::Clamp) {
-      double lo = std::max(prev.getA().convertToDouble(),
-                           fn.getA().convertToDouble());
-      double hi = std::min(prev.getB().convertToDouble(),
-                           fn.getB().convertToDouble());
+      double lo =
+          std::max(prev.getA().convertToDouble(), fn.getA().convertToDouble());
+      double hi =
+          std::min(prev.getB().convertToDouble(), fn.getB().convertToDouble());
       if (lo <= hi) {
-        out.back() = UnaryFnAttr::get(fn.getContext(), UnaryKind::Clamp, lo, hi);
+        out.back() =
+            UnaryFnAttr::get(fn.getContext(), UnaryKind::Clamp, lo, hi);
         continue;
       }
     }

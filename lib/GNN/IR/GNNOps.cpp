@@ -126,8 +126,7 @@ private:
 
 /// An edge id list produced by filtering one graph cannot select edges of
 /// another graph.
-static LogicalResult verifyEdgeSubset(Operation *op, Value graph,
-                                      Value edges) {
+static LogicalResult verifyEdgeSubset(Operation *op, Value graph, Value edges) {
   if (!edges)
     return success();
   if (auto filter = edges.getDefiningOp<FilterEdgesOp>())
@@ -140,8 +139,8 @@ static LogicalResult verifyEdgeSubset(Operation *op, Value graph,
 static LogicalResult verifyFloatFeature(Operation *op, Type type,
                                         const Twine &name) {
   if (!isa<FloatType>(getElementTypeOrSelf(type)))
-    return op->emitOpError() << name << " must have a float element type, got "
-                             << type;
+    return op->emitOpError()
+           << name << " must have a float element type, got " << type;
   return success();
 }
 
@@ -186,19 +185,18 @@ static FailureOr<SmallVector<int64_t>>
 verifyMessage(Operation *op, MessageFnAttr fn, ValueRange inputs,
               Type resultElement, RowChecker &rows) {
   if (inputs.size() != fn.getArity())
-    return op->emitOpError() << "'" << fn.getName() << "' takes "
-                             << fn.getArity() << " operand(s), got "
-                             << inputs.size();
+    return op->emitOpError()
+           << "'" << fn.getName() << "' takes " << fn.getArity()
+           << " operand(s), got " << inputs.size();
   for (auto [i, input] : llvm::enumerate(inputs)) {
-    std::string name = "operand #" + std::to_string(i) + " of '" +
-                       fn.getName() + "'";
+    std::string name =
+        "operand #" + std::to_string(i) + " of '" + fn.getName() + "'";
     if (failed(verifyFloatFeature(op, input.getType(), name)))
       return failure();
     if (getElementTypeOrSelf(input.getType()) != resultElement)
-      return op->emitOpError()
-             << name << " has element type "
-             << getElementTypeOrSelf(input.getType())
-             << ", but the result has " << resultElement;
+      return op->emitOpError() << name << " has element type "
+                               << getElementTypeOrSelf(input.getType())
+                               << ", but the result has " << resultElement;
     if (failed(rows.check(fn.getTarget(i), input, name)))
       return failure();
   }
@@ -229,15 +227,15 @@ static LogicalResult verifyElementwiseBody(Operation *op, Region &body,
                                            TypeRange yieldTypes) {
   Block &block = body.front();
   if (block.getNumArguments() != inputs.size())
-    return op->emitOpError() << "body takes " << block.getNumArguments()
-                             << " argument(s), but the op has "
-                             << inputs.size() << " input(s)";
+    return op->emitOpError()
+           << "body takes " << block.getNumArguments()
+           << " argument(s), but the op has " << inputs.size() << " input(s)";
   for (auto [i, arg, input] : llvm::enumerate(block.getArguments(), inputs)) {
     Type element = getElementTypeOrSelf(input.getType());
     if (arg.getType() != element)
-      return op->emitOpError() << "body argument #" << i << " has type "
-                               << arg.getType() << ", but input #" << i
-                               << " has element type " << element;
+      return op->emitOpError()
+             << "body argument #" << i << " has type " << arg.getType()
+             << ", but input #" << i << " has element type " << element;
   }
   auto yield = cast<YieldOp>(block.getTerminator());
   if (yield.getValues().getTypes() != yieldTypes) {
@@ -249,14 +247,13 @@ static LogicalResult verifyElementwiseBody(Operation *op, Region &body,
   }
   for (Operation &nested : block.without_terminator()) {
     if (!isMemoryEffectFree(&nested))
-      return nested.emitOpError()
-             << "has side effects, which the body of '" << op->getName()
-             << "' must not have";
+      return nested.emitOpError() << "has side effects, which the body of '"
+                                  << op->getName() << "' must not have";
     for (Type type : nested.getResultTypes())
       if (isa<ShapedType>(type))
         return nested.emitOpError()
-               << "produces " << type << ", but the body of '"
-               << op->getName() << "' computes on single elements";
+               << "produces " << type << ", but the body of '" << op->getName()
+               << "' computes on single elements";
   }
   return success();
 }
@@ -345,20 +342,20 @@ parseEdgeFunction(OpAsmParser &parser,
     return failure();
   fn = MessageFnAttr::parseName(parser.getContext(), name);
   if (!fn)
-    return parser.emitError(loc) << "unknown message function '" << name
-                                 << "'";
+    return parser.emitError(loc) << "unknown message function '" << name << "'";
   if (parser.parseOperandList(inputs, AsmParser::Delimiter::Paren))
     return failure();
   if (failed(parser.parseOptionalKeyword("then")))
     return success();
   SmallVector<Attribute> chain;
-  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
-        UnaryFnAttr unary = UnaryFnAttr::parseBody(parser);
-        if (!unary)
-          return failure();
-        chain.push_back(unary);
-        return success();
-      }))
+  if (parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            UnaryFnAttr unary = UnaryFnAttr::parseBody(parser);
+            if (!unary)
+              return failure();
+            chain.push_back(unary);
+            return success();
+          }))
     return failure();
   post = parser.getBuilder().getArrayAttr(chain);
   return success();
@@ -390,36 +387,37 @@ parseMessageList(OpAsmParser &parser,
                  ArrayAttr &messages, ArrayAttr &reducers) {
   SmallVector<Attribute> fns, kinds;
   MLIRContext *ctx = parser.getContext();
-  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
-        SMLoc loc = parser.getCurrentLocation();
-        std::string name;
-        if (parser.parseKeywordOrString(&name))
-          return failure();
-        MessageFnAttr fn = MessageFnAttr::parseName(ctx, name);
-        if (!fn)
-          return parser.emitError(loc)
-                 << "unknown message function '" << name << "'";
-        SMLoc operandsLoc = parser.getCurrentLocation();
-        size_t before = inputs.size();
-        if (parser.parseOperandList(inputs, AsmParser::Delimiter::Paren))
-          return failure();
-        if (inputs.size() - before != fn.getArity())
-          return parser.emitError(operandsLoc)
-                 << "'" << name << "' takes " << fn.getArity()
-                 << " operand(s), got " << inputs.size() - before;
-        SMLoc kindLoc = parser.getCurrentLocation();
-        StringRef kindName;
-        if (parser.parseArrow() || parser.parseKeyword(&kindName))
-          return failure();
-        std::optional<ReduceKind> kind = symbolizeReduceKind(kindName);
-        if (!kind)
-          return parser.emitError(kindLoc)
-                 << "unknown reduce function '" << kindName
-                 << "'; expected sum, max, min or mean";
-        fns.push_back(fn);
-        kinds.push_back(ReduceKindAttr::get(ctx, *kind));
-        return success();
-      }))
+  if (parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            SMLoc loc = parser.getCurrentLocation();
+            std::string name;
+            if (parser.parseKeywordOrString(&name))
+              return failure();
+            MessageFnAttr fn = MessageFnAttr::parseName(ctx, name);
+            if (!fn)
+              return parser.emitError(loc)
+                     << "unknown message function '" << name << "'";
+            SMLoc operandsLoc = parser.getCurrentLocation();
+            size_t before = inputs.size();
+            if (parser.parseOperandList(inputs, AsmParser::Delimiter::Paren))
+              return failure();
+            if (inputs.size() - before != fn.getArity())
+              return parser.emitError(operandsLoc)
+                     << "'" << name << "' takes " << fn.getArity()
+                     << " operand(s), got " << inputs.size() - before;
+            SMLoc kindLoc = parser.getCurrentLocation();
+            StringRef kindName;
+            if (parser.parseArrow() || parser.parseKeyword(&kindName))
+              return failure();
+            std::optional<ReduceKind> kind = symbolizeReduceKind(kindName);
+            if (!kind)
+              return parser.emitError(kindLoc)
+                     << "unknown reduce function '" << kindName
+                     << "'; expected sum, max, min or mean";
+            fns.push_back(fn);
+            kinds.push_back(ReduceKindAttr::get(ctx, *kind));
+            return success();
+          }))
     return failure();
   messages = ArrayAttr::get(ctx, fns);
   reducers = ArrayAttr::get(ctx, kinds);
@@ -459,8 +457,8 @@ LogicalResult GraphFromCooOp::verify() {
   int64_t len = ShapedType::isDynamic(srcLen) ? dstLen : srcLen;
   if (!ShapedType::isDynamic(edges) && !ShapedType::isDynamic(len) &&
       edges != len)
-    return emitOpError() << "result type promises " << edges
-                         << " edges, but " << len << " ids are given";
+    return emitOpError() << "result type promises " << edges << " edges, but "
+                         << len << " ids are given";
   return success();
 }
 
@@ -630,7 +628,8 @@ LogicalResult ReduceOp::verify() {
       failed(rows.check(Target::Edge, getInput(), "input")) ||
       failed(rows.check(Target::Dst, getResult(), "result")))
     return failure();
-  if (inputType.getElementType() != getFeatureType(getResult()).getElementType())
+  if (inputType.getElementType() !=
+      getFeatureType(getResult()).getElementType())
     return emitOpError() << "result element type differs from the input's";
   return verifyResultItemShape(*this, getResult(), getItemShape(inputType),
                                "result");

@@ -39,9 +39,9 @@ int64_t GraphType::getNumRows(Target target) const {
 LogicalResult GraphType::verify(function_ref<InFlightDiagnostic()> emitError,
                                 GraphStructure structure, int64_t numSrc,
                                 int64_t numDst, int64_t numEdges) {
-  for (auto [name, count] : {std::make_pair("src", numSrc),
-                             std::make_pair("dst", numDst),
-                             std::make_pair("edges", numEdges)})
+  for (auto [name, count] :
+       {std::make_pair("src", numSrc), std::make_pair("dst", numDst),
+        std::make_pair("edges", numEdges)})
     if (count < 0 && !ShapedType::isDynamic(count))
       return emitError() << "graph '" << name
                          << "' count must be non-negative, got " << count;
@@ -55,8 +55,8 @@ LogicalResult GraphType::verify(function_ref<InFlightDiagnostic()> emitError,
   // Every structure except `general` is a set of dense blocks, so a static
   // edge count bounds from below and above by the node counts.
   if (!ShapedType::isDynamic(numSrc) && !ShapedType::isDynamic(numDst) &&
-      !ShapedType::isDynamic(numEdges) && structure != GraphStructure::General &&
-      numEdges > numSrc * numDst)
+      !ShapedType::isDynamic(numEdges) &&
+      structure != GraphStructure::General && numEdges > numSrc * numDst)
     return emitError() << "a " << stringifyGraphStructure(structure)
                        << " graph of " << numSrc << " x " << numDst
                        << " nodes cannot have " << numEdges << " edges";
@@ -100,9 +100,8 @@ Type GraphType::parse(AsmParser &parser) {
   }
   if (parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), *structure, counts[0], counts[1],
-                    counts[2]);
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    *structure, counts[0], counts[1], counts[2]);
 }
 
 void GraphType::print(AsmPrinter &printer) const {
