@@ -119,6 +119,8 @@ def GNN_MessageFnAttr : GNN_Attr<"MessageFn", "fn"> {
     std::string getName() const;
     /// Parses a DGL spelling; returns a null attribute if it is not one.
     static MessageFnAttr parseName(MLIRContext *ctx, StringRef name);
+    /// Parses a DGL spelling without the `#gnn.fn`, reporting unknown names.
+    static MessageFnAttr parseBody(AsmParser &parser);
   }];
 }
 

@@ -73,15 +73,23 @@ MessageFnAttr::verify(function_ref<InFlightDiagnostic()> emitError, BinaryOp op,
   return success();
 }
 
-Attribute MessageFnAttr::parse(AsmParser &parser, Type) {
-  std::string name;
+MessageFnAttr MessageFnAttr::parseBody(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseLess() || parser.parseKeywordOrString(&name) ||
-      parser.parseGreater())
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
     return {};
   MessageFnAttr fn = parseName(parser.getContext(), name);
   if (!fn)
     parser.emitError(loc) << "unknown message function '" << name << "'";
+  return fn;
+}
+
+Attribute MessageFnAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  MessageFnAttr fn = parseBody(parser);
+  if (!fn || parser.parseGreater())
+    return {};
   return fn;
 }
 

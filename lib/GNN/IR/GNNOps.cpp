@@ -336,14 +336,8 @@ parseEdgeFunction(OpAsmParser &parser,
   if (succeeded(parser.parseOptionalLParen()))
     return parseTaggedInputsTail(parser, inputs, roles);
 
-  SMLoc loc = parser.getCurrentLocation();
-  std::string name;
-  if (parser.parseKeywordOrString(&name))
-    return failure();
-  fn = MessageFnAttr::parseName(parser.getContext(), name);
-  if (!fn)
-    return parser.emitError(loc) << "unknown message function '" << name << "'";
-  if (parser.parseOperandList(inputs, AsmParser::Delimiter::Paren))
+  fn = MessageFnAttr::parseBody(parser);
+  if (!fn || parser.parseOperandList(inputs, AsmParser::Delimiter::Paren))
     return failure();
   if (failed(parser.parseOptionalKeyword("then")))
     return success();
@@ -389,21 +383,16 @@ parseMessageList(OpAsmParser &parser,
   MLIRContext *ctx = parser.getContext();
   if (parser.parseCommaSeparatedList(
           AsmParser::Delimiter::Square, [&]() -> ParseResult {
-            SMLoc loc = parser.getCurrentLocation();
-            std::string name;
-            if (parser.parseKeywordOrString(&name))
-              return failure();
-            MessageFnAttr fn = MessageFnAttr::parseName(ctx, name);
+            MessageFnAttr fn = MessageFnAttr::parseBody(parser);
             if (!fn)
-              return parser.emitError(loc)
-                     << "unknown message function '" << name << "'";
+              return failure();
             SMLoc operandsLoc = parser.getCurrentLocation();
             size_t before = inputs.size();
             if (parser.parseOperandList(inputs, AsmParser::Delimiter::Paren))
               return failure();
             if (inputs.size() - before != fn.getArity())
               return parser.emitError(operandsLoc)
-                     << "'" << name << "' takes " << fn.getArity()
+                     << "'" << fn.getName() << "' takes " << fn.getArity()
                      << " operand(s), got " << inputs.size() - before;
             SMLoc kindLoc = parser.getCurrentLocation();
             StringRef kindName;
