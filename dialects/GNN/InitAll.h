@@ -8,6 +8,7 @@
 #define GNN_INITALL_H
 
 #include "GNN/IR/GNNDialect.h"
+#include "GNN/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::gnn {
@@ -16,7 +17,7 @@ inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<GNNDialect>();
 }
 
-inline void registerAllPasses() {}
+inline void registerAllPasses() { registerGNNTransformsPasses(); }
 
 } // namespace mlir::gnn
 

@@ -228,8 +228,8 @@ static bool hasForwardReferenceIntoRegion(StringRef text) {
   return false;
 }
 
-/// Runs one mutant through the front end. Returns false if an invariant
-/// (other than "bad input is rejected") broke.
+/// Runs one mutant through the front end and the gnn passes. Returns false if
+/// an invariant (other than "bad input is rejected") broke.
 static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
   ++stats.mutants;
   if (hasForwardReferenceIntoRegion(text)) {
@@ -247,6 +247,7 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
   ++stats.verified;
 
   PassManager pm(&context);
+  pm.addPass(gnn::createFuseAttentionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (failed(pm.run(*module)))

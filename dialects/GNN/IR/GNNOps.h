@@ -24,6 +24,11 @@ ArrayRef<int64_t> getItemShape(ShapedType feature);
 /// static sizes other than 1 disagree.
 FailureOr<SmallVector<int64_t>> broadcastItemShapes(ArrayRef<int64_t> a,
                                                     ArrayRef<int64_t> b);
+
+/// Simplifies a chain of elementwise functions without changing any value:
+/// drops scale(1), multiplies adjacent scales, intersects adjacent
+/// overlapping clamps.
+SmallVector<Attribute> simplifyUnaryChain(ArrayRef<Attribute> chain);
 } // namespace mlir::gnn
 
 #define GET_OP_CLASSES

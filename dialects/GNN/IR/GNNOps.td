@@ -305,6 +305,53 @@ def GNN_FilterEdgesOp : GNN_Op<"filter_edges", [Pure, AttrSizedOperandSegments,
 }
 
 //===----------------------------------------------------------------------===//
+// Fused kernels
+//===----------------------------------------------------------------------===//
+
+def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure]> {
+  let summary = "attention over the edges of a graph in one pass";
+  let description = [{
+    For every destination node `v` and every edge `u -> v` (all edges, or
+    those in `edges(%eids)`), with `s = scale * dot(key[u], query[v])` over
+    the last dimension and `w = exp(clamp(s, lo, hi))`:
+    - without `normalize`, the results are `wv[v] = sum_u w * value[u]` and
+      `z[v] = sum_u w`: exactly what the unfused score, exp and sums compute;
+    - with `normalize`, the one result is `wv[v] / z[v]`, computed with a
+      running maximum (online softmax), so that without `clamp` it is the
+      exact softmax-weighted sum and finite for scores of any magnitude.
+    Nodes without in-edges get 0. No per-edge value is materialized.
+
+    `gnn-fuse-attention` produces this op from the DGL form of attention;
+    a model builder may also emit it directly.
+
+    ```mlir
+    %out = gnn.fused_attention %g, %q, %k, %v scale(1.250000e-01)
+        clamp(-5.000000e+00, 5.000000e+00) normalize
+        : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>,
+           tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+    %wv, %z = gnn.fused_attention %g, %q, %k, %v scale(1.0) edges(%live)
+        : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>,
+           tensor<?x2x16xf32>, tensor<?xindex>)
+        -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph, GNN_Feature:$query,
+                       GNN_Feature:$key, GNN_Feature:$value,
+                       Optional<GNN_IdList>:$edges,
+                       F64Attr:$scale,
+                       OptionalAttr<F64Attr>:$clamp_lo,
+                       OptionalAttr<F64Attr>:$clamp_hi,
+                       UnitAttr:$normalize);
+  let results = (outs Variadic<GNN_Feature>:$results);
+  let assemblyFormat = [{
+    $graph `,` $query `,` $key `,` $value `scale` `(` $scale `)`
+    (`clamp` `(` $clamp_lo^ `,` $clamp_hi `)`)? (`normalize` $normalize^)?
+    (`edges` `(` $edges^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Subsets of rows
 //===----------------------------------------------------------------------===//
 

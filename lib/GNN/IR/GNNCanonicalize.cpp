@@ -18,10 +18,8 @@ using namespace mlir::gnn;
 // ApplyEdgesOp
 //===----------------------------------------------------------------------===//
 
-/// Simplifies a chain of elementwise functions without changing any value:
-/// drops scale(1), multiplies adjacent scales, intersects adjacent
-/// overlapping clamps.
-static SmallVector<Attribute> simplifyChain(ArrayAttr chain) {
+SmallVector<Attribute>
+mlir::gnn::simplifyUnaryChain(ArrayRef<Attribute> chain) {
   SmallVector<Attribute> out;
   for (Attribute attr : chain) {
     auto fn = cast<UnaryFnAttr>(attr);
@@ -65,7 +63,7 @@ struct SimplifyElementwiseChain : OpRewritePattern<ApplyEdgesOp> {
     std::optional<ArrayAttr> chain = op.getPost();
     if (!chain)
       return failure();
-    SmallVector<Attribute> simplified = simplifyChain(*chain);
+    SmallVector<Attribute> simplified = simplifyUnaryChain(chain->getValue());
     if (simplified.size() == chain->size() &&
         llvm::equal(simplified, chain->getValue()))
       return failure();

@@ -705,6 +705,63 @@ LogicalResult FilterEdgesOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// FusedAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedAttentionOp::verify() {
+  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())))
+    return failure();
+  if (getClampLo().has_value() != getClampHi().has_value())
+    return emitOpError() << "needs both clamp bounds or neither";
+  if (getClampLo() && *getClampLo() > *getClampHi())
+    return emitOpError() << "clamp bounds are reversed";
+  unsigned expected = getNormalize() ? 1 : 2;
+  if (getNumResults() != expected)
+    return emitOpError() << "has " << getNumResults() << " results, but "
+                         << (getNormalize() ? "a normalized"
+                                            : "an unnormalized")
+                         << " attention has " << expected;
+
+  RowChecker rows(*this, getGraph().getType());
+  Type element = getFeatureType(getQuery()).getElementType();
+  for (auto [value, name, target] :
+       {std::make_tuple(getQuery(), "query", Target::Dst),
+        std::make_tuple(getKey(), "key", Target::Src),
+        std::make_tuple(getValue(), "value", Target::Src)}) {
+    auto type = getFeatureType(value);
+    if (failed(verifyFloatFeature(*this, type, name)) ||
+        failed(rows.check(target, value, name)))
+      return failure();
+    if (type.getElementType() != element)
+      return emitOpError() << name << " element type differs from the query's";
+    if (type.getRank() < 2)
+      return emitOpError() << name << " needs a per-row feature dimension";
+  }
+  // query and key: [N, heads..., d]; value: [N, heads..., dv].
+  ArrayRef<int64_t> q = getItemShape(getFeatureType(getQuery()));
+  ArrayRef<int64_t> k = getItemShape(getFeatureType(getKey()));
+  ArrayRef<int64_t> v = getItemShape(getFeatureType(getValue()));
+  if (!areCompatible(q, k))
+    return emitOpError() << "query per-row shape " << shapeToString(q)
+                         << " differs from the key's " << shapeToString(k);
+  if (!areCompatible(q.drop_back(), v.drop_back()))
+    return emitOpError() << "value per-row shape " << shapeToString(v)
+                         << " does not have the query's heads "
+                         << shapeToString(q.drop_back());
+  SmallVector<int64_t> zShape(q.drop_back());
+  zShape.push_back(1);
+  for (auto [i, result] : llvm::enumerate(getResults())) {
+    std::string name = "result #" + std::to_string(i);
+    if (getFeatureType(result).getElementType() != element)
+      return emitOpError() << name << " element type differs from the query's";
+    if (failed(rows.check(Target::Dst, result, name)) ||
+        failed(verifyResultItemShape(*this, result, i == 0 ? v : zShape, name)))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // GatherRowsOp / ScatterRowsOp
 //===----------------------------------------------------------------------===//
 

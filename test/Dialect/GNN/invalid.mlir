@@ -531,3 +531,75 @@ func.func @f(%x: f32) {
   // expected-error @+1 {{expects parent op to be one of}}
   gnn.yield %x : f32
 }
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>) {
+  // expected-error @+1 {{has 2 results, but a normalized attention has 1}}
+  %0:2 = gnn.fused_attention %g, %q, %q, %q scale(1.0) normalize : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>) {
+  // expected-error @+1 {{has 1 results, but an unnormalized attention has 2}}
+  %0 = gnn.fused_attention %g, %q, %q, %q scale(1.0) : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>) {
+  // expected-error @+1 {{clamp bounds are reversed}}
+  %0 = gnn.fused_attention %g, %q, %q, %q scale(1.0) clamp(3.0, -3.0) normalize : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>) {
+  // expected-error @+1 {{needs both clamp bounds or neither}}
+  %0 = "gnn.fused_attention"(%g, %q, %q, %q) <{scale = 1.0 : f64, clamp_lo = -1.0 : f64, normalize}> : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x4xf32>) {
+  // expected-error @+1 {{query per-row shape [2, 8] differs from the key's [2, 4]}}
+  %0 = gnn.fused_attention %g, %q, %k, %q scale(1.0) normalize : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x4xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>, %v: tensor<?x3x8xf32>) {
+  // expected-error @+1 {{value per-row shape [3, 8] does not have the query's heads [2]}}
+  %0 = gnn.fused_attention %g, %q, %q, %v scale(1.0) normalize : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x3x8xf32>) -> tensor<?x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<bipartite, src = 3, dst = 4>, %q: tensor<4x2x8xf32>, %k: tensor<5x2x8xf32>) {
+  // expected-error @+1 {{key has 5 rows, but the graph has 3 source nodes}}
+  %0 = gnn.fused_attention %g, %q, %k, %k scale(1.0) normalize : (!gnn.graph<bipartite, src = 3, dst = 4>, tensor<4x2x8xf32>, tensor<5x2x8xf32>, tensor<5x2x8xf32>) -> tensor<4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>) {
+  // expected-error @+1 {{result #1 has per-row shape [2, 8], but its inputs give [2, 1]}}
+  %0:2 = gnn.fused_attention %g, %q, %q, %q scale(1.0) : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?xf32>) {
+  // expected-error @+1 {{query needs a per-row feature dimension}}
+  %0 = gnn.fused_attention %g, %q, %q, %q scale(1.0) normalize : (!gnn.graph<complete>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return
+}

@@ -147,3 +147,12 @@ func.func @rows(%x: tensor<?x128xf32>, %ids: tensor<?xindex>) -> tensor<?x128xf3
 func.func @attributes() attributes {a = #gnn.fn<u_dot_v>, b = #gnn.fn<copy_e>, c = #gnn.unary<clamp(-1.0, 2.0)>} {
   return
 }
+
+// CHECK-LABEL: func @fused_attention
+// CHECK: gnn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) clamp(-5.000000e+00, 5.000000e+00) normalize : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+// CHECK: gnn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.000000e+00) edges(%{{.*}}) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x32xf32>, tensor<?xindex>) -> (tensor<?x8x32xf32>, tensor<?x8x1xf32>)
+func.func @fused_attention(%g: !gnn.graph<complete>, %q: tensor<?x8x64xf32>, %k: tensor<?x8x64xf32>, %v: tensor<?x8x64xf32>, %w: tensor<?x8x32xf32>, %eids: tensor<?xindex>) {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(0.125) clamp(-5.0, 5.0) normalize : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  %wv, %z = gnn.fused_attention %g, %q, %k, %w scale(1.0) edges(%eids) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x32xf32>, tensor<?xindex>) -> (tensor<?x8x32xf32>, tensor<?x8x1xf32>)
+  return
+}

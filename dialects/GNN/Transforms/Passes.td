@@ -1,0 +1,47 @@
+//===- Passes.td - gnn transformation passes ---------------*- tablegen -*-===//
+//
+// Part of gnnc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_TRANSFORMS_PASSES_TD
+#define GNN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def FuseAttentionPass : Pass<"gnn-fuse-attention"> {
+  let summary = "Fuses score, exp and the two sums of attention into one op";
+  let description = [{
+    Recognizes attention written the DGL way and replaces it with
+    `gnn.fused_attention`, which makes one pass over the edges and writes no
+    per-edge value to memory:
+
+    - the score `u_dot_v(k, q)` (or `v_dot_u(q, k)`), followed, in the same
+      op or in a `copy_e` op or a user-defined body, by the tutorial's
+      `scaled_exp`: an optional scale (multiplication or division by a
+      constant), an optional clamp, then `exp`;
+    - the sums `u_mul_e(v, e) -> sum` and `copy_e(e) -> sum` (or a
+      `gnn.reduce` sum of `e`), in one `gnn.send_and_recv` or in two;
+    - optionally the division `wv / z` in a `gnn.apply_nodes`, which is then
+      folded into the fused op (`normalize`).
+
+    Values that other code uses (the per-edge weights, say) are kept, so
+    results do not change; code that does not match is left alone.
+
+    ```mlir
+    %s = gnn.apply_edges %g, u_dot_v(%k, %q) : ...
+    %e = gnn.apply_edges %g, copy_e(%s) then [scale(0.125), exp] : ...
+    %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum,
+                                     copy_e(%e) -> sum] : ...
+    // becomes
+    %wv, %z = gnn.fused_attention %g, %q, %k, %v scale(1.250000e-01) : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::gnn::GNNDialect"];
+}
+
+#endif // GNN_TRANSFORMS_PASSES_TD
