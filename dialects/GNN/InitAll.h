@@ -7,7 +7,9 @@
 #ifndef GNN_INITALL_H
 #define GNN_INITALL_H
 
+#include "GNN/Conversion/Passes.h"
 #include "GNN/IR/GNNDialect.h"
+#include "GNN/Pipelines/Pipelines.h"
 #include "GNN/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -17,7 +19,11 @@ inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<GNNDialect>();
 }
 
-inline void registerAllPasses() { registerGNNTransformsPasses(); }
+inline void registerAllPasses() {
+  registerGNNTransformsPasses();
+  registerGNNConversionPasses();
+  registerGNNPipelines();
+}
 
 } // namespace mlir::gnn
 

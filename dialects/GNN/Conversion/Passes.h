@@ -1,0 +1,28 @@
+//===- Passes.h - gnn conversion passes -------------------------*- C++ -*-===//
+//
+// Part of gnnc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_CONVERSION_PASSES_H
+#define GNN_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::gnn {
+
+#define GEN_PASS_DECL
+#include "GNN/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "GNN/Conversion/Passes.h.inc"
+
+} // namespace mlir::gnn
+
+#endif // GNN_CONVERSION_PASSES_H

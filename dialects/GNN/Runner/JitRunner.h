@@ -1,0 +1,84 @@
+//===- JitRunner.h - compile and run gnn functions on the CPU ---*- C++ -*-===//
+//
+// Part of gnnc. Lowers a gnn function through gnn-lower-to-cpu, JIT-compiles
+// it and calls it on host tensors and runtime graphs, after checking every
+// argument against the function's signature and the graphs it uses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_RUNNER_JITRUNNER_H
+#define GNN_RUNNER_JITRUNNER_H
+
+#include "GNN/Runner/HostTensor.h"
+#include "gnnc/graph.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+namespace gnn {
+
+/// One parameter of the entry function, as the user sees it.
+struct Parameter {
+  std::string name;
+  bool isGraph = false;
+  DType dtype = DType::F32;
+  /// Static sizes, or ShapedType::kDynamic.
+  std::vector<int64_t> shape;
+};
+
+/// A requirement on a tensor argument that its type cannot state.
+struct RowRequirement {
+  unsigned arg;      // tensor argument
+  unsigned graphArg; // graph argument
+  enum Kind { SrcRows, DstRows, EdgeRows, EdgeIds } kind;
+};
+
+/// An argument: a graph or a tensor.
+struct Argument {
+  const gnn_graph *graph = nullptr;
+  const HostTensor *tensor = nullptr;
+};
+
+struct CompileOptions {
+  bool fuse = true;
+  bool parallel = true;
+};
+
+class JitProgram {
+public:
+  ~JitProgram();
+
+  /// Compiles function `entry` of `module` (which it takes over). Names of
+  /// parameters come from `names` (one per argument, may be empty).
+  static llvm::Expected<std::unique_ptr<JitProgram>>
+  compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
+          std::vector<std::string> names, const CompileOptions &options);
+
+  const std::vector<Parameter> &getParameters() const { return parameters; }
+  const std::vector<Parameter> &getResults() const { return results; }
+
+  /// Checks the arguments and runs the function.
+  llvm::Expected<std::vector<HostTensor>> run(llvm::ArrayRef<Argument> args);
+
+private:
+  JitProgram() = default;
+  llvm::Error check(llvm::ArrayRef<Argument> args) const;
+
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string entry;
+  std::vector<Parameter> parameters;
+  std::vector<Parameter> results;
+  std::vector<RowRequirement> requirements;
+};
+
+} // namespace gnn
+} // namespace mlir
+
+#endif // GNN_RUNNER_JITRUNNER_H

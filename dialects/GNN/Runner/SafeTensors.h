@@ -1,0 +1,32 @@
+//===- SafeTensors.h - read and write safetensors files ---------*- C++ -*-===//
+//
+// Part of gnnc. A reader that validates everything before use (header
+// length, JSON, dtypes, shapes, offsets inside the file, overlaps) and names
+// the tensor and the problem in its errors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_RUNNER_SAFETENSORS_H
+#define GNN_RUNNER_SAFETENSORS_H
+
+#include "GNN/Runner/HostTensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+
+namespace mlir::gnn {
+
+/// Tensors by name, in name order.
+using TensorMap = std::map<std::string, HostTensor>;
+
+llvm::Expected<TensorMap> parseSafeTensors(llvm::StringRef bytes,
+                                           llvm::StringRef what);
+llvm::Expected<TensorMap> readSafeTensors(llvm::StringRef path);
+std::string serializeSafeTensors(const TensorMap &tensors);
+llvm::Error writeSafeTensors(llvm::StringRef path, const TensorMap &tensors);
+
+} // namespace mlir::gnn
+
+#endif // GNN_RUNNER_SAFETENSORS_H

@@ -1,0 +1,361 @@
+//===- JitRunner.cpp - compile and run gnn functions on the CPU -----------===//
+//
+// Part of gnnc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Runner/JitRunner.h"
+#include "GNN/IR/GNNOps.h"
+#include "GNN/InitAll.h"
+#include "GNN/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::gnn;
+
+#ifndef GNN_OPENMP_LIBRARY
+#define GNN_OPENMP_LIBRARY "libomp.so"
+#endif
+
+namespace {
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::optional<DType> dtypeOf(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isIndex() || type.isInteger(64))
+    return DType::I64;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(8))
+    return DType::I8;
+  if (type.isInteger(1))
+    return DType::Bool;
+  return std::nullopt;
+}
+
+/// Row requirements that gnn ops put on the entry's tensor arguments.
+std::vector<RowRequirement> collectRequirements(func::FuncOp fn) {
+  std::vector<RowRequirement> out;
+  auto argIndex = [&](Value v) -> std::optional<unsigned> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &fn.getBody().front())
+      return std::nullopt;
+    return arg.getArgNumber();
+  };
+  auto require = [&](Value graph, Value tensor, RowRequirement::Kind kind) {
+    std::optional<unsigned> g = argIndex(graph), t = argIndex(tensor);
+    if (g && t && tensor)
+      out.push_back({*t, *g, kind});
+  };
+  auto kindOf = [](Target t) {
+    return t == Target::Src   ? RowRequirement::SrcRows
+           : t == Target::Dst ? RowRequirement::DstRows
+                              : RowRequirement::EdgeRows;
+  };
+  fn.walk([&](Operation *op) {
+    if (auto o = dyn_cast<ApplyEdgesOp>(op)) {
+      for (unsigned i = 0; i < o.getInputs().size(); ++i)
+        require(o.getGraph(), o.getInputs()[i], kindOf(o.getInputTarget(i)));
+      if (o.getEdges())
+        require(o.getGraph(), o.getEdges(), RowRequirement::EdgeIds);
+    } else if (auto o = dyn_cast<SendAndRecvOp>(op)) {
+      for (unsigned i = 0; i < o.getNumResults(); ++i)
+        for (auto [j, input] : llvm::enumerate(o.getMessageInputs(i)))
+          require(o.getGraph(), input, kindOf(o.getMessage(i).getTarget(j)));
+      if (o.getEdges())
+        require(o.getGraph(), o.getEdges(), RowRequirement::EdgeIds);
+    } else if (auto o = dyn_cast<ReduceOp>(op)) {
+      require(o.getGraph(), o.getInput(), RowRequirement::EdgeRows);
+      if (o.getEdges())
+        require(o.getGraph(), o.getEdges(), RowRequirement::EdgeIds);
+    } else if (auto o = dyn_cast<FusedAttentionOp>(op)) {
+      require(o.getGraph(), o.getQuery(), RowRequirement::DstRows);
+      require(o.getGraph(), o.getKey(), RowRequirement::SrcRows);
+      require(o.getGraph(), o.getValue(), RowRequirement::SrcRows);
+      if (o.getEdges())
+        require(o.getGraph(), o.getEdges(), RowRequirement::EdgeIds);
+    }
+  });
+  return out;
+}
+
+/// A memref descriptor {allocated, aligned, offset, sizes..., strides...}.
+std::vector<int64_t> descriptor(const void *data,
+                                const std::vector<int64_t> &shape) {
+  std::vector<int64_t> d = {reinterpret_cast<int64_t>(data),
+                            reinterpret_cast<int64_t>(data), 0};
+  d.insert(d.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  d.insert(d.end(), strides.begin(), strides.end());
+  return d;
+}
+} // namespace
+
+JitProgram::~JitProgram() = default;
+
+llvm::Expected<std::unique_ptr<JitProgram>>
+JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
+                    std::vector<std::string> names,
+                    const CompileOptions &options) {
+  MLIRContext *ctx = module->getContext();
+  auto fn = module->lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return error("no function '" + entry + "' with a body in the program");
+  std::unique_ptr<JitProgram> program(new JitProgram());
+  program->entry = entry.str();
+  for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
+    Parameter p;
+    p.name = i < names.size() && !names[i].empty() ? names[i]
+                                                   : "arg" + std::to_string(i);
+    if (isa<GraphType>(type)) {
+      p.isGraph = true;
+    } else if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+      std::optional<DType> dtype = dtypeOf(tensor.getElementType());
+      if (!dtype)
+        return error("argument '" + p.name + "' has unsupported element type");
+      p.dtype = *dtype;
+      p.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    } else {
+      return error("argument '" + p.name +
+                   "' must be a graph or a ranked tensor");
+    }
+    program->parameters.push_back(std::move(p));
+  }
+  for (auto [i, type] : llvm::enumerate(fn.getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<DType> dtype =
+        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+    if (!dtype)
+      return error("result #" + llvm::Twine(i) +
+                   " must be a ranked tensor of a supported element type");
+    Parameter p;
+    if (auto name = fn.getResultAttrOfType<StringAttr>(i, "gnn.name"))
+      p.name = name.str();
+    else
+      p.name = "result" + std::to_string(i);
+    p.dtype = *dtype;
+    p.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    program->results.push_back(std::move(p));
+  }
+  program->requirements = collectRequirements(fn);
+
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream(diagnostics);
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    diagStream << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  PassManager pm(ctx);
+  LowerToCPUOptions pipelineOptions;
+  pipelineOptions.fuse = options.fuse;
+  pipelineOptions.parallel = options.parallel;
+  if (failed(buildLowerToCPUPipeline(pm, pipelineOptions)))
+    return error("cannot build the lowering pipeline");
+  if (failed(pm.run(*module)))
+    return error("lowering failed:\n" + diagStream.str());
+
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
+  ctx->appendDialectRegistry(registry);
+
+  auto transformer = makeOptimizingTransformer(3, 0, nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  SmallVector<StringRef> libs;
+  if (options.parallel)
+    libs.push_back(GNN_OPENMP_LIBRARY);
+  engineOptions.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*module, engineOptions);
+  if (!engine)
+    return error("JIT compilation failed: " +
+                 llvm::toString(engine.takeError()));
+  program->engine = std::move(*engine);
+  return program;
+}
+
+llvm::Error JitProgram::check(llvm::ArrayRef<Argument> args) const {
+  if (args.size() != parameters.size())
+    return error("expected " + llvm::Twine(parameters.size()) +
+                 " arguments, got " + llvm::Twine(args.size()));
+  for (auto [i, p] : llvm::enumerate(parameters)) {
+    const Argument &a = args[i];
+    if (p.isGraph) {
+      if (!a.graph)
+        return error("argument '" + p.name + "' must be a graph");
+      continue;
+    }
+    if (!a.tensor)
+      return error("argument '" + p.name + "' must be a tensor");
+    const HostTensor &t = *a.tensor;
+    if (t.dtype != p.dtype)
+      return error("argument '" + p.name + "' has dtype " + dtypeName(t.dtype) +
+                   ", expected " + dtypeName(p.dtype));
+    if (t.shape.size() != p.shape.size())
+      return error("argument '" + p.name + "' has rank " +
+                   llvm::Twine(t.shape.size()) + ", expected " +
+                   llvm::Twine(p.shape.size()));
+    for (auto [d, size] : llvm::enumerate(p.shape))
+      if (!ShapedType::isDynamic(size) && t.shape[d] != size)
+        return error("argument '" + p.name + "' has size " +
+                     llvm::Twine(t.shape[d]) + " in dimension " +
+                     llvm::Twine(d) + ", expected " + llvm::Twine(size));
+  }
+  for (const RowRequirement &r : requirements) {
+    const gnn_graph &g = *args[r.graphArg].graph;
+    const HostTensor &t = *args[r.arg].tensor;
+    const std::string &name = parameters[r.arg].name;
+    const std::string &graphName = parameters[r.graphArg].name;
+    int64_t rows = t.shape.empty() ? 0 : t.shape[0];
+    auto expect = [&](int64_t n, const char *what) -> llvm::Error {
+      if (rows == n)
+        return llvm::Error::success();
+      return error("argument '" + name + "' has " + llvm::Twine(rows) +
+                   " rows, but graph '" + graphName + "' has " +
+                   llvm::Twine(n) + " " + what);
+    };
+    switch (r.kind) {
+    case RowRequirement::SrcRows:
+      if (auto e = expect(g.num_src, "source nodes"))
+        return e;
+      break;
+    case RowRequirement::DstRows:
+      if (auto e = expect(g.num_dst, "destination nodes"))
+        return e;
+      break;
+    case RowRequirement::EdgeRows:
+      if (auto e = expect(g.num_edges, "edges"))
+        return e;
+      break;
+    case RowRequirement::EdgeIds:
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        if (t.as<int64_t>()[i] < 0 || t.as<int64_t>()[i] >= g.num_edges)
+          return error("argument '" + name + "' holds edge id " +
+                       llvm::Twine(t.as<int64_t>()[i]) + ", but graph '" +
+                       graphName + "' has " + llvm::Twine(g.num_edges) +
+                       " edges");
+      break;
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<HostTensor>>
+JitProgram::run(llvm::ArrayRef<Argument> args) {
+  if (auto e = check(args))
+    return std::move(e);
+  // Storage of every argument value, then pointers to each for the packed
+  // call: result pointer first, then descriptors and scalars.
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<int64_t> scalars;
+  descriptors.reserve(args.size() * 6 + 1);
+  scalars.reserve(args.size());
+  std::vector<void *> pointers;
+  pointers.reserve(args.size() * 6 + 1);
+  std::vector<void *> packed;
+  std::set<const void *> inputBuffers;
+
+  size_t resultWords = 0;
+  for (const Parameter &r : results)
+    resultWords += 3 + 2 * r.shape.size();
+  std::vector<int64_t> resultStorage(std::max<size_t>(resultWords, 1));
+  if (!results.empty()) {
+    pointers.push_back(resultStorage.data());
+    packed.push_back(&pointers.back());
+  }
+  for (auto [i, p] : llvm::enumerate(parameters)) {
+    if (p.isGraph) {
+      const gnn_graph &g = *args[i].graph;
+      scalars.push_back(g.num_src);
+      packed.push_back(&scalars.back());
+      for (auto [array, n] : {std::make_pair(g.src, g.num_edges),
+                              std::make_pair(g.dst, g.num_edges),
+                              std::make_pair(g.in_ptr, g.num_dst + 1),
+                              std::make_pair(g.in_src, g.num_edges),
+                              std::make_pair(g.in_eid, g.num_edges)}) {
+        descriptors.push_back(descriptor(array, {n}));
+        inputBuffers.insert(array);
+        pointers.push_back(descriptors.back().data());
+        packed.push_back(&pointers.back());
+      }
+      continue;
+    }
+    const HostTensor &t = *args[i].tensor;
+    descriptors.push_back(descriptor(t.data(), t.shape));
+    inputBuffers.insert(t.data());
+    pointers.push_back(descriptors.back().data());
+    packed.push_back(&pointers.back());
+  }
+
+  if (llvm::Error e = engine->invokePacked("_mlir_ciface_" + entry, packed))
+    return error("running '" + entry +
+                 "' failed: " + llvm::toString(std::move(e)));
+
+  std::vector<HostTensor> outputs;
+  std::set<void *> freed;
+  const int64_t *word = resultStorage.data();
+  for (const Parameter &r : results) {
+    size_t rank = r.shape.size();
+    auto *allocated = reinterpret_cast<void *>(word[0]);
+    auto *aligned = reinterpret_cast<char *>(word[1]);
+    int64_t offset = word[2];
+    HostTensor t;
+    t.dtype = r.dtype;
+    t.shape.assign(word + 3, word + 3 + rank);
+    t.allocate();
+    const int64_t *strides = word + 3 + rank;
+    // Results may be strided views; copy element by element in row order.
+    size_t elem = dtypeSize(r.dtype);
+    int64_t count = t.numElements();
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t at = offset;
+      for (size_t d = 0; d < rank; ++d)
+        at += index[d] * strides[d];
+      std::memcpy(static_cast<char *>(t.data()) + n * elem, aligned + at * elem,
+                  elem);
+      for (int d = int(rank) - 1; d >= 0; --d) {
+        if (++index[d] < t.shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    // Buffers the program allocated are ours to free; an input handed
+    // back is not.
+    if (allocated && !inputBuffers.count(allocated) &&
+        !freed.count(allocated)) {
+      std::free(allocated);
+      freed.insert(allocated);
+    }
+    outputs.push_back(std::move(t));
+    word += 3 + 2 * rank;
+  }
+  return outputs;
+}
