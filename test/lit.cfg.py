@@ -10,7 +10,7 @@ from lit.llvm import llvm_config
 config.name = "GNN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "__pycache__"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gnn_obj_root, "test")
 
@@ -23,7 +23,7 @@ llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_t
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gnn_tools_dir, append_path=False)
 
-tools = ["gnn-opt"]
+tools = ["gnn-opt", "gnn-run"]
 if config.gnn_fuzz_tests:
     tools.append("gnn-mutate")
     config.available_features.add("fuzz")
