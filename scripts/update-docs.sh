@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --build build --target gnn-docs
-cp build/docs/GNN/GNNDialect.md build/docs/GNN/GNNTransformPasses.md docs/
+cp build/docs/GNN/GNNDialect.md build/docs/GNN/GNNTransformPasses.md \
+  build/docs/GNN/GNNConversionPasses.md docs/

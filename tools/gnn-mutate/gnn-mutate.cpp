@@ -228,8 +228,8 @@ static bool hasForwardReferenceIntoRegion(StringRef text) {
   return false;
 }
 
-/// Runs one mutant through the front end and the gnn passes. Returns false if
-/// an invariant (other than "bad input is rejected") broke.
+/// Runs one mutant through the front end, the gnn passes and the lowering.
+/// Returns false if an invariant (other than "bad input is rejected") broke.
 static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
   ++stats.mutants;
   if (hasForwardReferenceIntoRegion(text)) {
@@ -271,6 +271,12 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
       return false;
     }
   }
+
+  // The CPU lowering must reject what it cannot lower, never crash on it.
+  OwningOpRef<ModuleOp> lowered = module->clone();
+  PassManager lower(&context);
+  lower.addPass(gnn::createConvertGNNToLoopsPass());
+  (void)lower.run(*lowered);
   return true;
 }
 
@@ -303,8 +309,9 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
-  registry.insert<arith::ArithDialect, func::FuncDialect, math::MathDialect,
-                  tensor::TensorDialect>();
+  registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
+                  func::FuncDialect, math::MathDialect, memref::MemRefDialect,
+                  scf::SCFDialect, tensor::TensorDialect>();
   gnn::registerAllDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();

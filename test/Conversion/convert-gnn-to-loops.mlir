@@ -1,0 +1,89 @@
+// RUN: gnn-opt %s -convert-gnn-to-loops -split-input-file | FileCheck %s
+// RUN: gnn-opt %s -gnn-lower-to-cpu -split-input-file | FileCheck %s --check-prefix=LLVM
+// RUN: gnn-opt %s -gnn-lower-to-cpu=fuse=false -split-input-file | FileCheck %s --check-prefix=LLVM
+
+// A graph argument becomes its index arrays; edge-wise ops loop over edges
+// in parallel, reading the endpoints of each edge.
+// CHECK-LABEL: func @score
+// CHECK-SAME: (%[[NS:.*]]: index, %[[SRC:.*]]: tensor<?xindex>, %[[DST:.*]]: tensor<?xindex>, %{{.*}}: tensor<?xindex>, %{{.*}}: tensor<?xindex>, %{{.*}}: tensor<?xindex>, %{{.*}}: tensor<?x2x4xf32>, %{{.*}}: tensor<?x2x4xf32>) -> tensor<?x2x1xf32> attributes {llvm.emit_c_interface}
+// CHECK: %[[S:.*]] = bufferization.to_memref %[[SRC]]
+// CHECK: %[[E:.*]] = memref.dim %[[S]]
+// CHECK: %[[OUT:.*]] = memref.alloc(%[[E]]) : memref<?x2x1xf32>
+// CHECK: scf.parallel (%[[EDGE:.*]]) = (%{{.*}}) to (%[[E]])
+// CHECK: memref.load %[[S]][%[[EDGE]]]
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: math.exp
+// CHECK: memref.store {{.*}}, %[[OUT]][%[[EDGE]]
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK-NOT: gnn.
+// LLVM-LABEL: llvm.func @score
+// LLVM-NOT: gnn.
+// LLVM-LABEL: llvm.func @_mlir_ciface_score
+func.func @score(%g: !gnn.graph<complete>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>) -> tensor<?x2x1xf32> {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q) then [exp] : (!gnn.graph<complete>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x1xf32>
+  return %s : tensor<?x2x1xf32>
+}
+
+// -----
+
+// Receiving ops loop over destinations and their CSR in-edges; one walk
+// updates every message/reduce pair.
+// CHECK-LABEL: func @receive
+// CHECK: scf.parallel
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xindex>
+// CHECK: scf.for %[[SLOT:.*]] = {{.*}} iter_args(%[[COUNT:.*]] = %{{.*}}) -> (index)
+// CHECK: arith.maximumf
+// CHECK: arith.addf
+// CHECK: arith.select
+// LLVM-LABEL: llvm.func @receive
+// LLVM: omp.parallel
+func.func @receive(%g: !gnn.graph<general>, %x: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>) {
+  %m, %s = gnn.send_and_recv %g, [copy_u(%x) -> max, copy_u(%x) -> sum] : (!gnn.graph<general>, tensor<?x3xf32>, tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>)
+  return %m, %s : tensor<?x3xf32>, tensor<?x3xf32>
+}
+
+// -----
+
+// The fused attention keeps a running maximum without a clamp and never
+// stores a per-edge value.
+// CHECK-LABEL: func @fused
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32)
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.cmpf ogt
+// CHECK-NOT: memref.alloc({{.*}}) : memref<?x2x1xf32>
+func.func @fused(%g: !gnn.graph<causal>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x4xf32>) -> tensor<?x2x4xf32> {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize : (!gnn.graph<causal>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
+  return %o : tensor<?x2x4xf32>
+}
+
+// -----
+
+// Edge subsets become a per-edge mask (receiving) or a loop over the listed
+// ids with the other rows zeroed (edge-wise).
+// CHECK-LABEL: func @subset
+// CHECK: memref.alloc(%{{.*}}) : memref<?xi8>
+// CHECK: arith.cmpi ult
+// CHECK: scf.if
+func.func @subset(%g: !gnn.graph<general>, %e: tensor<?x1xf32>, %eids: tensor<?xindex>) -> tensor<?x1xf32> {
+  %z = gnn.reduce %g, mean(%e) edges(%eids) : (!gnn.graph<general>, tensor<?x1xf32>, tensor<?xindex>) -> tensor<?x1xf32>
+  return %z : tensor<?x1xf32>
+}
+
+// -----
+
+// Graph counts come from the index arrays.
+// CHECK-LABEL: func @counts
+// CHECK-SAME: (%[[NS:[^:]*]]: index
+// CHECK: %[[P:.*]] = bufferization.to_memref
+// CHECK: %[[DIM:.*]] = memref.dim
+// CHECK: return %[[NS]]
+func.func @counts(%g: !gnn.graph<general>) -> (index, index, index) {
+  %0 = gnn.num_src_nodes %g : !gnn.graph<general>
+  %1 = gnn.num_dst_nodes %g : !gnn.graph<general>
+  %2 = gnn.num_edges %g : !gnn.graph<general>
+  return %0, %1, %2 : index, index, index
+}
