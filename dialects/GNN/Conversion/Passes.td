@@ -21,8 +21,9 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     one-shot bufferization to finish): edge-wise ops loop over edges,
     receiving ops loop over destination nodes and their in-edges through
     the CSR, the fused attention keeps a running maximum per destination and
-    head. Outer loops are `scf.parallel` (one iteration per edge or
-    destination node, no shared writes).
+    head, in `vector` registers when the feature sizes are static. Outer
+    loops are `scf.parallel` (one iteration per edge or destination node, no
+    shared writes).
 
     A `!gnn.graph` function argument becomes six arguments, in this order:
     the number of source nodes (`index`), then `tensor<?xindex>` arrays
@@ -44,7 +45,8 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

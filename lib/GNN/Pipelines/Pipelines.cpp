@@ -38,6 +38,9 @@ mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
 
   if (options.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   // memref lowering before scf-to-cf: OpenMP regions hold alloca scopes,
   // which must stay single-block until memref-to-llvm inlines them.
   pm.addPass(memref::createExpandStridedMetadataPass());

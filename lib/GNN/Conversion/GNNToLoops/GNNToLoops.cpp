@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -600,6 +601,100 @@ static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
   }
   bool online = op.getNormalize() && !op.getClampLo();
   double scale = op.getScale().convertToDouble();
+  int64_t staticD = getItemShape(q.type).back();
+  int64_t staticDv = vItem.back();
+  bool vectorize = !ShapedType::isDynamic(staticD) &&
+                   !ShapedType::isDynamic(staticDv) &&
+                   getItemShape(k.type).back() == staticD;
+
+  /// Clamps or not, as the op says.
+  auto clampScore = [&](Value s) -> Value {
+    if (!op.getClampLo())
+      return s;
+    s = l.b.create<arith::MaximumFOp>(
+        l.loc, s, l.floatConst(t, op.getClampLo()->convertToDouble()));
+    return l.b.create<arith::MinimumFOp>(
+        l.loc, s, l.floatConst(t, op.getClampHi()->convertToDouble()));
+  };
+
+  if (vectorize) {
+    // Rows of q, k and v are contiguous vectors: q stays in registers, the
+    // weighted sum accumulates in registers, one dot and one FMA per edge.
+    auto qType = VectorType::get({staticD}, t);
+    auto vType = VectorType::get({staticDv}, t);
+    l.parallel(g->numDst, [&](Value v) {
+      l.loopNest(headExtents, [&](ValueRange head) {
+        auto at = [&](Value row) {
+          SmallVector<Value> index = {row};
+          llvm::append_range(index, head);
+          index.push_back(l.idx(0));
+          return index;
+        };
+        Value qRow = l.b.create<vector::LoadOp>(l.loc, qType, q.memref, at(v));
+        Value zeroVec = l.b.create<arith::ConstantOp>(
+            l.loc, vType,
+            DenseElementsAttr::get(vType, l.b.getFloatAttr(t, 0.0)));
+        Value negInf =
+            l.floatConst(t, -std::numeric_limits<double>::infinity());
+        SmallVector<Value> init = {l.floatConst(t, 0.0), negInf, zeroVec};
+        SmallVector<Value> carried = l.forEachInEdge(
+            *g, v, mask, init, [&](Value u, Value, ValueRange state) {
+              Value z = state[0], m = state[1], acc = state[2];
+              Value kRow =
+                  l.b.create<vector::LoadOp>(l.loc, qType, k.memref, at(u));
+              Value prod = l.b.create<arith::MulFOp>(l.loc, kRow, qRow);
+              Value dot = l.b.create<vector::ReductionOp>(
+                  l.loc, vector::CombiningKind::ADD, prod);
+              Value s = clampScore(l.b.create<arith::MulFOp>(
+                  l.loc, dot, l.floatConst(t, scale)));
+              Value w;
+              if (online) {
+                Value newMax = l.b.create<arith::MaximumFOp>(l.loc, m, s);
+                Value factor = l.b.create<math::ExpOp>(
+                    l.loc, l.b.create<arith::SubFOp>(l.loc, m, newMax));
+                z = l.b.create<arith::MulFOp>(l.loc, z, factor);
+                acc = l.b.create<arith::MulFOp>(
+                    l.loc, acc,
+                    l.b.create<vector::BroadcastOp>(l.loc, vType, factor));
+                m = newMax;
+                w = l.b.create<math::ExpOp>(
+                    l.loc, l.b.create<arith::SubFOp>(l.loc, s, m));
+              } else {
+                w = l.b.create<math::ExpOp>(l.loc, s);
+              }
+              Value vRow =
+                  l.b.create<vector::LoadOp>(l.loc, vType, val.memref, at(u));
+              acc = l.b.create<vector::FMAOp>(
+                  l.loc, l.b.create<vector::BroadcastOp>(l.loc, vType, w), vRow,
+                  acc);
+              z = l.b.create<arith::AddFOp>(l.loc, z, w);
+              return SmallVector<Value>{z, m, acc};
+            });
+        Value z = carried[0], acc = carried[2];
+        if (zOut) {
+          l.b.create<vector::StoreOp>(l.loc, acc, out, at(v));
+          l.b.create<memref::StoreOp>(l.loc, z, zOut, at(v));
+          return;
+        }
+        Value positive = l.b.create<arith::CmpFOp>(
+            l.loc, arith::CmpFPredicate::OGT, z, l.floatConst(t, 0.0));
+        Value inv = l.b.create<arith::SelectOp>(
+            l.loc, positive,
+            l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
+            l.floatConst(t, 0.0));
+        l.b.create<vector::StoreOp>(
+            l.loc,
+            l.b.create<arith::MulFOp>(
+                l.loc, acc, l.b.create<vector::BroadcastOp>(l.loc, vType, inv)),
+            out, at(v));
+      });
+    });
+    op.getResult(0).replaceAllUsesWith(l.toTensor(out));
+    if (zOut)
+      op.getResult(1).replaceAllUsesWith(l.toTensor(zOut));
+    op.erase();
+    return success();
+  }
 
   l.parallel(g->numDst, [&](Value v) {
     l.loopNest(headExtents, [&](ValueRange head) {
