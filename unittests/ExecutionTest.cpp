@@ -268,6 +268,35 @@ TEST_F(ExecutionTest, ExactSoftmaxStaysFiniteForHugeScores) {
   }
 }
 
+TEST_F(ExecutionTest, DynamicSizesUnnormalized) {
+  // Dynamic feature sizes take the scalar kernel; wv and z come back apart.
+  std::string source = R"mlir(
+    func.func @main(%g: !gnn.graph<general>, %q: tensor<?x3x?xf32>,
+                    %k: tensor<?x3x?xf32>, %v: tensor<?x3x?xf32>)
+        -> (tensor<?x3x?xf32>, tensor<?x3x1xf32>) {
+      %wv, %z = gnn.fused_attention %g, %q, %k, %v scale(0.25) clamp(-5.0, 5.0)
+          : (!gnn.graph<general>, tensor<?x3x?xf32>, tensor<?x3x?xf32>,
+             tensor<?x3x?xf32>) -> (tensor<?x3x?xf32>, tensor<?x3x1xf32>)
+      return %wv, %z : tensor<?x3x?xf32>, tensor<?x3x1xf32>
+    })mlir";
+  auto program = compile(source, true);
+  ASSERT_TRUE(program);
+  for (auto &[name, g] : graphs()) {
+    HostTensor q = random({g->num_dst, 3, 16}), k = random({g->num_src, 3, 16}),
+               v = random({g->num_src, 3, 16});
+    auto out = program->run(
+        {{g.get(), nullptr}, {nullptr, &q}, {nullptr, &k}, {nullptr, &v}});
+    ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+    HostTensor &wv = (*out)[0], &z = (*out)[1];
+    ASSERT_EQ(wv.shape, (std::vector<int64_t>{g->num_dst, 3, 16}));
+    for (int64_t i = 0; i < wv.numElements(); ++i) {
+      float zi = z.as<float>()[i / 16];
+      wv.as<float>()[i] = zi > 0 ? wv.as<float>()[i] / zi : 0.0f;
+    }
+    expectClose(wv, referenceAttention(*g, q, k, v, 3, 16, 0.25, 5.0), name);
+  }
+}
+
 TEST_F(ExecutionTest, ReducersAndSubsets) {
   std::string source = R"mlir(
     func.func @main(%g: !gnn.graph<general>, %x: tensor<?x3xf32>,

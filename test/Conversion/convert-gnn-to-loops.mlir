@@ -47,17 +47,34 @@ func.func @receive(%g: !gnn.graph<general>, %x: tensor<?x3xf32>) -> (tensor<?x3x
 // -----
 
 // The fused attention keeps a running maximum without a clamp and never
-// stores a per-edge value.
+// stores a per-edge value; with static feature sizes, q and the weighted sum
+// stay in vector registers.
 // CHECK-LABEL: func @fused
 // CHECK: scf.parallel
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32)
+// CHECK: %[[QROW:.*]] = vector.load %{{.*}} : memref<?x2x4xf32>, vector<4xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, vector<4xf32>)
+// CHECK: vector.reduction <add>
 // CHECK: arith.maximumf
 // CHECK: math.exp
+// CHECK: vector.fma
 // CHECK: arith.cmpf ogt
+// CHECK: vector.store
 // CHECK-NOT: memref.alloc({{.*}}) : memref<?x2x1xf32>
 func.func @fused(%g: !gnn.graph<causal>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x4xf32>) -> tensor<?x2x4xf32> {
   %o = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize : (!gnn.graph<causal>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
   return %o : tensor<?x2x4xf32>
+}
+
+// -----
+
+// Dynamic feature sizes take the scalar loops.
+// CHECK-LABEL: func @fused_dynamic
+// CHECK-NOT: vector.
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32)
+// CHECK: math.exp
+func.func @fused_dynamic(%g: !gnn.graph<general>, %q: tensor<?x2x?xf32>, %k: tensor<?x2x?xf32>, %v: tensor<?x2x?xf32>) -> (tensor<?x2x?xf32>, tensor<?x2x1xf32>) {
+  %o, %z = gnn.fused_attention %g, %q, %k, %v scale(0.5) clamp(-5.0, 5.0) : (!gnn.graph<general>, tensor<?x2x?xf32>, tensor<?x2x?xf32>, tensor<?x2x?xf32>) -> (tensor<?x2x?xf32>, tensor<?x2x1xf32>)
+  return %o, %z : tensor<?x2x?xf32>, tensor<?x2x1xf32>
 }
 
 // -----
