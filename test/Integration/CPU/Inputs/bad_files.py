@@ -4,7 +4,7 @@ import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "scripts", "py"))
 import safetensors_util  # noqa: E402
 
 out = sys.argv[1]
