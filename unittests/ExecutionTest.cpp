@@ -354,6 +354,67 @@ TEST_F(ExecutionTest, ReducersAndSubsets) {
   }
 }
 
+TEST_F(ExecutionTest, Filters) {
+  // Active nodes among candidates, then edges into active nodes whose
+  // weight is positive (the Universal Transformer's active sets).
+  std::string source = R"mlir(
+    func.func @main(%g: !gnn.graph<general>, %x: tensor<?x1xf32>,
+                    %cand: tensor<?xindex>, %w: tensor<?xf32>)
+        -> (tensor<?xindex>, tensor<?xindex>) {
+      %nodes = gnn.filter_nodes(%x) from %cand {
+      ^bb0(%a: f32):
+        %zero = arith.constant 0.0 : f32
+        %p = arith.cmpf ogt, %a, %zero : f32
+        gnn.yield %p : i1
+      } : (tensor<?x1xf32>, tensor<?xindex>) -> tensor<?xindex>
+      %edges = gnn.filter_edges %g, (v %x, e %w) {
+      ^bb0(%a: f32, %b: f32):
+        %zero = arith.constant 0.0 : f32
+        %p = arith.cmpf ogt, %a, %zero : f32
+        %q = arith.cmpf ogt, %b, %zero : f32
+        %r = arith.andi %p, %q : i1
+        gnn.yield %r : i1
+      } : (!gnn.graph<general>, tensor<?x1xf32>, tensor<?xf32>) -> tensor<?xindex>
+      return %nodes, %edges : tensor<?xindex>, tensor<?xindex>
+    })mlir";
+  auto program = compile(source, false);
+  ASSERT_TRUE(program);
+  for (auto &[name, g] : graphs()) {
+    if (g->num_src != g->num_dst)
+      continue;
+    HostTensor x = random({g->num_dst, 1}), w = random({g->num_edges});
+    HostTensor cand;
+    cand.dtype = DType::I64;
+    cand.shape = {g->num_dst / 2 + 1};
+    cand.allocate();
+    for (int64_t i = 0; i < cand.numElements(); ++i)
+      cand.as<int64_t>()[i] = i * 2 < g->num_dst ? i * 2 : g->num_dst + 5;
+    auto out = program->run(
+        {{g.get(), nullptr}, {nullptr, &x}, {nullptr, &cand}, {nullptr, &w}});
+    ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+    std::vector<int64_t> nodes, edges;
+    for (int64_t i = 0; i < cand.numElements(); ++i) {
+      int64_t c = cand.as<int64_t>()[i];
+      if (c < g->num_dst && x.as<float>()[c] > 0)
+        nodes.push_back(c);
+    }
+    for (int64_t e = 0; e < g->num_edges; ++e)
+      if (x.as<float>()[g->dst[e]] > 0 && w.as<float>()[e] > 0)
+        edges.push_back(e);
+    const HostTensor &gotNodes = (*out)[0], &gotEdges = (*out)[1];
+    EXPECT_EQ(
+        std::vector<int64_t>(gotNodes.as<int64_t>(),
+                             gotNodes.as<int64_t>() + gotNodes.numElements()),
+        nodes)
+        << name;
+    EXPECT_EQ(
+        std::vector<int64_t>(gotEdges.as<int64_t>(),
+                             gotEdges.as<int64_t>() + gotEdges.numElements()),
+        edges)
+        << name;
+  }
+}
+
 TEST_F(ExecutionTest, BadArgumentsAreErrors) {
   auto program = compile(attentionSource(2, 4, 0.5, 5.0), true);
   ASSERT_TRUE(program);

@@ -104,3 +104,28 @@ func.func @counts(%g: !gnn.graph<general>) -> (index, index, index) {
   %2 = gnn.num_edges %g : !gnn.graph<general>
   return %0, %1, %2 : index, index, index
 }
+
+// -----
+
+// Filters count in one pass and fill in a second.
+// CHECK-LABEL: func @filters
+// CHECK: %[[N:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (index)
+// CHECK: arith.cmpf ogt
+// CHECK: %[[IDS:.*]] = memref.alloc(%[[N]]) : memref<?xindex>
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[IDS]]
+func.func @filters(%g: !gnn.graph<general>, %x: tensor<?xf32>) -> (tensor<?xindex>, tensor<?xindex>) {
+  %n = gnn.filter_nodes(%x) {
+  ^bb0(%a: f32):
+    %zero = arith.constant 0.0 : f32
+    %p = arith.cmpf ogt, %a, %zero : f32
+    gnn.yield %p : i1
+  } : (tensor<?xf32>) -> tensor<?xindex>
+  %e = gnn.filter_edges %g, (u %x) from %n {
+  ^bb0(%a: f32):
+    %zero = arith.constant 0.0 : f32
+    %p = arith.cmpf olt, %a, %zero : f32
+    gnn.yield %p : i1
+  } : (!gnn.graph<general>, tensor<?xf32>, tensor<?xindex>) -> tensor<?xindex>
+  return %n, %e : tensor<?xindex>, tensor<?xindex>
+}

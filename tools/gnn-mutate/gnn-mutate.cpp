@@ -23,7 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -180,22 +180,24 @@ struct Stats {
 /// to parse, the region is destroyed while the earlier use still points into
 /// it (upstream mlir-opt corrupts its heap on the same input). The seeds have
 /// single-block regions, where a forward reference is always an error, so
-/// mutants with one (a name used before any definition of it in the same
-/// top-level op) are skipped and counted: every crash that remains is
-/// gnnc's.
+/// mutants with one (a name used where no definition of it is visible yet)
+/// are skipped and counted: every crash that remains is gnnc's.
 static bool hasForwardReferenceIntoRegion(StringRef text) {
-  llvm::StringMap<unsigned> firstUseDepth;
-  unsigned depth = 0;
+  // Names defined in each open region (index 0: the top level).
+  std::vector<llvm::StringSet<>> scopes(1);
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (text.substr(i).starts_with("//")) { // comments say nothing
       i = std::min(text.size(), text.find('\n', i)) - 1;
       continue;
     }
-    if (c == '{')
-      ++depth;
-    else if (c == '}' && depth > 0 && --depth == 0)
-      firstUseDepth.clear(); // the next top-level op is a new name scope
+    if (c == '{') {
+      scopes.emplace_back();
+    } else if (c == '}' && scopes.size() > 1) {
+      scopes.pop_back();
+      if (scopes.size() == 1)
+        scopes.front().clear(); // the next top-level op is a new name scope
+    }
     if (c != '%')
       continue;
     size_t end = i + 1;
@@ -219,9 +221,11 @@ static bool hasForwardReferenceIntoRegion(StringRef text) {
       return end < text.size() && text[end] == ':' && prev != StringRef::npos &&
              (text[prev] == '(' || text[prev] == ',');
     };
-    bool definitionLike = isDefinition();
-    auto [it, inserted] = firstUseDepth.try_emplace(name, depth);
-    if (inserted && !definitionLike)
+    bool visible = llvm::any_of(
+        scopes, [&](const llvm::StringSet<> &s) { return s.contains(name); });
+    if (isDefinition())
+      scopes.back().insert(name);
+    else if (!visible)
       return true; // used before defined: a forward reference
     i = end - 1;
   }

@@ -890,6 +890,119 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op) {
   return success();
 }
 
+/// Ids (in increasing order) of the rows or candidates for which `keep`
+/// holds: one pass counts, a second fills. Sequential: O(rows).
+static Value filterIds(Lowering &l, Value count, Value candidates, Value limit,
+                       function_ref<Value(Value)> keep) {
+  // Candidates outside [0, limit) are never kept.
+  auto keepAt = [&](Value i) -> std::pair<Value, Value> {
+    if (!candidates)
+      return {i, keep(i)};
+    Value id = l.b.create<memref::LoadOp>(l.loc, candidates, i);
+    Value inRange =
+        l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult, id, limit);
+    auto branch = l.b.create<scf::IfOp>(
+        l.loc, inRange,
+        [&](OpBuilder &t, Location) {
+          OpBuilder::InsertionGuard g(l.b);
+          l.b.setInsertionPoint(t.getInsertionBlock(), t.getInsertionPoint());
+          l.b.create<scf::YieldOp>(l.loc, keep(id));
+        },
+        [&](OpBuilder &f, Location) {
+          f.create<scf::YieldOp>(
+              l.loc, ValueRange{f.create<arith::ConstantIntOp>(l.loc, 0, 1)});
+        });
+    return {id, branch.getResult(0)};
+  };
+  auto walk = [&](function_ref<void(Value, Value, Value)> onKept,
+                  bool counting) {
+    auto loop = l.b.create<scf::ForOp>(
+        l.loc, l.idx(0), count, l.idx(1), ValueRange{l.idx(0)},
+        [&](OpBuilder &nested, Location, Value i, ValueRange n) {
+          OpBuilder::InsertionGuard guard(l.b);
+          l.b.setInsertionPoint(nested.getInsertionBlock(),
+                                nested.getInsertionPoint());
+          auto [id, kept] = keepAt(i);
+          auto branch = l.b.create<scf::IfOp>(
+              l.loc, kept,
+              [&](OpBuilder &t, Location) {
+                OpBuilder::InsertionGuard g(l.b);
+                l.b.setInsertionPoint(t.getInsertionBlock(),
+                                      t.getInsertionPoint());
+                if (!counting)
+                  onKept(id, n[0], kept);
+                l.b.create<scf::YieldOp>(
+                    l.loc, ValueRange{l.b.create<arith::AddIOp>(l.loc, n[0],
+                                                                l.idx(1))});
+              },
+              [&](OpBuilder &f, Location) {
+                f.create<scf::YieldOp>(l.loc, n[0]);
+              });
+          l.b.create<scf::YieldOp>(l.loc, branch.getResults());
+        });
+    return loop.getResult(0);
+  };
+  Value total = walk({}, /*counting=*/true);
+  auto type = MemRefType::get({ShapedType::kDynamic}, l.b.getIndexType());
+  Value out = l.b.create<memref::AllocOp>(l.loc, type, ValueRange{total});
+  walk([&](Value id, Value slot,
+           Value) { l.b.create<memref::StoreOp>(l.loc, id, out, slot); },
+       /*counting=*/false);
+  return out;
+}
+
+/// The single element of a predicate input at `row`.
+static Value loadPredicateInput(Lowering &l, const Feature &f, Value row) {
+  SmallVector<Value> index = {row};
+  index.append(f.type.getRank() - 1, l.idx(0));
+  return l.b.create<memref::LoadOp>(l.loc, f.memref, index);
+}
+
+static LogicalResult lowerFilterNodes(FilterNodesOp op) {
+  Lowering l(op);
+  SmallVector<Feature> inputs;
+  for (Value input : op.getInputs())
+    inputs.push_back(l.feature(input));
+  Value rows = l.dim(inputs[0].memref, 0);
+  Value candidates =
+      op.getCandidates() ? l.toMemref(op.getCandidates()) : Value();
+  Value count = candidates ? l.dim(candidates, 0) : rows;
+  Value out = filterIds(l, count, candidates, rows, [&](Value row) {
+    SmallVector<Value> scalars;
+    for (const Feature &f : inputs)
+      scalars.push_back(loadPredicateInput(l, f, row));
+    return l.inlineBody(op.getBody(), scalars)[0];
+  });
+  op.getResult().replaceAllUsesWith(l.toTensor(out));
+  op.erase();
+  return success();
+}
+
+static LogicalResult lowerFilterEdges(FilterEdgesOp op) {
+  Lowering l(op);
+  FailureOr<GraphParts> g = l.graph(op.getGraph());
+  if (failed(g))
+    return op.emitOpError("graph must be a function argument to be lowered");
+  SmallVector<Feature> inputs;
+  for (Value input : op.getInputs())
+    inputs.push_back(l.feature(input));
+  Value candidates =
+      op.getCandidates() ? l.toMemref(op.getCandidates()) : Value();
+  Value count = candidates ? l.dim(candidates, 0) : g->numEdges;
+  Value out = filterIds(l, count, candidates, g->numEdges, [&](Value e) {
+    Lowering::EdgeRows rows{l.b.create<memref::LoadOp>(l.loc, g->src, e),
+                            l.b.create<memref::LoadOp>(l.loc, g->dst, e), e};
+    SmallVector<Value> scalars;
+    for (auto [i, f] : llvm::enumerate(inputs))
+      scalars.push_back(loadPredicateInput(
+          l, f, rows.of(cast<TargetAttr>(op.getRoles()[i]).getValue())));
+    return l.inlineBody(op.getBody(), scalars)[0];
+  });
+  op.getResult().replaceAllUsesWith(l.toTensor(out));
+  op.erase();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Function signatures
 //===----------------------------------------------------------------------===//
@@ -957,7 +1070,9 @@ struct ConvertGNNToLoopsPass
     module.walk([&](Operation *op) {
       if (isa<GNNDialect>(op->getDialect()) && !isa<YieldOp>(op) &&
           !op->getParentOfType<ApplyEdgesOp>() &&
-          !op->getParentOfType<ApplyNodesOp>())
+          !op->getParentOfType<ApplyNodesOp>() &&
+          !op->getParentOfType<FilterNodesOp>() &&
+          !op->getParentOfType<FilterEdgesOp>())
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -980,6 +1095,8 @@ struct ConvertGNNToLoopsPass
               .Case([](EdgeEndpointsOp o) { return lowerEdgeEndpoints(o); })
               .Case([](GatherRowsOp o) { return lowerGatherRows(o); })
               .Case([](ScatterRowsOp o) { return lowerScatterRows(o); })
+              .Case([](FilterNodesOp o) { return lowerFilterNodes(o); })
+              .Case([](FilterEdgesOp o) { return lowerFilterEdges(o); })
               .Default([](Operation *o) {
                 return o->emitOpError("has no CPU lowering yet");
               });
