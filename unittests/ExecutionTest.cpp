@@ -415,6 +415,67 @@ TEST_F(ExecutionTest, Filters) {
   }
 }
 
+TEST_F(ExecutionTest, GraphFromCooAndRuntimeChecks) {
+  // A graph built inside the program: compiled code checks what the runner
+  // cannot (ids against node counts, feature rows against the graph) and
+  // reports through the runtime instead of reading out of bounds.
+  std::string source = R"mlir(
+    func.func @main(%src: tensor<?xindex>, %dst: tensor<?xindex>,
+                    %count: tensor<1xindex>, %x: tensor<?x2xf32>)
+        -> tensor<?x2xf32> {
+      %c0 = arith.constant 0 : index
+      %n = tensor.extract %count[%c0] : tensor<1xindex>
+      %g = gnn.graph_from_coo %src, %dst, %n, %n
+          : tensor<?xindex>, tensor<?xindex> -> !gnn.graph<general>
+      %s = gnn.send_and_recv %g, [copy_u(%x) -> sum]
+          : (!gnn.graph<general>, tensor<?x2xf32>) -> tensor<?x2xf32>
+      return %s : tensor<?x2xf32>
+    })mlir";
+  auto program = compile(source, false);
+  ASSERT_TRUE(program);
+  auto ids = [](std::vector<int64_t> values) {
+    HostTensor t;
+    t.dtype = DType::I64;
+    t.shape = {int64_t(values.size())};
+    t.allocate();
+    std::copy(values.begin(), values.end(), t.as<int64_t>());
+    return t;
+  };
+  HostTensor src = ids({0, 1, 3, 3, 2}), dst = ids({1, 1, 0, 2, 2}),
+             count = ids({4}), x = random({4, 2});
+  auto out = program->run(
+      {{nullptr, &src}, {nullptr, &dst}, {nullptr, &count}, {nullptr, &x}});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  std::vector<double> want(8, 0.0);
+  for (int e = 0; e < 5; ++e)
+    for (int i = 0; i < 2; ++i)
+      want[dst.as<int64_t>()[e] * 2 + i] +=
+          x.as<float>()[src.as<int64_t>()[e] * 2 + i];
+  expectClose((*out)[0], want, "graph_from_coo");
+
+  HostTensor badSrc = ids({0, 9, 3, 3, 2});
+  auto bad = program->run(
+      {{nullptr, &badSrc}, {nullptr, &dst}, {nullptr, &count}, {nullptr, &x}});
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "edge 1: source node 9 is out of range [0, 4)");
+
+  HostTensor shortX = random({3, 2});
+  auto rows = program->run({{nullptr, &src},
+                            {nullptr, &dst},
+                            {nullptr, &count},
+                            {nullptr, &shortX}});
+  ASSERT_FALSE(bool(rows));
+  EXPECT_EQ(llvm::toString(rows.takeError()),
+            "a feature has 3 rows, but the op needs 4 (source nodes)");
+
+  // The next good run is not affected by the earlier reports.
+  auto again = program->run(
+      {{nullptr, &src}, {nullptr, &dst}, {nullptr, &count}, {nullptr, &x}});
+  ASSERT_TRUE(bool(again)) << llvm::toString(again.takeError());
+  expectClose((*again)[0], want, "graph_from_coo again");
+}
+
 TEST_F(ExecutionTest, BadArgumentsAreErrors) {
   auto program = compile(attentionSource(2, 4, 0.5, 5.0), true);
   ASSERT_TRUE(program);

@@ -29,7 +29,9 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     the number of source nodes (`index`), then `tensor<?xindex>` arrays
     `src` and `dst` (per edge id), `in_ptr` (num_dst + 1 offsets), `in_src`
     and `in_eid` (per CSR slot). Public functions get
-    `llvm.emit_c_interface`.
+    `llvm.emit_c_interface`. `gnn.graph_from_coo` builds the same arrays
+    with a counting sort and reports ids out of range to the runtime
+    (`gnn_rt_edge_out_of_range`), leaving an empty graph behind.
 
     ```mlir
     func.func @f(%g: !gnn.graph<complete>, ...)
@@ -42,6 +44,7 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",

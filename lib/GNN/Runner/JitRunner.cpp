@@ -8,6 +8,7 @@
 #include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
+#include "gnnc/errors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -198,6 +199,17 @@ JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     return error("JIT compilation failed: " +
                  llvm::toString(engine.takeError()));
   program->engine = std::move(*engine);
+  // Compiled code reports bad input through the runtime.
+  program->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("gnn_rt_edge_out_of_range")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&gnn_rt_edge_out_of_range),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("gnn_rt_rows_mismatch")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&gnn_rt_rows_mismatch),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   return program;
 }
 
@@ -314,9 +326,12 @@ JitProgram::run(llvm::ArrayRef<Argument> args) {
     packed.push_back(&pointers.back());
   }
 
+  char message[512];
+  (void)gnn_rt_take_error(message, sizeof(message)); // stale reports
   if (llvm::Error e = engine->invokePacked("_mlir_ciface_" + entry, packed))
     return error("running '" + entry +
                  "' failed: " + llvm::toString(std::move(e)));
+  bool failedInside = gnn_rt_take_error(message, sizeof(message));
 
   std::vector<HostTensor> outputs;
   std::set<void *> freed;
@@ -357,5 +372,7 @@ JitProgram::run(llvm::ArrayRef<Argument> args) {
     outputs.push_back(std::move(t));
     word += 3 + 2 * rank;
   }
+  if (failedInside)
+    return error(llvm::Twine(message));
   return outputs;
 }

@@ -27,6 +27,10 @@ using namespace mlir;
 using namespace mlir::gnn;
 
 namespace {
+/// The runtime functions through which lowered code reports bad input.
+constexpr llvm::StringLiteral kEdgeErrorFn = "gnn_rt_edge_out_of_range";
+constexpr llvm::StringLiteral kRowsErrorFn = "gnn_rt_rows_mismatch";
+
 /// Number of function arguments a graph becomes.
 constexpr unsigned kGraphParts = 6;
 
@@ -335,6 +339,53 @@ public:
     return loop.getResults();
   }
 
+  /// Checks at run time that each feature has the rows its op needs (a
+  /// tensor built inside the program may not); reports the first mismatch
+  /// to the runtime. Returns whether all match.
+  Value rowsMatch(ArrayRef<std::tuple<Value, Value, int64_t>> checks) {
+    Value all = b.create<arith::ConstantIntOp>(loc, 1, 1);
+    for (auto [memref, expected, target] : checks) {
+      Value rows = dim(memref, 0);
+      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rows,
+                                         expected);
+      auto report = b.create<scf::IfOp>(
+          loc,
+          b.create<arith::XOrIOp>(loc, ok,
+                                  b.create<arith::ConstantIntOp>(loc, 1, 1)),
+          /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&report.getThenRegion().front());
+      auto i64 = [&](Value v) {
+        return b.create<arith::IndexCastOp>(loc, b.getI64Type(), v).getResult();
+      };
+      b.create<func::CallOp>(
+          loc, kRowsErrorFn, TypeRange{},
+          ValueRange{i64(rows), i64(expected),
+                     b.create<arith::ConstantIntOp>(loc, target, 64)});
+      b.setInsertionPointAfter(report);
+      all = b.create<arith::AndIOp>(loc, all, ok);
+    }
+    return all;
+  }
+
+  /// Runs `body` only if `ok`.
+  void guarded(Value ok, function_ref<void()> body) {
+    auto branch = b.create<scf::IfOp>(loc, ok, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    body();
+  }
+
+  /// The code of a target in row-mismatch reports.
+  static int64_t targetCode(Target t) { return static_cast<int64_t>(t); }
+
+  /// The row count features of `t` must have.
+  static Value rowsOf(const GraphParts &g, Target t) {
+    return t == Target::Src   ? g.numSrc
+           : t == Target::Dst ? g.numDst
+                              : g.numEdges;
+  }
+
   OpBuilder b;
   Location loc;
 };
@@ -389,12 +440,20 @@ static LogicalResult lowerApplyEdges(ApplyEdgesOp op) {
       l.b.create<memref::StoreOp>(l.loc, x, out, index);
     });
   };
-  if (Value edges = op.getEdges()) {
-    l.zero(out, resultType, g->numEdges, extents);
-    l.forEachListedEdge(l.toMemref(edges), g->numEdges, computeEdge);
-  } else {
-    l.parallel(g->numEdges, computeEdge);
+  SmallVector<std::tuple<Value, Value, int64_t>> checks;
+  for (auto [i, f] : llvm::enumerate(inputs)) {
+    Target t = op.getInputTarget(i);
+    checks.emplace_back(f.memref, Lowering::rowsOf(*g, t),
+                        Lowering::targetCode(t));
   }
+  l.guarded(l.rowsMatch(checks), [&] {
+    if (Value edges = op.getEdges()) {
+      l.zero(out, resultType, g->numEdges, extents);
+      l.forEachListedEdge(l.toMemref(edges), g->numEdges, computeEdge);
+    } else {
+      l.parallel(g->numEdges, computeEdge);
+    }
+  });
   op.getResult().replaceAllUsesWith(l.toTensor(out));
   op.erase();
   return success();
@@ -483,43 +542,53 @@ static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
     outputs.push_back(std::move(o));
   }
 
-  l.parallel(g->numDst, [&](Value v) {
-    auto at = [&](ValueRange item) {
-      SmallVector<Value> index = {v};
-      llvm::append_range(index, item);
-      return index;
-    };
-    for (Output &o : outputs) {
-      Type t = o.type.getElementType();
-      l.loopNest(o.extents, [&](ValueRange item) {
-        l.b.create<memref::StoreOp>(l.loc, o.reducer.init(l, t), o.buffer,
-                                    at(item));
-      });
+  SmallVector<std::tuple<Value, Value, int64_t>> checks;
+  for (Output &o : outputs)
+    for (auto [j, f] : llvm::enumerate(o.inputs)) {
+      Target t = o.fn.getTarget(j);
+      checks.emplace_back(f.memref, Lowering::rowsOf(*g, t),
+                          Lowering::targetCode(t));
     }
-    // One walk over the in-edges updates every output row.
-    Value count = l.forEachInEdge(
-        *g, v, mask, ValueRange{l.idx(0)},
-        [&](Value u, Value e, ValueRange carried) {
-          Lowering::EdgeRows rows{u, v, e};
-          for (Output &o : outputs)
-            l.loopNest(o.extents, [&](ValueRange item) {
-              Value x = l.message(o.fn, o.inputs, rows, item, o.dotExtent);
-              Value acc = l.b.create<memref::LoadOp>(l.loc, o.buffer, at(item));
-              l.b.create<memref::StoreOp>(l.loc, o.reducer.combine(l, acc, x),
-                                          o.buffer, at(item));
-            });
-          return SmallVector<Value>{
-              l.b.create<arith::AddIOp>(l.loc, carried[0], l.idx(1))};
-        })[0];
-    for (Output &o : outputs) {
-      if (o.reducer.kind == ReduceKind::Sum)
-        continue;
-      l.loopNest(o.extents, [&](ValueRange item) {
-        Value acc = l.b.create<memref::LoadOp>(l.loc, o.buffer, at(item));
-        l.b.create<memref::StoreOp>(l.loc, o.reducer.finish(l, acc, count),
-                                    o.buffer, at(item));
-      });
-    }
+  l.guarded(l.rowsMatch(checks), [&] {
+    l.parallel(g->numDst, [&](Value v) {
+      auto at = [&](ValueRange item) {
+        SmallVector<Value> index = {v};
+        llvm::append_range(index, item);
+        return index;
+      };
+      for (Output &o : outputs) {
+        Type t = o.type.getElementType();
+        l.loopNest(o.extents, [&](ValueRange item) {
+          l.b.create<memref::StoreOp>(l.loc, o.reducer.init(l, t), o.buffer,
+                                      at(item));
+        });
+      }
+      // One walk over the in-edges updates every output row.
+      Value count = l.forEachInEdge(
+          *g, v, mask, ValueRange{l.idx(0)},
+          [&](Value u, Value e, ValueRange carried) {
+            Lowering::EdgeRows rows{u, v, e};
+            for (Output &o : outputs)
+              l.loopNest(o.extents, [&](ValueRange item) {
+                Value x = l.message(o.fn, o.inputs, rows, item, o.dotExtent);
+                Value acc =
+                    l.b.create<memref::LoadOp>(l.loc, o.buffer, at(item));
+                l.b.create<memref::StoreOp>(l.loc, o.reducer.combine(l, acc, x),
+                                            o.buffer, at(item));
+              });
+            return SmallVector<Value>{
+                l.b.create<arith::AddIOp>(l.loc, carried[0], l.idx(1))};
+          })[0];
+      for (Output &o : outputs) {
+        if (o.reducer.kind == ReduceKind::Sum)
+          continue;
+        l.loopNest(o.extents, [&](ValueRange item) {
+          Value acc = l.b.create<memref::LoadOp>(l.loc, o.buffer, at(item));
+          l.b.create<memref::StoreOp>(l.loc, o.reducer.finish(l, acc, count),
+                                      o.buffer, at(item));
+        });
+      }
+    });
   });
   for (auto [i, o] : llvm::enumerate(outputs))
     op->getResult(i).replaceAllUsesWith(l.toTensor(o.buffer));
@@ -555,15 +624,20 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op) {
   SmallVector<Value> extents = l.itemExtents(getItemShape(type), inputs);
   Value rows = l.dim(inputs[0].memref, 0);
   Value out = l.alloc(type, rows, extents);
-  l.parallel(rows, [&](Value r) {
-    l.loopNest(extents, [&](ValueRange item) {
-      SmallVector<Value> scalars;
-      for (const Feature &f : inputs)
-        scalars.push_back(l.load(f, r, item));
-      Value x = l.inlineBody(op.getBody(), scalars)[0];
-      SmallVector<Value> index = {r};
-      llvm::append_range(index, item);
-      l.b.create<memref::StoreOp>(l.loc, x, out, index);
+  SmallVector<std::tuple<Value, Value, int64_t>> checks;
+  for (const Feature &f : llvm::drop_begin(inputs))
+    checks.emplace_back(f.memref, rows, 3);
+  l.guarded(l.rowsMatch(checks), [&] {
+    l.parallel(rows, [&](Value r) {
+      l.loopNest(extents, [&](ValueRange item) {
+        SmallVector<Value> scalars;
+        for (const Feature &f : inputs)
+          scalars.push_back(l.load(f, r, item));
+        Value x = l.inlineBody(op.getBody(), scalars)[0];
+        SmallVector<Value> index = {r};
+        llvm::append_range(index, item);
+        l.b.create<memref::StoreOp>(l.loc, x, out, index);
+      });
     });
   });
   op.getResult().replaceAllUsesWith(l.toTensor(out));
@@ -599,6 +673,10 @@ static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
     zExtents.push_back(l.idx(1));
     zOut = l.alloc(zType, g->numDst, zExtents);
   }
+  Value inputsOk =
+      l.rowsMatch({{q.memref, g->numDst, Lowering::targetCode(Target::Dst)},
+                   {k.memref, g->numSrc, Lowering::targetCode(Target::Src)},
+                   {val.memref, g->numSrc, Lowering::targetCode(Target::Src)}});
   bool online = op.getNormalize() && !op.getClampLo();
   double scale = op.getScale().convertToDouble();
   int64_t staticD = getItemShape(q.type).back();
@@ -622,71 +700,75 @@ static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
     // weighted sum accumulates in registers, one dot and one FMA per edge.
     auto qType = VectorType::get({staticD}, t);
     auto vType = VectorType::get({staticDv}, t);
-    l.parallel(g->numDst, [&](Value v) {
-      l.loopNest(headExtents, [&](ValueRange head) {
-        auto at = [&](Value row) {
-          SmallVector<Value> index = {row};
-          llvm::append_range(index, head);
-          index.push_back(l.idx(0));
-          return index;
-        };
-        Value qRow = l.b.create<vector::LoadOp>(l.loc, qType, q.memref, at(v));
-        Value zeroVec = l.b.create<arith::ConstantOp>(
-            l.loc, vType,
-            DenseElementsAttr::get(vType, l.b.getFloatAttr(t, 0.0)));
-        Value negInf =
-            l.floatConst(t, -std::numeric_limits<double>::infinity());
-        SmallVector<Value> init = {l.floatConst(t, 0.0), negInf, zeroVec};
-        SmallVector<Value> carried = l.forEachInEdge(
-            *g, v, mask, init, [&](Value u, Value, ValueRange state) {
-              Value z = state[0], m = state[1], acc = state[2];
-              Value kRow =
-                  l.b.create<vector::LoadOp>(l.loc, qType, k.memref, at(u));
-              Value prod = l.b.create<arith::MulFOp>(l.loc, kRow, qRow);
-              Value dot = l.b.create<vector::ReductionOp>(
-                  l.loc, vector::CombiningKind::ADD, prod);
-              Value s = clampScore(l.b.create<arith::MulFOp>(
-                  l.loc, dot, l.floatConst(t, scale)));
-              Value w;
-              if (online) {
-                Value newMax = l.b.create<arith::MaximumFOp>(l.loc, m, s);
-                Value factor = l.b.create<math::ExpOp>(
-                    l.loc, l.b.create<arith::SubFOp>(l.loc, m, newMax));
-                z = l.b.create<arith::MulFOp>(l.loc, z, factor);
-                acc = l.b.create<arith::MulFOp>(
-                    l.loc, acc,
-                    l.b.create<vector::BroadcastOp>(l.loc, vType, factor));
-                m = newMax;
-                w = l.b.create<math::ExpOp>(
-                    l.loc, l.b.create<arith::SubFOp>(l.loc, s, m));
-              } else {
-                w = l.b.create<math::ExpOp>(l.loc, s);
-              }
-              Value vRow =
-                  l.b.create<vector::LoadOp>(l.loc, vType, val.memref, at(u));
-              acc = l.b.create<vector::FMAOp>(
-                  l.loc, l.b.create<vector::BroadcastOp>(l.loc, vType, w), vRow,
-                  acc);
-              z = l.b.create<arith::AddFOp>(l.loc, z, w);
-              return SmallVector<Value>{z, m, acc};
-            });
-        Value z = carried[0], acc = carried[2];
-        if (zOut) {
-          l.b.create<vector::StoreOp>(l.loc, acc, out, at(v));
-          l.b.create<memref::StoreOp>(l.loc, z, zOut, at(v));
-          return;
-        }
-        Value positive = l.b.create<arith::CmpFOp>(
-            l.loc, arith::CmpFPredicate::OGT, z, l.floatConst(t, 0.0));
-        Value inv = l.b.create<arith::SelectOp>(
-            l.loc, positive,
-            l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
-            l.floatConst(t, 0.0));
-        l.b.create<vector::StoreOp>(
-            l.loc,
-            l.b.create<arith::MulFOp>(
-                l.loc, acc, l.b.create<vector::BroadcastOp>(l.loc, vType, inv)),
-            out, at(v));
+    l.guarded(inputsOk, [&] {
+      l.parallel(g->numDst, [&](Value v) {
+        l.loopNest(headExtents, [&](ValueRange head) {
+          auto at = [&](Value row) {
+            SmallVector<Value> index = {row};
+            llvm::append_range(index, head);
+            index.push_back(l.idx(0));
+            return index;
+          };
+          Value qRow =
+              l.b.create<vector::LoadOp>(l.loc, qType, q.memref, at(v));
+          Value zeroVec = l.b.create<arith::ConstantOp>(
+              l.loc, vType,
+              DenseElementsAttr::get(vType, l.b.getFloatAttr(t, 0.0)));
+          Value negInf =
+              l.floatConst(t, -std::numeric_limits<double>::infinity());
+          SmallVector<Value> init = {l.floatConst(t, 0.0), negInf, zeroVec};
+          SmallVector<Value> carried = l.forEachInEdge(
+              *g, v, mask, init, [&](Value u, Value, ValueRange state) {
+                Value z = state[0], m = state[1], acc = state[2];
+                Value kRow =
+                    l.b.create<vector::LoadOp>(l.loc, qType, k.memref, at(u));
+                Value prod = l.b.create<arith::MulFOp>(l.loc, kRow, qRow);
+                Value dot = l.b.create<vector::ReductionOp>(
+                    l.loc, vector::CombiningKind::ADD, prod);
+                Value s = clampScore(l.b.create<arith::MulFOp>(
+                    l.loc, dot, l.floatConst(t, scale)));
+                Value w;
+                if (online) {
+                  Value newMax = l.b.create<arith::MaximumFOp>(l.loc, m, s);
+                  Value factor = l.b.create<math::ExpOp>(
+                      l.loc, l.b.create<arith::SubFOp>(l.loc, m, newMax));
+                  z = l.b.create<arith::MulFOp>(l.loc, z, factor);
+                  acc = l.b.create<arith::MulFOp>(
+                      l.loc, acc,
+                      l.b.create<vector::BroadcastOp>(l.loc, vType, factor));
+                  m = newMax;
+                  w = l.b.create<math::ExpOp>(
+                      l.loc, l.b.create<arith::SubFOp>(l.loc, s, m));
+                } else {
+                  w = l.b.create<math::ExpOp>(l.loc, s);
+                }
+                Value vRow =
+                    l.b.create<vector::LoadOp>(l.loc, vType, val.memref, at(u));
+                acc = l.b.create<vector::FMAOp>(
+                    l.loc, l.b.create<vector::BroadcastOp>(l.loc, vType, w),
+                    vRow, acc);
+                z = l.b.create<arith::AddFOp>(l.loc, z, w);
+                return SmallVector<Value>{z, m, acc};
+              });
+          Value z = carried[0], acc = carried[2];
+          if (zOut) {
+            l.b.create<vector::StoreOp>(l.loc, acc, out, at(v));
+            l.b.create<memref::StoreOp>(l.loc, z, zOut, at(v));
+            return;
+          }
+          Value positive = l.b.create<arith::CmpFOp>(
+              l.loc, arith::CmpFPredicate::OGT, z, l.floatConst(t, 0.0));
+          Value inv = l.b.create<arith::SelectOp>(
+              l.loc, positive,
+              l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
+              l.floatConst(t, 0.0));
+          l.b.create<vector::StoreOp>(
+              l.loc,
+              l.b.create<arith::MulFOp>(
+                  l.loc, acc,
+                  l.b.create<vector::BroadcastOp>(l.loc, vType, inv)),
+              out, at(v));
+        });
       });
     });
     op.getResult(0).replaceAllUsesWith(l.toTensor(out));
@@ -696,97 +778,102 @@ static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
     return success();
   }
 
-  l.parallel(g->numDst, [&](Value v) {
-    l.loopNest(headExtents, [&](ValueRange head) {
-      auto at = [&](Value row, Value last) {
-        SmallVector<Value> index = {row};
-        llvm::append_range(index, head);
-        index.push_back(last);
-        return index;
-      };
-      l.loopNest({dv}, [&](ValueRange c) {
-        l.b.create<memref::StoreOp>(l.loc, l.floatConst(t, 0.0), out,
-                                    at(v, c[0]));
-      });
-      Value negInf = l.floatConst(t, -std::numeric_limits<double>::infinity());
-      SmallVector<Value> init = {l.floatConst(t, 0.0), negInf};
-      SmallVector<Value> carried = l.forEachInEdge(
-          *g, v, mask, init, [&](Value u, Value, ValueRange state) {
-            Value z = state[0], m = state[1];
-            auto dot = l.b.create<scf::ForOp>(
-                l.loc, l.idx(0), d, l.idx(1), ValueRange{l.floatConst(t, 0.0)},
-                [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
-                  OpBuilder::InsertionGuard guard(l.b);
-                  l.b.setInsertionPoint(nested.getInsertionBlock(),
-                                        nested.getInsertionPoint());
-                  Value x =
-                      l.b.create<memref::LoadOp>(l.loc, k.memref, at(u, i));
-                  Value y =
-                      l.b.create<memref::LoadOp>(l.loc, q.memref, at(v, i));
-                  l.b.create<scf::YieldOp>(
-                      l.loc, ValueRange{l.b.create<arith::AddFOp>(
-                                 l.loc, acc[0],
-                                 l.b.create<arith::MulFOp>(l.loc, x, y))});
+  l.guarded(inputsOk, [&] {
+    l.parallel(g->numDst, [&](Value v) {
+      l.loopNest(headExtents, [&](ValueRange head) {
+        auto at = [&](Value row, Value last) {
+          SmallVector<Value> index = {row};
+          llvm::append_range(index, head);
+          index.push_back(last);
+          return index;
+        };
+        l.loopNest({dv}, [&](ValueRange c) {
+          l.b.create<memref::StoreOp>(l.loc, l.floatConst(t, 0.0), out,
+                                      at(v, c[0]));
+        });
+        Value negInf =
+            l.floatConst(t, -std::numeric_limits<double>::infinity());
+        SmallVector<Value> init = {l.floatConst(t, 0.0), negInf};
+        SmallVector<Value> carried = l.forEachInEdge(
+            *g, v, mask, init, [&](Value u, Value, ValueRange state) {
+              Value z = state[0], m = state[1];
+              auto dot = l.b.create<scf::ForOp>(
+                  l.loc, l.idx(0), d, l.idx(1),
+                  ValueRange{l.floatConst(t, 0.0)},
+                  [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
+                    OpBuilder::InsertionGuard guard(l.b);
+                    l.b.setInsertionPoint(nested.getInsertionBlock(),
+                                          nested.getInsertionPoint());
+                    Value x =
+                        l.b.create<memref::LoadOp>(l.loc, k.memref, at(u, i));
+                    Value y =
+                        l.b.create<memref::LoadOp>(l.loc, q.memref, at(v, i));
+                    l.b.create<scf::YieldOp>(
+                        l.loc, ValueRange{l.b.create<arith::AddFOp>(
+                                   l.loc, acc[0],
+                                   l.b.create<arith::MulFOp>(l.loc, x, y))});
+                  });
+              Value s = l.b.create<arith::MulFOp>(l.loc, dot.getResult(0),
+                                                  l.floatConst(t, scale));
+              if (op.getClampLo()) {
+                s = l.b.create<arith::MaximumFOp>(
+                    l.loc, s,
+                    l.floatConst(t, op.getClampLo()->convertToDouble()));
+                s = l.b.create<arith::MinimumFOp>(
+                    l.loc, s,
+                    l.floatConst(t, op.getClampHi()->convertToDouble()));
+              }
+              Value w;
+              if (online) {
+                // Rescale what was summed so far when the maximum grows.
+                Value newMax = l.b.create<arith::MaximumFOp>(l.loc, m, s);
+                Value factor = l.b.create<math::ExpOp>(
+                    l.loc, l.b.create<arith::SubFOp>(l.loc, m, newMax));
+                z = l.b.create<arith::MulFOp>(l.loc, z, factor);
+                l.loopNest({dv}, [&](ValueRange c) {
+                  Value acc =
+                      l.b.create<memref::LoadOp>(l.loc, out, at(v, c[0]));
+                  l.b.create<memref::StoreOp>(
+                      l.loc, l.b.create<arith::MulFOp>(l.loc, acc, factor), out,
+                      at(v, c[0]));
                 });
-            Value s = l.b.create<arith::MulFOp>(l.loc, dot.getResult(0),
-                                                l.floatConst(t, scale));
-            if (op.getClampLo()) {
-              s = l.b.create<arith::MaximumFOp>(
-                  l.loc, s,
-                  l.floatConst(t, op.getClampLo()->convertToDouble()));
-              s = l.b.create<arith::MinimumFOp>(
-                  l.loc, s,
-                  l.floatConst(t, op.getClampHi()->convertToDouble()));
-            }
-            Value w;
-            if (online) {
-              // Rescale what was summed so far when the maximum grows.
-              Value newMax = l.b.create<arith::MaximumFOp>(l.loc, m, s);
-              Value factor = l.b.create<math::ExpOp>(
-                  l.loc, l.b.create<arith::SubFOp>(l.loc, m, newMax));
-              z = l.b.create<arith::MulFOp>(l.loc, z, factor);
+                m = newMax;
+                w = l.b.create<math::ExpOp>(
+                    l.loc, l.b.create<arith::SubFOp>(l.loc, s, m));
+              } else {
+                w = l.b.create<math::ExpOp>(l.loc, s);
+              }
+              z = l.b.create<arith::AddFOp>(l.loc, z, w);
               l.loopNest({dv}, [&](ValueRange c) {
                 Value acc = l.b.create<memref::LoadOp>(l.loc, out, at(v, c[0]));
+                Value x =
+                    l.b.create<memref::LoadOp>(l.loc, val.memref, at(u, c[0]));
                 l.b.create<memref::StoreOp>(
-                    l.loc, l.b.create<arith::MulFOp>(l.loc, acc, factor), out,
-                    at(v, c[0]));
+                    l.loc,
+                    l.b.create<arith::AddFOp>(
+                        l.loc, acc, l.b.create<arith::MulFOp>(l.loc, w, x)),
+                    out, at(v, c[0]));
               });
-              m = newMax;
-              w = l.b.create<math::ExpOp>(
-                  l.loc, l.b.create<arith::SubFOp>(l.loc, s, m));
-            } else {
-              w = l.b.create<math::ExpOp>(l.loc, s);
-            }
-            z = l.b.create<arith::AddFOp>(l.loc, z, w);
-            l.loopNest({dv}, [&](ValueRange c) {
-              Value acc = l.b.create<memref::LoadOp>(l.loc, out, at(v, c[0]));
-              Value x =
-                  l.b.create<memref::LoadOp>(l.loc, val.memref, at(u, c[0]));
-              l.b.create<memref::StoreOp>(
-                  l.loc,
-                  l.b.create<arith::AddFOp>(
-                      l.loc, acc, l.b.create<arith::MulFOp>(l.loc, w, x)),
-                  out, at(v, c[0]));
+              return SmallVector<Value>{z, m};
             });
-            return SmallVector<Value>{z, m};
-          });
-      Value z = carried[0];
-      if (zOut) {
-        l.b.create<memref::StoreOp>(l.loc, z, zOut, at(v, l.idx(0)));
-        return;
-      }
-      // wv / z; a node without in-edges has z = 0 and gets 0.
-      Value positive = l.b.create<arith::CmpFOp>(
-          l.loc, arith::CmpFPredicate::OGT, z, l.floatConst(t, 0.0));
-      Value inv = l.b.create<arith::SelectOp>(
-          l.loc, positive,
-          l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
-          l.floatConst(t, 0.0));
-      l.loopNest({dv}, [&](ValueRange c) {
-        Value acc = l.b.create<memref::LoadOp>(l.loc, out, at(v, c[0]));
-        l.b.create<memref::StoreOp>(l.loc,
-                                    l.b.create<arith::MulFOp>(l.loc, acc, inv),
-                                    out, at(v, c[0]));
+        Value z = carried[0];
+        if (zOut) {
+          l.b.create<memref::StoreOp>(l.loc, z, zOut, at(v, l.idx(0)));
+          return;
+        }
+        // wv / z; a node without in-edges has z = 0 and gets 0.
+        Value positive = l.b.create<arith::CmpFOp>(
+            l.loc, arith::CmpFPredicate::OGT, z, l.floatConst(t, 0.0));
+        Value inv = l.b.create<arith::SelectOp>(
+            l.loc, positive,
+            l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
+            l.floatConst(t, 0.0));
+        l.loopNest({dv}, [&](ValueRange c) {
+          Value acc = l.b.create<memref::LoadOp>(l.loc, out, at(v, c[0]));
+          l.b.create<memref::StoreOp>(
+              l.loc, l.b.create<arith::MulFOp>(l.loc, acc, inv), out,
+              at(v, c[0]));
+        });
       });
     });
   });
@@ -886,6 +973,133 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op) {
     });
   });
   op.getResult().replaceAllUsesWith(l.toTensor(out));
+  op.erase();
+  return success();
+}
+
+/// A sequential loop over [0, n) with one index carried value.
+static Value countLoop(Lowering &l, Value n,
+                       function_ref<Value(Value, Value)> body) {
+  auto loop = l.b.create<scf::ForOp>(
+      l.loc, l.idx(0), n, l.idx(1), ValueRange{l.idx(0)},
+      [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(l.b);
+        l.b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+        l.b.create<scf::YieldOp>(l.loc, body(i, acc[0]));
+      });
+  return loop.getResult(0);
+}
+
+/// Builds the CSR of an edge list in O(edges + nodes). An edge with an id
+/// out of range is reported to the runtime and the graph becomes empty, so
+/// that nothing reads outside the features before the caller sees the error.
+static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
+  Lowering l(op);
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value src = l.toMemref(op.getSrc()), dst = l.toMemref(op.getDst());
+  Value edges = l.dim(src, 0);
+  auto i64 = [&](Value v) {
+    return b.create<arith::IndexCastOp>(loc, b.getI64Type(), v).getResult();
+  };
+  auto lt = [&](Value a, Value c) {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, a, c);
+  };
+  Value valid = countLoop(l, edges, [&](Value e, Value n) {
+    Value s = b.create<memref::LoadOp>(loc, src, e);
+    Value d = b.create<memref::LoadOp>(loc, dst, e);
+    Value okSrc = lt(s, op.getNumSrc()), okDst = lt(d, op.getNumDst());
+    Value ok = b.create<arith::AndIOp>(loc, okSrc, okDst);
+    auto report = b.create<scf::IfOp>(
+        loc,
+        b.create<arith::XOrIOp>(loc, ok,
+                                b.create<arith::ConstantIntOp>(loc, 1, 1)),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&report.getThenRegion().front());
+      Value badSrc = b.create<arith::XOrIOp>(
+          loc, okSrc, b.create<arith::ConstantIntOp>(loc, 1, 1));
+      Value node = b.create<arith::SelectOp>(loc, badSrc, s, d);
+      Value bound = b.create<arith::SelectOp>(loc, badSrc, op.getNumSrc(),
+                                              op.getNumDst());
+      b.create<func::CallOp>(
+          loc, kEdgeErrorFn, TypeRange{},
+          ValueRange{i64(e), i64(node), i64(bound),
+                     b.create<arith::ExtUIOp>(loc, b.getI64Type(), badSrc)});
+    }
+    return b.create<arith::AddIOp>(
+        loc, n, b.create<arith::SelectOp>(loc, ok, l.idx(1), l.idx(0)));
+  });
+  Value allValid =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, valid, edges);
+  auto orZero = [&](Value v) {
+    return b.create<arith::SelectOp>(loc, allValid, v, l.idx(0)).getResult();
+  };
+  Value numEdges = orZero(edges), numSrc = orZero(op.getNumSrc()),
+        numDst = orZero(op.getNumDst());
+  auto ids = [&](Value n) {
+    auto type = MemRefType::get({ShapedType::kDynamic}, b.getIndexType());
+    return b.create<memref::AllocOp>(loc, type, ValueRange{n}).getResult();
+  };
+  Value src2 = ids(numEdges), dst2 = ids(numEdges);
+  Value inPtr = ids(b.create<arith::AddIOp>(loc, numDst, l.idx(1)));
+  Value inSrc = ids(numEdges), inEid = ids(numEdges), cursor = ids(numDst);
+  auto forRange = [&](Value lo, Value hi, function_ref<void(Value)> body) {
+    b.create<scf::ForOp>(loc, lo, hi, l.idx(1), ValueRange{},
+                         [&](OpBuilder &nested, Location, Value i, ValueRange) {
+                           OpBuilder::InsertionGuard guard(b);
+                           b.setInsertionPoint(nested.getInsertionBlock(),
+                                               nested.getInsertionPoint());
+                           body(i);
+                           b.create<scf::YieldOp>(loc);
+                         });
+  };
+  Value one = l.idx(1);
+  forRange(l.idx(0), numEdges, [&](Value e) {
+    b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, src, e), src2,
+                              e);
+    b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, dst, e), dst2,
+                              e);
+  });
+  forRange(l.idx(0), b.create<arith::AddIOp>(loc, numDst, one), [&](Value v) {
+    b.create<memref::StoreOp>(loc, l.idx(0), inPtr, v);
+  });
+  forRange(l.idx(0), numEdges, [&](Value e) {
+    Value at = b.create<arith::AddIOp>(
+        loc, b.create<memref::LoadOp>(loc, dst2, e), one);
+    Value n = b.create<memref::LoadOp>(loc, inPtr, at);
+    b.create<memref::StoreOp>(loc, b.create<arith::AddIOp>(loc, n, one), inPtr,
+                              at);
+  });
+  forRange(one, b.create<arith::AddIOp>(loc, numDst, one), [&](Value v) {
+    Value prev = b.create<memref::LoadOp>(
+        loc, inPtr, ValueRange{b.create<arith::SubIOp>(loc, v, one)});
+    Value cur = b.create<memref::LoadOp>(loc, inPtr, v);
+    b.create<memref::StoreOp>(loc, b.create<arith::AddIOp>(loc, prev, cur),
+                              inPtr, v);
+  });
+  forRange(l.idx(0), numDst, [&](Value v) {
+    b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, inPtr, v),
+                              cursor, v);
+  });
+  // Stable: slots of a destination follow edge ids.
+  forRange(l.idx(0), numEdges, [&](Value e) {
+    Value d = b.create<memref::LoadOp>(loc, dst2, e);
+    Value slot = b.create<memref::LoadOp>(loc, cursor, d);
+    b.create<memref::StoreOp>(loc, b.create<arith::AddIOp>(loc, slot, one),
+                              cursor, d);
+    b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, src2, e),
+                              inSrc, slot);
+    b.create<memref::StoreOp>(loc, e, inEid, slot);
+  });
+  SmallVector<Value> parts = {numSrc};
+  for (Value buffer : {src2, dst2, inPtr, inSrc, inEid})
+    parts.push_back(l.toTensor(buffer));
+  auto cast = b.create<UnrealizedConversionCastOp>(
+      loc, TypeRange{op.getResult().getType()}, parts);
+  op.getResult().replaceAllUsesWith(cast.getResult(0));
   op.erase();
   return success();
 }
@@ -1066,6 +1280,19 @@ struct ConvertGNNToLoopsPass
     if (calls.wasInterrupted())
       return signalPassFailure();
 
+    // The runtime functions that lowered code reports bad input to.
+    OpBuilder b(module.getBodyRegion());
+    Type i64 = b.getI64Type();
+    for (auto [name, arity] :
+         {std::make_pair(kEdgeErrorFn, 4), std::make_pair(kRowsErrorFn, 3)}) {
+      if (module.lookupSymbol(name))
+        continue;
+      auto decl = b.create<func::FuncOp>(
+          module.getLoc(), name,
+          b.getFunctionType(SmallVector<Type>(arity, i64), {}));
+      decl.setPrivate();
+    }
+
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<GNNDialect>(op->getDialect()) && !isa<YieldOp>(op) &&
@@ -1096,6 +1323,7 @@ struct ConvertGNNToLoopsPass
               .Case([](GatherRowsOp o) { return lowerGatherRows(o); })
               .Case([](ScatterRowsOp o) { return lowerScatterRows(o); })
               .Case([](FilterNodesOp o) { return lowerFilterNodes(o); })
+              .Case([](GraphFromCooOp o) { return lowerGraphFromCoo(o); })
               .Case([](FilterEdgesOp o) { return lowerFilterEdges(o); })
               .Default([](Operation *o) {
                 return o->emitOpError("has no CPU lowering yet");

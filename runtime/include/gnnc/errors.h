@@ -1,0 +1,41 @@
+/*===- errors.h - errors raised by compiled gnn programs (C ABI) ---*- C -*-===*
+ *
+ * Part of gnnc's runtime. Compiled code cannot return an error, so it
+ * reports one here and keeps running on safe, empty data; the caller takes
+ * the error after the call and discards the results.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef GNNC_ERRORS_H
+#define GNNC_ERRORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gnnc/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called by code lowered from gnn.graph_from_coo: edge `edge` names node
+ * `node`, outside [0, bound) of the source (is_source != 0) or destination
+ * nodes. Thread-safe; the first report wins. */
+GNNC_EXPORT void gnn_rt_edge_out_of_range(int64_t edge, int64_t node,
+                                          int64_t bound, int64_t is_source);
+
+/* Called by lowered gnn ops: a feature has `rows` rows where the graph has
+ * `expected` rows of `target` (0: source nodes, 1: destination nodes,
+ * 2: edges, 3: the op's other inputs). The op computes nothing. */
+GNNC_EXPORT void gnn_rt_rows_mismatch(int64_t rows, int64_t expected,
+                                      int64_t target);
+
+/* Returns non-zero if an error was reported since the last call, writes its
+ * message into err (if err_size > 0) and clears it. */
+GNNC_EXPORT int gnn_rt_take_error(char *err, size_t err_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNNC_ERRORS_H */
