@@ -73,10 +73,13 @@ public:
     return b.create<memref::DimOp>(loc, memref, i);
   }
 
-  FailureOr<GraphParts> graph(Value graphValue) {
+  /// The arrays of a graph that is a function argument or built by
+  /// gnn.graph_from_coo (both lowered to a cast of the arrays).
+  FailureOr<GraphParts> graph(Operation *user, Value graphValue) {
     auto cast = graphValue.getDefiningOp<UnrealizedConversionCastOp>();
     if (!cast || cast.getNumOperands() != kGraphParts)
-      return failure();
+      return user->emitOpError("uses a graph that is neither a function "
+                               "argument nor built by gnn.graph_from_coo");
     GraphParts parts;
     parts.numSrc = cast.getOperand(0);
     parts.src = toMemref(cast.getOperand(1));
@@ -397,9 +400,9 @@ public:
 
 static LogicalResult lowerApplyEdges(ApplyEdgesOp op) {
   Lowering l(op);
-  FailureOr<GraphParts> g = l.graph(op.getGraph());
+  FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
-    return op.emitOpError("graph must be a function argument to be lowered");
+    return failure();
   SmallVector<Feature> inputs;
   for (Value input : op.getInputs())
     inputs.push_back(l.feature(input));
@@ -512,9 +515,9 @@ static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
                                   ArrayRef<ReduceKind> reducers,
                                   ArrayRef<SmallVector<Value>> messageInputs) {
   Lowering l(op);
-  FailureOr<GraphParts> g = l.graph(graphValue);
+  FailureOr<GraphParts> g = l.graph(op, graphValue);
   if (failed(g))
-    return op->emitOpError("graph must be a function argument to be lowered");
+    return failure();
   Value mask = edges ? l.edgeMask(edges, g->numEdges) : Value();
 
   struct Output {
@@ -649,9 +652,9 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op) {
 /// stored. With `normalize` and no clamp, a running maximum keeps exp finite.
 static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
   Lowering l(op);
-  FailureOr<GraphParts> g = l.graph(op.getGraph());
+  FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
-    return op.emitOpError("graph must be a function argument to be lowered");
+    return failure();
   Feature q = l.feature(op.getQuery()), k = l.feature(op.getKey()),
           val = l.feature(op.getValue());
   Value mask = op.getEdges() ? l.edgeMask(op.getEdges(), g->numEdges) : Value();
@@ -887,19 +890,19 @@ static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
 template <typename CountOp>
 static LogicalResult lowerCount(CountOp op, Value GraphParts::*part) {
   Lowering l(op);
-  FailureOr<GraphParts> g = l.graph(op.getGraph());
+  FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
-    return op.emitOpError("graph must be a function argument to be lowered");
+    return failure();
   op.getResult().replaceAllUsesWith((*g).*part);
   op.erase();
   return success();
 }
 
 static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op) {
-  auto cast = op.getGraph().getDefiningOp<UnrealizedConversionCastOp>();
-  if (!cast)
-    return op.emitOpError("graph must be a function argument to be lowered");
   Lowering l(op);
+  if (failed(l.graph(op, op.getGraph())))
+    return failure();
+  auto cast = op.getGraph().getDefiningOp<UnrealizedConversionCastOp>();
   for (auto [result, part] : llvm::zip_equal(
            op.getResults(), ValueRange{cast.getOperand(1), cast.getOperand(2)}))
     result.replaceAllUsesWith(
@@ -1194,9 +1197,9 @@ static LogicalResult lowerFilterNodes(FilterNodesOp op) {
 
 static LogicalResult lowerFilterEdges(FilterEdgesOp op) {
   Lowering l(op);
-  FailureOr<GraphParts> g = l.graph(op.getGraph());
+  FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
-    return op.emitOpError("graph must be a function argument to be lowered");
+    return failure();
   SmallVector<Feature> inputs;
   for (Value input : op.getInputs())
     inputs.push_back(l.feature(input));
