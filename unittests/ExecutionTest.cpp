@@ -294,6 +294,17 @@ TEST_F(ExecutionTest, DynamicSizesUnnormalized) {
       wv.as<float>()[i] = zi > 0 ? wv.as<float>()[i] / zi : 0.0f;
     }
     expectClose(wv, referenceAttention(*g, q, k, v, 3, 16, 0.25, 5.0), name);
+
+    // Dynamic sizes that disagree are caught by the compiled code.
+    HostTensor narrowK = random({g->num_src, 3, 8});
+    auto bad = program->run({{g.get(), nullptr},
+                             {nullptr, &q},
+                             {nullptr, &narrowK},
+                             {nullptr, &v}});
+    ASSERT_FALSE(bool(bad)) << name;
+    EXPECT_EQ(llvm::toString(bad.takeError()),
+              "a feature has size 8 in a per-row dimension, but the op needs "
+              "16");
   }
 }
 

@@ -31,15 +31,23 @@ extern "C" void gnn_rt_edge_out_of_range(int64_t edge, int64_t node,
 extern "C" void gnn_rt_rows_mismatch(int64_t rows, int64_t expected,
                                      int64_t target) {
   static const char *what[] = {"source nodes", "destination nodes", "edges",
-                               "rows in the op's first input"};
+                               "rows of the op's inputs"};
   std::lock_guard<std::mutex> lock(mutex);
   if (!pending.empty())
     return;
   char text[256];
-  std::snprintf(text, sizeof(text),
-                "a feature has %lld rows, but the op needs %lld (%s)",
-                static_cast<long long>(rows), static_cast<long long>(expected),
-                what[target >= 0 && target < 4 ? target : 3]);
+  if (target == 4)
+    std::snprintf(text, sizeof(text),
+                  "a feature has size %lld in a per-row dimension, but the op "
+                  "needs %lld",
+                  static_cast<long long>(rows),
+                  static_cast<long long>(expected));
+  else
+    std::snprintf(text, sizeof(text),
+                  "a feature has %lld rows, but the op needs %lld (%s)",
+                  static_cast<long long>(rows),
+                  static_cast<long long>(expected),
+                  what[target >= 0 && target < 4 ? target : 3]);
   pending = text;
 }
 

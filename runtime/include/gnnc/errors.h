@@ -24,9 +24,10 @@ extern "C" {
 GNNC_EXPORT void gnn_rt_edge_out_of_range(int64_t edge, int64_t node,
                                           int64_t bound, int64_t is_source);
 
-/* Called by lowered gnn ops: a feature has `rows` rows where the graph has
- * `expected` rows of `target` (0: source nodes, 1: destination nodes,
- * 2: edges, 3: the op's other inputs). The op computes nothing. */
+/* Called by lowered gnn ops: a feature has size `rows` (in its row
+ * dimension, or in a per-row dimension when target is 4) where the op needs
+ * `expected` (target 0: source nodes, 1: destination nodes, 2: edges, 3: the
+ * rows of the op's other inputs). The op computes nothing. */
 GNNC_EXPORT void gnn_rt_rows_mismatch(int64_t rows, int64_t expected,
                                       int64_t target);
 

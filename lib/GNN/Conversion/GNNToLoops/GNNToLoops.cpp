@@ -31,6 +31,16 @@ namespace {
 constexpr llvm::StringLiteral kEdgeErrorFn = "gnn_rt_edge_out_of_range";
 constexpr llvm::StringLiteral kRowsErrorFn = "gnn_rt_rows_mismatch";
 
+/// A run-time size check: dim `dim` of `memref` must be `expected`; `code`
+/// says what was compared (a target's rows, or kItemSizeCode).
+struct SizeCheck {
+  Value memref;
+  int64_t dim;
+  Value expected;
+  int64_t code;
+};
+constexpr int64_t kInputRowsCode = 3, kItemSizeCode = 4;
+
 /// Number of function arguments a graph becomes.
 constexpr unsigned kGraphParts = 6;
 
@@ -345,10 +355,10 @@ public:
   /// Checks at run time that each feature has the rows its op needs (a
   /// tensor built inside the program may not); reports the first mismatch
   /// to the runtime. Returns whether all match.
-  Value rowsMatch(ArrayRef<std::tuple<Value, Value, int64_t>> checks) {
+  Value sizesMatch(ArrayRef<SizeCheck> checks) {
     Value all = b.create<arith::ConstantIntOp>(loc, 1, 1);
-    for (auto [memref, expected, target] : checks) {
-      Value rows = dim(memref, 0);
+    for (auto [memref, dimension, expected, target] : checks) {
+      Value rows = dim(memref, dimension);
       Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rows,
                                          expected);
       auto report = b.create<scf::IfOp>(
@@ -369,6 +379,18 @@ public:
       all = b.create<arith::AndIOp>(loc, all, ok);
     }
     return all;
+  }
+
+  /// Adds checks that the dynamic per-row dims of `f` equal the op's
+  /// (right-aligned) extents: the loops index them up to those extents.
+  static void addItemChecks(SmallVectorImpl<SizeCheck> &checks,
+                            const Feature &f, ArrayRef<Value> extents) {
+    ArrayRef<int64_t> item = getItemShape(f.type);
+    size_t offset = extents.size() - item.size();
+    for (auto [j, size] : llvm::enumerate(item))
+      if (ShapedType::isDynamic(size))
+        checks.push_back(
+            {f.memref, int64_t(j + 1), extents[offset + j], kItemSizeCode});
   }
 
   /// Runs `body` only if `ok`.
@@ -443,13 +465,17 @@ static LogicalResult lowerApplyEdges(ApplyEdgesOp op) {
       l.b.create<memref::StoreOp>(l.loc, x, out, index);
     });
   };
-  SmallVector<std::tuple<Value, Value, int64_t>> checks;
+  SmallVector<SizeCheck> checks;
+  SmallVector<Value> fullExtents(extents);
+  if (dotExtent)
+    fullExtents.back() = dotExtent;
   for (auto [i, f] : llvm::enumerate(inputs)) {
     Target t = op.getInputTarget(i);
-    checks.emplace_back(f.memref, Lowering::rowsOf(*g, t),
-                        Lowering::targetCode(t));
+    checks.push_back(
+        {f.memref, 0, Lowering::rowsOf(*g, t), Lowering::targetCode(t)});
+    Lowering::addItemChecks(checks, f, fullExtents);
   }
-  l.guarded(l.rowsMatch(checks), [&] {
+  l.guarded(l.sizesMatch(checks), [&] {
     if (Value edges = op.getEdges()) {
       l.zero(out, resultType, g->numEdges, extents);
       l.forEachListedEdge(l.toMemref(edges), g->numEdges, computeEdge);
@@ -545,14 +571,19 @@ static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
     outputs.push_back(std::move(o));
   }
 
-  SmallVector<std::tuple<Value, Value, int64_t>> checks;
-  for (Output &o : outputs)
+  SmallVector<SizeCheck> checks;
+  for (Output &o : outputs) {
+    SmallVector<Value> fullExtents(o.extents);
+    if (o.dotExtent)
+      fullExtents.back() = o.dotExtent;
     for (auto [j, f] : llvm::enumerate(o.inputs)) {
       Target t = o.fn.getTarget(j);
-      checks.emplace_back(f.memref, Lowering::rowsOf(*g, t),
-                          Lowering::targetCode(t));
+      checks.push_back(
+          {f.memref, 0, Lowering::rowsOf(*g, t), Lowering::targetCode(t)});
+      Lowering::addItemChecks(checks, f, fullExtents);
     }
-  l.guarded(l.rowsMatch(checks), [&] {
+  }
+  l.guarded(l.sizesMatch(checks), [&] {
     l.parallel(g->numDst, [&](Value v) {
       auto at = [&](ValueRange item) {
         SmallVector<Value> index = {v};
@@ -627,10 +658,12 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op) {
   SmallVector<Value> extents = l.itemExtents(getItemShape(type), inputs);
   Value rows = l.dim(inputs[0].memref, 0);
   Value out = l.alloc(type, rows, extents);
-  SmallVector<std::tuple<Value, Value, int64_t>> checks;
-  for (const Feature &f : llvm::drop_begin(inputs))
-    checks.emplace_back(f.memref, rows, 3);
-  l.guarded(l.rowsMatch(checks), [&] {
+  SmallVector<SizeCheck> checks;
+  for (const Feature &f : inputs) {
+    checks.push_back({f.memref, 0, rows, kInputRowsCode});
+    Lowering::addItemChecks(checks, f, extents);
+  }
+  l.guarded(l.sizesMatch(checks), [&] {
     l.parallel(rows, [&](Value r) {
       l.loopNest(extents, [&](ValueRange item) {
         SmallVector<Value> scalars;
@@ -676,10 +709,16 @@ static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
     zExtents.push_back(l.idx(1));
     zOut = l.alloc(zType, g->numDst, zExtents);
   }
-  Value inputsOk =
-      l.rowsMatch({{q.memref, g->numDst, Lowering::targetCode(Target::Dst)},
-                   {k.memref, g->numSrc, Lowering::targetCode(Target::Src)},
-                   {val.memref, g->numSrc, Lowering::targetCode(Target::Src)}});
+  SmallVector<SizeCheck> checks = {
+      {q.memref, 0, g->numDst, Lowering::targetCode(Target::Dst)},
+      {k.memref, 0, g->numSrc, Lowering::targetCode(Target::Src)},
+      {val.memref, 0, g->numSrc, Lowering::targetCode(Target::Src)}};
+  SmallVector<Value> qkExtents(headExtents);
+  qkExtents.push_back(d);
+  Lowering::addItemChecks(checks, q, qkExtents);
+  Lowering::addItemChecks(checks, k, qkExtents);
+  Lowering::addItemChecks(checks, val, outExtents);
+  Value inputsOk = l.sizesMatch(checks);
   bool online = op.getNormalize() && !op.getClampLo();
   double scale = op.getScale().convertToDouble();
   int64_t staticD = getItemShape(q.type).back();
