@@ -393,6 +393,14 @@ public:
             {f.memref, int64_t(j + 1), extents[offset + j], kItemSizeCode});
   }
 
+  /// Hands `buffers` back as the op's results and erases the op.
+  LogicalResult replaceWithBuffers(Operation *op, ValueRange buffers) {
+    for (auto [result, buffer] : llvm::zip_equal(op->getResults(), buffers))
+      result.replaceAllUsesWith(toTensor(buffer));
+    op->erase();
+    return success();
+  }
+
   /// Runs `body` only if `ok`.
   void guarded(Value ok, function_ref<void()> body) {
     auto branch = b.create<scf::IfOp>(loc, ok, /*withElse=*/false);
@@ -483,9 +491,7 @@ static LogicalResult lowerApplyEdges(ApplyEdgesOp op) {
       l.parallel(g->numEdges, computeEdge);
     }
   });
-  op.getResult().replaceAllUsesWith(l.toTensor(out));
-  op.erase();
-  return success();
+  return l.replaceWithBuffers(op, out);
 }
 
 namespace {
@@ -624,10 +630,10 @@ static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
       }
     });
   });
-  for (auto [i, o] : llvm::enumerate(outputs))
-    op->getResult(i).replaceAllUsesWith(l.toTensor(o.buffer));
-  op->erase();
-  return success();
+  SmallVector<Value> buffers;
+  for (Output &o : outputs)
+    buffers.push_back(o.buffer);
+  return l.replaceWithBuffers(op, buffers);
 }
 
 static LogicalResult lowerSendAndRecv(SendAndRecvOp op) {
@@ -676,9 +682,7 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op) {
       });
     });
   });
-  op.getResult().replaceAllUsesWith(l.toTensor(out));
-  op.erase();
-  return success();
+  return l.replaceWithBuffers(op, out);
 }
 
 /// One pass over each destination's in-edges per head: weights are never
@@ -813,11 +817,10 @@ static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
         });
       });
     });
-    op.getResult(0).replaceAllUsesWith(l.toTensor(out));
+    SmallVector<Value> buffers = {out};
     if (zOut)
-      op.getResult(1).replaceAllUsesWith(l.toTensor(zOut));
-    op.erase();
-    return success();
+      buffers.push_back(zOut);
+    return l.replaceWithBuffers(op, buffers);
   }
 
   l.guarded(inputsOk, [&] {
@@ -919,11 +922,10 @@ static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
       });
     });
   });
-  op.getResult(0).replaceAllUsesWith(l.toTensor(out));
+  SmallVector<Value> buffers = {out};
   if (zOut)
-    op.getResult(1).replaceAllUsesWith(l.toTensor(zOut));
-  op.erase();
-  return success();
+    buffers.push_back(zOut);
+  return l.replaceWithBuffers(op, buffers);
 }
 
 template <typename CountOp>
@@ -986,9 +988,7 @@ static LogicalResult lowerGatherRows(GatherRowsOp op) {
       l.b.create<memref::StoreOp>(l.loc, branch.getResult(0), out, to);
     });
   });
-  op.getResult().replaceAllUsesWith(l.toTensor(out));
-  op.erase();
-  return success();
+  return l.replaceWithBuffers(op, out);
 }
 
 static LogicalResult lowerScatterRows(ScatterRowsOp op) {
@@ -1014,9 +1014,7 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op) {
       l.b.create<memref::StoreOp>(l.loc, l.load(source, i, item), out, to);
     });
   });
-  op.getResult().replaceAllUsesWith(l.toTensor(out));
-  op.erase();
-  return success();
+  return l.replaceWithBuffers(op, out);
 }
 
 /// A sequential loop over [0, n) with one index carried value.
@@ -1229,9 +1227,7 @@ static LogicalResult lowerFilterNodes(FilterNodesOp op) {
       scalars.push_back(loadPredicateInput(l, f, row));
     return l.inlineBody(op.getBody(), scalars)[0];
   });
-  op.getResult().replaceAllUsesWith(l.toTensor(out));
-  op.erase();
-  return success();
+  return l.replaceWithBuffers(op, out);
 }
 
 static LogicalResult lowerFilterEdges(FilterEdgesOp op) {
@@ -1254,9 +1250,7 @@ static LogicalResult lowerFilterEdges(FilterEdgesOp op) {
           l, f, rows.of(cast<TargetAttr>(op.getRoles()[i]).getValue())));
     return l.inlineBody(op.getBody(), scalars)[0];
   });
-  op.getResult().replaceAllUsesWith(l.toTensor(out));
-  op.erase();
-  return success();
+  return l.replaceWithBuffers(op, out);
 }
 
 //===----------------------------------------------------------------------===//
