@@ -29,3 +29,9 @@ good = open(p("inputs.safetensors"), "rb").read()
 open(p("truncated.safetensors"), "wb").write(good[: len(good) // 2])
 open(p("huge-header.safetensors"), "wb").write(struct.pack("<Q", 1 << 62) + b"{}")
 open(p("not-json.safetensors"), "wb").write(struct.pack("<Q", 5) + b"{oops")
+
+# An empty batch is valid: zero nodes, zero edges, zero rows out.
+safetensors_util.write(p("empty-graph.safetensors"), {
+    "src": ("I64", [0], []), "dst": ("I64", [0], []), "num_nodes": ("I64", [], [0])})
+safetensors_util.write(p("empty-inputs.safetensors"), {
+    "q": ("F32", [0, 8, 64], []), "k": ("F32", [0, 8, 64], []), "v": ("F32", [0, 8, 64], [])})
