@@ -74,6 +74,10 @@ public:
     return {toMemref(tensor), cast<RankedTensorType>(tensor.getType())};
   }
 
+  SmallVector<Feature> features(ValueRange tensors) {
+    return llvm::map_to_vector(tensors, [&](Value t) { return feature(t); });
+  }
+
   Value toTensor(Value memref) {
     return b.create<bufferization::ToTensorOp>(loc, memref, /*restrict=*/true,
                                                /*writable=*/true);
@@ -125,6 +129,16 @@ public:
       extents.push_back(extent ? extent : idx(1));
     }
     return extents;
+  }
+
+  /// The length a dot product sums over: the last dim of its broadcast
+  /// operands (the result's is 1). Null for other message functions.
+  Value dotExtent(MessageFnAttr fn, ArrayRef<Feature> operands) {
+    if (!fn || fn.getOp() != BinaryOp::Dot)
+      return {};
+    SmallVector<int64_t> full = *broadcastItemShapes(
+        getItemShape(operands[0].type), getItemShape(operands[1].type));
+    return itemExtents(full, operands).back();
   }
 
   /// Loads f[row, broadcast(item)] where `item` indexes a per-row shape of
@@ -433,23 +447,13 @@ static LogicalResult lowerApplyEdges(ApplyEdgesOp op) {
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
     return failure();
-  SmallVector<Feature> inputs;
-  for (Value input : op.getInputs())
-    inputs.push_back(l.feature(input));
+  SmallVector<Feature> inputs = l.features(op.getInputs());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   ArrayRef<int64_t> item = getItemShape(resultType);
 
   MessageFnAttr fn = op.getFnAttr();
-  // A dot product runs over the broadcast shape, whose last dim is the
-  // operands' (the result's is 1).
-  SmallVector<int64_t> loopShape(item);
-  Value dotExtent;
-  if (fn && fn.getOp() == BinaryOp::Dot) {
-    SmallVector<int64_t> full = *broadcastItemShapes(
-        getItemShape(inputs[0].type), getItemShape(inputs[1].type));
-    dotExtent = l.itemExtents(full, inputs).back();
-  }
-  SmallVector<Value> extents = l.itemExtents(loopShape, inputs);
+  Value dotExtent = l.dotExtent(fn, inputs);
+  SmallVector<Value> extents = l.itemExtents(item, inputs);
   Value out = l.alloc(resultType, g->numEdges, extents);
 
   auto computeEdge = [&](Value e) {
@@ -564,15 +568,10 @@ static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
   SmallVector<Output> outputs;
   for (auto [i, fn] : llvm::enumerate(messages)) {
     Output o{fn, Reducer{reducers[i]}, {}, {}, {}, {}, {}};
-    for (Value input : messageInputs[i])
-      o.inputs.push_back(l.feature(input));
+    o.inputs = l.features(messageInputs[i]);
     o.type = cast<RankedTensorType>(op->getResult(i).getType());
     o.extents = l.itemExtents(getItemShape(o.type), o.inputs);
-    if (fn.getOp() == BinaryOp::Dot) {
-      SmallVector<int64_t> full = *broadcastItemShapes(
-          getItemShape(o.inputs[0].type), getItemShape(o.inputs[1].type));
-      o.dotExtent = l.itemExtents(full, o.inputs).back();
-    }
+    o.dotExtent = l.dotExtent(fn, o.inputs);
     o.buffer = l.alloc(o.type, g->numDst, o.extents);
     outputs.push_back(std::move(o));
   }
@@ -657,9 +656,7 @@ static LogicalResult lowerReduce(ReduceOp op) {
 
 static LogicalResult lowerApplyNodes(ApplyNodesOp op) {
   Lowering l(op);
-  SmallVector<Feature> inputs;
-  for (Value input : op.getInputs())
-    inputs.push_back(l.feature(input));
+  SmallVector<Feature> inputs = l.features(op.getInputs());
   auto type = cast<RankedTensorType>(op.getResult().getType());
   SmallVector<Value> extents = l.itemExtents(getItemShape(type), inputs);
   Value rows = l.dim(inputs[0].memref, 0);
@@ -1214,9 +1211,7 @@ static Value loadPredicateInput(Lowering &l, const Feature &f, Value row) {
 
 static LogicalResult lowerFilterNodes(FilterNodesOp op) {
   Lowering l(op);
-  SmallVector<Feature> inputs;
-  for (Value input : op.getInputs())
-    inputs.push_back(l.feature(input));
+  SmallVector<Feature> inputs = l.features(op.getInputs());
   Value rows = l.dim(inputs[0].memref, 0);
   Value candidates =
       op.getCandidates() ? l.toMemref(op.getCandidates()) : Value();
@@ -1235,9 +1230,7 @@ static LogicalResult lowerFilterEdges(FilterEdgesOp op) {
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
     return failure();
-  SmallVector<Feature> inputs;
-  for (Value input : op.getInputs())
-    inputs.push_back(l.feature(input));
+  SmallVector<Feature> inputs = l.features(op.getInputs());
   Value candidates =
       op.getCandidates() ? l.toMemref(op.getCandidates()) : Value();
   Value count = candidates ? l.dim(candidates, 0) : g->numEdges;
