@@ -398,6 +398,76 @@ def GNN_ScatterRowsOp : GNN_Op<"scatter_rows", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Dense node-wise layers
+//===----------------------------------------------------------------------===//
+
+def GNN_RowMatrix : TensorRankOf<[F32], [2]>;
+
+def GNN_LinearOp : GNN_Op<"linear", [Pure]> {
+  let summary = "a dense layer applied to every row";
+  let description = [{
+    `result[n] = weight @ input[n] + bias` for every row `n`, with `weight`
+    of shape [out, in] as PyTorch stores it. All rows go through one matrix
+    product (a BLAS sgemm on the CPU), so a batch of sequences is one call.
+
+    ```mlir
+    %q = gnn.linear %x, %wq, %bq
+        : (tensor<?x128xf32>, tensor<128x128xf32>, tensor<128xf32>)
+        -> tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins GNN_RowMatrix:$input, GNN_RowMatrix:$weight,
+                       Optional<1DTensorOf<[F32]>>:$bias);
+  let results = (outs GNN_RowMatrix:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_LayerNormOp : GNN_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalization of every row";
+  let description = [{
+    `result[n] = (x - mean) / sqrt(var + eps) * weight + bias` over the
+    features `x = input[n]` of each row, with the biased variance, as
+    `torch.nn.LayerNorm` computes it.
+
+    ```mlir
+    %n = gnn.layer_norm %x, %w, %b eps(1.0e-05)
+        : (tensor<?x128xf32>, tensor<128xf32>, tensor<128xf32>)
+        -> tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins GNN_RowMatrix:$input, 1DTensorOf<[F32]>:$weight,
+                       1DTensorOf<[F32]>:$bias, F64Attr:$eps);
+  let results = (outs GNN_RowMatrix:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `eps` `(` $eps `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_LogSoftmaxOp : GNN_Op<"log_softmax", [Pure]> {
+  let summary = "log-softmax of every row";
+  let description = [{
+    `result[n, j] = input[n, j] - log(sum_i exp(input[n, i]))`, computed with
+    the row's maximum subtracted first so that it is finite for any inputs.
+
+    ```mlir
+    %lp = gnn.log_softmax %logits : (tensor<?x29xf32>) -> tensor<?x29xf32>
+    ```
+  }];
+  let arguments = (ins GNN_RowMatrix:$input);
+  let results = (outs GNN_RowMatrix:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Terminator
 //===----------------------------------------------------------------------===//
 

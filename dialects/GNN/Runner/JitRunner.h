@@ -51,31 +51,56 @@ struct CompileOptions {
   bool parallel = true;
 };
 
+/// The signature of one compiled function.
+struct EntryPoint {
+  std::string name;
+  std::vector<Parameter> parameters;
+  std::vector<Parameter> results;
+  std::vector<RowRequirement> requirements;
+};
+
 class JitProgram {
 public:
   ~JitProgram();
 
   /// Compiles function `entry` of `module` (which it takes over). Names of
-  /// parameters come from `names` (one per argument, may be empty).
+  /// parameters come from `names` (one per argument, may be empty), else
+  /// from a `gnn.name` argument attribute.
   static llvm::Expected<std::unique_ptr<JitProgram>>
   compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
           std::vector<std::string> names, const CompileOptions &options);
 
-  const std::vector<Parameter> &getParameters() const { return parameters; }
-  const std::vector<Parameter> &getResults() const { return results; }
+  /// Compiles `module` once and makes each function in `entries` callable;
+  /// parameter names come from `gnn.name` argument attributes.
+  static llvm::Expected<std::unique_ptr<JitProgram>>
+  compile(OwningOpRef<ModuleOp> module, llvm::ArrayRef<std::string> entries,
+          const CompileOptions &options);
 
-  /// Checks the arguments and runs the function.
-  llvm::Expected<std::vector<HostTensor>> run(llvm::ArrayRef<Argument> args);
+  /// The first (or only) entry's signature.
+  const std::vector<Parameter> &getParameters() const {
+    return entries.front().parameters;
+  }
+  const std::vector<Parameter> &getResults() const {
+    return entries.front().results;
+  }
+  /// The signature of entry `name`, or null.
+  const EntryPoint *lookup(llvm::StringRef name) const;
+
+  /// Checks the arguments and runs the first entry.
+  llvm::Expected<std::vector<HostTensor>> run(llvm::ArrayRef<Argument> args) {
+    return run(entries.front(), args);
+  }
+  /// Checks the arguments and runs entry `name`.
+  llvm::Expected<std::vector<HostTensor>> run(llvm::StringRef name,
+                                              llvm::ArrayRef<Argument> args);
 
 private:
   JitProgram() = default;
-  llvm::Error check(llvm::ArrayRef<Argument> args) const;
+  llvm::Expected<std::vector<HostTensor>> run(const EntryPoint &entry,
+                                              llvm::ArrayRef<Argument> args);
 
   std::unique_ptr<ExecutionEngine> engine;
-  std::string entry;
-  std::vector<Parameter> parameters;
-  std::vector<Parameter> results;
-  std::vector<RowRequirement> requirements;
+  std::vector<EntryPoint> entries;
 };
 
 } // namespace gnn

@@ -792,5 +792,58 @@ LogicalResult ScatterRowsOp::verify() {
   return verifyIdList(*this, getIds(), getSource(), "source");
 }
 
+//===----------------------------------------------------------------------===//
+// Dense node-wise layers
+//===----------------------------------------------------------------------===//
+
+/// Static sizes `a` and `b` must agree; dynamic sizes are checked at run time.
+static LogicalResult verifySameSize(Operation *op, int64_t a, int64_t b,
+                                    const Twine &what) {
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
+    return success();
+  return op->emitOpError() << what << " (" << a << " vs " << b << ")";
+}
+
+/// The result of a row-wise layer has the input's rows.
+static LogicalResult verifyRowwise(Operation *op, Value input, Value result,
+                                   int64_t width) {
+  if (failed(verifyNodeRows(op, input, result)))
+    return failure();
+  return verifySameSize(op, getFeatureType(result).getDimSize(1), width,
+                        "result width differs from the layer's");
+}
+
+LogicalResult LinearOp::verify() {
+  auto input = getFeatureType(getInput());
+  auto weight = getFeatureType(getWeight());
+  if (failed(verifySameSize(*this, input.getDimSize(1), weight.getDimSize(1),
+                            "input width differs from the weight's columns")))
+    return failure();
+  if (getBias() &&
+      failed(verifySameSize(*this, getFeatureType(getBias()).getDimSize(0),
+                            weight.getDimSize(0),
+                            "bias size differs from the weight's rows")))
+    return failure();
+  return verifyRowwise(*this, getInput(), getResult(), weight.getDimSize(0));
+}
+
+LogicalResult LayerNormOp::verify() {
+  int64_t width = getFeatureType(getInput()).getDimSize(1);
+  if (failed(verifySameSize(*this, getFeatureType(getWeight()).getDimSize(0),
+                            width,
+                            "weight size differs from the input width")) ||
+      failed(verifySameSize(*this, getFeatureType(getBias()).getDimSize(0),
+                            width, "bias size differs from the input width")))
+    return failure();
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError() << "needs a positive eps";
+  return verifyRowwise(*this, getInput(), getResult(), width);
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return verifyRowwise(*this, getInput(), getResult(),
+                       getFeatureType(getInput()).getDimSize(1));
+}
+
 #define GET_OP_CLASSES
 #include "GNN/IR/GNNOps.cpp.inc"

@@ -8,6 +8,7 @@
 #include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
+#include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -111,43 +112,41 @@ std::vector<int64_t> descriptor(const void *data,
 }
 } // namespace
 
-JitProgram::~JitProgram() = default;
-
-llvm::Expected<std::unique_ptr<JitProgram>>
-JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
-                    std::vector<std::string> names,
-                    const CompileOptions &options) {
-  MLIRContext *ctx = module->getContext();
-  auto fn = module->lookupSymbol<func::FuncOp>(entry);
-  if (!fn || fn.isExternal())
-    return error("no function '" + entry + "' with a body in the program");
-  std::unique_ptr<JitProgram> program(new JitProgram());
-  program->entry = entry.str();
+/// The signature of `fn`; `names` override `gnn.name` argument attributes.
+static llvm::Expected<EntryPoint>
+signatureOf(func::FuncOp fn, llvm::ArrayRef<std::string> names) {
+  EntryPoint entry;
+  entry.name = fn.getSymName().str();
   for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
     Parameter p;
-    p.name = i < names.size() && !names[i].empty() ? names[i]
-                                                   : "arg" + std::to_string(i);
+    if (i < names.size() && !names[i].empty())
+      p.name = names[i];
+    else if (auto name = fn.getArgAttrOfType<StringAttr>(i, "gnn.name"))
+      p.name = name.str();
+    else
+      p.name = "arg" + std::to_string(i);
     if (isa<GraphType>(type)) {
       p.isGraph = true;
     } else if (auto tensor = dyn_cast<RankedTensorType>(type)) {
       std::optional<DType> dtype = dtypeOf(tensor.getElementType());
       if (!dtype)
-        return error("argument '" + p.name + "' has unsupported element type");
+        return error("argument '" + p.name + "' of '" + entry.name +
+                     "' has unsupported element type");
       p.dtype = *dtype;
       p.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
     } else {
-      return error("argument '" + p.name +
+      return error("argument '" + p.name + "' of '" + entry.name +
                    "' must be a graph or a ranked tensor");
     }
-    program->parameters.push_back(std::move(p));
+    entry.parameters.push_back(std::move(p));
   }
   for (auto [i, type] : llvm::enumerate(fn.getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     std::optional<DType> dtype =
         tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
     if (!dtype)
-      return error("result #" + llvm::Twine(i) +
-                   " must be a ranked tensor of a supported element type");
+      return error("result #" + llvm::Twine(i) + " of '" + entry.name +
+                   "' must be a ranked tensor of a supported element type");
     Parameter p;
     if (auto name = fn.getResultAttrOfType<StringAttr>(i, "gnn.name"))
       p.name = name.str();
@@ -155,9 +154,45 @@ JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       p.name = "result" + std::to_string(i);
     p.dtype = *dtype;
     p.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-    program->results.push_back(std::move(p));
+    entry.results.push_back(std::move(p));
   }
-  program->requirements = collectRequirements(fn);
+  entry.requirements = collectRequirements(fn);
+  return entry;
+}
+
+JitProgram::~JitProgram() = default;
+
+llvm::Expected<std::unique_ptr<JitProgram>>
+JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
+                    std::vector<std::string> names,
+                    const CompileOptions &options) {
+  auto fn = module->lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return error("no function '" + entry + "' with a body in the program");
+  llvm::Expected<EntryPoint> signature = signatureOf(fn, names);
+  if (!signature)
+    return signature.takeError();
+  auto program = compile(std::move(module), {}, options);
+  if (program)
+    (*program)->entries.push_back(std::move(*signature));
+  return program;
+}
+
+llvm::Expected<std::unique_ptr<JitProgram>>
+JitProgram::compile(OwningOpRef<ModuleOp> module,
+                    llvm::ArrayRef<std::string> entries,
+                    const CompileOptions &options) {
+  MLIRContext *ctx = module->getContext();
+  std::unique_ptr<JitProgram> program(new JitProgram());
+  for (const std::string &name : entries) {
+    auto fn = module->lookupSymbol<func::FuncOp>(name);
+    if (!fn || fn.isExternal())
+      return error("no function '" + name + "' with a body in the program");
+    llvm::Expected<EntryPoint> signature = signatureOf(fn, {});
+    if (!signature)
+      return signature.takeError();
+    program->entries.push_back(std::move(*signature));
+  }
 
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);
@@ -199,21 +234,42 @@ JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     return error("JIT compilation failed: " +
                  llvm::toString(engine.takeError()));
   program->engine = std::move(*engine);
-  // Compiled code reports bad input through the runtime.
+  // Compiled code reports bad input and runs dense layers through the
+  // runtime.
   program->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    symbols[interner("gnn_rt_edge_out_of_range")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&gnn_rt_edge_out_of_range),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("gnn_rt_rows_mismatch")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&gnn_rt_rows_mismatch),
-        llvm::JITSymbolFlags::Exported};
+    auto add = [&](llvm::StringRef name, auto *fn) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("gnn_rt_edge_out_of_range", &gnn_rt_edge_out_of_range);
+    add("gnn_rt_rows_mismatch", &gnn_rt_rows_mismatch);
+    add("_mlir_ciface_gnn_rt_linear", &_mlir_ciface_gnn_rt_linear);
+    add("_mlir_ciface_gnn_rt_linear_nobias",
+        &_mlir_ciface_gnn_rt_linear_nobias);
     return symbols;
   });
   return program;
 }
 
-llvm::Error JitProgram::check(llvm::ArrayRef<Argument> args) const {
+const EntryPoint *JitProgram::lookup(llvm::StringRef name) const {
+  for (const EntryPoint &e : entries)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+JitProgram::run(llvm::StringRef name, llvm::ArrayRef<Argument> args) {
+  const EntryPoint *entry = lookup(name);
+  if (!entry)
+    return error("the program has no entry '" + name + "'");
+  return run(*entry, args);
+}
+
+namespace {
+llvm::Error check(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
+  const std::vector<Parameter> &parameters = entry.parameters;
   if (args.size() != parameters.size())
     return error("expected " + llvm::Twine(parameters.size()) +
                  " arguments, got " + llvm::Twine(args.size()));
@@ -240,7 +296,7 @@ llvm::Error JitProgram::check(llvm::ArrayRef<Argument> args) const {
                      llvm::Twine(t.shape[d]) + " in dimension " +
                      llvm::Twine(d) + ", expected " + llvm::Twine(size));
   }
-  for (const RowRequirement &r : requirements) {
+  for (const RowRequirement &r : entry.requirements) {
     const gnn_graph &g = *args[r.graphArg].graph;
     const HostTensor &t = *args[r.arg].tensor;
     const std::string &name = parameters[r.arg].name;
@@ -278,11 +334,14 @@ llvm::Error JitProgram::check(llvm::ArrayRef<Argument> args) const {
   }
   return llvm::Error::success();
 }
+} // namespace
 
 llvm::Expected<std::vector<HostTensor>>
-JitProgram::run(llvm::ArrayRef<Argument> args) {
-  if (auto e = check(args))
+JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
+  if (auto e = check(entry, args))
     return std::move(e);
+  const std::vector<Parameter> &parameters = entry.parameters;
+  const std::vector<Parameter> &results = entry.results;
   // Storage of every argument value, then pointers to each for the packed
   // call: result pointer first, then descriptors and scalars.
   std::vector<std::vector<int64_t>> descriptors;
@@ -328,8 +387,9 @@ JitProgram::run(llvm::ArrayRef<Argument> args) {
 
   char message[512];
   (void)gnn_rt_take_error(message, sizeof(message)); // stale reports
-  if (llvm::Error e = engine->invokePacked("_mlir_ciface_" + entry, packed))
-    return error("running '" + entry +
+  if (llvm::Error e =
+          engine->invokePacked("_mlir_ciface_" + entry.name, packed))
+    return error("running '" + entry.name +
                  "' failed: " + llvm::toString(std::move(e)));
   bool failedInside = gnn_rt_take_error(message, sizeof(message));
 
@@ -346,11 +406,19 @@ JitProgram::run(llvm::ArrayRef<Argument> args) {
     t.shape.assign(word + 3, word + 3 + rank);
     t.allocate();
     const int64_t *strides = word + 3 + rank;
-    // Results may be strided views; copy element by element in row order.
+    // Results may be strided views; copy row-major ones at once, others
+    // element by element in row order.
     size_t elem = dtypeSize(r.dtype);
     int64_t count = t.numElements();
+    bool rowMajor = true;
+    for (int64_t d = int64_t(rank) - 1, stride = 1; d >= 0; --d) {
+      rowMajor &= t.shape[d] <= 1 || strides[d] == stride;
+      stride *= t.shape[d];
+    }
     std::vector<int64_t> index(rank, 0);
-    for (int64_t n = 0; n < count; ++n) {
+    if (rowMajor && count > 0)
+      std::memcpy(t.data(), aligned + offset * elem, count * elem);
+    for (int64_t n = 0; !rowMajor && n < count; ++n) {
       int64_t at = offset;
       for (size_t d = 0; d < rank; ++d)
         at += index[d] * strides[d];

@@ -1,0 +1,440 @@
+//===- Lowering.h - shared helpers of the gnn-to-loops lowering -*- C++ -*-===//
+//
+// Part of gnnc. Builders for loops over memrefs that every op lowering of
+// convert-gnn-to-loops uses: graph arrays, features with broadcasting,
+// parallel loops, run-time checks and handing buffers back as tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_CONVERSION_GNNTOLOOPS_LOWERING_H
+#define GNN_CONVERSION_GNNTOLOOPS_LOWERING_H
+
+#include "GNN/IR/GNNOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::gnn::loops {
+/// The runtime functions through which lowered code reports bad input.
+constexpr llvm::StringLiteral kEdgeErrorFn = "gnn_rt_edge_out_of_range";
+constexpr llvm::StringLiteral kRowsErrorFn = "gnn_rt_rows_mismatch";
+
+/// A run-time size check: dim `dim` of `memref` must be `expected`; `code`
+/// says what was compared (a target's rows, or kItemSizeCode).
+struct SizeCheck {
+  Value memref;
+  int64_t dim;
+  Value expected;
+  int64_t code;
+};
+constexpr int64_t kInputRowsCode = 3, kItemSizeCode = 4;
+
+/// Number of function arguments a graph becomes.
+constexpr unsigned kGraphParts = 6;
+
+/// The index arrays of a graph, as memrefs.
+struct GraphParts {
+  Value numSrc, src, dst, inPtr, inSrc, inEid;
+  Value numDst, numEdges;
+};
+
+/// A feature as a memref with its tensor type (for broadcasting).
+struct Feature {
+  Value memref;
+  RankedTensorType type;
+};
+
+class Lowering {
+public:
+  Lowering(Operation *op) : b(op->getContext()), loc(op->getLoc()) {
+    b.setInsertionPoint(op);
+  }
+
+  Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+
+  Value toMemref(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor);
+  }
+
+  Feature feature(Value tensor) {
+    return {toMemref(tensor), cast<RankedTensorType>(tensor.getType())};
+  }
+
+  SmallVector<Feature> features(ValueRange tensors) {
+    return llvm::map_to_vector(tensors, [&](Value t) { return feature(t); });
+  }
+
+  Value toTensor(Value memref) {
+    return b.create<bufferization::ToTensorOp>(loc, memref, /*restrict=*/true,
+                                               /*writable=*/true);
+  }
+
+  Value dim(Value memref, int64_t i) {
+    return b.create<memref::DimOp>(loc, memref, i);
+  }
+
+  /// The arrays of a graph that is a function argument or built by
+  /// gnn.graph_from_coo (both lowered to a cast of the arrays).
+  FailureOr<GraphParts> graph(Operation *user, Value graphValue) {
+    auto cast = graphValue.getDefiningOp<UnrealizedConversionCastOp>();
+    if (!cast || cast.getNumOperands() != kGraphParts)
+      return user->emitOpError("uses a graph that is neither a function "
+                               "argument nor built by gnn.graph_from_coo");
+    GraphParts parts;
+    parts.numSrc = cast.getOperand(0);
+    parts.src = toMemref(cast.getOperand(1));
+    parts.dst = toMemref(cast.getOperand(2));
+    parts.inPtr = toMemref(cast.getOperand(3));
+    parts.inSrc = toMemref(cast.getOperand(4));
+    parts.inEid = toMemref(cast.getOperand(5));
+    parts.numDst = b.create<arith::SubIOp>(loc, dim(parts.inPtr, 0), idx(1));
+    parts.numEdges = dim(parts.src, 0);
+    return parts;
+  }
+
+  /// Extents of the per-row dims of `type`: static sizes, or the size of the
+  /// same (right-aligned) dim of an operand where it is not a broadcast 1.
+  SmallVector<Value> itemExtents(ArrayRef<int64_t> item,
+                                 ArrayRef<Feature> operands) {
+    SmallVector<Value> extents;
+    for (auto [i, size] : llvm::enumerate(item)) {
+      if (!ShapedType::isDynamic(size)) {
+        extents.push_back(idx(size));
+        continue;
+      }
+      Value extent;
+      for (const Feature &f : operands) {
+        ArrayRef<int64_t> fItem = getItemShape(f.type);
+        int64_t offset = int64_t(item.size()) - int64_t(fItem.size());
+        int64_t j = int64_t(i) - offset;
+        if (j < 0 || fItem[j] == 1)
+          continue;
+        extent = dim(f.memref, j + 1);
+        break;
+      }
+      extents.push_back(extent ? extent : idx(1));
+    }
+    return extents;
+  }
+
+  /// The length a dot product sums over: the last dim of its broadcast
+  /// operands (the result's is 1). Null for other message functions.
+  Value dotExtent(MessageFnAttr fn, ArrayRef<Feature> operands) {
+    if (!fn || fn.getOp() != BinaryOp::Dot)
+      return {};
+    SmallVector<int64_t> full = *broadcastItemShapes(
+        getItemShape(operands[0].type), getItemShape(operands[1].type));
+    return itemExtents(full, operands).back();
+  }
+
+  /// Loads f[row, broadcast(item)] where `item` indexes a per-row shape of
+  /// rank >= f's.
+  Value load(const Feature &f, Value row, ValueRange item) {
+    ArrayRef<int64_t> fItem = getItemShape(f.type);
+    SmallVector<Value> indices = {row};
+    size_t offset = item.size() - fItem.size();
+    for (auto [j, size] : llvm::enumerate(fItem))
+      indices.push_back(size == 1 ? idx(0) : item[offset + j]);
+    return b.create<memref::LoadOp>(loc, f.memref, indices);
+  }
+
+  Value alloc(RankedTensorType type, Value rows, ArrayRef<Value> extents) {
+    SmallVector<Value> dynamic;
+    if (type.isDynamicDim(0))
+      dynamic.push_back(rows);
+    for (auto [i, extent] : llvm::enumerate(extents))
+      if (type.isDynamicDim(i + 1))
+        dynamic.push_back(extent);
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    return b.create<memref::AllocOp>(loc, memrefType, dynamic);
+  }
+
+  Value floatConst(Type type, double value) {
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+  }
+
+  Value applyUnary(UnaryFnAttr fn, Value x) {
+    Type t = x.getType();
+    switch (fn.getKind()) {
+    case UnaryKind::Scale:
+      return b.create<arith::MulFOp>(
+          loc, x, floatConst(t, fn.getA().convertToDouble()));
+    case UnaryKind::Clamp: {
+      Value lo = b.create<arith::MaximumFOp>(
+          loc, x, floatConst(t, fn.getA().convertToDouble()));
+      return b.create<arith::MinimumFOp>(
+          loc, lo, floatConst(t, fn.getB().convertToDouble()));
+    }
+    case UnaryKind::Exp:
+      return b.create<math::ExpOp>(loc, x);
+    case UnaryKind::Relu:
+      return b.create<arith::MaximumFOp>(loc, x, floatConst(t, 0.0));
+    case UnaryKind::Neg:
+      return b.create<arith::NegFOp>(loc, x);
+    }
+    llvm_unreachable("unknown unary kind");
+  }
+
+  Value applyBinary(BinaryOp op, Value x, Value y) {
+    switch (op) {
+    case BinaryOp::Copy:
+      return x;
+    case BinaryOp::Add:
+      return b.create<arith::AddFOp>(loc, x, y);
+    case BinaryOp::Sub:
+      return b.create<arith::SubFOp>(loc, x, y);
+    case BinaryOp::Mul:
+    case BinaryOp::Dot:
+      return b.create<arith::MulFOp>(loc, x, y);
+    case BinaryOp::Div:
+      return b.create<arith::DivFOp>(loc, x, y);
+    }
+    llvm_unreachable("unknown binary op");
+  }
+
+  /// Rows of the operands of a message on edge (u, e, v).
+  struct EdgeRows {
+    Value src, dst, edge;
+    Value of(Target t) const {
+      return t == Target::Src ? src : t == Target::Dst ? dst : edge;
+    }
+  };
+
+  /// One element of a built-in message at result item index `item`.
+  Value message(MessageFnAttr fn, ArrayRef<Feature> operands,
+                const EdgeRows &rows, ValueRange item, Value dotExtent) {
+    if (fn.getOp() != BinaryOp::Dot) {
+      Value x = load(operands[0], rows.of(fn.getLhs()), item);
+      if (fn.getArity() == 1)
+        return x;
+      Value y = load(operands[1], rows.of(fn.getRhs()), item);
+      return applyBinary(fn.getOp(), x, y);
+    }
+    // Sum over the last dim of the broadcast operands.
+    Type elem = operands[0].type.getElementType();
+    auto loop = b.create<scf::ForOp>(
+        loc, idx(0), dotExtent, idx(1), ValueRange{floatConst(elem, 0.0)},
+        [&](OpBuilder &nested, Location, Value d, ValueRange acc) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          SmallVector<Value> at(item.drop_back());
+          at.push_back(d);
+          Value x = load(operands[0], rows.of(fn.getLhs()), at);
+          Value y = load(operands[1], rows.of(fn.getRhs()), at);
+          Value sum = b.create<arith::AddFOp>(
+              loc, acc[0], b.create<arith::MulFOp>(loc, x, y));
+          b.create<scf::YieldOp>(loc, sum);
+        });
+    return loop.getResult(0);
+  }
+
+  /// Clones an elementwise body with its arguments bound to `scalars`.
+  SmallVector<Value> inlineBody(Region &body, ValueRange scalars) {
+    IRMapping mapping;
+    Block &block = body.front();
+    mapping.map(block.getArguments(), scalars);
+    for (Operation &op : block.without_terminator())
+      b.clone(op, mapping);
+    SmallVector<Value> results;
+    for (Value v : block.getTerminator()->getOperands())
+      results.push_back(mapping.lookupOrDefault(v));
+    return results;
+  }
+
+  /// scf.parallel over [0, n).
+  void parallel(Value n, function_ref<void(Value)> body) {
+    b.create<scf::ParallelOp>(loc, ValueRange{idx(0)}, ValueRange{n},
+                              ValueRange{idx(1)},
+                              [&](OpBuilder &nested, Location, ValueRange ivs) {
+                                OpBuilder::InsertionGuard guard(b);
+                                b.setInsertionPoint(nested.getInsertionBlock(),
+                                                    nested.getInsertionPoint());
+                                body(ivs[0]);
+                              });
+  }
+
+  /// scf.for nest over the given extents.
+  void loopNest(ArrayRef<Value> extents, function_ref<void(ValueRange)> body) {
+    SmallVector<Value> lbs(extents.size(), idx(0)),
+        steps(extents.size(), idx(1));
+    scf::buildLoopNest(b, loc, lbs, extents, steps,
+                       [&](OpBuilder &nested, Location, ValueRange ivs) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nested.getInsertionBlock(),
+                                             nested.getInsertionPoint());
+                         body(ivs);
+                       });
+  }
+
+  /// Sets every element of a buffer with the given row count to zero.
+  void zero(Value memref, RankedTensorType type, Value rows,
+            ArrayRef<Value> extents) {
+    Value z = floatConst(type.getElementType(), 0.0);
+    parallel(rows, [&](Value r) {
+      loopNest(extents, [&](ValueRange item) {
+        SmallVector<Value> at = {r};
+        llvm::append_range(at, item);
+        b.create<memref::StoreOp>(loc, z, memref, at);
+      });
+    });
+  }
+
+  /// A per-edge byte mask of `edges` (1: listed); buffer deallocation frees
+  /// it.
+  Value edgeMask(Value edges, Value numEdges) {
+    Value ids = toMemref(edges);
+    auto type = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+    Value mask = b.create<memref::AllocOp>(loc, type, ValueRange{numEdges});
+    Value zero = b.create<arith::ConstantIntOp>(loc, 0, 8);
+    Value one = b.create<arith::ConstantIntOp>(loc, 1, 8);
+    parallel(numEdges,
+             [&](Value e) { b.create<memref::StoreOp>(loc, zero, mask, e); });
+    forEachListedEdge(ids, numEdges, [&](Value e) {
+      b.create<memref::StoreOp>(loc, one, mask, e);
+    });
+    return mask;
+  }
+
+  /// Runs `body` for each id of an edge list that is a valid edge id; ids
+  /// out of range are ignored (a program never sees memory outside the
+  /// graph).
+  void forEachListedEdge(Value ids, Value numEdges,
+                         function_ref<void(Value)> body) {
+    parallel(dim(ids, 0), [&](Value i) {
+      Value e = b.create<memref::LoadOp>(loc, ids, i);
+      Value inRange =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e, numEdges);
+      auto guard = b.create<scf::IfOp>(loc, inRange, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&guard.getThenRegion().front());
+      body(e);
+    });
+  }
+
+  /// For each in-edge slot of destination v (skipping edges not in `mask`),
+  /// runs `body(u, e)`; carries `init` values through `body`'s results.
+  SmallVector<Value> forEachInEdge(
+      const GraphParts &g, Value v, Value mask, ValueRange init,
+      function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+    Value first = b.create<memref::LoadOp>(loc, g.inPtr, v);
+    Value last = b.create<memref::LoadOp>(
+        loc, g.inPtr, ValueRange{b.create<arith::AddIOp>(loc, v, idx(1))});
+    auto loop = b.create<scf::ForOp>(
+        loc, first, last, idx(1), init,
+        [&](OpBuilder &nested, Location, Value slot, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          Value u = b.create<memref::LoadOp>(loc, g.inSrc, slot);
+          Value e = b.create<memref::LoadOp>(loc, g.inEid, slot);
+          if (!mask) {
+            b.create<scf::YieldOp>(loc, body(u, e, carried));
+            return;
+          }
+          Value listed = b.create<arith::CmpIOp>(
+              loc, arith::CmpIPredicate::ne,
+              b.create<memref::LoadOp>(loc, mask, e),
+              b.create<arith::ConstantIntOp>(loc, 0, 8));
+          auto branch = b.create<scf::IfOp>(
+              loc, listed,
+              [&](OpBuilder &t, Location) {
+                OpBuilder::InsertionGuard g2(b);
+                b.setInsertionPoint(t.getInsertionBlock(),
+                                    t.getInsertionPoint());
+                b.create<scf::YieldOp>(loc, body(u, e, carried));
+              },
+              [&](OpBuilder &f, Location) {
+                f.create<scf::YieldOp>(loc, carried);
+              });
+          b.create<scf::YieldOp>(loc, branch.getResults());
+        });
+    return loop.getResults();
+  }
+
+  /// Checks at run time that each feature has the rows its op needs (a
+  /// tensor built inside the program may not); reports the first mismatch
+  /// to the runtime. Returns whether all match.
+  Value sizesMatch(ArrayRef<SizeCheck> checks) {
+    Value all = b.create<arith::ConstantIntOp>(loc, 1, 1);
+    for (auto [memref, dimension, expected, target] : checks) {
+      Value rows = dim(memref, dimension);
+      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rows,
+                                         expected);
+      auto report = b.create<scf::IfOp>(
+          loc,
+          b.create<arith::XOrIOp>(loc, ok,
+                                  b.create<arith::ConstantIntOp>(loc, 1, 1)),
+          /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&report.getThenRegion().front());
+      auto i64 = [&](Value v) {
+        return b.create<arith::IndexCastOp>(loc, b.getI64Type(), v).getResult();
+      };
+      b.create<func::CallOp>(
+          loc, kRowsErrorFn, TypeRange{},
+          ValueRange{i64(rows), i64(expected),
+                     b.create<arith::ConstantIntOp>(loc, target, 64)});
+      b.setInsertionPointAfter(report);
+      all = b.create<arith::AndIOp>(loc, all, ok);
+    }
+    return all;
+  }
+
+  /// Adds checks that the dynamic per-row dims of `f` equal the op's
+  /// (right-aligned) extents: the loops index them up to those extents.
+  static void addItemChecks(SmallVectorImpl<SizeCheck> &checks,
+                            const Feature &f, ArrayRef<Value> extents) {
+    ArrayRef<int64_t> item = getItemShape(f.type);
+    size_t offset = extents.size() - item.size();
+    for (auto [j, size] : llvm::enumerate(item))
+      if (ShapedType::isDynamic(size))
+        checks.push_back(
+            {f.memref, int64_t(j + 1), extents[offset + j], kItemSizeCode});
+  }
+
+  /// Hands `buffers` back as the op's results and erases the op.
+  LogicalResult replaceWithBuffers(Operation *op, ValueRange buffers) {
+    for (auto [result, buffer] : llvm::zip_equal(op->getResults(), buffers))
+      result.replaceAllUsesWith(toTensor(buffer));
+    op->erase();
+    return success();
+  }
+
+  /// Runs `body` only if `ok`.
+  void guarded(Value ok, function_ref<void()> body) {
+    auto branch = b.create<scf::IfOp>(loc, ok, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    body();
+  }
+
+  /// The code of a target in row-mismatch reports.
+  static int64_t targetCode(Target t) { return static_cast<int64_t>(t); }
+
+  /// The row count features of `t` must have.
+  static Value rowsOf(const GraphParts &g, Target t) {
+    return t == Target::Src   ? g.numSrc
+           : t == Target::Dst ? g.numDst
+                              : g.numEdges;
+  }
+
+  OpBuilder b;
+  Location loc;
+};
+
+/// Lowerings of the dense node-wise layers (DenseLayers.cpp).
+LogicalResult lowerLinear(LinearOp op);
+LogicalResult lowerLayerNorm(LayerNormOp op);
+LogicalResult lowerLogSoftmax(LogSoftmaxOp op);
+
+} // namespace mlir::gnn::loops
+
+#endif // GNN_CONVERSION_GNNTOLOOPS_LOWERING_H

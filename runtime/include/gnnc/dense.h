@@ -1,0 +1,57 @@
+/*===- dense.h - dense layers for compiled gnn programs (C ABI) ----*- C -*-===*
+ *
+ * Part of gnnc's runtime. Code lowered from gnn.linear calls these through
+ * MLIR's C interface: every memref is passed as a pointer to its descriptor.
+ * All rows of a batch go through one OpenBLAS sgemm.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef GNNC_DENSE_H
+#define GNNC_DENSE_H
+
+#include <stdint.h>
+
+#include "gnnc/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The descriptor of a float32 memref of rank 2 / rank 1. */
+typedef struct {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+} gnn_memref2d_f32;
+
+typedef struct {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+} gnn_memref1d_f32;
+
+/* out[n] = weight @ input[n] + bias for every row n; weight is [out, in].
+ * Sizes that do not fit are reported through gnn_rt_rows_mismatch and out
+ * is left untouched. */
+GNNC_EXPORT void _mlir_ciface_gnn_rt_linear(gnn_memref2d_f32 *input,
+                                            gnn_memref2d_f32 *weight,
+                                            gnn_memref1d_f32 *bias,
+                                            gnn_memref2d_f32 *out);
+
+/* The same without a bias. */
+GNNC_EXPORT void _mlir_ciface_gnn_rt_linear_nobias(gnn_memref2d_f32 *input,
+                                                   gnn_memref2d_f32 *weight,
+                                                   gnn_memref2d_f32 *out);
+
+/* Sets the number of threads the dense layers use (OpenBLAS). */
+GNNC_EXPORT void gnn_rt_set_dense_threads(int threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNNC_DENSE_H */

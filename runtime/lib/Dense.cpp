@@ -1,0 +1,90 @@
+//===- Dense.cpp - dense layers on OpenBLAS -------------------------------===//
+//
+// Part of gnnc's runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/dense.h"
+#include "gnnc/errors.h"
+
+#include <cblas.h>
+
+namespace {
+/// Target code of gnn_rt_rows_mismatch for a per-row size.
+constexpr int64_t kItemSize = 4;
+
+/// Row-major matrix view with unit column stride (sgemm's layout), or
+/// null if the memref is laid out otherwise.
+struct Matrix {
+  float *data;
+  int64_t rows, cols, ld;
+};
+
+bool view(const gnn_memref2d_f32 *m, Matrix &out) {
+  out = {m->aligned + m->offset, m->sizes[0], m->sizes[1], m->strides[0]};
+  if (out.cols <= 1)
+    out.ld = out.cols > 0 ? out.cols : 1;
+  return (m->strides[1] == 1 || m->sizes[1] <= 1) && out.ld >= out.cols;
+}
+
+void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
+            const gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
+  Matrix x, w, y;
+  bool dense = view(input, x) & view(weight, w) & view(out, y);
+  if (x.cols != w.cols)
+    return gnn_rt_rows_mismatch(x.cols, w.cols, kItemSize);
+  if (y.rows != x.rows)
+    return gnn_rt_rows_mismatch(y.rows, x.rows, 3);
+  if (y.cols != w.rows)
+    return gnn_rt_rows_mismatch(y.cols, w.rows, kItemSize);
+  if (bias && bias->sizes[0] != w.rows)
+    return gnn_rt_rows_mismatch(bias->sizes[0], w.rows, kItemSize);
+  if (y.rows == 0 || y.cols == 0)
+    return;
+  const float *b = bias ? bias->aligned + bias->offset : nullptr;
+  int64_t bs = bias ? bias->strides[0] : 0;
+  if (!dense) {
+    // Strided views: a plain loop (lowered code never produces them today).
+    for (int64_t n = 0; n < x.rows; ++n)
+      for (int64_t o = 0; o < w.rows; ++o) {
+        float acc = b ? b[o * bs] : 0.0f;
+        for (int64_t i = 0; i < x.cols; ++i)
+          acc += input->aligned[input->offset + n * input->strides[0] +
+                                i * input->strides[1]] *
+                 weight->aligned[weight->offset + o * weight->strides[0] +
+                                 i * weight->strides[1]];
+        out->aligned[out->offset + n * out->strides[0] + o * out->strides[1]] =
+            acc;
+      }
+    return;
+  }
+  float beta = 0.0f;
+  if (b) {
+    for (int64_t n = 0; n < y.rows; ++n)
+      for (int64_t o = 0; o < y.cols; ++o)
+        y.data[n * y.ld + o] = b[o * bs];
+    beta = 1.0f;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(x.rows), int(w.rows),
+              int(x.cols), 1.0f, x.data, int(x.ld), w.data, int(w.ld), beta,
+              y.data, int(y.ld));
+}
+} // namespace
+
+extern "C" void _mlir_ciface_gnn_rt_linear(gnn_memref2d_f32 *input,
+                                           gnn_memref2d_f32 *weight,
+                                           gnn_memref1d_f32 *bias,
+                                           gnn_memref2d_f32 *out) {
+  linear(input, weight, bias, out);
+}
+
+extern "C" void _mlir_ciface_gnn_rt_linear_nobias(gnn_memref2d_f32 *input,
+                                                  gnn_memref2d_f32 *weight,
+                                                  gnn_memref2d_f32 *out) {
+  linear(input, weight, nullptr, out);
+}
+
+extern "C" void gnn_rt_set_dense_threads(int threads) {
+  if (threads > 0)
+    openblas_set_num_threads(threads);
+}

@@ -1,0 +1,213 @@
+"""An independent PyTorch implementation of the model semantics.
+
+It follows ../shared/reference/semantics.md with dense, padded attention and
+masks (no graphs), so it checks gnnc's graph formulation from the outside.
+Parameter names are those of the state_dict the weights file holds. Used by
+the golden-file generator (test/Models) and the example training scripts.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+SOS, EOS, PAD = 0, 1, 2
+
+
+def sinusoid_table(rows, d):
+    pos = torch.arange(rows, dtype=torch.float32).unsqueeze(1)
+    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) *
+                    (-math.log(10000.0) / d))
+    pe = torch.zeros(rows, d)
+    pe[:, 0::2] = torch.sin(pos * div)
+    pe[:, 1::2] = torch.cos(pos * div)[:, : d // 2]
+    return pe
+
+
+class Attention(nn.Module):
+    def __init__(self, d, bias):
+        super().__init__()
+        self.linears = nn.ModuleList(nn.Linear(d, d, bias=bias)
+                                     for _ in range(4))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d, d_ff):
+        super().__init__()
+        self.w_1 = nn.Linear(d, d_ff)
+        self.w_2 = nn.Linear(d_ff, d)
+
+    def forward(self, x):
+        return self.w_2(torch.relu(self.w_1(x)))
+
+
+class Sublayer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+
+
+class Layer(nn.Module):
+    def __init__(self, d, d_ff, bias, decoder):
+        super().__init__()
+        self.self_attn = Attention(d, bias)
+        if decoder:
+            self.src_attn = Attention(d, bias)
+        self.feed_forward = FeedForward(d, d_ff)
+        self.sublayer = nn.ModuleList(Sublayer(d)
+                                      for _ in range(3 if decoder else 2))
+
+
+class Stack(nn.Module):
+    def __init__(self, n, d, d_ff, bias, decoder):
+        super().__init__()
+        self.layers = nn.ModuleList(Layer(d, d_ff, bias, decoder)
+                                    for _ in range(n))
+        self.norm = nn.LayerNorm(d)
+
+
+class Embedding(nn.Module):
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.lut = nn.Embedding(vocab, d)
+
+
+class Generator(nn.Module):
+    def __init__(self, d, vocab):
+        super().__init__()
+        self.proj = nn.Linear(d, vocab)
+
+
+class PosTable(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.register_buffer("pe", sinusoid_table(5000, d).unsqueeze(0))
+
+
+def config_defaults(config):
+    c = dict(config)
+    c.setdefault("max_len", 50)
+    c.setdefault("score_clamp", 10)
+    c.setdefault("cross_attention", "dgl")
+    return c
+
+
+class Transformer(nn.Module):
+    """architecture "transformer"; bias: attention linears have biases."""
+
+    def __init__(self, config, bias=True, pe_in_file=False):
+        super().__init__()
+        c = config_defaults(config)
+        self.config = c
+        d, n, ff = c["d_model"], c["layers"], c["d_ff"]
+        self.d, self.h = d, c["heads"]
+        self.encoder = Stack(n, d, ff, bias, decoder=False)
+        self.decoder = Stack(n, d, ff, bias, decoder=True)
+        self.src_embed = Embedding(c["src_vocab"], d)
+        self.tgt_embed = Embedding(c["tgt_vocab"], d)
+        self.generator = Generator(d, c["tgt_vocab"])
+        if pe_in_file:
+            self.pos_enc = PosTable(d)
+        self.register_buffer("default_pe", sinusoid_table(c["max_len"], d),
+                             persistent=False)
+
+    def pe(self, length):
+        if hasattr(self, "pos_enc"):
+            return self.pos_enc.pe[0, :length]
+        return self.default_pe[:length]
+
+    def attend(self, q, k, v, mask):
+        """q [B,M,d], k/v [B,N,d], mask [B,M,N] (True = edge)."""
+        B, M, d = q.shape
+        N = k.shape[1]
+        h, dk = self.h, d // self.h
+        q = q.view(B, M, h, dk).transpose(1, 2)
+        k = k.view(B, N, h, dk).transpose(1, 2)
+        v = v.view(B, N, h, dk).transpose(1, 2)
+        score = q @ k.transpose(-1, -2) / math.sqrt(dk)  # [B,h,M,N]
+        m = mask.unsqueeze(1)
+        clamp = self.config["score_clamp"]
+        if clamp is None:
+            score = score.masked_fill(~m, float("-inf"))
+            w = torch.softmax(score, dim=-1)
+            w = torch.nan_to_num(w, nan=0.0)
+            out = w @ v
+        else:
+            e = torch.exp(score.clamp(-clamp, clamp)) * m
+            z = e.sum(-1, keepdim=True)
+            out = (e @ v) / torch.where(z > 0, z, torch.ones_like(z))
+        return out.transpose(1, 2).reshape(B, M, d)
+
+    def encode(self, src, src_len):
+        B, N = src.shape
+        valid = torch.arange(N).unsqueeze(0) < src_len.unsqueeze(1)
+        mask = valid.unsqueeze(1) & valid.unsqueeze(2)
+        x = self.src_embed.lut(src) * math.sqrt(self.d) + self.pe(N)
+        n_layers = len(self.encoder.layers)
+        for i, L in enumerate(self.encoder.layers):
+            n = L.sublayer[0].norm(x)
+            a = L.self_attn.linears
+            x = x + a[3](self.attend(a[0](n), a[1](n), a[2](n), mask))
+            x = x + L.feed_forward(L.sublayer[1].norm(x))
+            if i == n_layers - 1:
+                x = self.encoder.norm(x)
+        return x, valid
+
+    def decode(self, mem, src_valid, tgt, tgt_len):
+        B, M = tgt.shape
+        valid = torch.arange(M).unsqueeze(0) < tgt_len.unsqueeze(1)
+        causal = torch.ones(M, M, dtype=torch.bool).tril()
+        self_mask = causal.unsqueeze(0) & valid.unsqueeze(1) & valid.unsqueeze(2)
+        cross_mask = src_valid.unsqueeze(1) & valid.unsqueeze(2)
+        y = self.tgt_embed.lut(tgt) * math.sqrt(self.d) + self.pe(M)
+        n_layers = len(self.decoder.layers)
+        mode = self.config["cross_attention"]
+        for i, L in enumerate(self.decoder.layers):
+            last = i == n_layers - 1
+            n = L.sublayer[0].norm(y)
+            s = L.self_attn.linears
+            y = y + s[3](self.attend(s[0](n), s[1](n), s[2](n), self_mask))
+            if last:
+                y = self.decoder.norm(y)
+            A = s if mode == "shared" else L.src_attn.linears
+            O = L.src_attn.linears if mode == "standard" else s
+            q = A[0](L.sublayer[1].norm(y))
+            y = y + O[3](self.attend(q, A[1](mem), A[2](mem), cross_mask))
+            y = y + L.feed_forward(L.sublayer[2].norm(y))
+            if last:
+                y = self.decoder.norm(y)
+        return torch.log_softmax(self.generator.proj(y), dim=-1)
+
+    def forward(self, src, src_len, tgt, tgt_len):
+        mem, src_valid = self.encode(src, src_len)
+        return self.decode(mem, src_valid, tgt, tgt_len)
+
+
+def pad_batch(seqs, pad=PAD):
+    n = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), n), pad, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return ids, torch.tensor([len(s) for s in seqs])
+
+
+def log_probs(model, srcs, tgts):
+    """Teacher-forced log-probs, rows in input order: [sum len(tgt), V]."""
+    src, src_len = pad_batch(srcs)
+    tgt, tgt_len = pad_batch(tgts)
+    with torch.no_grad():
+        out = model(src, src_len, tgt, tgt_len)
+    return torch.cat([out[i, : len(t)] for i, t in enumerate(tgts)])
+
+
+def greedy(model, src_ids, max_len):
+    """Greedy decoding by recomputing the prefix; returns the tokens."""
+    out = [SOS]
+    with torch.no_grad():
+        while len(out) - 1 < max_len - 1:
+            lp = log_probs(model, [src_ids], [out])
+            tok = int(lp[-1].argmax())
+            if tok == EOS:
+                break
+            out.append(tok)
+    return out[1:]
