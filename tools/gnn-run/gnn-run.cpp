@@ -4,11 +4,14 @@
 //
 //   gnn-run PROGRAM.mlir --graph G.safetensors --inputs X.safetensors
 //           --out Y.safetensors [--entry NAME] [--no-fuse]
+//   gnn-run [IR.mlir] --config MODEL.json --src FILE [--tgt FILE] ...
+//   gnn-run --config MODEL.json --emit-ir
 //
-// Compiles one function of a gnn program for the CPU and runs it on a user's
-// graph (source/destination id arrays and node counts; a batch of graphs is
-// one graph) with the features named after the function's arguments, and
-// writes its results by name.
+// Without --config: compiles one function of a gnn program for the CPU and
+// runs it on a user's graph (source/destination id arrays and node counts; a
+// batch of graphs is one graph) with the features named after the
+// function's arguments, and writes its results by name. With --config: runs
+// a Transformer model (ModelMode.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Runner/SafeTensors.h"
+#include "ModelMode.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -38,11 +42,10 @@ using namespace mlir::gnn;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("gnn-run options");
-static cl::opt<std::string> programFile(cl::Positional, cl::Required,
-                                        cl::desc("<program.mlir>"),
-                                        cl::cat(category));
 static cl::opt<std::string>
-    graphFile("graph", cl::Required, cl::cat(category),
+    programFile(cl::Positional, cl::desc("<program.mlir>"), cl::cat(category));
+static cl::opt<std::string>
+    graphFile("graph", cl::cat(category),
               cl::desc("safetensors file with the graph: 'src' and 'dst' "
                        "(int64 edge lists) and 'num_nodes' or 'num_src' and "
                        "'num_dst'; with several graph arguments, each "
@@ -52,8 +55,9 @@ static cl::opt<std::string>
                cl::desc("safetensors file with one tensor per non-graph "
                         "argument, named after it"));
 static cl::opt<std::string>
-    outFile("out", cl::Required, cl::cat(category),
-            cl::desc("safetensors file for the results"));
+    outFile("out", cl::cat(category),
+            cl::desc("output file: the program's results (safetensors); with "
+                     "--config, log_probs (forward) or decoded lines"));
 static cl::opt<std::string>
     entryName("entry", cl::init("main"), cl::cat(category),
               cl::desc("function to run (default main)"));
@@ -61,6 +65,50 @@ static cl::opt<bool> noFuse("no-fuse", cl::cat(category),
                             cl::desc("run the unfused lowering"));
 static cl::opt<bool> serial("serial", cl::cat(category),
                             cl::desc("run on one core"));
+
+static cl::OptionCategory modelCategory("model options (with --config)");
+static cl::opt<std::string>
+    configFile("config", cl::cat(modelCategory),
+               cl::desc("model config JSON: run a Transformer model"));
+static cl::opt<std::string>
+    weightsFile("weights", cl::cat(modelCategory),
+                cl::desc("weights (safetensors); default: the config's"));
+static cl::opt<std::string> srcFile("src", cl::cat(modelCategory),
+                                    cl::desc("source sequences, one per line"));
+static cl::opt<std::string>
+    tgtFile("tgt", cl::cat(modelCategory),
+            cl::desc("decoder inputs (from <sos>), one per line; forward"));
+static cl::opt<bool>
+    idsInput("ids", cl::cat(modelCategory),
+             cl::desc("sequences are integer ids, not tokens"));
+static cl::opt<gnnrun::Mode> mode(
+    "mode", cl::cat(modelCategory), cl::init(gnnrun::Mode::Greedy),
+    cl::desc("what to compute (default greedy)"),
+    cl::values(clEnumValN(gnnrun::Mode::Forward, "forward",
+                          "teacher-forced log-probs of the decoder inputs"),
+               clEnumValN(gnnrun::Mode::Greedy, "greedy", "greedy decoding"),
+               clEnumValN(gnnrun::Mode::Beam, "beam", "beam search")));
+static cl::opt<int64_t> beamSize("beam-size", cl::init(4),
+                                 cl::cat(modelCategory),
+                                 cl::desc("beam width (default 4)"));
+static cl::opt<double> alpha("alpha", cl::init(0.6), cl::cat(modelCategory),
+                             cl::desc("length penalty exponent (default 0.6)"));
+static cl::opt<int64_t>
+    maxLen("max-len", cl::init(0), cl::cat(modelCategory),
+           cl::desc("decoding limit: at most N-1 output tokens (default: "
+                    "the config's max_len)"));
+static cl::opt<int64_t> batchSize("batch-size", cl::init(64),
+                                  cl::cat(modelCategory),
+                                  cl::desc("sequences per batch (default 64)"));
+static cl::opt<std::string> device("device", cl::init("cpu"),
+                                   cl::cat(modelCategory),
+                                   cl::desc("cpu or cuda (default cpu)"));
+static cl::opt<bool> emitIR("emit-ir", cl::cat(modelCategory),
+                            cl::desc("print the model as gnn IR and exit"));
+static cl::opt<bool> incremental(
+    "incremental", cl::cat(modelCategory),
+    cl::desc("forward: compute one decoder position per step through the "
+             "incremental decoder's k/v cache"));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "gnn-run") << message << "\n";
@@ -149,7 +197,14 @@ static llvm::Expected<gnn_graph *> buildGraph(const TensorMap &tensors,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  // libLLVM registers an option named "threads" of its own; gnn-run's
+  // --threads is part of its interface, so LLVM's is renamed first.
+  auto &registered = cl::getRegisteredOptions();
+  if (auto it = registered.find("threads"); it != registered.end())
+    it->second->setArgStr("llvm-threads");
+  cl::opt<int64_t> threads("threads", cl::init(0), cl::cat(modelCategory),
+                           cl::desc("threads (default: all cores)"));
+  cl::HideUnrelatedOptions({&category, &modelCategory});
   cl::ParseCommandLineOptions(argc, argv, "run compiled gnn programs\n");
 
   DialectRegistry registry;
@@ -158,6 +213,32 @@ int main(int argc, char **argv) {
   gnn::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+
+  if (!configFile.empty()) {
+    gnnrun::ModelRunOptions o;
+    o.config = configFile;
+    o.weights = weightsFile;
+    o.ir = programFile;
+    o.src = srcFile;
+    o.tgt = tgtFile;
+    o.out = outFile;
+    o.device = device;
+    o.ids = idsInput;
+    o.emitIR = emitIR;
+    o.fuse = !noFuse;
+    o.incremental = incremental;
+    o.mode = mode;
+    o.beamSize = beamSize;
+    o.maxLen = maxLen;
+    o.batchSize = batchSize;
+    o.threads = serial ? 1 : threads.getValue();
+    o.alpha = alpha;
+    return gnnrun::runModel(context, o);
+  }
+  if (programFile.empty())
+    return fail("give a program (PROGRAM.mlir) or a model (--config)");
+  if (graphFile.empty() || outFile.empty())
+    return fail("running a program needs --graph and --out");
 
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(programFile);
   if (!buffer)

@@ -849,12 +849,19 @@ static LogicalResult expandGraphArguments(func::FuncOp fn) {
   for (Type t : fn.getResultTypes())
     if (isa<GraphType>(t))
       return fn.emitOpError("returns a graph, which cannot be lowered");
+  // Each part of a graph keeps the graph's argument attributes.
   SmallVector<Type> inputs;
-  for (Type t : fn.getArgumentTypes()) {
-    if (isa<GraphType>(t))
+  SmallVector<Attribute> argAttrs;
+  ArrayAttr oldAttrs = fn.getArgAttrsAttr();
+  for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+    Attribute attrs = oldAttrs ? oldAttrs[i] : DictionaryAttr::get(ctx, {});
+    if (isa<GraphType>(t)) {
       llvm::append_range(inputs, parts);
-    else
+      argAttrs.append(parts.size(), attrs);
+    } else {
       inputs.push_back(t);
+      argAttrs.push_back(attrs);
+    }
   }
   if (!fn.isExternal()) {
     Block &entry = fn.getBody().front();
@@ -874,6 +881,8 @@ static LogicalResult expandGraphArguments(func::FuncOp fn) {
     }
   }
   fn.setFunctionType(FunctionType::get(ctx, inputs, fn.getResultTypes()));
+  if (oldAttrs)
+    fn.setArgAttrsAttr(ArrayAttr::get(ctx, argAttrs));
   if (fn.isPublic())
     fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(ctx));

@@ -1,0 +1,58 @@
+//===- TransformerBuilder.h - the Transformer as gnn IR ---------*- C++ -*-===//
+//
+// Part of gnnc. Writes a model of ../shared/reference/semantics.md as a gnn
+// module: attention in DGL's form (score, scaled exp, two sums, division)
+// for gnn-fuse-attention to fuse, dense layers as gnn.linear.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_MODELS_TRANSFORMERBUILDER_H
+#define GNN_MODELS_TRANSFORMERBUILDER_H
+
+#include "GNN/Models/ModelConfig.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <string>
+
+namespace mlir::gnn {
+
+/// The functions of a model module and the names (`gnn.name` attributes) of
+/// their run-time arguments and results; every other tensor argument is a
+/// weight named as in the weights file.
+///
+///   @encode(ee, src_tokens, src_positions, pe, weights) -> memory
+///   @cross_kv(memory, weights) -> cross_k.i, cross_v.i  (per layer)
+///   @decode(dd, ed, tgt_tokens, tgt_positions, cache_slots, pe,
+///           cross_k.i, cross_v.i, self_k.i, self_v.i, weights)
+///       -> log_probs, self_k.i, self_v.i
+///
+/// @decode computes only the new decoder nodes (the destinations of dd and
+/// ed): their k/v are written to rows cache_slots of self_k.i / self_v.i,
+/// whose rows are all decoder nodes the new ones attend to (dd's sources).
+/// A teacher-forced forward passes every decoder node as new.
+namespace model {
+constexpr const char *kEncode = "encode", *kCrossKV = "cross_kv",
+                     *kDecode = "decode";
+constexpr const char *kEE = "ee", *kED = "ed", *kDD = "dd";
+constexpr const char *kSrcTokens = "src_tokens",
+                     *kSrcPositions = "src_positions",
+                     *kTgtTokens = "tgt_tokens",
+                     *kTgtPositions = "tgt_positions",
+                     *kCacheSlots = "cache_slots", *kPE = "pe",
+                     *kMemory = "memory", *kLogProbs = "log_probs";
+inline std::string crossK(int64_t i) { return "cross_k." + std::to_string(i); }
+inline std::string crossV(int64_t i) { return "cross_v." + std::to_string(i); }
+inline std::string selfK(int64_t i) { return "self_k." + std::to_string(i); }
+inline std::string selfV(int64_t i) { return "self_v." + std::to_string(i); }
+} // namespace model
+
+/// The gnn IR of an architecture "transformer" model. `hasWeight` says
+/// which optional tensors (attention biases) the weights file holds.
+std::string
+buildTransformerIR(const ModelConfig &config,
+                   llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+
+} // namespace mlir::gnn
+
+#endif // GNN_MODELS_TRANSFORMERBUILDER_H

@@ -1,0 +1,96 @@
+//===- TransformerRunner.h - run compiled Transformer models ----*- C++ -*-===//
+//
+// Part of gnnc. Compiles a model's gnn module (built from its config, or a
+// user's) and runs batches of sequences as one block-diagonal graph:
+// teacher-forced forward, and greedy or beam decoding that computes only the
+// new decoder nodes at each step and reuses the cached k/v of the others.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_MODELS_TRANSFORMERRUNNER_H
+#define GNN_MODELS_TRANSFORMERRUNNER_H
+
+#include "GNN/Models/ModelConfig.h"
+#include "GNN/Runner/JitRunner.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::gnn {
+
+using Sequence = std::vector<int64_t>;
+
+/// Special token ids.
+constexpr int64_t kSos = 0, kEos = 1;
+
+struct ModelOptions {
+  CompileOptions compile;
+  /// Weights file; empty: the config's.
+  std::string weightsPath;
+  /// A gnn module to run instead of the built one; empty: build it.
+  std::string irPath;
+  /// The longest decoder input to prepare positions for (>= max_len).
+  int64_t positions = 0;
+};
+
+class TransformerModel {
+public:
+  /// Reads and checks the weights, builds (or reads) the module and
+  /// compiles it.
+  static llvm::Expected<std::unique_ptr<TransformerModel>>
+  load(MLIRContext &ctx, const ModelConfig &config,
+       const ModelOptions &options);
+
+  /// The module the model runs, as gnn IR text (before compilation).
+  static llvm::Expected<std::string> emitIR(MLIRContext &ctx,
+                                            const ModelConfig &config,
+                                            const std::string &weightsPath);
+
+  const ModelConfig &getConfig() const { return config; }
+
+  /// Teacher-forced log-probs: [sum of target lengths, tgt_vocab], rows in
+  /// input order. Sources and targets are non-empty; targets are decoder
+  /// inputs.
+  llvm::Expected<HostTensor> forward(llvm::ArrayRef<Sequence> sources,
+                                     llvm::ArrayRef<Sequence> targets);
+
+  /// Greedy decoding; outputs exclude <sos> and <eos>. `maxLen` bounds the
+  /// output to maxLen - 1 tokens.
+  llvm::Expected<std::vector<Sequence>> greedy(llvm::ArrayRef<Sequence> sources,
+                                               int64_t maxLen);
+
+  /// Beam search with the GNMT length penalty ((5 + len) / 6)^alpha.
+  llvm::Expected<std::vector<Sequence>> beam(llvm::ArrayRef<Sequence> sources,
+                                             int64_t beamSize, double alpha,
+                                             int64_t maxLen);
+
+  /// Teacher-forced log-probs computed through the incremental decoder, one
+  /// step per position (a check that caching changes nothing).
+  llvm::Expected<HostTensor>
+  forwardIncremental(llvm::ArrayRef<Sequence> sources,
+                     llvm::ArrayRef<Sequence> targets);
+
+private:
+  struct Encoded;
+  struct Step;
+  struct Hypothesis;
+  TransformerModel() = default;
+  llvm::Expected<Encoded> encode(llvm::ArrayRef<Sequence> sources);
+  llvm::Expected<HostTensor> decodeStep(Encoded &enc,
+                                        std::vector<Hypothesis *> &live);
+  llvm::Error bindWeights();
+
+  ModelConfig config;
+  TensorMap weights;
+  HostTensor pe;
+  std::unique_ptr<JitProgram> program;
+  /// Weight arguments of each entry, by position.
+  std::map<std::string, std::vector<const HostTensor *>> bound;
+};
+
+} // namespace mlir::gnn
+
+#endif // GNN_MODELS_TRANSFORMERRUNNER_H

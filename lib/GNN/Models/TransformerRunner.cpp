@@ -1,0 +1,645 @@
+//===- TransformerRunner.cpp - run compiled Transformer models ------------===//
+//
+// Part of gnnc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Models/TransformerRunner.h"
+#include "GNN/Models/TransformerBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::gnn;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+struct GraphDeleter {
+  void operator()(gnn_graph *g) const { gnn_graph_free(g); }
+};
+using GraphPtr = std::unique_ptr<gnn_graph, GraphDeleter>;
+
+/// Wraps a runtime graph builder's result.
+Expected<GraphPtr> built(int status, gnn_graph *graph, const char *err) {
+  if (status != 0)
+    return fail(llvm::Twine("cannot build a graph: ") + err);
+  return GraphPtr(graph);
+}
+
+Expected<GraphPtr> fromCoo(int64_t numSrc, int64_t numDst,
+                           const std::vector<int64_t> &src,
+                           const std::vector<int64_t> &dst) {
+  gnn_graph *g = nullptr;
+  char err[256] = {0};
+  int status = gnn_graph_from_coo(numSrc, numDst, int64_t(src.size()),
+                                  src.data(), dst.data(), &g, err, sizeof(err));
+  return built(status, g, err);
+}
+
+HostTensor ids(const std::vector<int64_t> &values) {
+  HostTensor t;
+  t.dtype = DType::I64;
+  t.shape = {int64_t(values.size())};
+  t.allocate();
+  if (!values.empty())
+    std::memcpy(t.data(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
+HostTensor zeros(std::vector<int64_t> shape) {
+  HostTensor t;
+  t.dtype = DType::F32;
+  t.shape = std::move(shape);
+  t.allocate();
+  return t;
+}
+
+/// The sinusoidal table of semantics.md, computed in float32 as PyTorch
+/// computes it.
+HostTensor sinusoidTable(int64_t rows, int64_t d) {
+  HostTensor t = zeros({rows, d});
+  float *pe = t.as<float>();
+  float step = float(-std::log(10000.0) / double(d));
+  for (int64_t i = 0; 2 * i < d; ++i) {
+    float div = std::exp(float(2 * i) * step);
+    for (int64_t pos = 0; pos < rows; ++pos) {
+      float angle = float(pos) * div;
+      pe[pos * d + 2 * i] = std::sin(angle);
+      if (2 * i + 1 < d)
+        pe[pos * d + 2 * i + 1] = std::cos(angle);
+    }
+  }
+  return t;
+}
+
+/// Names that are run-time inputs rather than weights.
+bool isRuntimeInput(llvm::StringRef name, int64_t layers) {
+  static const char *fixed[] = {model::kEE,           model::kED,
+                                model::kDD,           model::kSrcTokens,
+                                model::kSrcPositions, model::kTgtTokens,
+                                model::kTgtPositions, model::kCacheSlots,
+                                model::kPE,           model::kMemory};
+  for (const char *f : fixed)
+    if (name == f)
+      return true;
+  for (int64_t i = 0; i < layers; ++i)
+    if (name == model::crossK(i) || name == model::crossV(i) ||
+        name == model::selfK(i) || name == model::selfV(i))
+      return true;
+  return false;
+}
+
+Expected<OwningOpRef<ModuleOp>>
+parseModule(MLIRContext &ctx, llvm::StringRef text, llvm::StringRef name) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(&ctx), name);
+  if (!module)
+    return fail("cannot parse " + name + ":\n" + diagnostics);
+  return std::move(module);
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+static Expected<TensorMap> loadWeights(const ModelConfig &config,
+                                       const std::string &path) {
+  if (path.empty())
+    return fail("config: no weights file (set \"weights\" or pass --weights)");
+  Expected<TensorMap> weights = readSafeTensors(path);
+  if (!weights)
+    return fail("weights '" + path +
+                "': " + llvm::toString(weights.takeError()));
+  if (Error e = checkWeights(config, *weights))
+    return std::move(e);
+  return weights;
+}
+
+static std::string modelText(const ModelConfig &config,
+                             const TensorMap &weights) {
+  return buildTransformerIR(config, [&](llvm::StringRef name) {
+    return weights.count(name.str()) != 0;
+  });
+}
+
+Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
+                                               const ModelConfig &config,
+                                               const std::string &weightsPath) {
+  if (config.architecture != Architecture::Transformer)
+    return fail("architecture \"universal_transformer\" is not supported by "
+                "this version of gnn-run");
+  Expected<TensorMap> weights = loadWeights(
+      config, weightsPath.empty() ? config.weightsPath : weightsPath);
+  if (!weights)
+    return weights.takeError();
+  Expected<OwningOpRef<ModuleOp>> module =
+      parseModule(ctx, modelText(config, *weights), "the built model");
+  if (!module)
+    return module.takeError();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (*module)->print(os);
+  return text;
+}
+
+Expected<std::unique_ptr<TransformerModel>>
+TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
+                       const ModelOptions &options) {
+  if (config.architecture != Architecture::Transformer)
+    return fail("architecture \"universal_transformer\" is not supported by "
+                "this version of gnn-run");
+  std::unique_ptr<TransformerModel> m(new TransformerModel());
+  m->config = config;
+  Expected<TensorMap> weights =
+      loadWeights(config, options.weightsPath.empty() ? config.weightsPath
+                                                      : options.weightsPath);
+  if (!weights)
+    return weights.takeError();
+  m->weights = std::move(*weights);
+
+  // Positions: the file's table (viewed as [N, d]) or the sinusoids.
+  int64_t rows = std::max(config.maxLen, options.positions);
+  auto table = m->weights.find("pos_enc.pe");
+  if (table != m->weights.end()) {
+    m->pe = table->second;
+    m->pe.shape = {m->pe.shape[1], m->pe.shape[2]};
+    if (m->pe.shape[0] < rows)
+      return fail("weights: 'pos_enc.pe' has " + llvm::Twine(m->pe.shape[0]) +
+                  " positions, fewer than the " + llvm::Twine(rows) +
+                  " needed");
+  } else {
+    m->pe = sinusoidTable(rows, config.dModel);
+  }
+
+  std::string text;
+  std::string name = "the built model";
+  if (!options.irPath.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(options.irPath);
+    if (!buffer)
+      return fail("cannot read '" + options.irPath +
+                  "': " + buffer.getError().message());
+    text = (*buffer)->getBuffer().str();
+    name = options.irPath;
+  } else {
+    text = modelText(config, m->weights);
+  }
+  Expected<OwningOpRef<ModuleOp>> module = parseModule(ctx, text, name);
+  if (!module)
+    return module.takeError();
+  Expected<std::unique_ptr<JitProgram>> program = JitProgram::compile(
+      std::move(*module), {model::kEncode, model::kCrossKV, model::kDecode},
+      options.compile);
+  if (!program)
+    return program.takeError();
+  m->program = std::move(*program);
+  if (Error e = m->bindWeights())
+    return std::move(e);
+  return m;
+}
+
+Error TransformerModel::bindWeights() {
+  for (const char *entry : {model::kEncode, model::kCrossKV, model::kDecode}) {
+    const EntryPoint *e = program->lookup(entry);
+    std::vector<const HostTensor *> &args = bound[entry];
+    for (const Parameter &p : e->parameters) {
+      if (isRuntimeInput(p.name, config.layers)) {
+        args.push_back(nullptr);
+        continue;
+      }
+      auto it = weights.find(p.name);
+      if (it == weights.end())
+        return fail("weights: missing tensor '" + p.name + "', which @" +
+                    entry + " reads");
+      const HostTensor &t = it->second;
+      bool fits = t.dtype == p.dtype && t.shape.size() == p.shape.size();
+      for (size_t i = 0; fits && i < t.shape.size(); ++i)
+        fits = ShapedType::isDynamic(p.shape[i]) || p.shape[i] == t.shape[i];
+      if (!fits)
+        return fail("weights: tensor '" + p.name + "' is " + t.describe() +
+                    ", which does not fit @" + entry + "'s argument");
+      args.push_back(&t);
+    }
+  }
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Run-time arguments of one call, by name.
+struct Inputs {
+  std::map<std::string, const gnn_graph *> graphs;
+  std::map<std::string, const HostTensor *> tensors;
+};
+
+/// Results of one call, by name.
+using Outputs = std::map<std::string, HostTensor>;
+
+Expected<Outputs> call(JitProgram &program,
+                       const std::vector<const HostTensor *> &weights,
+                       llvm::StringRef entry, const Inputs &inputs) {
+  const EntryPoint *e = program.lookup(entry);
+  std::vector<Argument> args;
+  for (auto [i, p] : llvm::enumerate(e->parameters)) {
+    Argument a;
+    if (weights[i]) {
+      a.tensor = weights[i];
+    } else if (p.isGraph) {
+      auto it = inputs.graphs.find(p.name);
+      if (it == inputs.graphs.end())
+        return fail("@" + entry + " has an argument '" + p.name +
+                    "' that the runner does not provide");
+      a.graph = it->second;
+    } else {
+      auto it = inputs.tensors.find(p.name);
+      if (it == inputs.tensors.end())
+        return fail("@" + entry + " has an argument '" + p.name +
+                    "' that the runner does not provide");
+      a.tensor = it->second;
+    }
+    args.push_back(a);
+  }
+  Expected<std::vector<HostTensor>> results = program.run(entry, args);
+  if (!results)
+    return results.takeError();
+  Outputs out;
+  for (auto [p, t] : llvm::zip_equal(e->results, *results))
+    out[p.name] = std::move(t);
+  return out;
+}
+
+Expected<HostTensor> take(Outputs &outputs, const std::string &name,
+                          llvm::StringRef entry) {
+  auto it = outputs.find(name);
+  if (it == outputs.end())
+    return fail("@" + entry + " returns no '" + name + "'");
+  return std::move(it->second);
+}
+} // namespace
+
+/// An encoded batch and the decoder's k/v cache.
+struct TransformerModel::Encoded {
+  std::vector<int64_t> offsets, lengths;
+  int64_t numSrc = 0;
+  std::vector<HostTensor> crossK, crossV, selfK, selfV;
+  int64_t cacheRows = 0;
+};
+
+/// A decoder sequence: its tokens (from <sos>) and the cache rows of the
+/// nodes computed so far.
+struct TransformerModel::Hypothesis {
+  int64_t example = 0;
+  Sequence tokens = {kSos};
+  std::vector<int64_t> rows;
+  double logProb = 0.0;
+  double score = 0.0;
+  bool finished = false;
+};
+
+Expected<TransformerModel::Encoded>
+TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
+  Encoded enc;
+  std::vector<int64_t> tokens, positions;
+  for (const Sequence &s : sources) {
+    enc.offsets.push_back(int64_t(tokens.size()));
+    enc.lengths.push_back(int64_t(s.size()));
+    for (auto [pos, t] : llvm::enumerate(s)) {
+      tokens.push_back(t);
+      positions.push_back(int64_t(pos));
+    }
+  }
+  enc.numSrc = int64_t(tokens.size());
+  gnn_graph *g = nullptr;
+  char err[256] = {0};
+  int status = gnn_graph_complete_blocks(
+      enc.lengths.data(), int64_t(enc.lengths.size()), &g, err, sizeof(err));
+  Expected<GraphPtr> ee = built(status, g, err);
+  if (!ee)
+    return ee.takeError();
+  HostTensor tokenIds = ids(tokens), positionIds = ids(positions);
+  Inputs in;
+  in.graphs[model::kEE] = ee->get();
+  in.tensors[model::kSrcTokens] = &tokenIds;
+  in.tensors[model::kSrcPositions] = &positionIds;
+  in.tensors[model::kPE] = &pe;
+  Expected<Outputs> encoded =
+      call(*program, bound[model::kEncode], model::kEncode, in);
+  if (!encoded)
+    return encoded.takeError();
+  Expected<HostTensor> memory = take(*encoded, model::kMemory, model::kEncode);
+  if (!memory)
+    return memory.takeError();
+  Inputs kvIn;
+  kvIn.tensors[model::kMemory] = &*memory;
+  Expected<Outputs> kv =
+      call(*program, bound[model::kCrossKV], model::kCrossKV, kvIn);
+  if (!kv)
+    return kv.takeError();
+  for (int64_t i = 0; i < config.layers; ++i) {
+    Expected<HostTensor> k = take(*kv, model::crossK(i), model::kCrossKV);
+    if (!k)
+      return k.takeError();
+    Expected<HostTensor> v = take(*kv, model::crossV(i), model::kCrossKV);
+    if (!v)
+      return v.takeError();
+    enc.crossK.push_back(std::move(*k));
+    enc.crossV.push_back(std::move(*v));
+    enc.selfK.push_back(zeros({0, config.heads, config.dk()}));
+    enc.selfV.push_back(zeros({0, config.heads, config.dk()}));
+  }
+  return enc;
+}
+
+/// Runs @decode on every live hypothesis's next node: it attends to the
+/// hypothesis's cached nodes and itself, and to its example's encoder nodes.
+Expected<HostTensor>
+TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
+  int64_t fresh = int64_t(live.size()), cached = enc.cacheRows;
+  std::vector<int64_t> tokens, positions, slots, ddSrc, ddDst, edSrc, edDst;
+  for (auto [j, h] : llvm::enumerate(live)) {
+    int64_t pos = int64_t(h->rows.size());
+    tokens.push_back(h->tokens[pos]);
+    positions.push_back(pos);
+    slots.push_back(cached + int64_t(j));
+    for (int64_t r : h->rows) {
+      ddSrc.push_back(r);
+      ddDst.push_back(int64_t(j));
+    }
+    ddSrc.push_back(cached + int64_t(j));
+    ddDst.push_back(int64_t(j));
+    int64_t begin = enc.offsets[h->example];
+    for (int64_t s = begin; s < begin + enc.lengths[h->example]; ++s) {
+      edSrc.push_back(s);
+      edDst.push_back(int64_t(j));
+    }
+  }
+  Expected<GraphPtr> dd = fromCoo(cached + fresh, fresh, ddSrc, ddDst);
+  if (!dd)
+    return dd.takeError();
+  Expected<GraphPtr> ed = fromCoo(enc.numSrc, fresh, edSrc, edDst);
+  if (!ed)
+    return ed.takeError();
+  HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
+             slotIds = ids(slots);
+  // The cache grows by the new rows, which @decode fills.
+  size_t rowBytes = size_t(config.dModel) * sizeof(float);
+  std::vector<HostTensor> selfK, selfV;
+  for (int64_t i = 0; i < config.layers; ++i)
+    for (auto [from, to] :
+         {std::tie(enc.selfK[i], selfK), std::tie(enc.selfV[i], selfV)}) {
+      HostTensor t = zeros({cached + fresh, config.heads, config.dk()});
+      if (cached)
+        std::memcpy(t.data(), from.data(), cached * rowBytes);
+      to.push_back(std::move(t));
+    }
+  Inputs in;
+  in.graphs[model::kDD] = dd->get();
+  in.graphs[model::kED] = ed->get();
+  in.tensors[model::kTgtTokens] = &tokenIds;
+  in.tensors[model::kTgtPositions] = &positionIds;
+  in.tensors[model::kCacheSlots] = &slotIds;
+  in.tensors[model::kPE] = &pe;
+  for (int64_t i = 0; i < config.layers; ++i) {
+    in.tensors[model::crossK(i)] = &enc.crossK[i];
+    in.tensors[model::crossV(i)] = &enc.crossV[i];
+    in.tensors[model::selfK(i)] = &selfK[i];
+    in.tensors[model::selfV(i)] = &selfV[i];
+  }
+  Expected<Outputs> out =
+      call(*program, bound[model::kDecode], model::kDecode, in);
+  if (!out)
+    return out.takeError();
+  for (int64_t i = 0; i < config.layers; ++i) {
+    Expected<HostTensor> k = take(*out, model::selfK(i), model::kDecode);
+    if (!k)
+      return k.takeError();
+    Expected<HostTensor> v = take(*out, model::selfV(i), model::kDecode);
+    if (!v)
+      return v.takeError();
+    enc.selfK[i] = std::move(*k);
+    enc.selfV[i] = std::move(*v);
+  }
+  enc.cacheRows = cached + fresh;
+  for (auto [j, h] : llvm::enumerate(live))
+    h->rows.push_back(cached + int64_t(j));
+  return take(*out, model::kLogProbs, model::kDecode);
+}
+
+Expected<HostTensor>
+TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
+                          llvm::ArrayRef<Sequence> targets) {
+  Expected<Encoded> enc = encode(sources);
+  if (!enc)
+    return enc.takeError();
+  std::vector<int64_t> lengths, tokens, positions;
+  for (const Sequence &t : targets) {
+    lengths.push_back(int64_t(t.size()));
+    for (auto [pos, id] : llvm::enumerate(t)) {
+      tokens.push_back(id);
+      positions.push_back(int64_t(pos));
+    }
+  }
+  int64_t rows = int64_t(tokens.size());
+  gnn_graph *g = nullptr;
+  char err[256] = {0};
+  int status = gnn_graph_causal_blocks(lengths.data(), int64_t(lengths.size()),
+                                       &g, err, sizeof(err));
+  Expected<GraphPtr> dd = built(status, g, err);
+  if (!dd)
+    return dd.takeError();
+  status =
+      gnn_graph_bipartite_blocks(enc->lengths.data(), lengths.data(),
+                                 int64_t(lengths.size()), &g, err, sizeof(err));
+  Expected<GraphPtr> ed = built(status, g, err);
+  if (!ed)
+    return ed.takeError();
+  std::vector<int64_t> slotValues(rows);
+  std::iota(slotValues.begin(), slotValues.end(), 0);
+  HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
+             slots = ids(slotValues);
+  std::vector<HostTensor> caches;
+  for (int64_t i = 0; i < 2 * config.layers; ++i)
+    caches.push_back(zeros({rows, config.heads, config.dk()}));
+  Inputs in;
+  in.graphs[model::kDD] = dd->get();
+  in.graphs[model::kED] = ed->get();
+  in.tensors[model::kTgtTokens] = &tokenIds;
+  in.tensors[model::kTgtPositions] = &positionIds;
+  in.tensors[model::kCacheSlots] = &slots;
+  in.tensors[model::kPE] = &pe;
+  for (int64_t i = 0; i < config.layers; ++i) {
+    in.tensors[model::crossK(i)] = &enc->crossK[i];
+    in.tensors[model::crossV(i)] = &enc->crossV[i];
+    in.tensors[model::selfK(i)] = &caches[2 * i];
+    in.tensors[model::selfV(i)] = &caches[2 * i + 1];
+  }
+  Expected<Outputs> out =
+      call(*program, bound[model::kDecode], model::kDecode, in);
+  if (!out)
+    return out.takeError();
+  return take(*out, model::kLogProbs, model::kDecode);
+}
+
+Expected<HostTensor>
+TransformerModel::forwardIncremental(llvm::ArrayRef<Sequence> sources,
+                                     llvm::ArrayRef<Sequence> targets) {
+  Expected<Encoded> enc = encode(sources);
+  if (!enc)
+    return enc.takeError();
+  int64_t vocab = config.tgtVocab;
+  std::vector<Hypothesis> hyps(targets.size());
+  std::vector<int64_t> firstRow;
+  int64_t total = 0;
+  for (auto [b, t] : llvm::enumerate(targets)) {
+    hyps[b].example = int64_t(b);
+    hyps[b].tokens = t;
+    firstRow.push_back(total);
+    total += int64_t(t.size());
+  }
+  HostTensor result = zeros({total, vocab});
+  for (;;) {
+    std::vector<Hypothesis *> live;
+    for (Hypothesis &h : hyps)
+      if (h.rows.size() < h.tokens.size())
+        live.push_back(&h);
+    if (live.empty())
+      break;
+    Expected<HostTensor> lp = decodeStep(*enc, live);
+    if (!lp)
+      return lp.takeError();
+    for (auto [j, h] : llvm::enumerate(live)) {
+      int64_t row = firstRow[h->example] + int64_t(h->rows.size()) - 1;
+      std::memcpy(result.as<float>() + row * vocab, lp->as<float>() + j * vocab,
+                  vocab * sizeof(float));
+    }
+  }
+  return result;
+}
+
+Expected<std::vector<Sequence>>
+TransformerModel::greedy(llvm::ArrayRef<Sequence> sources, int64_t maxLen) {
+  return beam(sources, 1, 0.0, maxLen);
+}
+
+Expected<std::vector<Sequence>>
+TransformerModel::beam(llvm::ArrayRef<Sequence> sources, int64_t beamSize,
+                       double alpha, int64_t maxLen) {
+  Expected<Encoded> enc = encode(sources);
+  if (!enc)
+    return enc.takeError();
+  int64_t vocab = config.tgtVocab;
+  size_t k = size_t(std::max<int64_t>(beamSize, 1));
+  auto penalty = [&](size_t len) {
+    return std::pow((5.0 + double(len)) / 6.0, alpha);
+  };
+  // Beams own their hypotheses; each keeps up to k, best first.
+  std::vector<std::vector<std::unique_ptr<Hypothesis>>> beams(sources.size());
+  for (size_t b = 0; b < sources.size(); ++b) {
+    auto h = std::make_unique<Hypothesis>();
+    h->example = int64_t(b);
+    h->finished = maxLen <= 1;
+    beams[b].push_back(std::move(h));
+  }
+  for (;;) {
+    std::vector<Hypothesis *> live;
+    for (auto &beam : beams)
+      for (auto &h : beam)
+        if (!h->finished)
+          live.push_back(h.get());
+    if (live.empty())
+      break;
+    Expected<HostTensor> lp = decodeStep(*enc, live);
+    if (!lp)
+      return lp.takeError();
+    std::map<const Hypothesis *, const float *> rowOf;
+    for (auto [j, h] : llvm::enumerate(live))
+      rowOf[h] = lp->as<float>() + j * vocab;
+
+    for (auto &beam : beams) {
+      struct Candidate {
+        Hypothesis *parent;
+        int64_t token; // -1: a finished hypothesis kept as it is
+        double logProb, score;
+      };
+      std::vector<Candidate> candidates;
+      for (auto &h : beam) {
+        if (h->finished) {
+          candidates.push_back({h.get(), -1, h->logProb, h->score});
+          continue;
+        }
+        const float *row = rowOf[h.get()];
+        std::vector<int64_t> order(vocab);
+        std::iota(order.begin(), order.end(), 0);
+        size_t top = std::min<size_t>(k, size_t(vocab));
+        std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                          [&](int64_t a, int64_t b) {
+                            return row[a] > row[b] ||
+                                   (row[a] == row[b] && a < b);
+                          });
+        size_t length = h->tokens.size(); // outputs after this token
+        for (size_t i = 0; i < top; ++i) {
+          double logProb = h->logProb + double(row[order[i]]);
+          candidates.push_back(
+              {h.get(), order[i], logProb, logProb / penalty(length)});
+        }
+      }
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](const Candidate &a, const Candidate &b) {
+                         return a.score > b.score;
+                       });
+      candidates.resize(std::min(candidates.size(), k));
+      std::vector<std::unique_ptr<Hypothesis>> next;
+      for (const Candidate &c : candidates) {
+        if (c.token < 0) {
+          for (auto &h : beam)
+            if (h.get() == c.parent)
+              next.push_back(std::move(h));
+          continue;
+        }
+        auto h = std::make_unique<Hypothesis>(*c.parent);
+        h->tokens.push_back(c.token);
+        h->logProb = c.logProb;
+        h->score = c.score;
+        // Outputs exclude <sos>; <eos> ends a hypothesis, and so does the
+        // length limit of maxLen - 1 outputs.
+        h->finished =
+            c.token == kEos || int64_t(h->tokens.size()) - 1 >= maxLen - 1;
+        next.push_back(std::move(h));
+      }
+      beam = std::move(next);
+    }
+  }
+  std::vector<Sequence> outputs;
+  for (auto &beam : beams) {
+    const Sequence &tokens = beam.front()->tokens;
+    Sequence out(tokens.begin() + 1, tokens.end());
+    if (!out.empty() && out.back() == kEos)
+      out.pop_back();
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
+}

@@ -1,0 +1,323 @@
+//===- ModelMode.cpp - gnn-run on Transformer models ----------------------===//
+//
+// Part of gnnc. Reads sequences (ids or vocabulary tokens), runs them through
+// a compiled model in batches and writes log-probs or decoded sequences.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelMode.h"
+
+#include "GNN/Models/TransformerRunner.h"
+#include "gnnc/dense.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::gnn;
+using llvm::Expected;
+
+namespace gnnrun {
+namespace {
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "gnn-run") << message << "\n";
+  return 1;
+}
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Lines of a file; a final newline ends the last line.
+Expected<std::vector<std::string>> readLines(const std::string &path,
+                                             const char *what) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return error(llvm::Twine("cannot read ") + what + " file '" + path +
+                 "': " + buffer.getError().message());
+  std::vector<std::string> lines;
+  llvm::StringRef text = (*buffer)->getBuffer();
+  while (!text.empty()) {
+    auto [line, rest] = text.split('\n');
+    lines.push_back(line.rtrim('\r').str());
+    text = rest;
+  }
+  return lines;
+}
+
+/// Maps a line's tokens to ids.
+class Tokenizer {
+public:
+  Tokenizer(bool ids, std::vector<std::string> vocab)
+      : ids(ids), vocab(std::move(vocab)) {
+    for (auto [i, t] : llvm::enumerate(this->vocab))
+      index[t] = int64_t(i);
+  }
+
+  Expected<Sequence> parse(llvm::StringRef line, int64_t vocabSize,
+                           const llvm::Twine &where) const {
+    llvm::SmallVector<llvm::StringRef> words;
+    llvm::SplitString(line, words, " \t\r\v\f");
+    if (words.empty())
+      return error(where + " is empty");
+    Sequence out;
+    for (auto [i, w] : llvm::enumerate(words)) {
+      int64_t id;
+      if (ids) {
+        if (w.getAsInteger(10, id))
+          return error(where + ", token " + llvm::Twine(i + 1) + ": '" + w +
+                       "' is not an integer id");
+      } else {
+        auto it = index.find(w.str());
+        if (it == index.end())
+          return error(where + ", token " + llvm::Twine(i + 1) +
+                       ": unknown token '" + w + "'");
+        id = it->second;
+      }
+      if (id < 0 || id >= vocabSize)
+        return error(where + ", token " + llvm::Twine(i + 1) + ": id " +
+                     llvm::Twine(id) + " is out of range [0, " +
+                     llvm::Twine(vocabSize) + ")");
+      out.push_back(id);
+    }
+    return out;
+  }
+
+  std::string print(const Sequence &s) const {
+    std::string line;
+    for (auto [i, id] : llvm::enumerate(s)) {
+      if (i)
+        line += ' ';
+      line += ids ? std::to_string(id) : vocab[size_t(id)];
+    }
+    return line;
+  }
+
+private:
+  bool ids;
+  std::vector<std::string> vocab;
+  std::map<std::string, int64_t> index;
+};
+
+Expected<std::vector<Sequence>>
+readSequences(const std::string &path, const char *what,
+              const Tokenizer &tokenizer, int64_t vocabSize, int64_t maxLen) {
+  auto lines = readLines(path, what);
+  if (!lines)
+    return lines.takeError();
+  if (lines->empty())
+    return error(llvm::Twine(what) + " file '" + path + "' has no sequences");
+  std::vector<Sequence> out;
+  for (auto [i, line] : llvm::enumerate(*lines)) {
+    std::string where = std::string(what) + " line " + std::to_string(i + 1);
+    auto seq = tokenizer.parse(line, vocabSize, where);
+    if (!seq)
+      return seq.takeError();
+    if (int64_t(seq->size()) > maxLen)
+      return error(where + " has " + llvm::Twine(seq->size()) +
+                   " tokens, more than max_len (" + llvm::Twine(maxLen) + ")");
+    out.push_back(std::move(*seq));
+  }
+  return out;
+}
+} // namespace
+
+int runModel(MLIRContext &context, const ModelRunOptions &o) {
+  if (o.device != "cpu" && o.device != "cuda")
+    return fail("--device must be cpu or cuda, not '" + o.device + "'");
+  if (o.device == "cuda")
+    return fail("--device cuda: this build of gnnc has no CUDA backend; run "
+                "with --device cpu");
+  Expected<ModelConfig> config = readModelConfig(o.config);
+  if (!config)
+    return fail(llvm::toString(config.takeError()));
+
+  if (o.emitIR) {
+    auto text = TransformerModel::emitIR(context, *config, o.weights);
+    if (!text)
+      return fail(llvm::toString(text.takeError()));
+    if (o.out.empty()) {
+      llvm::outs() << *text;
+      return 0;
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream file(o.out, ec);
+    if (ec)
+      return fail("cannot write '" + o.out + "': " + ec.message());
+    file << *text;
+    return 0;
+  }
+
+  if (o.src.empty())
+    return fail("--src is required (or --emit-ir)");
+  if (o.beamSize < 1)
+    return fail("--beam-size must be at least 1");
+  if (o.batchSize < 1)
+    return fail("--batch-size must be at least 1");
+  if (o.threads < 0)
+    return fail("--threads must be positive");
+  if (!std::isfinite(o.alpha))
+    return fail("--alpha must be a finite number");
+  if (o.maxLen < 0)
+    return fail("--max-len must be positive");
+  int64_t maxLen = o.maxLen > 0 ? o.maxLen : config->maxLen;
+  if (o.mode == Mode::Forward && o.tgt.empty())
+    return fail("--mode forward needs --tgt (the decoder inputs)");
+  if (o.mode != Mode::Forward && !o.tgt.empty())
+    return fail("--tgt is only read by --mode forward");
+  if (o.incremental && o.mode != Mode::Forward)
+    return fail("--incremental applies to --mode forward");
+
+  std::vector<std::string> vocab;
+  if (!o.ids) {
+    if (config->vocabPath.empty())
+      return fail("the config names no vocab; pass --ids to read ids");
+    auto read = readVocab(config->vocabPath);
+    if (!read)
+      return fail(llvm::toString(read.takeError()));
+    vocab = std::move(*read);
+  }
+  Tokenizer tokenizer(o.ids, vocab);
+  auto sources =
+      readSequences(o.src, "src", tokenizer, config->srcVocab, config->maxLen);
+  if (!sources)
+    return fail(llvm::toString(sources.takeError()));
+  std::vector<Sequence> targets;
+  if (!o.tgt.empty()) {
+    auto read = readSequences(o.tgt, "tgt", tokenizer, config->tgtVocab,
+                              config->maxLen);
+    if (!read)
+      return fail(llvm::toString(read.takeError()));
+    targets = std::move(*read);
+    if (targets.size() != sources->size())
+      return fail("src has " + llvm::Twine(sources->size()) +
+                  " sequences but tgt has " + llvm::Twine(targets.size()));
+    for (auto [i, t] : llvm::enumerate(targets))
+      if (t.front() != kSos)
+        return fail("tgt line " + llvm::Twine(i + 1) +
+                    " must begin with <sos> (id 0): it is the decoder input");
+  }
+
+  if (o.threads > 0) {
+    setenv("OMP_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
+    gnn_rt_set_dense_threads(int(o.threads));
+  }
+  ModelOptions options;
+  options.compile.fuse = o.fuse;
+  options.compile.parallel = o.threads != 1;
+  options.weightsPath = o.weights;
+  options.irPath = o.ir;
+  options.positions = maxLen;
+  auto start = std::chrono::steady_clock::now();
+  auto model = TransformerModel::load(context, *config, options);
+  if (!model)
+    return fail(llvm::toString(model.takeError()));
+  auto compiled = std::chrono::steady_clock::now();
+
+  size_t total = sources->size();
+  size_t batch = size_t(o.batchSize);
+  bool progress = total > batch;
+  int64_t tokens = 0;
+  HostTensor logProbs;
+  std::vector<Sequence> outputs;
+  for (size_t begin = 0; begin < total; begin += batch) {
+    size_t end = std::min(total, begin + batch);
+    llvm::ArrayRef<Sequence> src =
+        llvm::ArrayRef<Sequence>(*sources).slice(begin, end - begin);
+    if (o.mode == Mode::Forward) {
+      llvm::ArrayRef<Sequence> tgt =
+          llvm::ArrayRef<Sequence>(targets).slice(begin, end - begin);
+      auto lp = o.incremental ? (*model)->forwardIncremental(src, tgt)
+                              : (*model)->forward(src, tgt);
+      if (!lp)
+        return fail(llvm::toString(lp.takeError()));
+      tokens += lp->shape[0];
+      if (logProbs.shape.empty()) {
+        logProbs = std::move(*lp);
+      } else {
+        size_t old = logProbs.numBytes();
+        logProbs.shape[0] += lp->shape[0];
+        logProbs.storage.resize((logProbs.numBytes() + 7) / 8);
+        std::memcpy(static_cast<char *>(logProbs.data()) + old, lp->data(),
+                    lp->numBytes());
+      }
+    } else {
+      auto decoded = o.mode == Mode::Greedy
+                         ? (*model)->greedy(src, maxLen)
+                         : (*model)->beam(src, o.beamSize, o.alpha, maxLen);
+      if (!decoded)
+        return fail(llvm::toString(decoded.takeError()));
+      for (Sequence &s : *decoded) {
+        tokens += int64_t(s.size());
+        outputs.push_back(std::move(s));
+      }
+    }
+    if (progress)
+      llvm::errs() << "gnn-run: " << end << "/" << total << " sequences\n";
+  }
+  auto finished = std::chrono::steady_clock::now();
+
+  if (o.mode == Mode::Forward) {
+    if (!o.out.empty()) {
+      TensorMap out;
+      out["log_probs"] = std::move(logProbs);
+      if (auto e = writeSafeTensors(o.out, out))
+        return fail(llvm::toString(std::move(e)));
+    } else {
+      // The teacher-forced predictions, one line per sequence.
+      int64_t row = 0, vocabSize = config->tgtVocab;
+      const float *lp = logProbs.as<float>();
+      for (const Sequence &t : targets) {
+        Sequence best;
+        for (size_t i = 0; i < t.size(); ++i, ++row) {
+          const float *r = lp + row * vocabSize;
+          best.push_back(std::max_element(r, r + vocabSize) - r);
+        }
+        if (!o.ids && llvm::any_of(best, [&](int64_t id) {
+              return id >= int64_t(vocab.size());
+            }))
+          llvm::outs() << Tokenizer(true, {}).print(best) << "\n";
+        else
+          llvm::outs() << tokenizer.print(best) << "\n";
+      }
+    }
+  } else {
+    std::string text;
+    for (const Sequence &s : outputs) {
+      bool printable = o.ids || llvm::all_of(s, [&](int64_t id) {
+                         return id < int64_t(vocab.size());
+                       });
+      text += (printable ? tokenizer : Tokenizer(true, {})).print(s) + "\n";
+    }
+    if (o.out.empty()) {
+      llvm::outs() << text;
+    } else {
+      std::error_code ec;
+      llvm::raw_fd_ostream file(o.out, ec);
+      if (ec)
+        return fail("cannot write '" + o.out + "': " + ec.message());
+      file << text;
+    }
+  }
+  double seconds = std::chrono::duration<double>(finished - compiled).count();
+  double compileSeconds =
+      std::chrono::duration<double>(compiled - start).count();
+  llvm::errs() << "gnn-run: " << total << " sequences, " << tokens
+               << (o.mode == Mode::Forward ? " target" : " output")
+               << " tokens in " << llvm::format("%.3f", seconds) << " s ("
+               << llvm::format("%.0f", seconds > 0 ? tokens / seconds : 0.0)
+               << " tokens/s; compiled in "
+               << llvm::format("%.2f", compileSeconds) << " s, "
+               << (o.fuse ? "fused" : "unfused") << ")\n";
+  return 0;
+}
+
+} // namespace gnnrun

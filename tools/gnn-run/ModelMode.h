@@ -1,0 +1,31 @@
+//===- ModelMode.h - gnn-run on Transformer models --------------*- C++ -*-===//
+//
+// Part of gnnc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_RUN_MODELMODE_H
+#define GNN_RUN_MODELMODE_H
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <string>
+
+namespace gnnrun {
+
+enum class Mode { Forward, Greedy, Beam };
+
+struct ModelRunOptions {
+  std::string config, weights, ir, src, tgt, out, device;
+  bool ids = false, emitIR = false, fuse = true, incremental = false;
+  Mode mode = Mode::Greedy;
+  int64_t beamSize = 4, maxLen = 0, batchSize = 64, threads = 0;
+  double alpha = 0.6;
+};
+
+/// Runs gnn-run's model mode; returns the exit code.
+int runModel(mlir::MLIRContext &context, const ModelRunOptions &options);
+
+} // namespace gnnrun
+
+#endif // GNN_RUN_MODELMODE_H
