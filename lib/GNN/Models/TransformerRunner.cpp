@@ -130,8 +130,7 @@ static Expected<TensorMap> loadWeights(const ModelConfig &config,
     return fail("config: no weights file (set \"weights\" or pass --weights)");
   Expected<TensorMap> weights = readSafeTensors(path);
   if (!weights)
-    return fail("weights '" + path +
-                "': " + llvm::toString(weights.takeError()));
+    return fail("weights: " + llvm::toString(weights.takeError()));
   if (Error e = checkWeights(config, *weights))
     return std::move(e);
   return weights;
@@ -161,6 +160,7 @@ Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
   std::string text;
   llvm::raw_string_ostream os(text);
   (*module)->print(os);
+  os << "\n";
   return text;
 }
 

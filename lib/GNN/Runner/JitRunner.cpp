@@ -172,9 +172,9 @@ JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   llvm::Expected<EntryPoint> signature = signatureOf(fn, names);
   if (!signature)
     return signature.takeError();
-  auto program = compile(std::move(module), {}, options);
+  auto program = compile(std::move(module), {entry.str()}, options);
   if (program)
-    (*program)->entries.push_back(std::move(*signature));
+    (*program)->entries.front() = std::move(*signature);
   return program;
 }
 
@@ -249,6 +249,11 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
         &_mlir_ciface_gnn_rt_linear_nobias);
     return symbols;
   });
+  // Generate machine code now rather than on the first call.
+  for (const EntryPoint &e : program->entries)
+    if (auto fn = program->engine->lookupPacked("_mlir_ciface_" + e.name); !fn)
+      return error("JIT compilation of '" + e.name +
+                   "' failed: " + llvm::toString(fn.takeError()));
   return program;
 }
 
