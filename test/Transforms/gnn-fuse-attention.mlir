@@ -230,3 +230,72 @@ func.func @one_sided_clamp(%g: !gnn.graph<complete>, %q: tensor<?x1x4xf32>, %k: 
   %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<complete>, tensor<?x1x4xf32>, tensor<?x1x1xf32>, tensor<?x1x1xf32>) -> (tensor<?x1x4xf32>, tensor<?x1x1xf32>)
   return %wv, %z : tensor<?x1x4xf32>, tensor<?x1x1xf32>
 }
+
+// -----
+
+// The exact softmax: exp(score - max over the destination's in-edges), then
+// wv / z. Normalized, it is the fused op without a clamp.
+// CHECK-LABEL: func @exact_softmax
+// CHECK-NEXT: %[[O:.*]] = gnn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(2.500000e-01) normalize : {{.*}} -> tensor<?x4x16xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @exact_softmax(%g: !gnn.graph<general>, %q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>) -> tensor<?x4x16xf32> {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.25)] : (!gnn.graph<general>, tensor<?x4x16xf32>, tensor<?x4x16xf32>) -> tensor<?x4x1xf32>
+  %m = gnn.reduce %g, max(%s) : (!gnn.graph<general>, tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+  %e = gnn.apply_edges %g, (e %s, v %m) {
+  ^bb0(%x: f32, %y: f32):
+    %d = arith.subf %x, %y : f32
+    %x2 = math.exp %d : f32
+    gnn.yield %x2 : f32
+  } : (!gnn.graph<general>, tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<general>, tensor<?x4x16xf32>, tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> (tensor<?x4x16xf32>, tensor<?x4x1xf32>)
+  %o = gnn.apply_nodes(%wv, %z) {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.divf %a, %b : f32
+    gnn.yield %r : f32
+  } : (tensor<?x4x16xf32>, tensor<?x4x1xf32>) -> tensor<?x4x16xf32>
+  return %o : tensor<?x4x16xf32>
+}
+
+// -----
+
+// Shifted weights without the division: z = sum exp(score - max) is not the
+// fused op's z, so nothing is fused.
+// CHECK-LABEL: func @exact_softmax_unnormalized
+// CHECK-NOT: gnn.fused_attention
+// CHECK: gnn.reduce %{{.*}}, max
+// CHECK: gnn.send_and_recv
+func.func @exact_softmax_unnormalized(%g: !gnn.graph<general>, %q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>) -> (tensor<?x4x16xf32>, tensor<?x4x1xf32>) {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.25)] : (!gnn.graph<general>, tensor<?x4x16xf32>, tensor<?x4x16xf32>) -> tensor<?x4x1xf32>
+  %m = gnn.reduce %g, max(%s) : (!gnn.graph<general>, tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+  %e = gnn.apply_edges %g, (e %s, v %m) {
+  ^bb0(%x: f32, %y: f32):
+    %d = arith.subf %x, %y : f32
+    %x2 = math.exp %d : f32
+    gnn.yield %x2 : f32
+  } : (!gnn.graph<general>, tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<general>, tensor<?x4x16xf32>, tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> (tensor<?x4x16xf32>, tensor<?x4x1xf32>)
+  return %wv, %z : tensor<?x4x16xf32>, tensor<?x4x1xf32>
+}
+
+// -----
+
+// The maximum of another score is not the pattern.
+// CHECK-LABEL: func @exact_softmax_other_max
+// CHECK-NOT: gnn.fused_attention
+func.func @exact_softmax_other_max(%g: !gnn.graph<general>, %q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>, %t: tensor<?x4x1xf32>) -> tensor<?x4x16xf32> {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.25)] : (!gnn.graph<general>, tensor<?x4x16xf32>, tensor<?x4x16xf32>) -> tensor<?x4x1xf32>
+  %m = gnn.reduce %g, max(%t) : (!gnn.graph<general>, tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+  %e = gnn.apply_edges %g, (e %s, v %m) {
+  ^bb0(%x: f32, %y: f32):
+    %d = arith.subf %x, %y : f32
+    %x2 = math.exp %d : f32
+    gnn.yield %x2 : f32
+  } : (!gnn.graph<general>, tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<general>, tensor<?x4x16xf32>, tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> (tensor<?x4x16xf32>, tensor<?x4x1xf32>)
+  %o = gnn.apply_nodes(%wv, %z) {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.divf %a, %b : f32
+    gnn.yield %r : f32
+  } : (tensor<?x4x16xf32>, tensor<?x4x1xf32>) -> tensor<?x4x16xf32>
+  return %o : tensor<?x4x16xf32>
+}

@@ -27,7 +27,11 @@ def FuseAttentionPass : Pass<"gnn-fuse-attention"> {
     - the sums `u_mul_e(v, e) -> sum` and `copy_e(e) -> sum` (or a
       `gnn.reduce` sum of `e`), in one `gnn.send_and_recv` or in two;
     - optionally the division `wv / z` in a `gnn.apply_nodes`, which is then
-      folded into the fused op (`normalize`).
+      folded into the fused op (`normalize`);
+    - the exact softmax: `exp(s - m)` in a body over the score `s` and
+      `m = gnn.reduce max(s)`, then the sums and the division (required: the
+      shift cancels only in `wv / z`); it becomes the normalized op without
+      a clamp, whose online softmax is exact.
 
     Values that other code uses (the per-edge weights, say) are kept, so
     results do not change; code that does not match is left alone.

@@ -35,6 +35,8 @@ struct ScoreMatch {
   std::optional<std::pair<double, double>> clamp;
   /// The edge subset the weight was computed on (null: all edges).
   Value edges;
+  /// exp(t - max t) per destination: exact only once normalized.
+  bool shifted = false;
 };
 } // namespace
 
@@ -141,11 +143,73 @@ static LogicalResult mergeEdges(Value &edges, Value more) {
   return success();
 }
 
+/// Reads the dot product `dot` on `graph`, followed by its own chain and
+/// then `chain`, into `match`.
+static LogicalResult matchDot(ApplyEdgesOp dot, Value graph,
+                              ArrayRef<Attribute> chain, ScoreMatch &match) {
+  if (!dot || dot.getGraph() != graph)
+    return failure();
+  MessageFnAttr fn = dot.getFnAttr();
+  if (!fn || fn.getOp() != BinaryOp::Dot || fn.getLhs() == Target::Edge ||
+      fn.getRhs() == Target::Edge ||
+      failed(mergeEdges(match.edges, dot.getEdges())))
+    return failure();
+  bool keyFirst = fn.getLhs() == Target::Src;
+  match.key = dot.getInputs()[keyFirst ? 0 : 1];
+  match.query = dot.getInputs()[keyFirst ? 1 : 0];
+  SmallVector<Attribute> full;
+  if (std::optional<ArrayAttr> post = dot.getPost())
+    llvm::append_range(full, post->getValue());
+  llvm::append_range(full, chain);
+  return readChain(full, match);
+}
+
+/// Matches the exact softmax's weight `exp(t - m)` where `m` is the
+/// destination's maximum of the score `t`: a body `(e %t, v %m)` computing
+/// `exp(t - m)`, with `m = gnn.reduce max(t)`.
+static std::optional<ScoreMatch> matchShiftedWeight(ApplyEdgesOp op,
+                                                    Value graph) {
+  if (op.getFnAttr() || op.getInputs().size() != 2 ||
+      op.getInputTarget(0) != Target::Edge ||
+      op.getInputTarget(1) != Target::Dst)
+    return std::nullopt;
+  Block &body = op.getBody().front();
+  auto ops =
+      llvm::to_vector(llvm::make_pointer_range(body.without_terminator()));
+  if (ops.size() != 2)
+    return std::nullopt;
+  auto sub = dyn_cast<arith::SubFOp>(ops[0]);
+  auto exp = dyn_cast<math::ExpOp>(ops[1]);
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (!sub || !exp || sub.getLhs() != body.getArgument(0) ||
+      sub.getRhs() != body.getArgument(1) ||
+      exp.getOperand() != sub.getResult() || yield.getValues().size() != 1 ||
+      yield.getValues()[0] != exp.getResult())
+    return std::nullopt;
+  Value score = op.getInputs()[0];
+  auto max = op.getInputs()[1].getDefiningOp<ReduceOp>();
+  if (!max || max.getGraph() != graph || max.getKind() != ReduceKind::Max ||
+      max.getInput() != score)
+    return std::nullopt;
+  ScoreMatch match;
+  match.shifted = true;
+  if (failed(mergeEdges(match.edges, op.getEdges())) ||
+      failed(mergeEdges(match.edges, max.getEdges())))
+    return std::nullopt;
+  Attribute exponent = UnaryFnAttr::get(op.getContext(), UnaryKind::Exp);
+  if (failed(matchDot(score.getDefiningOp<ApplyEdgesOp>(), graph, exponent,
+                      match)))
+    return std::nullopt;
+  return match;
+}
+
 /// Matches `e` as the exp of a (scaled, clamped) dot-product score on `graph`.
 static std::optional<ScoreMatch> matchWeight(Value e, Value graph) {
   auto op = e.getDefiningOp<ApplyEdgesOp>();
   if (!op || op.getGraph() != graph)
     return std::nullopt;
+  if (std::optional<ScoreMatch> shifted = matchShiftedWeight(op, graph))
+    return shifted;
   ScoreMatch match;
   SmallVector<Attribute> chain;
   ApplyEdgesOp dot = op;
@@ -167,20 +231,7 @@ static std::optional<ScoreMatch> matchWeight(Value e, Value graph) {
         failed(mergeEdges(match.edges, op.getEdges())))
       return std::nullopt;
   }
-  MessageFnAttr fn = dot.getFnAttr();
-  if (!fn || fn.getOp() != BinaryOp::Dot || fn.getLhs() == Target::Edge ||
-      fn.getRhs() == Target::Edge ||
-      failed(mergeEdges(match.edges, dot.getEdges())))
-    return std::nullopt;
-  bool keyFirst = fn.getLhs() == Target::Src;
-  match.key = dot.getInputs()[keyFirst ? 0 : 1];
-  match.query = dot.getInputs()[keyFirst ? 1 : 0];
-  // The dot's own chain comes first (it is the whole chain when dot == op).
-  SmallVector<Attribute> full;
-  if (std::optional<ArrayAttr> post = dot.getPost())
-    llvm::append_range(full, post->getValue());
-  llvm::append_range(full, chain);
-  if (failed(readChain(full, match)))
+  if (failed(matchDot(dot, graph, chain, match)))
     return std::nullopt;
   return match;
 }
@@ -292,6 +343,9 @@ struct FuseAttention : OpRewritePattern<SendAndRecvOp> {
 
     // Build after the later of the two sums, or at the division it absorbs.
     ApplyNodesOp division = findDivision(wv, z->result);
+    // A shifted weight sums to a different z; only wv / z is the same.
+    if (score->shifted && !division)
+      return failure();
     Operation *point = op;
     if (division)
       point = division;
