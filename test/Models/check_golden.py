@@ -5,7 +5,8 @@ against the PyTorch reference's results (make_golden.py):
   through the incremental decoder (--incremental), and with batch size 3
   (batch invariance: OpenBLAS picks its kernels by matrix size, so sums
   round differently, within the same 1e-4);
-- fused and unfused agree within 1e-5;
+- fused and unfused agree within 1e-5 * max(1, |log-prob|) (the online
+  softmax rounds differently from exp, sum and divide);
 - greedy decoding equals the reference's (prefix recomputation), and beam
   search with --beam-size 1 equals greedy;
 - the module --emit-ir prints round-trips through gnn-opt and, run as
@@ -48,6 +49,14 @@ def max_diff(a, b):
     return max((abs(x - y) for x, y in zip(va, vb)), default=0.0)
 
 
+def max_rel_diff(a, b):
+    (sa, va), (sb, vb) = a, b
+    if sa != sb:
+        return float("inf")
+    return max((abs(x - y) / max(1.0, abs(y)) for x, y in zip(va, vb)),
+               default=0.0)
+
+
 class Checker:
     def __init__(self):
         self.failures = 0
@@ -82,13 +91,13 @@ def check_case(c, golden, tmp, name):
     unfused = forward("unfused", "--no-fuse")
     c.check(max_diff(unfused, want) < TOLERANCE,
             "%s: --no-fuse matches the reference" % name)
-    c.check(max_diff(fused, unfused) < FUSED_VS_UNFUSED,
-            "%s: fused and unfused agree within 1e-5 (max |d| %.2e)" %
-            (name, max_diff(fused, unfused)))
+    c.check(max_rel_diff(fused, unfused) < FUSED_VS_UNFUSED,
+            "%s: fused and unfused agree within 1e-5 (max rel. d %.2e)" %
+            (name, max_rel_diff(fused, unfused)))
     inc = forward("incremental", "--incremental")
-    c.check(max_diff(inc, fused) < FUSED_VS_UNFUSED,
-            "%s: incremental decoder == full forward (max |d| %.2e)" %
-            (name, max_diff(inc, fused)))
+    c.check(max_rel_diff(inc, fused) < FUSED_VS_UNFUSED,
+            "%s: incremental decoder == full forward (max rel. d %.2e)" %
+            (name, max_rel_diff(inc, fused)))
     got = forward("batch3", "--batch-size", "3")
     c.check(max_diff(got, fused) < TOLERANCE,
             "%s: --batch-size 3 gives the same log-probs (max |d| %.2e)" %
