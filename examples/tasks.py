@@ -4,7 +4,7 @@ spaces. The target of copy is the source; the target of sort is the source
 in alphabetical order.
 
     python3 examples/tasks.py copy --count 500 --seed 1 --out examples/copy/test
-writes test.src and test.tgt.
+writes test.src and test.ref (the expected outputs).
 """
 
 import argparse
@@ -34,7 +34,7 @@ def main():
     p.add_argument("--out", required=True, help="path prefix")
     a = p.parse_args()
     rng = random.Random(a.seed)
-    with open(a.out + ".src", "w") as src, open(a.out + ".tgt", "w") as tgt:
+    with open(a.out + ".src", "w") as src, open(a.out + ".ref", "w") as tgt:
         for _ in range(a.count):
             s = sample(rng, a.max_len)
             src.write(" ".join(s) + "\n")

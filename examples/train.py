@@ -43,6 +43,7 @@ def main():
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--init", help="start from these weights (safetensors)")
     a = p.parse_args()
     torch.manual_seed(a.seed)
     rng = random.Random(a.seed + 1000)
@@ -50,6 +51,11 @@ def main():
     tokens = open(os.path.join(a.dir, config["vocab"])).read().split()
     vocab = {t: i + 3 for i, t in enumerate(tokens)}
     model = Transformer(config, bias=True)
+    if a.init:
+        import safetensors_util
+        state = {k: torch.tensor(v).reshape(shape)
+                 for k, (_, shape, v) in safetensors_util.read(a.init).items()}
+        model.load_state_dict(state)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.98))
     warmup = max(1, a.steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(

@@ -1,24 +1,21 @@
 #!/usr/bin/env bash
-# Sets up and builds gnnc, then runs the bundled attention example
-# (examples/attention.mlir, the tutorial's propagate_attention): shows the
-# fused IR, runs it with gnn-run on a batch of 6 complete graphs with 8 heads
-# of 64 features, fused and unfused, and checks both against a naive
-# reference.
+# Sets up and builds gnnc, then decodes the bundled copy task's test set
+# (examples/copy: 500 sequences of letters, a trained 2-layer Transformer)
+# with gnn-run and prints the accuracy against the expected outputs.
+#   scripts/run-example.sh [copy|sort] [extra gnn-run flags, e.g. --mode beam]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
+task=${1:-copy}
+shift || true
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-echo "== gnn-opt --gnn-fuse-attention examples/attention.mlir"
-build/bin/gnn-opt --gnn-fuse-attention examples/attention.mlir
-python3 scripts/py/attention_case.py "$dir" complete 1
-for mode in fused unfused; do
-  flag=""
-  [ "$mode" = unfused ] && flag="--no-fuse"
-  echo "== gnn-run examples/attention.mlir ($mode)"
-  build/bin/gnn-run examples/attention.mlir --entry propagate_attention $flag \
-    --graph "$dir/graph.safetensors" --inputs "$dir/inputs.safetensors" \
-    --out "$dir/$mode.safetensors"
-  python3 scripts/py/compare.py "$dir/$mode.safetensors" "$dir/reference.safetensors"
-done
+echo "== gnn-run --config examples/$task/config.json --src examples/$task/test.src $*"
+build/bin/gnn-run --config "examples/$task/config.json" \
+  --src "examples/$task/test.src" --out "$dir/decoded.txt" "$@"
+echo "== first lines (source => decoded)"
+paste -d'|' "examples/$task/test.src" "$dir/decoded.txt" | head -3 |
+  sed 's/|/  =>  /'
+echo "== accuracy against examples/$task/test.ref"
+python3 scripts/py/accuracy.py "$dir/decoded.txt" "examples/$task/test.ref"

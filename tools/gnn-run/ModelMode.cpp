@@ -216,6 +216,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   options.weightsPath = o.weights;
   options.irPath = o.ir;
   options.positions = maxLen;
+  options.threads = int(o.threads);
   auto start = std::chrono::steady_clock::now();
   auto model = TransformerModel::load(context, *config, options);
   if (!model)

@@ -34,7 +34,12 @@ struct ModelOptions {
   std::string irPath;
   /// The longest decoder input to prepare positions for (>= max_len).
   int64_t positions = 0;
+  /// Threads of parallel loops (0: all cores). Calls on fewer than
+  /// kParallelRows nodes run on one: forking costs more than it saves.
+  int threads = 0;
 };
+
+constexpr int64_t kParallelRows = 256;
 
 class TransformerModel {
 public:
@@ -83,7 +88,13 @@ private:
                                         std::vector<Hypothesis *> &live);
   llvm::Error bindWeights();
 
+  /// Runs `entry` on run-time inputs for `rows` nodes.
+  struct Inputs;
+  llvm::Expected<std::map<std::string, HostTensor>>
+  run(const char *entry, const Inputs &inputs, int64_t rows);
+
   ModelConfig config;
+  int threads = 0;
   TensorMap weights;
   HostTensor pe;
   std::unique_ptr<JitProgram> program;

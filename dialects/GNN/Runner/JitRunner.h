@@ -83,6 +83,10 @@ public:
   const std::vector<Parameter> &getResults() const {
     return entries.front().results;
   }
+  /// Sets the number of threads the next calls run compiled parallel loops
+  /// on (0: all cores); small calls run faster on one.
+  static void setThreads(int threads);
+
   /// The signature of entry `name`, or null.
   const EntryPoint *lookup(llvm::StringRef name) const;
 

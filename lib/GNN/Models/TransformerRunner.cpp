@@ -172,6 +172,7 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
                 "this version of gnn-run");
   std::unique_ptr<TransformerModel> m(new TransformerModel());
   m->config = config;
+  m->threads = options.threads;
   Expected<TensorMap> weights =
       loadWeights(config, options.weightsPath.empty() ? config.weightsPath
                                                       : options.weightsPath);
@@ -249,19 +250,21 @@ Error TransformerModel::bindWeights() {
 // Running
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// Run-time arguments of one call, by name.
-struct Inputs {
+struct TransformerModel::Inputs {
   std::map<std::string, const gnn_graph *> graphs;
   std::map<std::string, const HostTensor *> tensors;
 };
 
+namespace {
 /// Results of one call, by name.
 using Outputs = std::map<std::string, HostTensor>;
+} // namespace
 
-Expected<Outputs> call(JitProgram &program,
-                       const std::vector<const HostTensor *> &weights,
-                       llvm::StringRef entry, const Inputs &inputs) {
+Expected<Outputs> TransformerModel::run(const char *entry, const Inputs &inputs,
+                                        int64_t rows) {
+  JitProgram &program = *this->program;
+  const std::vector<const HostTensor *> &weights = bound[entry];
   const EntryPoint *e = program.lookup(entry);
   std::vector<Argument> args;
   for (auto [i, p] : llvm::enumerate(e->parameters)) {
@@ -271,18 +274,19 @@ Expected<Outputs> call(JitProgram &program,
     } else if (p.isGraph) {
       auto it = inputs.graphs.find(p.name);
       if (it == inputs.graphs.end())
-        return fail("@" + entry + " has an argument '" + p.name +
+        return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
                     "' that the runner does not provide");
       a.graph = it->second;
     } else {
       auto it = inputs.tensors.find(p.name);
       if (it == inputs.tensors.end())
-        return fail("@" + entry + " has an argument '" + p.name +
+        return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
                     "' that the runner does not provide");
       a.tensor = it->second;
     }
     args.push_back(a);
   }
+  JitProgram::setThreads(rows >= kParallelRows ? threads : 1);
   Expected<std::vector<HostTensor>> results = program.run(entry, args);
   if (!results)
     return results.takeError();
@@ -292,6 +296,7 @@ Expected<Outputs> call(JitProgram &program,
   return out;
 }
 
+namespace {
 Expected<HostTensor> take(Outputs &outputs, const std::string &name,
                           llvm::StringRef entry) {
   auto it = outputs.find(name);
@@ -346,8 +351,7 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
   in.tensors[model::kSrcTokens] = &tokenIds;
   in.tensors[model::kSrcPositions] = &positionIds;
   in.tensors[model::kPE] = &pe;
-  Expected<Outputs> encoded =
-      call(*program, bound[model::kEncode], model::kEncode, in);
+  Expected<Outputs> encoded = run(model::kEncode, in, enc.numSrc);
   if (!encoded)
     return encoded.takeError();
   Expected<HostTensor> memory = take(*encoded, model::kMemory, model::kEncode);
@@ -355,8 +359,7 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
     return memory.takeError();
   Inputs kvIn;
   kvIn.tensors[model::kMemory] = &*memory;
-  Expected<Outputs> kv =
-      call(*program, bound[model::kCrossKV], model::kCrossKV, kvIn);
+  Expected<Outputs> kv = run(model::kCrossKV, kvIn, enc.numSrc);
   if (!kv)
     return kv.takeError();
   for (int64_t i = 0; i < config.layers; ++i) {
@@ -429,8 +432,7 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
     in.tensors[model::selfK(i)] = &selfK[i];
     in.tensors[model::selfV(i)] = &selfV[i];
   }
-  Expected<Outputs> out =
-      call(*program, bound[model::kDecode], model::kDecode, in);
+  Expected<Outputs> out = run(model::kDecode, in, fresh);
   if (!out)
     return out.takeError();
   for (int64_t i = 0; i < config.layers; ++i) {
@@ -497,8 +499,7 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
     in.tensors[model::selfK(i)] = &caches[2 * i];
     in.tensors[model::selfV(i)] = &caches[2 * i + 1];
   }
-  Expected<Outputs> out =
-      call(*program, bound[model::kDecode], model::kDecode, in);
+  Expected<Outputs> out = run(model::kDecode, in, rows);
   if (!out)
     return out.takeError();
   return take(*out, model::kLogProbs, model::kDecode);

@@ -27,6 +27,10 @@
 using namespace mlir;
 using namespace mlir::gnn;
 
+// From libomp, which runs the parallel loops of compiled code.
+extern "C" void omp_set_num_threads(int);
+extern "C" int omp_get_num_procs(void);
+
 #ifndef GNN_OPENMP_LIBRARY
 #define GNN_OPENMP_LIBRARY "libomp.so"
 #endif
@@ -255,6 +259,10 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
       return error("JIT compilation of '" + e.name +
                    "' failed: " + llvm::toString(fn.takeError()));
   return program;
+}
+
+void JitProgram::setThreads(int threads) {
+  omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());
 }
 
 const EntryPoint *JitProgram::lookup(llvm::StringRef name) const {
