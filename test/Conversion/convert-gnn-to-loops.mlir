@@ -129,3 +129,26 @@ func.func @filters(%g: !gnn.graph<general>, %x: tensor<?xf32>) -> (tensor<?xinde
   } : (!gnn.graph<general>, tensor<?xf32>, tensor<?xindex>) -> tensor<?xindex>
   return %n, %e : tensor<?xindex>, tensor<?xindex>
 }
+
+// -----
+
+// A dense layer is one call of the runtime's BLAS-backed layer through its C
+// interface; layer_norm and log_softmax are parallel loops over rows.
+// CHECK-LABEL: func.func private @gnn_rt_linear(memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, memref<?x?xf32>) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func @dense
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
+// CHECK: call @gnn_rt_linear(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, memref<?x?xf32>) -> ()
+// CHECK: scf.parallel
+// CHECK: math.rsqrt
+// CHECK: scf.parallel
+// CHECK: math.log
+// LLVM: llvm.func private @gnn_rt_linear(
+// LLVM: llvm.call @_mlir_ciface_gnn_rt_linear({{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// LLVM-LABEL: llvm.func @dense
+// LLVM: llvm.call @gnn_rt_linear(
+func.func @dense(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %y = gnn.linear %x, %w, %b : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %n = gnn.layer_norm %y, %b, %b eps(1.0e-05) : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %l = gnn.log_softmax %n : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %l : tensor<?x4xf32>
+}

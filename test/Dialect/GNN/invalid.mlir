@@ -603,3 +603,67 @@ func.func @f(%g: !gnn.graph<complete>, %q: tensor<?xf32>) {
   %0 = gnn.fused_attention %g, %q, %q, %q scale(1.0) normalize : (!gnn.graph<complete>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<4x6xf32>) {
+  // expected-error @+1 {{input width differs from the weight's columns (8 vs 6)}}
+  %0 = gnn.linear %x, %w : (tensor<?x8xf32>, tensor<4x6xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{bias size differs from the weight's rows (5 vs 4)}}
+  %0 = gnn.linear %x, %w, %b : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<5xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{result width differs from the layer's (3 vs 4)}}
+  %0 = gnn.linear %x, %w : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<3x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{result has 2 rows, but input #0 has 3}}
+  %0 = gnn.linear %x, %w : (tensor<3x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf64>, %w: tensor<4x8xf64>) {
+  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float values}}
+  %0 = gnn.linear %x, %w : (tensor<?x8xf64>, tensor<4x8xf64>) -> tensor<?x4xf64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<7xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{weight size differs from the input width (7 vs 8)}}
+  %0 = gnn.layer_norm %x, %w, %b eps(1.0e-05) : (tensor<?x8xf32>, tensor<7xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<8xf32>) {
+  // expected-error @+1 {{needs a positive eps}}
+  %0 = gnn.layer_norm %x, %w, %w eps(0.0) : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{result width differs from the layer's (9 vs 8)}}
+  %0 = gnn.log_softmax %x : (tensor<?x8xf32>) -> tensor<?x9xf32>
+  return
+}
