@@ -225,10 +225,10 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
   registerOpenMPDialectTranslation(registry);
   ctx->appendDialectRegistry(registry);
 
-  auto transformer = makeOptimizingTransformer(3, 0, nullptr);
+  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
   SmallVector<StringRef> libs;
   if (options.parallel)
     libs.push_back(GNN_OPENMP_LIBRARY);
