@@ -211,3 +211,144 @@ def greedy(model, src_ids, max_len):
                 break
             out.append(tok)
     return out[1:]
+
+
+class Halting(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.linear = nn.Linear(d, 1)
+        self.norm = nn.LayerNorm(d)
+
+
+class UniversalStack(nn.Module):
+    def __init__(self, d, d_ff, bias, decoder):
+        super().__init__()
+        self.layer = Layer(d, d_ff, bias, decoder)
+        self.norm = nn.LayerNorm(d)
+
+
+class UniversalTransformer(nn.Module):
+    """architecture "universal_transformer": one shared layer per side,
+    applied with ACT halting; cross-attention is "shared"."""
+
+    def __init__(self, config, bias=True, pe_in_file=False):
+        super().__init__()
+        c = config_defaults(config)
+        c.setdefault("max_depth", 8)
+        c.setdefault("act_threshold", 0.99)
+        self.config = c
+        d, ff = c["d_model"], c["d_ff"]
+        self.d, self.h = d, c["heads"]
+        self.encoder = UniversalStack(d, ff, bias, decoder=False)
+        self.decoder = UniversalStack(d, ff, bias, decoder=True)
+        self.src_embed = Embedding(c["src_vocab"], d)
+        self.tgt_embed = Embedding(c["tgt_vocab"], d)
+        self.generator = Generator(d, c["tgt_vocab"])
+        self.halt_enc = Halting(d)
+        self.halt_dec = Halting(d)
+        if pe_in_file:
+            self.pos_enc = PosTable(d)
+            self.time_enc = PosTable(d)
+        rows = max(c["max_len"], c["max_depth"])
+        self.register_buffer("default_pe", sinusoid_table(rows, d),
+                             persistent=False)
+
+    def pe(self, length):
+        if hasattr(self, "pos_enc"):
+            return self.pos_enc.pe[0, :length]
+        return self.default_pe[:length]
+
+    def time_pe(self, steps):
+        """[B, N] step counts -> [B, N, d] rows of the time table."""
+        table = (self.time_enc.pe[0] if hasattr(self, "time_enc")
+                 else self.default_pe)
+        return table[steps]
+
+    attend = Transformer.attend
+
+    def act(self, x, valid, layer_step, halting):
+        """The ACT loop over one side. x [B, N, d]; valid [B, N]; layer_step
+        (x, K, V, active) -> (x, K, V) runs the shared layer on active
+        nodes. Returns the accumulated state s and the step counts."""
+        c = self.config
+        B, N, d = x.shape
+        s = torch.zeros_like(x)
+        r = torch.ones(B, N)
+        sum_p = torch.zeros(B, N)
+        steps = torch.zeros(B, N, dtype=torch.long)
+        active = valid.clone()
+        K = torch.zeros_like(x)
+        V = torch.zeros_like(x)
+        pos = self.pe(N).unsqueeze(0)
+        for t in range(c["max_depth"]):
+            if not bool(active.any()):
+                break
+            a = active.unsqueeze(-1)
+            x = torch.where(a, x + pos + self.time_pe(steps), x)
+            steps = steps + active.long()
+            x, K, V = layer_step(x, K, V, active)
+            p = torch.sigmoid(halting.linear(halting.norm(x))).squeeze(-1)
+            p = torch.where(active, p, torch.zeros_like(p))
+            sum_p = sum_p + p
+            cont = active & (sum_p < c["act_threshold"]) & \
+                (t < c["max_depth"] - 1)
+            stop = active & ~cont
+            s = s + torch.where(cont, p, torch.zeros_like(p)).unsqueeze(-1) * x
+            s = s + torch.where(stop, r, torch.zeros_like(r)).unsqueeze(-1) * x
+            r = torch.where(cont, 1 - sum_p, r)
+            active = cont
+        return s, steps
+
+    def encode(self, src, src_len):
+        B, N = src.shape
+        valid = torch.arange(N).unsqueeze(0) < src_len.unsqueeze(1)
+        edge = valid.unsqueeze(1) & valid.unsqueeze(2)  # [B, dst, src]
+        L = self.encoder.layer
+        a = L.self_attn.linears
+
+        def step(x, K, V, active):
+            n = L.sublayer[0].norm(x)
+            m = active.unsqueeze(-1)
+            K = torch.where(m, a[1](n), K)
+            V = torch.where(m, a[2](n), V)
+            mask = edge & active.unsqueeze(2)
+            y = x + a[3](self.attend(a[0](n), K, V, mask))
+            y = y + L.feed_forward(L.sublayer[1].norm(y))
+            return torch.where(m, y, x), K, V
+
+        x = self.src_embed.lut(src) * math.sqrt(self.d)
+        s, steps = self.act(x, valid, step, self.halt_enc)
+        return self.encoder.norm(s), valid, steps
+
+    def decode(self, mem, src_valid, tgt, tgt_len):
+        B, M = tgt.shape
+        valid = torch.arange(M).unsqueeze(0) < tgt_len.unsqueeze(1)
+        causal = torch.ones(M, M, dtype=torch.bool).tril()
+        self_edge = causal.unsqueeze(0) & valid.unsqueeze(1) & valid.unsqueeze(2)
+        cross_edge = src_valid.unsqueeze(1) & valid.unsqueeze(2)
+        L = self.decoder.layer
+        a = L.self_attn.linears
+        mk, mv = a[1](mem), a[2](mem)
+
+        def step(y, K, V, active):
+            n = L.sublayer[0].norm(y)
+            m = active.unsqueeze(-1)
+            K = torch.where(m, a[1](n), K)
+            V = torch.where(m, a[2](n), V)
+            z = y + a[3](self.attend(a[0](n), K, V,
+                                     self_edge & active.unsqueeze(2)))
+            q = a[0](L.sublayer[1].norm(z))
+            z = z + a[3](self.attend(q, mk, mv,
+                                     cross_edge & active.unsqueeze(2)))
+            z = z + L.feed_forward(L.sublayer[2].norm(z))
+            return torch.where(m, z, y), K, V
+
+        y = self.tgt_embed.lut(tgt) * math.sqrt(self.d)
+        s, steps = self.act(y, valid, step, self.halt_dec)
+        out = torch.log_softmax(self.generator.proj(self.decoder.norm(s)), -1)
+        return out, steps
+
+    def forward(self, src, src_len, tgt, tgt_len):
+        mem, src_valid, self.enc_steps = self.encode(src, src_len)
+        out, self.dec_steps = self.decode(mem, src_valid, tgt, tgt_len)
+        return out
