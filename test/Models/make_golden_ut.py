@@ -1,0 +1,126 @@
+"""Makes golden files for Universal Transformer (ACT) models with the
+PyTorch reference (scripts/py/torch_reference.py), for the AUT issue:
+
+    /usr/bin/python3 test/Models/make_golden_ut.py   # needs torch and numpy
+
+Each case in test/Models/golden-ut/<case>/ has config.json, random weights,
+a batch (src.txt, tgt.txt as ids) and expected.safetensors with log_probs
+(float32 [target tokens, tgt_vocab]) and enc_steps / dec_steps (int32, one
+per source / target token in input order). Halting biases are chosen so
+that nodes halt at different steps, some only at max_depth.
+"""
+
+import json
+import os
+import random
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "py"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+
+from safetensors_np import save  # noqa: E402
+from torch_reference import UniversalTransformer, pad_batch, SOS  # noqa: E402
+
+CASES = [
+    # name, config overrides, biases, tables in the file, halting bias
+    ("h2_d8_t099_clamp10", dict(heads=2, d_model=16, max_depth=8,
+                                act_threshold=0.99, score_clamp=10,
+                                src_vocab=11, tgt_vocab=13), True, False,
+     -0.9),
+    ("h4_d5_t08_exact_tables", dict(heads=4, d_model=16, max_depth=5,
+                                    act_threshold=0.8, score_clamp=None,
+                                    src_vocab=9, tgt_vocab=9), False, True,
+     -1.0),
+    ("h1_d3_t095_clamp5", dict(heads=1, d_model=8, max_depth=3,
+                               act_threshold=0.95, score_clamp=5,
+                               src_vocab=7, tgt_vocab=10), True, False,
+     0.6),
+]
+
+
+def make_case(name, overrides, bias, tables, halt_bias, seed):
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    config = dict(architecture="universal_transformer", layers=1,
+                  max_len=12, cross_attention="shared")
+    config.update(overrides)
+    config["d_ff"] = 2 * config["d_model"]
+    model = UniversalTransformer(config, bias=bias, pe_in_file=tables)
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if "norm" in pname:
+                p.copy_((1.0 if pname.endswith("weight") else 0.0) +
+                        0.2 * torch.randn_like(p))
+            elif "lut" in pname:
+                p.copy_(torch.randn_like(p))
+            else:
+                p.copy_(2.0 * torch.randn_like(p) / p.shape[-1] ** 0.5)
+        for h, shift in ((model.halt_enc, 1.0), (model.halt_dec, 0.0)):
+            h.linear.weight.mul_(0.35)
+            h.linear.bias.fill_(halt_bias + shift)
+    model.eval()
+    state = dict(model.state_dict())
+    if tables:
+        rows = config["max_len"] + 4
+        for key in ("pos_enc.pe", "time_enc.pe"):
+            t = (torch.randn(rows, config["d_model"]) * 0.5).unsqueeze(0)
+            state[key] = t
+            getattr(model, key.split(".")[0]).pe = t
+    V, W, M = config["src_vocab"], config["tgt_vocab"], config["max_len"]
+    srcs, tgts = [], []
+    for i in range(6):
+        n = 1 if i == 0 else rng.randint(1, M)
+        m = 1 if i == 1 else rng.randint(1, M)
+        srcs.append([rng.randrange(V) for _ in range(n)])
+        tgts.append([SOS] + [rng.randrange(W) for _ in range(m - 1)])
+    src, src_len = pad_batch(srcs)
+    tgt, tgt_len = pad_batch(tgts)
+    with torch.no_grad():
+        out = model(src, src_len, tgt, tgt_len)
+    lp = torch.cat([out[i, :len(t)] for i, t in enumerate(tgts)])
+    enc = torch.cat([model.enc_steps[i, :len(s)] for i, s in enumerate(srcs)])
+    dec = torch.cat([model.dec_steps[i, :len(t)] for i, t in enumerate(tgts)])
+    out_dir = os.path.join(HERE, "golden-ut", name)
+    os.makedirs(out_dir, exist_ok=True)
+    config["weights"] = "weights.safetensors"
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+    save(os.path.join(out_dir, "weights.safetensors"), state)
+    save_steps(os.path.join(out_dir, "expected.safetensors"), lp, enc, dec)
+    for fname, seqs in (("src.txt", srcs), ("tgt.txt", tgts)):
+        with open(os.path.join(out_dir, fname), "w") as f:
+            for s in seqs:
+                f.write(" ".join(map(str, s)) + "\n")
+    return enc, dec
+
+
+def save_steps(path, lp, enc, dec):
+    import struct
+    header, blobs, offset = {}, [], 0
+    for name, t, dtype in (("dec_steps", dec.int(), "I32"),
+                           ("enc_steps", enc.int(), "I32"),
+                           ("log_probs", lp.float(), "F32")):
+        blob = t.contiguous().numpy().tobytes()
+        header[name] = {"dtype": dtype, "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def main():
+    for seed, (name, overrides, bias, tables, halt) in enumerate(CASES):
+        enc, dec = make_case(name, overrides, bias, tables, halt, seed)
+        print(name, "enc steps", enc.bincount().tolist(),
+              "dec steps", dec.bincount().tolist())
+
+
+if __name__ == "__main__":
+    main()
