@@ -158,16 +158,20 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
 
   if (o.src.empty())
     return fail("--src is required (or --emit-ir)");
-  if (o.beamSize < 1)
-    return fail("--beam-size must be at least 1");
+  // Bounds that keep memory and threads sane on absurd values.
+  constexpr int64_t kMaxBeam = 1024, kMaxThreads = 1024, kMaxPositions = 5000;
+  if (o.beamSize < 1 || o.beamSize > kMaxBeam)
+    return fail("--beam-size must be between 1 and " + llvm::Twine(kMaxBeam));
   if (o.batchSize < 1)
     return fail("--batch-size must be at least 1");
-  if (o.threads < 0)
-    return fail("--threads must be positive");
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    return fail("--threads must be between 1 and " + llvm::Twine(kMaxThreads) +
+                " (0: all cores)");
   if (!std::isfinite(o.alpha))
     return fail("--alpha must be a finite number");
-  if (o.maxLen < 0)
-    return fail("--max-len must be positive");
+  if (o.maxLen < 0 || o.maxLen > kMaxPositions)
+    return fail("--max-len must be between 1 and " +
+                llvm::Twine(kMaxPositions));
   int64_t maxLen = o.maxLen > 0 ? o.maxLen : config->maxLen;
   if (o.mode == Mode::Forward && o.tgt.empty())
     return fail("--mode forward needs --tgt (the decoder inputs)");
