@@ -21,7 +21,7 @@ config.substitutions.append(("%python", sys.executable))
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.gnn_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.gnn_tools_dir, append_path=True)
 
 tools = ["gnn-opt", "gnn-run"]
 if config.gnn_fuzz_tests:
