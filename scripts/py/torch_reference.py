@@ -352,3 +352,35 @@ class UniversalTransformer(nn.Module):
         mem, src_valid, self.enc_steps = self.encode(src, src_len)
         out, self.dec_steps = self.decode(mem, src_valid, tgt, tgt_len)
         return out
+
+
+def beam(model, src_ids, k, alpha, max_len, margin=0.0):
+    """Beam search by recomputing every prefix, as semantics.md states it:
+    score = sum of log-probs / ((5 + len) / 6)^alpha with len the number of
+    output tokens (<eos> included), finished hypotheses kept in the beam,
+    stop when all k are finished or at max_len - 1 output tokens. Returns
+    the best hypothesis's tokens, or None if two candidates at the beam's
+    edge score within `margin` (a choice float rounding could flip)."""
+    beams = [([SOS], 0.0, 0.0, max_len <= 1)]
+    with torch.no_grad():
+        while not all(b[3] for b in beams):
+            cands = []
+            for tokens, logp, score, done in beams:
+                if done:
+                    cands.append((tokens, logp, score, done))
+                    continue
+                lp = log_probs(model, [src_ids], [tokens])[-1].double()
+                length = len(tokens)
+                for tok in range(lp.shape[0]):
+                    total = logp + float(lp[tok])
+                    cands.append((tokens + [tok], total,
+                                  total / ((5.0 + length) / 6.0) ** alpha,
+                                  tok == EOS or length >= max_len - 1))
+            cands.sort(key=lambda c: -c[2])
+            if len(cands) > k and cands[k - 1][2] - cands[k][2] <= margin:
+                return None
+            if len(cands) > 1 and cands[0][2] - cands[1][2] <= margin:
+                return None
+            beams = cands[:k]
+    out = beams[0][0][1:]
+    return out[:-1] if out and out[-1] == EOS else out

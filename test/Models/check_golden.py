@@ -7,8 +7,8 @@ against the PyTorch reference's results (make_golden.py):
   round differently, within the same 1e-4);
 - fused and unfused agree within 1e-5 * max(1, |log-prob|) (the online
   softmax rounds differently from exp, sum and divide);
-- greedy decoding equals the reference's (prefix recomputation), and beam
-  search with --beam-size 1 equals greedy;
+- greedy decoding and beam search (k = 4) equal the reference's (prefix
+  recomputation), and beam search with --beam-size 1 equals greedy;
 - the module --emit-ir prints round-trips through gnn-opt and, run as
   `gnn-run IR.mlir`, gives the same log-probs bit for bit.
 
@@ -111,6 +111,8 @@ def check_case(c, golden, tmp, name):
     greedy1 = run(base + ["--mode", "greedy", "--batch-size", "2"])
     c.check(greedy1 == greedy, "%s: greedy is batch invariant" % name)
     beam4 = run(base + ["--mode", "beam", "--beam-size", "4"])
+    with open(os.path.join(case, "beam4.txt")) as f:
+        c.check(beam4 == f.read(), "%s: beam k=4 == reference beam" % name)
     beam4b = run(base + ["--mode", "beam", "--beam-size", "4",
                          "--batch-size", "3"])
     c.check(beam4 == beam4b and len(beam4.splitlines()) == 7,

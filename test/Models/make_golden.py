@@ -7,8 +7,10 @@ For every case it writes test/Models/golden/<case>/: config.json, random
 weights (weights.safetensors), a batch (src.txt, tgt.txt: ids, including
 one-token sources and <sos>-only targets), the teacher-forced log-probs
 (expected.safetensors) and greedy decodings by prefix recomputation
-(greedy.txt). Greedy decodings whose top two log-probs come within 1e-3 at
-any step are resampled, so that float rounding cannot flip them.
+(greedy.txt) and beam search with k = 4, alpha = 0.6 (beam4.txt), both by
+prefix recomputation. Sources whose decodings hinge on a near tie (top two
+log-probs, or the candidates at the beam's edge, within 1e-3) are
+resampled, so that float rounding cannot flip them.
 """
 
 import json
@@ -23,8 +25,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "py"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 
 from safetensors_np import save  # noqa: E402
-from torch_reference import (EOS, SOS, Transformer, log_probs,  # noqa: E402
-                             sinusoid_table)
+from torch_reference import (EOS, SOS, Transformer, beam,  # noqa: E402
+                             log_probs, sinusoid_table)
 
 CASES = [
     # name, config overrides, attention biases, pos_enc.pe in the file
@@ -102,7 +104,7 @@ def make_case(name, overrides, bias, pe_in_file, seed):
                                ).unsqueeze(0)
         model.pos_enc.pe = state["pos_enc.pe"]
     V, W, M = config["src_vocab"], config["tgt_vocab"], config["max_len"]
-    srcs, tgts, greedy = [], [], []
+    srcs, tgts, greedy, beams = [], [], [], []
     while len(srcs) < 7:
         i = len(srcs)
         n = 1 if i == 0 else rng.randint(1, M)
@@ -112,9 +114,13 @@ def make_case(name, overrides, bias, pe_in_file, seed):
         g = greedy_with_margin(model, src, M)
         if g is None:
             continue
+        b = beam(model, src, 4, 0.6, M, margin=1e-3)
+        if b is None:
+            continue
         srcs.append(src)
         tgts.append(tgt)
         greedy.append(g)
+        beams.append(b)
     expected = log_probs(model, srcs, tgts)
     out = os.path.join(HERE, "golden", name)
     os.makedirs(out, exist_ok=True)
@@ -125,7 +131,7 @@ def make_case(name, overrides, bias, pe_in_file, seed):
     save(os.path.join(out, "weights.safetensors"), state)
     save(os.path.join(out, "expected.safetensors"), {"log_probs": expected})
     for fname, seqs in (("src.txt", srcs), ("tgt.txt", tgts),
-                        ("greedy.txt", greedy)):
+                        ("greedy.txt", greedy), ("beam4.txt", beams)):
         with open(os.path.join(out, fname), "w") as f:
             for s in seqs:
                 f.write(" ".join(map(str, s)) + "\n")
