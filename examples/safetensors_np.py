@@ -1,4 +1,5 @@
-"""Writes a dict of float32 torch tensors as a safetensors file."""
+"""Writes a dict of torch tensors as a safetensors file: floating tensors
+as F32, integer ones as I32."""
 
 import json
 import struct
@@ -7,9 +8,12 @@ import struct
 def save(path, tensors):
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
-        t = tensors[name].detach().contiguous().float()
+        t = tensors[name].detach().contiguous()
+        integer = not t.is_floating_point()
+        t = t.int() if integer else t.float()
         blob = t.numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape),
+        header[name] = {"dtype": "I32" if integer else "F32",
+                        "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)

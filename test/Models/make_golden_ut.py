@@ -90,29 +90,13 @@ def make_case(name, overrides, bias, tables, halt_bias, seed):
         json.dump(config, f, indent=2)
         f.write("\n")
     save(os.path.join(out_dir, "weights.safetensors"), state)
-    save_steps(os.path.join(out_dir, "expected.safetensors"), lp, enc, dec)
+    save(os.path.join(out_dir, "expected.safetensors"),
+         {"log_probs": lp, "enc_steps": enc, "dec_steps": dec})
     for fname, seqs in (("src.txt", srcs), ("tgt.txt", tgts)):
         with open(os.path.join(out_dir, fname), "w") as f:
             for s in seqs:
                 f.write(" ".join(map(str, s)) + "\n")
     return enc, dec
-
-
-def save_steps(path, lp, enc, dec):
-    import struct
-    header, blobs, offset = {}, [], 0
-    for name, t, dtype in (("dec_steps", dec.int(), "I32"),
-                           ("enc_steps", enc.int(), "I32"),
-                           ("log_probs", lp.float(), "F32")):
-        blob = t.contiguous().numpy().tobytes()
-        header[name] = {"dtype": dtype, "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 def main():

@@ -304,6 +304,25 @@ Expected<HostTensor> take(Outputs &outputs, const std::string &name,
     return fail("@" + entry + " returns no '" + name + "'");
   return std::move(it->second);
 }
+/// Moves the per-layer results kName(i) / vName(i) of `entry` into ks / vs.
+Error takeLayers(Outputs &outputs, int64_t layers,
+                 std::string (*kName)(int64_t), std::string (*vName)(int64_t),
+                 llvm::StringRef entry, std::vector<HostTensor> &ks,
+                 std::vector<HostTensor> &vs) {
+  ks.clear();
+  vs.clear();
+  for (int64_t i = 0; i < layers; ++i) {
+    Expected<HostTensor> k = take(outputs, kName(i), entry);
+    if (!k)
+      return k.takeError();
+    Expected<HostTensor> v = take(outputs, vName(i), entry);
+    if (!v)
+      return v.takeError();
+    ks.push_back(std::move(*k));
+    vs.push_back(std::move(*v));
+  }
+  return Error::success();
+}
 } // namespace
 
 /// An encoded batch and the decoder's k/v cache.
@@ -362,15 +381,10 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
   Expected<Outputs> kv = run(model::kCrossKV, kvIn, enc.numSrc);
   if (!kv)
     return kv.takeError();
+  if (Error e = takeLayers(*kv, config.layers, model::crossK, model::crossV,
+                           model::kCrossKV, enc.crossK, enc.crossV))
+    return std::move(e);
   for (int64_t i = 0; i < config.layers; ++i) {
-    Expected<HostTensor> k = take(*kv, model::crossK(i), model::kCrossKV);
-    if (!k)
-      return k.takeError();
-    Expected<HostTensor> v = take(*kv, model::crossV(i), model::kCrossKV);
-    if (!v)
-      return v.takeError();
-    enc.crossK.push_back(std::move(*k));
-    enc.crossV.push_back(std::move(*v));
     enc.selfK.push_back(zeros({0, config.heads, config.dk()}));
     enc.selfV.push_back(zeros({0, config.heads, config.dk()}));
   }
@@ -435,16 +449,9 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
   Expected<Outputs> out = run(model::kDecode, in, fresh);
   if (!out)
     return out.takeError();
-  for (int64_t i = 0; i < config.layers; ++i) {
-    Expected<HostTensor> k = take(*out, model::selfK(i), model::kDecode);
-    if (!k)
-      return k.takeError();
-    Expected<HostTensor> v = take(*out, model::selfV(i), model::kDecode);
-    if (!v)
-      return v.takeError();
-    enc.selfK[i] = std::move(*k);
-    enc.selfV[i] = std::move(*v);
-  }
+  if (Error e = takeLayers(*out, config.layers, model::selfK, model::selfV,
+                           model::kDecode, enc.selfK, enc.selfV))
+    return std::move(e);
   enc.cacheRows = cached + fresh;
   for (auto [j, h] : llvm::enumerate(live))
     h->rows.push_back(cached + int64_t(j));
