@@ -92,6 +92,12 @@ private:
   struct Inputs;
   llvm::Expected<std::map<std::string, HostTensor>>
   run(const char *entry, const Inputs &inputs, int64_t rows);
+  /// The run-time inputs of @decode.
+  Inputs decoderInputs(const Encoded &enc, const gnn_graph *dd,
+                       const gnn_graph *ed, const HostTensor &tokens,
+                       const HostTensor &positions, const HostTensor &slots,
+                       const std::vector<HostTensor> &selfK,
+                       const std::vector<HostTensor> &selfV) const;
 
   ModelConfig config;
   int threads = 0;

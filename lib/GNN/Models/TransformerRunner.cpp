@@ -433,20 +433,10 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
         std::memcpy(t.data(), from.data(), cached * rowBytes);
       to.push_back(std::move(t));
     }
-  Inputs in;
-  in.graphs[model::kDD] = dd->get();
-  in.graphs[model::kED] = ed->get();
-  in.tensors[model::kTgtTokens] = &tokenIds;
-  in.tensors[model::kTgtPositions] = &positionIds;
-  in.tensors[model::kCacheSlots] = &slotIds;
-  in.tensors[model::kPE] = &pe;
-  for (int64_t i = 0; i < config.layers; ++i) {
-    in.tensors[model::crossK(i)] = &enc.crossK[i];
-    in.tensors[model::crossV(i)] = &enc.crossV[i];
-    in.tensors[model::selfK(i)] = &selfK[i];
-    in.tensors[model::selfV(i)] = &selfV[i];
-  }
-  Expected<Outputs> out = run(model::kDecode, in, fresh);
+  Expected<Outputs> out = run(model::kDecode,
+                              decoderInputs(enc, dd->get(), ed->get(), tokenIds,
+                                            positionIds, slotIds, selfK, selfV),
+                              fresh);
   if (!out)
     return out.takeError();
   if (Error e = takeLayers(*out, config.layers, model::selfK, model::selfV,
@@ -456,6 +446,27 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
   for (auto [j, h] : llvm::enumerate(live))
     h->rows.push_back(cached + int64_t(j));
   return take(*out, model::kLogProbs, model::kDecode);
+}
+
+TransformerModel::Inputs TransformerModel::decoderInputs(
+    const Encoded &enc, const gnn_graph *dd, const gnn_graph *ed,
+    const HostTensor &tokens, const HostTensor &positions,
+    const HostTensor &slots, const std::vector<HostTensor> &selfK,
+    const std::vector<HostTensor> &selfV) const {
+  Inputs in;
+  in.graphs[model::kDD] = dd;
+  in.graphs[model::kED] = ed;
+  in.tensors[model::kTgtTokens] = &tokens;
+  in.tensors[model::kTgtPositions] = &positions;
+  in.tensors[model::kCacheSlots] = &slots;
+  in.tensors[model::kPE] = &pe;
+  for (int64_t i = 0; i < config.layers; ++i) {
+    in.tensors[model::crossK(i)] = &enc.crossK[i];
+    in.tensors[model::crossV(i)] = &enc.crossV[i];
+    in.tensors[model::selfK(i)] = &selfK[i];
+    in.tensors[model::selfV(i)] = &selfV[i];
+  }
+  return in;
 }
 
 Expected<HostTensor>
@@ -490,23 +501,16 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
   std::iota(slotValues.begin(), slotValues.end(), 0);
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slots = ids(slotValues);
-  std::vector<HostTensor> caches;
-  for (int64_t i = 0; i < 2 * config.layers; ++i)
-    caches.push_back(zeros({rows, config.heads, config.dk()}));
-  Inputs in;
-  in.graphs[model::kDD] = dd->get();
-  in.graphs[model::kED] = ed->get();
-  in.tensors[model::kTgtTokens] = &tokenIds;
-  in.tensors[model::kTgtPositions] = &positionIds;
-  in.tensors[model::kCacheSlots] = &slots;
-  in.tensors[model::kPE] = &pe;
+  std::vector<HostTensor> selfK, selfV;
   for (int64_t i = 0; i < config.layers; ++i) {
-    in.tensors[model::crossK(i)] = &enc->crossK[i];
-    in.tensors[model::crossV(i)] = &enc->crossV[i];
-    in.tensors[model::selfK(i)] = &caches[2 * i];
-    in.tensors[model::selfV(i)] = &caches[2 * i + 1];
+    selfK.push_back(zeros({rows, config.heads, config.dk()}));
+    selfV.push_back(zeros({rows, config.heads, config.dk()}));
   }
-  Expected<Outputs> out = run(model::kDecode, in, rows);
+  Expected<Outputs> out =
+      run(model::kDecode,
+          decoderInputs(*enc, dd->get(), ed->get(), tokenIds, positionIds,
+                        slots, selfK, selfV),
+          rows);
   if (!out)
     return out.takeError();
   return take(*out, model::kLogProbs, model::kDecode);
