@@ -164,9 +164,7 @@ std::vector<Workload> workloads() {
 int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv, "attention benchmark\n");
   DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  gnn::registerAllDialects(registry);
+  gnn::registerAllDialectsAndExtensions(registry);
 
   auto compile = [&](bool fuse) -> std::unique_ptr<JitProgram> {
     auto context = new MLIRContext(registry); // lives as long as the program

@@ -42,9 +42,7 @@ class DenseLayersTest : public ::testing::Test {
 protected:
   DenseLayersTest() {
     DialectRegistry registry;
-    mlir::registerAllDialects(registry);
-    mlir::registerAllExtensions(registry);
-    gnn::registerAllDialects(registry);
+    gnn::registerAllDialectsAndExtensions(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
     OwningOpRef<ModuleOp> module =

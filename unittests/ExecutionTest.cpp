@@ -36,9 +36,7 @@ class ExecutionTest : public ::testing::Test {
 protected:
   ExecutionTest() {
     DialectRegistry registry;
-    mlir::registerAllDialects(registry);
-    mlir::registerAllExtensions(registry);
-    gnn::registerAllDialects(registry);
+    gnn::registerAllDialectsAndExtensions(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
   }

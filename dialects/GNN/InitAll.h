@@ -12,11 +12,21 @@
 #include "GNN/Pipelines/Pipelines.h"
 #include "GNN/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 
 namespace mlir::gnn {
 
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<GNNDialect>();
+}
+
+/// Every upstream dialect and extension, and gnn's: what tools and tests
+/// that parse and lower gnn programs need.
+inline void registerAllDialectsAndExtensions(DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  gnn::registerAllDialects(registry);
 }
 
 inline void registerAllPasses() {

@@ -19,9 +19,7 @@ int main(int argc, char **argv) {
   mlir::gnn::registerAllPasses();
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::gnn::registerAllDialects(registry);
+  mlir::gnn::registerAllDialectsAndExtensions(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "gnn optimizer driver\n", registry));

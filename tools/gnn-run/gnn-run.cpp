@@ -208,9 +208,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "run compiled gnn programs\n");
 
   DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  gnn::registerAllDialects(registry);
+  gnn::registerAllDialectsAndExtensions(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
