@@ -20,7 +20,7 @@ sys.path.insert(0, HERE)
 
 import tasks  # noqa: E402
 from torch_reference import EOS, SOS, Transformer, log_probs, pad_batch  # noqa: E402
-from safetensors_np import save  # noqa: E402
+from safetensors_util import save_torch as save  # noqa: E402
 
 
 def batch(rng, task, size, vocab, max_len):
@@ -60,7 +60,7 @@ def main():
     warmup = max(1, a.steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warmup, 1.0) *
-        max(0.05, 1 - s / a.steps))
+        max(0.05, 1 - s / max(1, a.steps)))
     start = time.time()
     for step in range(a.steps):
         srcs, tgts, outs = batch(rng, a.task, a.batch, vocab, config["max_len"])

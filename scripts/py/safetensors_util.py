@@ -6,13 +6,11 @@ import struct
 _FORMATS = {"F32": ("f", 4), "F64": ("d", 8), "I64": ("q", 8), "I32": ("i", 4)}
 
 
-def write(path, tensors):
-    """tensors: name -> (dtype, shape, flat list of values)."""
+def write_bytes(path, tensors):
+    """tensors: name -> (dtype, shape, little-endian element bytes)."""
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
-        dtype, shape, values = tensors[name]
-        code, size = _FORMATS[dtype]
-        blob = struct.pack("<%d%s" % (len(values), code), *values)
+        dtype, shape, blob = tensors[name]
         header[name] = {"dtype": dtype, "shape": list(shape),
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
@@ -21,6 +19,28 @@ def write(path, tensors):
     text += b" " * ((8 - len(text) % 8) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def write(path, tensors):
+    """tensors: name -> (dtype, shape, flat list of values)."""
+    write_bytes(path, {
+        name: (dtype, shape,
+               struct.pack("<%d%s" % (len(values), _FORMATS[dtype][0]),
+                           *values))
+        for name, (dtype, shape, values) in tensors.items()})
+
+
+def save_torch(path, tensors):
+    """tensors: name -> torch tensor; floating ones are written as F32,
+    integer ones as I32."""
+    out = {}
+    for name, t in tensors.items():
+        t = t.detach().contiguous()
+        integer = not t.is_floating_point()
+        t = t.int() if integer else t.float()
+        out[name] = ("I32" if integer else "F32", list(t.shape),
+                     t.numpy().tobytes())
+    write_bytes(path, out)
 
 
 def read(path):

@@ -22,9 +22,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "py"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 
-from safetensors_np import save  # noqa: E402
+from safetensors_util import save_torch as save  # noqa: E402
 from torch_reference import (EOS, SOS, Transformer, beam,  # noqa: E402
                              log_probs, sinusoid_table)
 

@@ -19,9 +19,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "py"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 
-from safetensors_np import save  # noqa: E402
+from safetensors_util import save_torch as save  # noqa: E402
 from torch_reference import UniversalTransformer, pad_batch, SOS  # noqa: E402
 
 CASES = [
