@@ -627,9 +627,6 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
   Location loc = l.loc;
   Value src = l.toMemref(op.getSrc()), dst = l.toMemref(op.getDst());
   Value edges = l.dim(src, 0);
-  auto i64 = [&](Value v) {
-    return b.create<arith::IndexCastOp>(loc, b.getI64Type(), v).getResult();
-  };
   auto lt = [&](Value a, Value c) {
     return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, a, c);
   };
@@ -638,24 +635,16 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
     Value d = b.create<memref::LoadOp>(loc, dst, e);
     Value okSrc = lt(s, op.getNumSrc()), okDst = lt(d, op.getNumDst());
     Value ok = b.create<arith::AndIOp>(loc, okSrc, okDst);
-    auto report = b.create<scf::IfOp>(
-        loc,
-        b.create<arith::XOrIOp>(loc, ok,
-                                b.create<arith::ConstantIntOp>(loc, 1, 1)),
-        /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&report.getThenRegion().front());
-      Value badSrc = b.create<arith::XOrIOp>(
-          loc, okSrc, b.create<arith::ConstantIntOp>(loc, 1, 1));
+    l.unless(ok, [&] {
+      Value badSrc = l.logicalNot(okSrc);
       Value node = b.create<arith::SelectOp>(loc, badSrc, s, d);
       Value bound = b.create<arith::SelectOp>(loc, badSrc, op.getNumSrc(),
                                               op.getNumDst());
       b.create<func::CallOp>(
           loc, kEdgeErrorFn, TypeRange{},
-          ValueRange{i64(e), i64(node), i64(bound),
+          ValueRange{l.i64(e), l.i64(node), l.i64(bound),
                      b.create<arith::ExtUIOp>(loc, b.getI64Type(), badSrc)});
-    }
+    });
     return b.create<arith::AddIOp>(
         loc, n, b.create<arith::SelectOp>(loc, ok, l.idx(1), l.idx(0)));
   });

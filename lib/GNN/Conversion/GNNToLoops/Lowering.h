@@ -368,21 +368,12 @@ public:
       Value rows = dim(memref, dimension);
       Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rows,
                                          expected);
-      auto report = b.create<scf::IfOp>(
-          loc,
-          b.create<arith::XOrIOp>(loc, ok,
-                                  b.create<arith::ConstantIntOp>(loc, 1, 1)),
-          /*withElse=*/false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&report.getThenRegion().front());
-      auto i64 = [&](Value v) {
-        return b.create<arith::IndexCastOp>(loc, b.getI64Type(), v).getResult();
-      };
-      b.create<func::CallOp>(
-          loc, kRowsErrorFn, TypeRange{},
-          ValueRange{i64(rows), i64(expected),
-                     b.create<arith::ConstantIntOp>(loc, target, 64)});
-      b.setInsertionPointAfter(report);
+      unless(ok, [&] {
+        b.create<func::CallOp>(
+            loc, kRowsErrorFn, TypeRange{},
+            ValueRange{i64(rows), i64(expected),
+                       b.create<arith::ConstantIntOp>(loc, target, 64)});
+      });
       all = b.create<arith::AndIOp>(loc, all, ok);
     }
     return all;
@@ -406,6 +397,20 @@ public:
       result.replaceAllUsesWith(toTensor(buffer));
     op->erase();
     return success();
+  }
+
+  Value logicalNot(Value flag) {
+    return b.create<arith::XOrIOp>(loc, flag,
+                                   b.create<arith::ConstantIntOp>(loc, 1, 1));
+  }
+
+  /// Runs `report` only if `ok` is false.
+  void unless(Value ok, function_ref<void()> report) {
+    guarded(logicalNot(ok), report);
+  }
+
+  Value i64(Value index) {
+    return b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
   }
 
   /// Runs `body` only if `ok`.
