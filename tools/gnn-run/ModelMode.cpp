@@ -91,12 +91,17 @@ public:
     return out;
   }
 
+  /// Tokens, or ids when reading ids or when an id has no token (a model
+  /// vocabulary larger than the token file).
   std::string print(const Sequence &s) const {
+    bool asIds = ids || llvm::any_of(s, [&](int64_t id) {
+                   return id < 0 || id >= int64_t(vocab.size());
+                 });
     std::string line;
     for (auto [i, id] : llvm::enumerate(s)) {
       if (i)
         line += ' ';
-      line += ids ? std::to_string(id) : vocab[size_t(id)];
+      line += asIds ? std::to_string(id) : vocab[size_t(id)];
     }
     return line;
   }
@@ -286,22 +291,13 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
           const float *r = lp + row * vocabSize;
           best.push_back(std::max_element(r, r + vocabSize) - r);
         }
-        if (!o.ids && llvm::any_of(best, [&](int64_t id) {
-              return id >= int64_t(vocab.size());
-            }))
-          llvm::outs() << Tokenizer(true, {}).print(best) << "\n";
-        else
-          llvm::outs() << tokenizer.print(best) << "\n";
+        llvm::outs() << tokenizer.print(best) << "\n";
       }
     }
   } else {
     std::string text;
-    for (const Sequence &s : outputs) {
-      bool printable = o.ids || llvm::all_of(s, [&](int64_t id) {
-                         return id < int64_t(vocab.size());
-                       });
-      text += (printable ? tokenizer : Tokenizer(true, {})).print(s) + "\n";
-    }
+    for (const Sequence &s : outputs)
+      text += tokenizer.print(s) + "\n";
     if (o.out.empty()) {
       llvm::outs() << text;
     } else {

@@ -45,6 +45,9 @@ write_config("arch.json", architecture="lstm")
 with open(p("not-json.json"), "w") as f:
     f.write('{"architecture": "transformer", ')
 write_config("vocab.json", vocab=os.path.abspath(p("vocab.txt")))
+# A token file smaller than the model's vocabulary: ids without a token.
+write_config("tiny-vocab.json", vocab=os.path.abspath(p("tiny-vocab.txt")))
+open(p("tiny-vocab.txt"), "w").close()
 with open(p("vocab.txt"), "w") as f:
     f.write("\n".join("abcdefgh") + "\n")
 
@@ -84,6 +87,8 @@ lines = {
     "empty.txt": "",
     "tokens.txt": "a b c\nd\n",
     "tokens-unknown.txt": "a b z\n",
+    "tiny.src": "<eos> <pad> <sos>\n<pad>\n<sos> <sos> <eos> <pad> <pad>\n",
+    "tiny.tgt": "<sos> <pad>\n<sos>\n<sos> <eos>\n",
 }
 for name, text in lines.items():
     with open(p(name), "w") as f:
