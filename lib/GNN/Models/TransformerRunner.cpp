@@ -124,11 +124,17 @@ parseModule(MLIRContext &ctx, llvm::StringRef text, llvm::StringRef name) {
 // Loading
 //===----------------------------------------------------------------------===//
 
+/// Checks that gnn-run can run `config` and reads its weights from `path`
+/// (default: the config's), checked against the model's contract.
 static Expected<TensorMap> loadWeights(const ModelConfig &config,
                                        const std::string &path) {
-  if (path.empty())
+  if (config.architecture != Architecture::Transformer)
+    return fail("architecture \"universal_transformer\" is not supported by "
+                "this version of gnn-run");
+  const std::string &file = path.empty() ? config.weightsPath : path;
+  if (file.empty())
     return fail("config: no weights file (set \"weights\" or pass --weights)");
-  Expected<TensorMap> weights = readSafeTensors(path);
+  Expected<TensorMap> weights = readSafeTensors(file);
   if (!weights)
     return fail("weights: " + llvm::toString(weights.takeError()));
   if (Error e = checkWeights(config, *weights))
@@ -146,11 +152,7 @@ static std::string modelText(const ModelConfig &config,
 Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
                                                const ModelConfig &config,
                                                const std::string &weightsPath) {
-  if (config.architecture != Architecture::Transformer)
-    return fail("architecture \"universal_transformer\" is not supported by "
-                "this version of gnn-run");
-  Expected<TensorMap> weights = loadWeights(
-      config, weightsPath.empty() ? config.weightsPath : weightsPath);
+  Expected<TensorMap> weights = loadWeights(config, weightsPath);
   if (!weights)
     return weights.takeError();
   Expected<OwningOpRef<ModuleOp>> module =
@@ -167,15 +169,10 @@ Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
 Expected<std::unique_ptr<TransformerModel>>
 TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
                        const ModelOptions &options) {
-  if (config.architecture != Architecture::Transformer)
-    return fail("architecture \"universal_transformer\" is not supported by "
-                "this version of gnn-run");
   std::unique_ptr<TransformerModel> m(new TransformerModel());
   m->config = config;
   m->threads = options.threads;
-  Expected<TensorMap> weights =
-      loadWeights(config, options.weightsPath.empty() ? config.weightsPath
-                                                      : options.weightsPath);
+  Expected<TensorMap> weights = loadWeights(config, options.weightsPath);
   if (!weights)
     return weights.takeError();
   m->weights = std::move(*weights);
