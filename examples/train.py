@@ -3,6 +3,10 @@
 its weights as safetensors. Not needed by the build or the tests.
 
     /usr/bin/python3 examples/train.py examples/copy --task copy --steps 1500
+    /usr/bin/python3 examples/train.py examples/sort-ut --task sort --steps 3000
+
+The model class follows the config's architecture; a Universal Transformer
+learns its halting through the loss alone (no ponder cost).
 """
 
 import argparse
@@ -19,7 +23,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "scripts", "py"))
 sys.path.insert(0, HERE)
 
 import tasks  # noqa: E402
-from torch_reference import EOS, SOS, Transformer, log_probs, pad_batch  # noqa: E402
+from torch_reference import (EOS, SOS, Transformer,  # noqa: E402
+                             UniversalTransformer, pad_batch)
 from safetensors_util import save_torch as save  # noqa: E402
 
 
@@ -44,13 +49,19 @@ def main():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--init", help="start from these weights (safetensors)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch threads (default: all cores)")
     a = p.parse_args()
     torch.manual_seed(a.seed)
+    if a.threads:
+        torch.set_num_threads(a.threads)
     rng = random.Random(a.seed + 1000)
     config = json.load(open(os.path.join(a.dir, "config.json")))
     tokens = open(os.path.join(a.dir, config["vocab"])).read().split()
     vocab = {t: i + 3 for i, t in enumerate(tokens)}
-    model = Transformer(config, bias=True)
+    universal = config["architecture"] == "universal_transformer"
+    model = (UniversalTransformer if universal else Transformer)(config,
+                                                                 bias=True)
     if a.init:
         import safetensors_util
         state = {k: torch.tensor(v).reshape(shape)

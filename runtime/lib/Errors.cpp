@@ -51,6 +51,19 @@ extern "C" void gnn_rt_rows_mismatch(int64_t rows, int64_t expected,
   pending = text;
 }
 
+extern "C" void gnn_rt_id_out_of_range(int64_t position, int64_t id,
+                                       int64_t bound) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!pending.empty())
+    return;
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "id list entry %lld: id %lld is out of range [0, %lld)",
+                static_cast<long long>(position), static_cast<long long>(id),
+                static_cast<long long>(bound));
+  pending = text;
+}
+
 extern "C" int gnn_rt_take_error(char *err, size_t errSize) {
   std::lock_guard<std::mutex> lock(mutex);
   if (pending.empty())

@@ -236,7 +236,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   size_t batch = size_t(o.batchSize);
   bool progress = total > batch;
   int64_t tokens = 0;
-  HostTensor logProbs;
+  TensorMap forwardResults;
   std::vector<Sequence> outputs;
   for (size_t begin = 0; begin < total; begin += batch) {
     size_t end = std::min(total, begin + batch);
@@ -245,19 +245,23 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
     if (o.mode == Mode::Forward) {
       llvm::ArrayRef<Sequence> tgt =
           llvm::ArrayRef<Sequence>(targets).slice(begin, end - begin);
-      auto lp = o.incremental ? (*model)->forwardIncremental(src, tgt)
-                              : (*model)->forward(src, tgt);
-      if (!lp)
-        return fail(llvm::toString(lp.takeError()));
-      tokens += lp->shape[0];
-      if (logProbs.shape.empty()) {
-        logProbs = std::move(*lp);
-      } else {
-        size_t old = logProbs.numBytes();
-        logProbs.shape[0] += lp->shape[0];
-        logProbs.storage.resize((logProbs.numBytes() + 7) / 8);
-        std::memcpy(static_cast<char *>(logProbs.data()) + old, lp->data(),
-                    lp->numBytes());
+      auto results = o.incremental ? (*model)->forwardIncremental(src, tgt)
+                                   : (*model)->forward(src, tgt);
+      if (!results)
+        return fail(llvm::toString(results.takeError()));
+      tokens += (*results)["log_probs"].shape[0];
+      // Batches' rows follow each other.
+      for (auto &[name, part] : *results) {
+        HostTensor &all = forwardResults[name];
+        if (all.shape.empty()) {
+          all = std::move(part);
+          continue;
+        }
+        size_t old = all.numBytes();
+        all.shape[0] += part.shape[0];
+        all.storage.resize((all.numBytes() + 7) / 8);
+        std::memcpy(static_cast<char *>(all.data()) + old, part.data(),
+                    part.numBytes());
       }
     } else {
       auto decoded = o.mode == Mode::Greedy
@@ -277,14 +281,12 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
 
   if (o.mode == Mode::Forward) {
     if (!o.out.empty()) {
-      TensorMap out;
-      out["log_probs"] = std::move(logProbs);
-      if (auto e = writeSafeTensors(o.out, out))
+      if (auto e = writeSafeTensors(o.out, forwardResults))
         return fail(llvm::toString(std::move(e)));
     } else {
       // The teacher-forced predictions, one line per sequence.
       int64_t row = 0, vocabSize = config->tgtVocab;
-      const float *lp = logProbs.as<float>();
+      const float *lp = forwardResults["log_probs"].as<float>();
       for (const Sequence &t : targets) {
         Sequence best;
         for (size_t i = 0; i < t.size(); ++i, ++row) {

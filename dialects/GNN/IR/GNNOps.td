@@ -86,6 +86,33 @@ def GNN_EdgeEndpointsOp : GNN_Op<"edge_endpoints", [Pure]> {
   let hasVerifier = 1;
 }
 
+def GNN_InSubgraphOp : GNN_Op<"in_subgraph", [Pure]> {
+  let summary = "the in-edges of listed destination nodes, as a graph";
+  let description = [{
+    Like DGL's `dgl.in_subgraph(g, nodes)` with the destination space
+    compacted (as `dgl.to_block` does): the result holds every edge of
+    `graph` into a node of `nodes`; its destination `i` is parent node
+    `nodes[i]`, its source space is the parent's. Edges are ordered by
+    destination, then as in the parent's CSR; `eids[e]` is the parent id of
+    edge `e`. Building it costs O(|nodes| + its edges), so per-step work of a
+    shrinking active set stays proportional to the active edges. A node id
+    outside the parent's destinations makes the program fail at run time
+    with an error.
+
+    ```mlir
+    %sub, %eids = gnn.in_subgraph %g, %active
+        : (!gnn.graph<complete>, tensor<?xindex>)
+        -> (!gnn.graph<general>, tensor<?xindex>)
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph, GNN_IdList:$nodes);
+  let results = (outs GNN_GraphType:$result, GNN_IdList:$eids);
+  let assemblyFormat = [{
+    $graph `,` $nodes attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Message passing
 //===----------------------------------------------------------------------===//

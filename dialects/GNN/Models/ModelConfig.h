@@ -51,8 +51,12 @@ llvm::Expected<std::vector<std::string>> readVocab(llvm::StringRef path);
 /// One tensor a model needs.
 struct WeightSpec {
   std::string name;
+  /// -1: at least `minRows` (a table indexed by position or step), the
+  /// config's `minRowsOf`.
   std::vector<int64_t> shape;
   bool required = true;
+  int64_t minRows = 0;
+  std::string minRowsOf;
 };
 
 /// Every tensor the model reads, with its shape (optional ones included).

@@ -31,6 +31,17 @@ namespace mlir::gnn {
 /// ed): their k/v are written to rows cache_slots of self_k.i / self_v.i,
 /// whose rows are all decoder nodes the new ones attend to (dd's sources).
 /// A teacher-forced forward passes every decoder node as new.
+///
+/// A Universal Transformer's module has the same functions with
+///
+///   @encode(ee, src_tokens, src_positions, pe, time_pe, weights)
+///       -> memory, enc_steps
+///   @cross_kv(memory, weights) -> cross_k.0, cross_v.0
+///   @decode(dd, ed, tgt_tokens, tgt_positions, pe, time_pe, cross_k.0,
+///           cross_v.0, weights) -> log_probs, dec_steps
+///
+/// where *_steps (int32, one per node) count the ACT steps a node was
+/// active; @decode computes every decoder node of dd.
 namespace model {
 constexpr const char *kEncode = "encode", *kCrossKV = "cross_kv",
                      *kDecode = "decode";
@@ -40,7 +51,9 @@ constexpr const char *kSrcTokens = "src_tokens",
                      *kTgtTokens = "tgt_tokens",
                      *kTgtPositions = "tgt_positions",
                      *kCacheSlots = "cache_slots", *kPE = "pe",
-                     *kMemory = "memory", *kLogProbs = "log_probs";
+                     *kMemory = "memory", *kLogProbs = "log_probs",
+                     *kTimePE = "time_pe", *kEncSteps = "enc_steps",
+                     *kDecSteps = "dec_steps";
 inline std::string crossK(int64_t i) { return "cross_k." + std::to_string(i); }
 inline std::string crossV(int64_t i) { return "cross_v." + std::to_string(i); }
 inline std::string selfK(int64_t i) { return "self_k." + std::to_string(i); }
@@ -52,6 +65,15 @@ inline std::string selfV(int64_t i) { return "self_v." + std::to_string(i); }
 std::string
 buildTransformerIR(const ModelConfig &config,
                    llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+
+/// The gnn IR of an architecture "universal_transformer" model.
+std::string buildUniversalTransformerIR(
+    const ModelConfig &config,
+    llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+
+/// The gnn IR of `config`'s architecture.
+std::string buildModelIR(const ModelConfig &config,
+                         llvm::function_ref<bool(llvm::StringRef)> hasWeight);
 
 } // namespace mlir::gnn
 

@@ -56,11 +56,13 @@ public:
 
   const ModelConfig &getConfig() const { return config; }
 
-  /// Teacher-forced log-probs: [sum of target lengths, tgt_vocab], rows in
-  /// input order. Sources and targets are non-empty; targets are decoder
-  /// inputs.
-  llvm::Expected<HostTensor> forward(llvm::ArrayRef<Sequence> sources,
-                                     llvm::ArrayRef<Sequence> targets);
+  /// Teacher-forced results by name: `log_probs` [sum of target lengths,
+  /// tgt_vocab], rows in input order; for a universal_transformer also
+  /// `enc_steps` / `dec_steps` (int32, one per source / target token: the
+  /// ACT steps it was active). Sources and targets are non-empty; targets
+  /// are decoder inputs.
+  llvm::Expected<TensorMap> forward(llvm::ArrayRef<Sequence> sources,
+                                    llvm::ArrayRef<Sequence> targets);
 
   /// Greedy decoding; outputs exclude <sos> and <eos>. `maxLen` bounds the
   /// output to maxLen - 1 tokens.
@@ -72,9 +74,9 @@ public:
                                              int64_t beamSize, double alpha,
                                              int64_t maxLen);
 
-  /// Teacher-forced log-probs computed through the incremental decoder, one
-  /// step per position (a check that caching changes nothing).
-  llvm::Expected<HostTensor>
+  /// forward()'s results computed through the step-by-step decoder, one
+  /// step per position (a check that decoding changes nothing).
+  llvm::Expected<TensorMap>
   forwardIncremental(llvm::ArrayRef<Sequence> sources,
                      llvm::ArrayRef<Sequence> targets);
 
@@ -84,15 +86,25 @@ private:
   struct Hypothesis;
   TransformerModel() = default;
   llvm::Expected<Encoded> encode(llvm::ArrayRef<Sequence> sources);
-  llvm::Expected<HostTensor> decodeStep(Encoded &enc,
-                                        std::vector<Hypothesis *> &live);
+  /// Computes the next node of every live hypothesis: log_probs rows (and
+  /// dec_steps for a universal_transformer), one per hypothesis.
+  llvm::Expected<TensorMap> decodeStep(Encoded &enc,
+                                       std::vector<Hypothesis *> &live);
+  /// decodeStep of a universal_transformer: recomputes each prefix (a
+  /// node's ACT trajectory would need a k/v cache per step).
+  llvm::Expected<TensorMap> decodePrefixes(Encoded &enc,
+                                           std::vector<Hypothesis *> &live);
+  bool universal() const {
+    return config.architecture == Architecture::UniversalTransformer;
+  }
   llvm::Error bindWeights();
 
   /// Runs `entry` on run-time inputs for `rows` nodes.
   struct Inputs;
   llvm::Expected<std::map<std::string, HostTensor>>
   run(const char *entry, const Inputs &inputs, int64_t rows);
-  /// The run-time inputs of @decode.
+  /// The run-time inputs of @decode (a universal_transformer's takes no
+  /// slots or self k/v).
   Inputs decoderInputs(const Encoded &enc, const gnn_graph *dd,
                        const gnn_graph *ed, const HostTensor &tokens,
                        const HostTensor &positions, const HostTensor &slots,
@@ -102,7 +114,7 @@ private:
   ModelConfig config;
   int threads = 0;
   TensorMap weights;
-  HostTensor pe;
+  HostTensor pe, timePE;
   std::unique_ptr<JitProgram> program;
   /// Weight arguments of each entry, by position.
   std::map<std::string, std::vector<const HostTensor *>> bound;

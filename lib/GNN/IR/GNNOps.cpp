@@ -481,6 +481,30 @@ LogicalResult EdgeEndpointsOp::verify() {
   return success();
 }
 
+LogicalResult InSubgraphOp::verify() {
+  GraphType parent = getGraph().getType(), sub = getResult().getType();
+  if (sub.getStructure() != GraphStructure::General)
+    return emitOpError() << "result must be a general graph (a subset of "
+                            "in-edges has no block structure)";
+  if (!ShapedType::isDynamic(sub.getNumSrc()) &&
+      !ShapedType::isDynamic(parent.getNumSrc()) &&
+      sub.getNumSrc() != parent.getNumSrc())
+    return emitOpError() << "result promises " << sub.getNumSrc()
+                         << " source nodes, but sources are the parent's";
+  int64_t nodes = getFeatureType(getNodes()).getDimSize(0);
+  if (!ShapedType::isDynamic(sub.getNumDst()) &&
+      !ShapedType::isDynamic(nodes) && sub.getNumDst() != nodes)
+    return emitOpError() << "result promises " << sub.getNumDst()
+                         << " destination nodes, but " << nodes
+                         << " nodes are listed";
+  int64_t eids = getFeatureType(getEids()).getDimSize(0);
+  if (!ShapedType::isDynamic(sub.getNumEdges()) &&
+      !ShapedType::isDynamic(eids) && sub.getNumEdges() != eids)
+    return emitOpError() << "result promises " << sub.getNumEdges()
+                         << " edges, but has " << eids << " edge ids";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // ApplyEdgesOp
 //===----------------------------------------------------------------------===//

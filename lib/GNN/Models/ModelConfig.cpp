@@ -207,7 +207,7 @@ std::vector<WeightSpec> mlir::gnn::expectedWeights(const ModelConfig &c) {
   int64_t d = c.dModel, ff = c.dFF;
   auto add = [&](std::string name, std::vector<int64_t> shape,
                  bool required = true) {
-    specs.push_back({std::move(name), std::move(shape), required});
+    specs.push_back({std::move(name), std::move(shape), required, 0, ""});
   };
   auto norm = [&](const std::string &prefix) {
     add(prefix + ".weight", {d});
@@ -245,7 +245,7 @@ std::vector<WeightSpec> mlir::gnn::expectedWeights(const ModelConfig &c) {
       add(std::string(halt) + ".linear.bias", {1});
       norm(std::string(halt) + ".norm");
     }
-    add("time_enc.pe", {1, -1, d}, /*required=*/false);
+    specs.push_back({"time_enc.pe", {1, -1, d}, false, c.maxDepth, "max_depth"});
   }
   norm("encoder.norm");
   norm("decoder.norm");
@@ -253,7 +253,7 @@ std::vector<WeightSpec> mlir::gnn::expectedWeights(const ModelConfig &c) {
   add("tgt_embed.lut.weight", {c.tgtVocab, d});
   add("generator.proj.weight", {c.tgtVocab, d});
   add("generator.proj.bias", {c.tgtVocab});
-  add("pos_enc.pe", {1, -1, d}, /*required=*/false);
+  specs.push_back({"pos_enc.pe", {1, -1, d}, false, c.maxLen, "max_len"});
   return specs;
 }
 
@@ -280,15 +280,15 @@ Error mlir::gnn::checkWeights(const ModelConfig &config,
                   dtypeName(t.dtype) + ", expected F32");
     bool fits = t.shape.size() == spec.shape.size();
     for (size_t i = 0; fits && i < t.shape.size(); ++i)
-      fits = spec.shape[i] < 0 ? t.shape[i] >= config.maxLen
+      fits = spec.shape[i] < 0 ? t.shape[i] >= spec.minRows
                                : t.shape[i] == spec.shape[i];
     if (!fits)
-      return fail(
-          "weights: tensor '" + spec.name + "' has shape " +
-          shapeText(t.shape) + ", expected " + shapeText(spec.shape) +
-          (llvm::is_contained(spec.shape, -1)
-               ? " with N >= max_len (" + std::to_string(config.maxLen) + ")"
-               : std::string()));
+      return fail("weights: tensor '" + spec.name + "' has shape " +
+                  shapeText(t.shape) + ", expected " + shapeText(spec.shape) +
+                  (llvm::is_contained(spec.shape, -1)
+                       ? " with N >= " + spec.minRowsOf + " (" +
+                             std::to_string(spec.minRows) + ")"
+                       : std::string()));
   }
   // Attention biases come as a set: all four projections or none.
   for (const WeightSpec &spec : expectedWeights(config)) {

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -93,7 +94,8 @@ bool isRuntimeInput(llvm::StringRef name, int64_t layers) {
                                 model::kDD,           model::kSrcTokens,
                                 model::kSrcPositions, model::kTgtTokens,
                                 model::kTgtPositions, model::kCacheSlots,
-                                model::kPE,           model::kMemory};
+                                model::kPE,           model::kMemory,
+                                model::kTimePE};
   for (const char *f : fixed)
     if (name == f)
       return true;
@@ -128,9 +130,6 @@ parseModule(MLIRContext &ctx, llvm::StringRef text, llvm::StringRef name) {
 /// (default: the config's), checked against the model's contract.
 static Expected<TensorMap> loadWeights(const ModelConfig &config,
                                        const std::string &path) {
-  if (config.architecture != Architecture::Transformer)
-    return fail("architecture \"universal_transformer\" is not supported by "
-                "this version of gnn-run");
   const std::string &file = path.empty() ? config.weightsPath : path;
   if (file.empty())
     return fail("config: no weights file (set \"weights\" or pass --weights)");
@@ -144,7 +143,7 @@ static Expected<TensorMap> loadWeights(const ModelConfig &config,
 
 static std::string modelText(const ModelConfig &config,
                              const TensorMap &weights) {
-  return buildTransformerIR(config, [&](llvm::StringRef name) {
+  return buildModelIR(config, [&](llvm::StringRef name) {
     return weights.count(name.str()) != 0;
   });
 }
@@ -189,6 +188,16 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
                   " needed");
   } else {
     m->pe = sinusoidTable(rows, config.dModel);
+  }
+  // ACT steps: the file's time table or the sinusoids.
+  if (config.architecture == Architecture::UniversalTransformer) {
+    auto time = m->weights.find("time_enc.pe");
+    if (time != m->weights.end()) {
+      m->timePE = time->second;
+      m->timePE.shape = {m->timePE.shape[1], m->timePE.shape[2]};
+    } else {
+      m->timePE = sinusoidTable(config.maxDepth, config.dModel);
+    }
   }
 
   std::string text;
@@ -328,6 +337,8 @@ struct TransformerModel::Encoded {
   int64_t numSrc = 0;
   std::vector<HostTensor> crossK, crossV, selfK, selfV;
   int64_t cacheRows = 0;
+  /// ACT step counts of the source tokens (universal_transformer).
+  std::optional<HostTensor> encSteps;
 };
 
 /// A decoder sequence: its tokens (from <sos>) and the cache rows of the
@@ -367,21 +378,31 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
   in.tensors[model::kSrcTokens] = &tokenIds;
   in.tensors[model::kSrcPositions] = &positionIds;
   in.tensors[model::kPE] = &pe;
+  in.tensors[model::kTimePE] = &timePE;
   Expected<Outputs> encoded = run(model::kEncode, in, enc.numSrc);
   if (!encoded)
     return encoded.takeError();
   Expected<HostTensor> memory = take(*encoded, model::kMemory, model::kEncode);
   if (!memory)
     return memory.takeError();
+  if (universal()) {
+    Expected<HostTensor> steps =
+        take(*encoded, model::kEncSteps, model::kEncode);
+    if (!steps)
+      return steps.takeError();
+    enc.encSteps = std::move(*steps);
+  }
   Inputs kvIn;
   kvIn.tensors[model::kMemory] = &*memory;
   Expected<Outputs> kv = run(model::kCrossKV, kvIn, enc.numSrc);
   if (!kv)
     return kv.takeError();
-  if (Error e = takeLayers(*kv, config.layers, model::crossK, model::crossV,
+  // A universal_transformer's one shared layer has one cross k/v.
+  int64_t layers = universal() ? 1 : config.layers;
+  if (Error e = takeLayers(*kv, layers, model::crossK, model::crossV,
                            model::kCrossKV, enc.crossK, enc.crossV))
     return std::move(e);
-  for (int64_t i = 0; i < config.layers; ++i) {
+  for (int64_t i = 0; !universal() && i < config.layers; ++i) {
     enc.selfK.push_back(zeros({0, config.heads, config.dk()}));
     enc.selfV.push_back(zeros({0, config.heads, config.dk()}));
   }
@@ -390,8 +411,10 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
 
 /// Runs @decode on every live hypothesis's next node: it attends to the
 /// hypothesis's cached nodes and itself, and to its example's encoder nodes.
-Expected<HostTensor>
+Expected<TensorMap>
 TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
+  if (universal())
+    return decodePrefixes(enc, live);
   int64_t fresh = int64_t(live.size()), cached = enc.cacheRows;
   std::vector<int64_t> tokens, positions, slots, ddSrc, ddDst, edSrc, edDst;
   for (auto [j, h] : llvm::enumerate(live)) {
@@ -442,7 +465,80 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
   enc.cacheRows = cached + fresh;
   for (auto [j, h] : llvm::enumerate(live))
     h->rows.push_back(cached + int64_t(j));
-  return take(*out, model::kLogProbs, model::kDecode);
+  Expected<HostTensor> lp = take(*out, model::kLogProbs, model::kDecode);
+  if (!lp)
+    return lp.takeError();
+  TensorMap result;
+  result[model::kLogProbs] = std::move(*lp);
+  return result;
+}
+
+namespace {
+/// Rows `rows` of a tensor, in that order.
+HostTensor selectRows(const HostTensor &t, llvm::ArrayRef<int64_t> rows) {
+  HostTensor out;
+  out.dtype = t.dtype;
+  out.shape = t.shape;
+  out.shape[0] = int64_t(rows.size());
+  out.allocate();
+  size_t rowBytes = t.shape[0] ? t.numBytes() / size_t(t.shape[0]) : 0;
+  for (auto [i, r] : llvm::enumerate(rows))
+    std::memcpy(static_cast<char *>(out.data()) + i * rowBytes,
+                static_cast<const char *>(t.data()) + size_t(r) * rowBytes,
+                rowBytes);
+  return out;
+}
+} // namespace
+
+Expected<TensorMap>
+TransformerModel::decodePrefixes(Encoded &enc,
+                                 std::vector<Hypothesis *> &live) {
+  std::vector<int64_t> tokens, positions, lengths, last, edSrc, edDst;
+  for (Hypothesis *h : live) {
+    int64_t length = int64_t(h->rows.size()) + 1;
+    int64_t first = int64_t(tokens.size());
+    for (int64_t pos = 0; pos < length; ++pos) {
+      tokens.push_back(h->tokens[pos]);
+      positions.push_back(pos);
+      int64_t begin = enc.offsets[h->example];
+      for (int64_t s = begin; s < begin + enc.lengths[h->example]; ++s) {
+        edSrc.push_back(s);
+        edDst.push_back(first + pos);
+      }
+    }
+    lengths.push_back(length);
+    last.push_back(first + length - 1);
+  }
+  int64_t rows = int64_t(tokens.size());
+  gnn_graph *g = nullptr;
+  char err[256] = {0};
+  int status = gnn_graph_causal_blocks(lengths.data(), int64_t(lengths.size()),
+                                       &g, err, sizeof(err));
+  Expected<GraphPtr> dd = built(status, g, err);
+  if (!dd)
+    return dd.takeError();
+  Expected<GraphPtr> ed = fromCoo(enc.numSrc, rows, edSrc, edDst);
+  if (!ed)
+    return ed.takeError();
+  HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
+             noSlots = ids({});
+  Expected<Outputs> out =
+      run(model::kDecode,
+          decoderInputs(enc, dd->get(), ed->get(), tokenIds, positionIds,
+                        noSlots, {}, {}),
+          rows);
+  if (!out)
+    return out.takeError();
+  TensorMap result;
+  for (const char *name : {model::kLogProbs, model::kDecSteps}) {
+    Expected<HostTensor> t = take(*out, name, model::kDecode);
+    if (!t)
+      return t.takeError();
+    result[name] = selectRows(*t, last);
+  }
+  for (Hypothesis *h : live)
+    h->rows.push_back(-1);
+  return result;
 }
 
 TransformerModel::Inputs TransformerModel::decoderInputs(
@@ -457,16 +553,19 @@ TransformerModel::Inputs TransformerModel::decoderInputs(
   in.tensors[model::kTgtPositions] = &positions;
   in.tensors[model::kCacheSlots] = &slots;
   in.tensors[model::kPE] = &pe;
-  for (int64_t i = 0; i < config.layers; ++i) {
+  in.tensors[model::kTimePE] = &timePE;
+  for (size_t i = 0; i < enc.crossK.size(); ++i) {
     in.tensors[model::crossK(i)] = &enc.crossK[i];
     in.tensors[model::crossV(i)] = &enc.crossV[i];
+  }
+  for (size_t i = 0; i < selfK.size(); ++i) {
     in.tensors[model::selfK(i)] = &selfK[i];
     in.tensors[model::selfV(i)] = &selfV[i];
   }
   return in;
 }
 
-Expected<HostTensor>
+Expected<TensorMap>
 TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
                           llvm::ArrayRef<Sequence> targets) {
   Expected<Encoded> enc = encode(sources);
@@ -499,7 +598,7 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slots = ids(slotValues);
   std::vector<HostTensor> selfK, selfV;
-  for (int64_t i = 0; i < config.layers; ++i) {
+  for (int64_t i = 0; !universal() && i < config.layers; ++i) {
     selfK.push_back(zeros({rows, config.heads, config.dk()}));
     selfV.push_back(zeros({rows, config.heads, config.dk()}));
   }
@@ -510,10 +609,22 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
           rows);
   if (!out)
     return out.takeError();
-  return take(*out, model::kLogProbs, model::kDecode);
+  TensorMap result;
+  std::vector<const char *> names = {model::kLogProbs};
+  if (universal())
+    names.push_back(model::kDecSteps);
+  for (const char *name : names) {
+    Expected<HostTensor> t = take(*out, name, model::kDecode);
+    if (!t)
+      return t.takeError();
+    result[name] = std::move(*t);
+  }
+  if (enc->encSteps)
+    result[model::kEncSteps] = std::move(*enc->encSteps);
+  return result;
 }
 
-Expected<HostTensor>
+Expected<TensorMap>
 TransformerModel::forwardIncremental(llvm::ArrayRef<Sequence> sources,
                                      llvm::ArrayRef<Sequence> targets) {
   Expected<Encoded> enc = encode(sources);
@@ -529,7 +640,16 @@ TransformerModel::forwardIncremental(llvm::ArrayRef<Sequence> sources,
     firstRow.push_back(total);
     total += int64_t(t.size());
   }
-  HostTensor result = zeros({total, vocab});
+  TensorMap result;
+  result[model::kLogProbs] = zeros({total, vocab});
+  if (universal()) {
+    HostTensor steps;
+    steps.dtype = DType::I32;
+    steps.shape = {total};
+    steps.allocate();
+    result[model::kDecSteps] = std::move(steps);
+    result[model::kEncSteps] = std::move(*enc->encSteps);
+  }
   for (;;) {
     std::vector<Hypothesis *> live;
     for (Hypothesis &h : hyps)
@@ -537,13 +657,19 @@ TransformerModel::forwardIncremental(llvm::ArrayRef<Sequence> sources,
         live.push_back(&h);
     if (live.empty())
       break;
-    Expected<HostTensor> lp = decodeStep(*enc, live);
-    if (!lp)
-      return lp.takeError();
-    for (auto [j, h] : llvm::enumerate(live)) {
-      int64_t row = firstRow[h->example] + int64_t(h->rows.size()) - 1;
-      std::memcpy(result.as<float>() + row * vocab, lp->as<float>() + j * vocab,
-                  vocab * sizeof(float));
+    Expected<TensorMap> step = decodeStep(*enc, live);
+    if (!step)
+      return step.takeError();
+    // Each live hypothesis's new row goes to its place in the output.
+    for (auto &[name, t] : *step) {
+      HostTensor &into = result[name];
+      size_t rowBytes = t.shape[0] ? t.numBytes() / size_t(t.shape[0]) : 0;
+      for (auto [j, h] : llvm::enumerate(live)) {
+        int64_t row = firstRow[h->example] + int64_t(h->rows.size()) - 1;
+        std::memcpy(static_cast<char *>(into.data()) + row * rowBytes,
+                    static_cast<const char *>(t.data()) + j * rowBytes,
+                    rowBytes);
+      }
     }
   }
   return result;
@@ -581,12 +707,13 @@ TransformerModel::beam(llvm::ArrayRef<Sequence> sources, int64_t beamSize,
           live.push_back(h.get());
     if (live.empty())
       break;
-    Expected<HostTensor> lp = decodeStep(*enc, live);
-    if (!lp)
-      return lp.takeError();
+    Expected<TensorMap> step = decodeStep(*enc, live);
+    if (!step)
+      return step.takeError();
+    const HostTensor &lp = (*step)[model::kLogProbs];
     std::map<const Hypothesis *, const float *> rowOf;
     for (auto [j, h] : llvm::enumerate(live))
-      rowOf[h] = lp->as<float>() + j * vocab;
+      rowOf[h] = lp.as<float>() + j * vocab;
 
     for (auto &beam : beams) {
       struct Candidate {

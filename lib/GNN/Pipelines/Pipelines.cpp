@@ -30,6 +30,9 @@ mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
+  // Loops (the ACT loop) carry values that each iteration rebuilds, e.g.
+  // compacted rows scattered back; the deallocation pipeline frees them.
+  bufferization.allowReturnAllocsFromLoops = true;
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));

@@ -248,6 +248,7 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     };
     add("gnn_rt_edge_out_of_range", &gnn_rt_edge_out_of_range);
     add("gnn_rt_rows_mismatch", &gnn_rt_rows_mismatch);
+    add("gnn_rt_id_out_of_range", &gnn_rt_id_out_of_range);
     add("_mlir_ciface_gnn_rt_linear", &_mlir_ciface_gnn_rt_linear);
     add("_mlir_ciface_gnn_rt_linear_nobias",
         &_mlir_ciface_gnn_rt_linear_nobias);

@@ -31,6 +31,12 @@ GNNC_EXPORT void gnn_rt_edge_out_of_range(int64_t edge, int64_t node,
 GNNC_EXPORT void gnn_rt_rows_mismatch(int64_t rows, int64_t expected,
                                       int64_t target);
 
+/* Called by lowered gnn ops that take id lists (gather_rows, scatter_rows,
+ * in_subgraph): entry `position` of the list is `id`, outside [0, bound).
+ * The entry is skipped. */
+GNNC_EXPORT void gnn_rt_id_out_of_range(int64_t position, int64_t id,
+                                        int64_t bound);
+
 /* Returns non-zero if an error was reported since the last call, writes its
  * message into err (if err_size > 0) and clears it. */
 GNNC_EXPORT int gnn_rt_take_error(char *err, size_t err_size);

@@ -667,3 +667,35 @@ func.func @f(%x: tensor<?x8xf32>) {
   %0 = gnn.log_softmax %x : (tensor<?x8xf32>) -> tensor<?x9xf32>
   return
 }
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %n: tensor<?xindex>) {
+  // expected-error @+1 {{result must be a general graph}}
+  %s, %e = gnn.in_subgraph %g, %n : (!gnn.graph<complete>, tensor<?xindex>) -> (!gnn.graph<complete>, tensor<?xindex>)
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete, src = 4, dst = 4, edges = 16>, %n: tensor<?xindex>) {
+  // expected-error @+1 {{result promises 5 source nodes, but sources are the parent's}}
+  %s, %e = gnn.in_subgraph %g, %n : (!gnn.graph<complete, src = 4, dst = 4, edges = 16>, tensor<?xindex>) -> (!gnn.graph<general, src = 5>, tensor<?xindex>)
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %n: tensor<3xindex>) {
+  // expected-error @+1 {{result promises 2 destination nodes, but 3 nodes are listed}}
+  %s, %e = gnn.in_subgraph %g, %n : (!gnn.graph<complete>, tensor<3xindex>) -> (!gnn.graph<general, dst = 2>, tensor<?xindex>)
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %n: tensor<?xindex>) {
+  // expected-error @+1 {{result promises 6 edges, but has 5 edge ids}}
+  %s, %e = gnn.in_subgraph %g, %n : (!gnn.graph<complete>, tensor<?xindex>) -> (!gnn.graph<general, edges = 6>, tensor<5xindex>)
+  return
+}

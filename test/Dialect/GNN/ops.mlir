@@ -170,3 +170,17 @@ func.func @dense_layers(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf
   %l = gnn.log_softmax %n : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %l, %z : tensor<?x4xf32>, tensor<?x?xf32>
 }
+
+// CHECK-LABEL: func @in_subgraph
+// CHECK: %[[S:.*]], %[[E:.*]] = gnn.in_subgraph %{{.*}}, %{{.*}} : (!gnn.graph<complete>, tensor<?xindex>) -> (!gnn.graph<general>, tensor<?xindex>)
+// CHECK: gnn.fused_attention %[[S]]
+func.func @in_subgraph(%g: !gnn.graph<complete>, %active: tensor<?xindex>,
+                       %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>,
+                       %v: tensor<?x2x4xf32>) -> tensor<?x2x4xf32> {
+  %sub, %eids = gnn.in_subgraph %g, %active
+      : (!gnn.graph<complete>, tensor<?xindex>)
+      -> (!gnn.graph<general>, tensor<?xindex>)
+  %a = gnn.fused_attention %sub, %q, %k, %v scale(5.000000e-01) normalize
+      : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
+  return %a : tensor<?x2x4xf32>
+}

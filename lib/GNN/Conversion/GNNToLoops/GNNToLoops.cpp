@@ -552,10 +552,8 @@ static LogicalResult lowerGatherRows(GatherRowsOp op) {
   Value out = l.alloc(type, rows, extents);
   Value limit = l.dim(source.memref, 0);
   l.parallel(rows, [&](Value i) {
-    Value r = l.b.create<memref::LoadOp>(l.loc, ids, i);
-    // Ids outside the source read row 0's absence as zeros.
-    Value inRange =
-        l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult, r, limit);
+    // A bad id is reported; its row is zeros.
+    auto [inRange, r] = l.checkedId(ids, i, limit);
     l.loopNest(extents, [&](ValueRange item) {
       SmallVector<Value> to = {i};
       llvm::append_range(to, item);
@@ -569,8 +567,7 @@ static LogicalResult lowerGatherRows(GatherRowsOp op) {
           [&](OpBuilder &f, Location) {
             OpBuilder::InsertionGuard g(l.b);
             l.b.setInsertionPoint(f.getInsertionBlock(), f.getInsertionPoint());
-            l.b.create<scf::YieldOp>(l.loc,
-                                     l.floatConst(type.getElementType(), 0.0));
+            l.b.create<scf::YieldOp>(l.loc, l.zero(type.getElementType()));
           });
       l.b.create<memref::StoreOp>(l.loc, branch.getResult(0), out, to);
     });
@@ -589,9 +586,7 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op) {
   Value out = l.alloc(type, rows, extents);
   l.b.create<memref::CopyOp>(l.loc, dest.memref, out);
   l.parallel(l.dim(ids, 0), [&](Value i) {
-    Value r = l.b.create<memref::LoadOp>(l.loc, ids, i);
-    Value inRange =
-        l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult, r, rows);
+    auto [inRange, r] = l.checkedId(ids, i, rows);
     auto guard = l.b.create<scf::IfOp>(l.loc, inRange, /*withElse=*/false);
     OpBuilder::InsertionGuard g(l.b);
     l.b.setInsertionPointToStart(&guard.getThenRegion().front());
@@ -655,22 +650,12 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
   };
   Value numEdges = orZero(edges), numSrc = orZero(op.getNumSrc()),
         numDst = orZero(op.getNumDst());
-  auto ids = [&](Value n) {
-    auto type = MemRefType::get({ShapedType::kDynamic}, b.getIndexType());
-    return b.create<memref::AllocOp>(loc, type, ValueRange{n}).getResult();
-  };
+  auto ids = [&](Value n) { return l.idBuffer(n); };
   Value src2 = ids(numEdges), dst2 = ids(numEdges);
   Value inPtr = ids(b.create<arith::AddIOp>(loc, numDst, l.idx(1)));
   Value inSrc = ids(numEdges), inEid = ids(numEdges), cursor = ids(numDst);
   auto forRange = [&](Value lo, Value hi, function_ref<void(Value)> body) {
-    b.create<scf::ForOp>(loc, lo, hi, l.idx(1), ValueRange{},
-                         [&](OpBuilder &nested, Location, Value i, ValueRange) {
-                           OpBuilder::InsertionGuard guard(b);
-                           b.setInsertionPoint(nested.getInsertionBlock(),
-                                               nested.getInsertionPoint());
-                           body(i);
-                           b.create<scf::YieldOp>(loc);
-                         });
+    l.serial(lo, hi, body);
   };
   Value one = l.idx(1);
   forRange(l.idx(0), numEdges, [&](Value e) {
@@ -710,12 +695,76 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
                               inSrc, slot);
     b.create<memref::StoreOp>(loc, e, inEid, slot);
   });
-  SmallVector<Value> parts = {numSrc};
-  for (Value buffer : {src2, dst2, inPtr, inSrc, inEid})
-    parts.push_back(l.toTensor(buffer));
-  auto cast = b.create<UnrealizedConversionCastOp>(
-      loc, TypeRange{op.getResult().getType()}, parts);
-  op.getResult().replaceAllUsesWith(cast.getResult(0));
+  l.replaceGraph(op.getResult(), numSrc, {src2, dst2, inPtr, inSrc, inEid});
+  op.erase();
+  return success();
+}
+
+/// The in-edges of the listed nodes: a sequential prefix sum of their
+/// in-degrees gives the CSR, then each listed node copies its CSR row in
+/// parallel. O(listed nodes + their in-edges); the parent's other edges are
+/// never touched. A bad node id is reported and gets no edges.
+static LogicalResult lowerInSubgraph(InSubgraphOp op) {
+  Lowering l(op);
+  FailureOr<GraphParts> g = l.graph(op, op.getGraph());
+  if (failed(g))
+    return failure();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value nodes = l.toMemref(op.getNodes());
+  Value n = l.dim(nodes, 0), one = l.idx(1);
+  Value inPtr = l.idBuffer(b.create<arith::AddIOp>(loc, n, one));
+  b.create<memref::StoreOp>(loc, l.idx(0), inPtr, l.idx(0));
+  /// The in-degree of listed node i (0 for a bad id, which is reported).
+  auto degreeOf = [&](Value i) -> Value {
+    auto [ok, v] = l.checkedId(nodes, i, g->numDst);
+    Value first = b.create<memref::LoadOp>(loc, g->inPtr, v);
+    Value last = b.create<memref::LoadOp>(
+        loc, g->inPtr, ValueRange{b.create<arith::AddIOp>(loc, v, one)});
+    Value degree = b.create<arith::SubIOp>(loc, last, first);
+    return b.create<arith::SelectOp>(loc, ok, degree, l.idx(0));
+  };
+  auto prefix = b.create<scf::ForOp>(
+      loc, l.idx(0), n, one, ValueRange{l.idx(0)},
+      [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        Value end =
+            b.create<arith::AddIOp>(loc, acc[0], degreeOf(i));
+        b.create<memref::StoreOp>(loc, end, inPtr,
+                                  ValueRange{b.create<arith::AddIOp>(loc, i, one)});
+        b.create<scf::YieldOp>(loc, end);
+      });
+  Value numEdges = prefix.getResult(0);
+  Value src = l.idBuffer(numEdges), dst = l.idBuffer(numEdges),
+        inSrc = l.idBuffer(numEdges), inEid = l.idBuffer(numEdges),
+        eids = l.idBuffer(numEdges);
+  l.parallel(n, [&](Value i) {
+    Value first = b.create<memref::LoadOp>(loc, nodes, i);
+    first = b.create<arith::SelectOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, first,
+                                g->numDst),
+        first, l.idx(0));
+    Value from = b.create<memref::LoadOp>(loc, g->inPtr, first);
+    Value begin = b.create<memref::LoadOp>(loc, inPtr, i);
+    Value end = b.create<memref::LoadOp>(
+        loc, inPtr, ValueRange{b.create<arith::AddIOp>(loc, i, one)});
+    l.serial(begin, end, [&](Value slot) {
+      Value at = b.create<arith::AddIOp>(
+          loc, from, b.create<arith::SubIOp>(loc, slot, begin));
+      Value u = b.create<memref::LoadOp>(loc, g->inSrc, at);
+      b.create<memref::StoreOp>(loc, u, src, slot);
+      b.create<memref::StoreOp>(loc, i, dst, slot);
+      b.create<memref::StoreOp>(loc, u, inSrc, slot);
+      b.create<memref::StoreOp>(loc, slot, inEid, slot);
+      b.create<memref::StoreOp>(
+          loc, b.create<memref::LoadOp>(loc, g->inEid, at), eids, slot);
+    });
+  });
+  l.replaceGraph(op.getResult(), g->numSrc, {src, dst, inPtr, inSrc, inEid});
+  op.getEids().replaceAllUsesWith(l.toTensor(eids));
   op.erase();
   return success();
 }
@@ -901,7 +950,8 @@ struct ConvertGNNToLoopsPass
     OpBuilder b(module.getBodyRegion());
     Type i64 = b.getI64Type();
     for (auto [name, arity] :
-         {std::make_pair(kEdgeErrorFn, 4), std::make_pair(kRowsErrorFn, 3)}) {
+         {std::make_pair(kEdgeErrorFn, 4), std::make_pair(kRowsErrorFn, 3),
+          std::make_pair(kIdErrorFn, 3)}) {
       if (module.lookupSymbol(name))
         continue;
       auto decl = b.create<func::FuncOp>(
@@ -941,6 +991,7 @@ struct ConvertGNNToLoopsPass
               .Case([](ScatterRowsOp o) { return lowerScatterRows(o); })
               .Case([](FilterNodesOp o) { return lowerFilterNodes(o); })
               .Case([](GraphFromCooOp o) { return lowerGraphFromCoo(o); })
+              .Case([](InSubgraphOp o) { return lowerInSubgraph(o); })
               .Case([](FilterEdgesOp o) { return lowerFilterEdges(o); })
               .Case([](LinearOp o) { return lowerLinear(o); })
               .Case([](LayerNormOp o) { return lowerLayerNorm(o); })

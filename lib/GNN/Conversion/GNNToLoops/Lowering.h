@@ -23,6 +23,7 @@ namespace mlir::gnn::loops {
 /// The runtime functions through which lowered code reports bad input.
 constexpr llvm::StringLiteral kEdgeErrorFn = "gnn_rt_edge_out_of_range";
 constexpr llvm::StringLiteral kRowsErrorFn = "gnn_rt_rows_mismatch";
+constexpr llvm::StringLiteral kIdErrorFn = "gnn_rt_id_out_of_range";
 
 /// A run-time size check: dim `dim` of `memref` must be `expected`; `code`
 /// says what was compared (a target's rows, or kItemSizeCode).
@@ -160,6 +161,11 @@ public:
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
   }
 
+  /// The zero of any element type (float, integer or index).
+  Value zero(Type type) {
+    return b.create<arith::ConstantOp>(loc, cast<TypedAttr>(b.getZeroAttr(type)));
+  }
+
   Value applyUnary(UnaryFnAttr fn, Value x) {
     Type t = x.getType();
     switch (fn.getKind()) {
@@ -247,6 +253,49 @@ public:
     for (Value v : block.getTerminator()->getOperands())
       results.push_back(mapping.lookupOrDefault(v));
     return results;
+  }
+
+  /// A sequential scf.for over [lo, hi).
+  void serial(Value lo, Value hi, function_ref<void(Value)> body) {
+    b.create<scf::ForOp>(loc, lo, hi, idx(1), ValueRange{},
+                         [&](OpBuilder &nested, Location, Value i, ValueRange) {
+                           OpBuilder::InsertionGuard guard(b);
+                           b.setInsertionPoint(nested.getInsertionBlock(),
+                                               nested.getInsertionPoint());
+                           body(i);
+                           b.create<scf::YieldOp>(loc);
+                         });
+  }
+
+  /// Whether entry `i` of an id list is below `bound`; if not, reports it to
+  /// the runtime. Returns the flag and an id that is safe to index with (0
+  /// in place of a bad one; callers make sure nothing is read through it
+  /// when `bound` is 0).
+  std::pair<Value, Value> checkedId(Value ids, Value i, Value bound) {
+    Value id = b.create<memref::LoadOp>(loc, ids, i);
+    Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, bound);
+    unless(ok, [&] {
+      b.create<func::CallOp>(loc, kIdErrorFn, TypeRange{},
+                             ValueRange{i64(i), i64(id), i64(bound)});
+    });
+    return {ok, b.create<arith::SelectOp>(loc, ok, id, idx(0))};
+  }
+
+  /// Replaces `graph` (an op result) by a graph of the given parts: the
+  /// source count and the src, dst, inPtr, inSrc, inEid buffers (distinct).
+  void replaceGraph(Value graph, Value numSrc, ArrayRef<Value> buffers) {
+    SmallVector<Value> parts = {numSrc};
+    for (Value buffer : buffers)
+      parts.push_back(toTensor(buffer));
+    auto cast = b.create<UnrealizedConversionCastOp>(
+        loc, TypeRange{graph.getType()}, parts);
+    graph.replaceAllUsesWith(cast.getResult(0));
+  }
+
+  /// A new 1-D index buffer of `n` entries.
+  Value idBuffer(Value n) {
+    auto type = MemRefType::get({ShapedType::kDynamic}, b.getIndexType());
+    return b.create<memref::AllocOp>(loc, type, ValueRange{n});
   }
 
   /// scf.parallel over [0, n).
