@@ -10,7 +10,10 @@ against the PyTorch reference's results (make_golden.py):
 - greedy decoding and beam search (k = 4) equal the reference's (prefix
   recomputation), and beam search with --beam-size 1 equals greedy;
 - the module --emit-ir prints round-trips through gnn-opt and, run as
-  `gnn-run IR.mlir`, gives the same log-probs bit for bit.
+  `gnn-run IR.mlir`, gives the same log-probs bit for bit;
+- for a universal_transformer (golden-ut, make_golden_ut.py), the ACT step
+  counts enc_steps / dec_steps equal the reference's exactly in every
+  forward run above.
 
 usage: check_golden.py GOLDEN_DIR TMP_DIR [CASE...]
 Prints one line per check; exits non-zero if any fails.
@@ -37,9 +40,13 @@ def run(args):
     return p.stdout
 
 
-def log_probs(path):
-    _, shape, values = safetensors_util.read(path)["log_probs"]
-    return shape, values
+def results(path):
+    """log_probs as (shape, values), and the step counts (if any) as lists."""
+    tensors = safetensors_util.read(path)
+    _, shape, values = tensors["log_probs"]
+    steps = {k: list(tensors[k][2]) for k in ("enc_steps", "dec_steps")
+             if k in tensors}
+    return (shape, values), steps
 
 
 def max_diff(a, b):
@@ -74,7 +81,9 @@ def check_case(c, golden, tmp, name):
     config = os.path.join(case, "config.json")
     src, tgt = os.path.join(case, "src.txt"), os.path.join(case, "tgt.txt")
     base = ["gnn-run", "--config", config, "--src", src, "--ids"]
-    want = log_probs(os.path.join(case, "expected.safetensors"))
+    want, want_steps = results(os.path.join(case, "expected.safetensors"))
+    with open(src) as f:
+        sources = len(f.read().splitlines())
 
     def forward(tag, *extra, program=None):
         out = os.path.join(work, tag + ".safetensors")
@@ -82,7 +91,11 @@ def check_case(c, golden, tmp, name):
                 ["--tgt", tgt, "--mode", "forward", "--out", out] +
                 list(extra))
         run(args)
-        return log_probs(out)
+        got, steps = results(out)
+        if want_steps:
+            c.check(steps == want_steps,
+                    "%s: %s step counts == reference" % (name, tag))
+        return got
 
     fused = forward("fused")
     c.check(max_diff(fused, want) < TOLERANCE,
@@ -115,7 +128,7 @@ def check_case(c, golden, tmp, name):
         c.check(beam4 == f.read(), "%s: beam k=4 == reference beam" % name)
     beam4b = run(base + ["--mode", "beam", "--beam-size", "4",
                          "--batch-size", "3"])
-    c.check(beam4 == beam4b and len(beam4.splitlines()) == 7,
+    c.check(beam4 == beam4b and len(beam4.splitlines()) == sources,
             "%s: beam k=4 gives one line per source, batch invariant" % name)
 
     ir = os.path.join(work, "model.mlir")

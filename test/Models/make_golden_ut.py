@@ -4,9 +4,11 @@ PyTorch reference (scripts/py/torch_reference.py), for the AUT issue:
     /usr/bin/python3 test/Models/make_golden_ut.py   # needs torch and numpy
 
 Each case in test/Models/golden-ut/<case>/ has config.json, random weights,
-a batch (src.txt, tgt.txt as ids) and expected.safetensors with log_probs
+a batch (src.txt, tgt.txt as ids), expected.safetensors with log_probs
 (float32 [target tokens, tgt_vocab]) and enc_steps / dec_steps (int32, one
-per source / target token in input order). Halting biases are chosen so
+per source / target token in input order), and the reference's greedy
+decodings (greedy.txt) and beam search with k = 4, alpha = 0.6 (beam4.txt),
+by prefix recomputation. Halting biases are chosen so
 that nodes halt at different steps, some only at max_depth.
 """
 
@@ -21,7 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "py"))
 
 from safetensors_util import save_torch as save  # noqa: E402
-from torch_reference import UniversalTransformer, pad_batch, SOS  # noqa: E402
+from torch_reference import (SOS, UniversalTransformer, beam,  # noqa: E402
+                             pad_batch)
+from make_golden import greedy_with_margin  # noqa: E402
 
 CASES = [
     # name, config overrides, biases, tables in the file, halting bias
@@ -69,12 +73,22 @@ def make_case(name, overrides, bias, tables, halt_bias, seed):
             state[key] = t
             getattr(model, key.split(".")[0]).pe = t
     V, W, M = config["src_vocab"], config["tgt_vocab"], config["max_len"]
-    srcs, tgts = [], []
-    for i in range(6):
+    srcs, tgts, greedy, beams = [], [], [], []
+    while len(srcs) < 6:
+        i = len(srcs)
         n = 1 if i == 0 else rng.randint(1, M)
         m = 1 if i == 1 else rng.randint(1, M)
-        srcs.append([rng.randrange(V) for _ in range(n)])
-        tgts.append([SOS] + [rng.randrange(W) for _ in range(m - 1)])
+        src = [rng.randrange(V) for _ in range(n)]
+        tgt = [SOS] + [rng.randrange(W) for _ in range(m - 1)]
+        # Decodings whose choices float rounding could flip are skipped.
+        g = greedy_with_margin(model, src, M)
+        b = beam(model, src, 4, 0.6, M, margin=1e-3) if g is not None else None
+        if b is None:
+            continue
+        srcs.append(src)
+        tgts.append(tgt)
+        greedy.append(g)
+        beams.append(b)
     src, src_len = pad_batch(srcs)
     tgt, tgt_len = pad_batch(tgts)
     with torch.no_grad():
@@ -91,7 +105,8 @@ def make_case(name, overrides, bias, tables, halt_bias, seed):
     save(os.path.join(out_dir, "weights.safetensors"), state)
     save(os.path.join(out_dir, "expected.safetensors"),
          {"log_probs": lp, "enc_steps": enc, "dec_steps": dec})
-    for fname, seqs in (("src.txt", srcs), ("tgt.txt", tgts)):
+    for fname, seqs in (("src.txt", srcs), ("tgt.txt", tgts),
+                        ("greedy.txt", greedy), ("beam4.txt", beams)):
         with open(os.path.join(out_dir, fname), "w") as f:
             for s in seqs:
                 f.write(" ".join(map(str, s)) + "\n")
