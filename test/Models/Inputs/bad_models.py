@@ -93,3 +93,28 @@ lines = {
 for name, text in lines.items():
     with open(p(name), "w") as f:
         f.write(text)
+
+# Universal Transformer inputs, derived from golden-ut/h2_d8_t099_clamp10
+# (max_depth 8, d_model 16).
+ut_case = os.path.join(HERE, "..", "golden-ut", "h2_d8_t099_clamp10")
+ut_config = json.load(open(os.path.join(ut_case, "config.json")))
+ut_weights = safetensors_util.read(os.path.join(ut_case, "weights.safetensors"))
+
+
+def write_ut(name, tensors, **changes):
+    c = dict(ut_config, weights=os.path.abspath(p(name + ".safetensors")))
+    c.update(changes)
+    with open(p(name + ".json"), "w") as f:
+        json.dump(c, f)
+    write_weights(name + ".safetensors", tensors)
+
+
+write_ut("ut-good", ut_weights)
+# A time table with fewer rows than max_depth.
+write_ut("ut-time", dict(ut_weights, **{
+    "time_enc.pe": ("F32", [1, 5, 16], [0.0] * 80)}))
+write_ut("ut-nohalt", {k: v for k, v in ut_weights.items()
+                       if k != "halt_dec.linear.weight"})
+write_ut("ut-depth", ut_weights, max_depth=0)
+write_ut("ut-threshold", ut_weights, act_threshold="high")
+write_ut("ut-cross", ut_weights, cross_attention="dgl")
