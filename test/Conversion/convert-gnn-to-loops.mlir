@@ -132,6 +132,58 @@ func.func @filters(%g: !gnn.graph<general>, %x: tensor<?xf32>) -> (tensor<?xinde
 
 // -----
 
+// in_subgraph: a sequential prefix sum of the listed nodes' in-degrees (bad
+// ids reported, given no edges), then a parallel copy of their CSR rows; the
+// fused attention walks only those rows. The ACT loop carries tensors
+// through scf.while.
+// CHECK-LABEL: func @in_subgraph
+// CHECK: %[[E:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (index)
+// CHECK: func.call @gnn_rt_id_out_of_range
+// CHECK: memref.alloc(%[[E]]) : memref<?xindex>
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: scf.parallel
+// LLVM-LABEL: llvm.func @in_subgraph
+func.func @in_subgraph(%g: !gnn.graph<general>, %active: tensor<?xindex>,
+                       %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>,
+                       %v: tensor<?x2x4xf32>) -> tensor<?x2x4xf32> {
+  %sub, %eids = gnn.in_subgraph %g, %active
+      : (!gnn.graph<general>, tensor<?xindex>) -> (!gnn.graph<general>, tensor<?xindex>)
+  %a = gnn.fused_attention %sub, %q, %k, %v scale(5.000000e-01) normalize
+      : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
+  return %a : tensor<?x2x4xf32>
+}
+
+// -----
+
+// A loop whose carried id list changes size every iteration (as the ACT
+// loop's active set does) bufferizes: fresh buffers per iteration.
+// CHECK-LABEL: func @shrinking
+// CHECK: scf.while
+// LLVM-LABEL: llvm.func @shrinking
+func.func @shrinking(%x: tensor<?xf32>, %all: tensor<?xindex>) -> tensor<?xindex> {
+  %c0 = arith.constant 0 : index
+  %r = scf.while (%a = %all) : (tensor<?xindex>) -> tensor<?xindex> {
+    %n = tensor.dim %a, %c0 : tensor<?xindex>
+    %any = arith.cmpi ugt, %n, %c0 : index
+    scf.condition(%any) %a : tensor<?xindex>
+  } do {
+  ^bb0(%a: tensor<?xindex>):
+    %xa = gnn.gather_rows %x[%a] : (tensor<?xf32>, tensor<?xindex>) -> tensor<?xf32>
+    %keep = gnn.filter_nodes(%xa) {
+    ^bb0(%e: f32):
+      %zero = arith.constant 0.0 : f32
+      %p = arith.cmpf ogt, %e, %zero : f32
+      gnn.yield %p : i1
+    } : (tensor<?xf32>) -> tensor<?xindex>
+    %next = gnn.gather_rows %a[%keep] : (tensor<?xindex>, tensor<?xindex>) -> tensor<?xindex>
+    scf.yield %next : tensor<?xindex>
+  }
+  return %r : tensor<?xindex>
+}
+
+// -----
+
 // A dense layer is one call of the runtime's BLAS-backed layer through its C
 // interface; layer_norm and log_softmax are parallel loops over rows.
 // CHECK-LABEL: func.func private @gnn_rt_linear(memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, memref<?x?xf32>) attributes {llvm.emit_c_interface}
