@@ -107,8 +107,9 @@ static cl::opt<bool> emitIR("emit-ir", cl::cat(modelCategory),
                             cl::desc("print the model as gnn IR and exit"));
 static cl::opt<bool> incremental(
     "incremental", cl::cat(modelCategory),
-    cl::desc("forward: compute one decoder position per step through the "
-             "incremental decoder's k/v cache"));
+    cl::desc("forward: compute one decoder position per step, as decoding "
+             "does (through the k/v cache; a universal_transformer "
+             "recomputes each prefix)"));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "gnn-run") << message << "\n";
