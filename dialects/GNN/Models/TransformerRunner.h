@@ -90,10 +90,12 @@ private:
   /// dec_steps for a universal_transformer), one per hypothesis.
   llvm::Expected<TensorMap> decodeStep(Encoded &enc,
                                        std::vector<Hypothesis *> &live);
-  /// decodeStep of a universal_transformer: recomputes each prefix (a
-  /// node's ACT trajectory would need a k/v cache per step).
-  llvm::Expected<TensorMap> decodePrefixes(Encoded &enc,
-                                           std::vector<Hypothesis *> &live);
+  /// The shape of a self-attention k/v cache of `rows` decoder nodes: [rows,
+  /// heads, dk], or per ACT step [max_depth, rows, heads, dk].
+  std::vector<int64_t> cacheShape(int64_t rows) const;
+  /// @decode's log_probs (and dec_steps), by name.
+  llvm::Expected<TensorMap>
+  decoderResults(std::map<std::string, HostTensor> &outputs) const;
   bool universal() const {
     return config.architecture == Architecture::UniversalTransformer;
   }
@@ -103,8 +105,7 @@ private:
   struct Inputs;
   llvm::Expected<std::map<std::string, HostTensor>>
   run(const char *entry, const Inputs &inputs, int64_t rows);
-  /// The run-time inputs of @decode (a universal_transformer's takes no
-  /// slots or self k/v).
+  /// The run-time inputs of @decode.
   Inputs decoderInputs(const Encoded &enc, const gnn_graph *dd,
                        const gnn_graph *ed, const HostTensor &tokens,
                        const HostTensor &positions, const HostTensor &slots,

@@ -402,9 +402,9 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
   if (Error e = takeLayers(*kv, layers, model::crossK, model::crossV,
                            model::kCrossKV, enc.crossK, enc.crossV))
     return std::move(e);
-  for (int64_t i = 0; !universal() && i < config.layers; ++i) {
-    enc.selfK.push_back(zeros({0, config.heads, config.dk()}));
-    enc.selfV.push_back(zeros({0, config.heads, config.dk()}));
+  for (int64_t i = 0; i < layers; ++i) {
+    enc.selfK.push_back(zeros(cacheShape(0)));
+    enc.selfV.push_back(zeros(cacheShape(0)));
   }
   return enc;
 }
@@ -413,8 +413,6 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
 /// hypothesis's cached nodes and itself, and to its example's encoder nodes.
 Expected<TensorMap>
 TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
-  if (universal())
-    return decodePrefixes(enc, live);
   int64_t fresh = int64_t(live.size()), cached = enc.cacheRows;
   std::vector<int64_t> tokens, positions, slots, ddSrc, ddDst, edSrc, edDst;
   for (auto [j, h] : llvm::enumerate(live)) {
@@ -442,15 +440,21 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
     return ed.takeError();
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slotIds = ids(slots);
-  // The cache grows by the new rows, which @decode fills.
+  // The cache grows by the new rows, which @decode fills (in each of a
+  // universal_transformer's per-step blocks).
   size_t rowBytes = size_t(config.dModel) * sizeof(float);
+  int64_t blocks = universal() ? config.maxDepth : 1;
   std::vector<HostTensor> selfK, selfV;
-  for (int64_t i = 0; i < config.layers; ++i)
+  for (size_t i = 0; i < enc.selfK.size(); ++i)
     for (auto [from, to] :
          {std::tie(enc.selfK[i], selfK), std::tie(enc.selfV[i], selfV)}) {
-      HostTensor t = zeros({cached + fresh, config.heads, config.dk()});
-      if (cached)
-        std::memcpy(t.data(), from.data(), cached * rowBytes);
+      HostTensor t = zeros(cacheShape(cached + fresh));
+      for (int64_t b = 0; cached && b < blocks; ++b)
+        std::memcpy(static_cast<char *>(t.data()) +
+                        b * (cached + fresh) * rowBytes,
+                    static_cast<const char *>(from.data()) +
+                        b * cached * rowBytes,
+                    cached * rowBytes);
       to.push_back(std::move(t));
     }
   Expected<Outputs> out = run(model::kDecode,
@@ -459,85 +463,32 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
                               fresh);
   if (!out)
     return out.takeError();
-  if (Error e = takeLayers(*out, config.layers, model::selfK, model::selfV,
-                           model::kDecode, enc.selfK, enc.selfV))
+  if (Error e = takeLayers(*out, int64_t(enc.selfK.size()), model::selfK,
+                           model::selfV, model::kDecode, enc.selfK, enc.selfV))
     return std::move(e);
   enc.cacheRows = cached + fresh;
   for (auto [j, h] : llvm::enumerate(live))
     h->rows.push_back(cached + int64_t(j));
-  Expected<HostTensor> lp = take(*out, model::kLogProbs, model::kDecode);
-  if (!lp)
-    return lp.takeError();
-  TensorMap result;
-  result[model::kLogProbs] = std::move(*lp);
-  return result;
+  return decoderResults(*out);
 }
 
-namespace {
-/// Rows `rows` of a tensor, in that order.
-HostTensor selectRows(const HostTensor &t, llvm::ArrayRef<int64_t> rows) {
-  HostTensor out;
-  out.dtype = t.dtype;
-  out.shape = t.shape;
-  out.shape[0] = int64_t(rows.size());
-  out.allocate();
-  size_t rowBytes = t.shape[0] ? t.numBytes() / size_t(t.shape[0]) : 0;
-  for (auto [i, r] : llvm::enumerate(rows))
-    std::memcpy(static_cast<char *>(out.data()) + i * rowBytes,
-                static_cast<const char *>(t.data()) + size_t(r) * rowBytes,
-                rowBytes);
-  return out;
+std::vector<int64_t> TransformerModel::cacheShape(int64_t rows) const {
+  if (universal())
+    return {config.maxDepth, rows, config.heads, config.dk()};
+  return {rows, config.heads, config.dk()};
 }
-} // namespace
 
-Expected<TensorMap>
-TransformerModel::decodePrefixes(Encoded &enc,
-                                 std::vector<Hypothesis *> &live) {
-  std::vector<int64_t> tokens, positions, lengths, last, edSrc, edDst;
-  for (Hypothesis *h : live) {
-    int64_t length = int64_t(h->rows.size()) + 1;
-    int64_t first = int64_t(tokens.size());
-    for (int64_t pos = 0; pos < length; ++pos) {
-      tokens.push_back(h->tokens[pos]);
-      positions.push_back(pos);
-      int64_t begin = enc.offsets[h->example];
-      for (int64_t s = begin; s < begin + enc.lengths[h->example]; ++s) {
-        edSrc.push_back(s);
-        edDst.push_back(first + pos);
-      }
-    }
-    lengths.push_back(length);
-    last.push_back(first + length - 1);
-  }
-  int64_t rows = int64_t(tokens.size());
-  gnn_graph *g = nullptr;
-  char err[256] = {0};
-  int status = gnn_graph_causal_blocks(lengths.data(), int64_t(lengths.size()),
-                                       &g, err, sizeof(err));
-  Expected<GraphPtr> dd = built(status, g, err);
-  if (!dd)
-    return dd.takeError();
-  Expected<GraphPtr> ed = fromCoo(enc.numSrc, rows, edSrc, edDst);
-  if (!ed)
-    return ed.takeError();
-  HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
-             noSlots = ids({});
-  Expected<Outputs> out =
-      run(model::kDecode,
-          decoderInputs(enc, dd->get(), ed->get(), tokenIds, positionIds,
-                        noSlots, {}, {}),
-          rows);
-  if (!out)
-    return out.takeError();
+Expected<TensorMap> TransformerModel::decoderResults(Outputs &out) const {
   TensorMap result;
-  for (const char *name : {model::kLogProbs, model::kDecSteps}) {
-    Expected<HostTensor> t = take(*out, name, model::kDecode);
+  std::vector<const char *> names = {model::kLogProbs};
+  if (universal())
+    names.push_back(model::kDecSteps);
+  for (const char *name : names) {
+    Expected<HostTensor> t = take(out, name, model::kDecode);
     if (!t)
       return t.takeError();
-    result[name] = selectRows(*t, last);
+    result[name] = std::move(*t);
   }
-  for (Hypothesis *h : live)
-    h->rows.push_back(-1);
   return result;
 }
 
@@ -598,9 +549,9 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slots = ids(slotValues);
   std::vector<HostTensor> selfK, selfV;
-  for (int64_t i = 0; !universal() && i < config.layers; ++i) {
-    selfK.push_back(zeros({rows, config.heads, config.dk()}));
-    selfV.push_back(zeros({rows, config.heads, config.dk()}));
+  for (size_t i = 0; i < enc->selfK.size(); ++i) {
+    selfK.push_back(zeros(cacheShape(rows)));
+    selfV.push_back(zeros(cacheShape(rows)));
   }
   Expected<Outputs> out =
       run(model::kDecode,
@@ -609,18 +560,11 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
           rows);
   if (!out)
     return out.takeError();
-  TensorMap result;
-  std::vector<const char *> names = {model::kLogProbs};
-  if (universal())
-    names.push_back(model::kDecSteps);
-  for (const char *name : names) {
-    Expected<HostTensor> t = take(*out, name, model::kDecode);
-    if (!t)
-      return t.takeError();
-    result[name] = std::move(*t);
-  }
+  Expected<TensorMap> result = decoderResults(*out);
+  if (!result)
+    return result.takeError();
   if (enc->encSteps)
-    result[model::kEncSteps] = std::move(*enc->encSteps);
+    (*result)[model::kEncSteps] = std::move(*enc->encSteps);
   return result;
 }
 

@@ -7,6 +7,11 @@
 // back; halted nodes keep their state and the k/v of their last active step.
 // The loop stops when no node is active or after max_depth steps.
 //
+// @decode computes the new decoder nodes (dd's destinations) with a cache of
+// every earlier node's k/v per ACT step: a node's trajectory depends only on
+// the nodes before it, so decoding one node at a time gives what a forward
+// over the whole prefix gives.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FunctionWriter.h"
@@ -22,16 +27,24 @@ struct Carried {
   std::string init, type;
 };
 
-/// The values the ACT loop carries, in order.
-enum Slot { kStep, kActive, kX, kS, kR, kSumP, kSteps, kK, kV, kNumSlots };
+/// The ACT state the loop carries, in order; the layer's own values (its
+/// k/v) follow.
+enum Slot { kStep, kActive, kX, kS, kR, kSumP, kSteps, kNumSlots };
 
-/// The shared layer applied to the active nodes at one step: from their
-/// compacted state `x` (encodings added), the ids of the active nodes and
-/// the full k/v, returns the new compacted state; sets k/v to the full k/v
-/// with the active rows replaced.
+/// The shared layer applied to the active nodes at step `step`: from their
+/// compacted state `x` (encodings added) and the ids of the active nodes,
+/// returns the new compacted state and updates the values it carries.
 using LayerStep = std::function<std::string(
     FunctionWriter &f, const std::string &x, const std::string &active,
-    std::string &k, std::string &v)>;
+    const std::string &step, std::vector<std::string> &carried)>;
+
+/// What the ACT loop leaves: the accumulated state s [N, d], the step
+/// counts (tensor<?xindex>), the number of steps run and the layer's
+/// carried values.
+struct ActResult {
+  std::string s, steps, stepsRun;
+  std::vector<std::string> carried;
+};
 
 std::string typeList(const std::vector<Carried> &c) {
   std::string s;
@@ -40,15 +53,16 @@ std::string typeList(const std::vector<Carried> &c) {
   return s;
 }
 
-/// Writes the ACT loop over the nodes of `x0` (embedded tokens) and returns
-/// the names of the accumulated state s [N, d] and the step counts
-/// (tensor<?xindex>). `positions` are the rows of `pe` to add per node,
-/// `timePE` the time table, `halt` the halting unit's weights prefix.
-std::pair<std::string, std::string>
-actLoop(FunctionWriter &f, const std::string &x0, const std::string &tokens,
-        const std::string &positions, const std::string &pe,
-        const std::string &timePE, const std::string &halt,
-        const LayerStep &layer) {
+/// Writes the ACT loop over the nodes of `x0` (embedded tokens).
+/// `positions` are the rows of `pe` to add per node, `timePE` the time
+/// table, `halt` the halting unit's weights prefix; `layer` carries
+/// `carried` (initial values) through the loop.
+ActResult actLoop(FunctionWriter &f, const std::string &x0,
+                  const std::string &tokens, const std::string &positions,
+                  const std::string &pe, const std::string &timePE,
+                  const std::string &halt,
+                  const std::vector<Carried> &carried,
+                  const LayerStep &layer) {
   const ModelConfig &c = f.c;
   std::string x = f.x(), one = f.rows(1), ids = FunctionWriter::kIds;
   // A constant per node: [N] from the tokens, [N, 1] as its column.
@@ -67,8 +81,7 @@ actLoop(FunctionWriter &f, const std::string &x0, const std::string &tokens,
           "\n");
     return r;
   };
-  // Every node starts active, with s = 0, r = 1, sum_p = 0, step = 0 and no
-  // k/v yet (only active nodes' k/v are ever read).
+  // Every node starts active, with s = 0, r = 1, sum_p = 0 and step = 0.
   std::string all = f.fresh(), node = f.fresh();
   f.raw("  " + all + " = gnn.filter_nodes(" + tokens + ") {\n  ^bb0(" + node +
         ": index):\n");
@@ -88,8 +101,8 @@ actLoop(FunctionWriter &f, const std::string &x0, const std::string &tokens,
   init[kR] = {column("1.0"), one};
   init[kSumP] = {column("0.0"), one};
   init[kSteps] = {perNode("0", "index"), ids};
-  init[kK] = {f.splitHeads(zeros), f.heads()};
-  init[kV] = {f.splitHeads(zeros), f.heads()};
+  llvm::append_range(init, carried);
+  int slots = int(init.size());
 
   std::string depth = f.fresh(), lastStep = f.fresh();
   f.raw("  " + depth + " = arith.constant " + std::to_string(c.maxDepth) +
@@ -100,11 +113,11 @@ actLoop(FunctionWriter &f, const std::string &x0, const std::string &tokens,
   // Before: continue while a node is active and steps remain.
   std::string loop = f.fresh();
   std::vector<std::string> before, after;
-  for (int i = 0; i < kNumSlots; ++i) {
+  for (int i = 0; i < slots; ++i) {
     before.push_back(f.fresh());
     after.push_back(f.fresh());
   }
-  std::string header = "  " + loop + ":" + std::to_string(kNumSlots) +
+  std::string header = "  " + loop + ":" + std::to_string(slots) +
                        " = scf.while (";
   for (auto [i, v] : llvm::enumerate(init))
     header += (i ? ", " : "") + before[i] + " = " + v.init;
@@ -120,7 +133,7 @@ actLoop(FunctionWriter &f, const std::string &x0, const std::string &tokens,
         " : index\n");
   f.raw("  " + go + " = arith.andi " + any + ", " + more + " : i1\n");
   std::string condition = "  scf.condition(" + go + ") ";
-  for (int i = 0; i < kNumSlots; ++i)
+  for (int i = 0; i < slots; ++i)
     condition += (i ? ", " : "") + before[i];
   f.raw(condition + " : " + typeList(init) + "\n  } do {\n  ^bb0(");
   std::string blockArgs;
@@ -151,8 +164,8 @@ actLoop(FunctionWriter &f, const std::string &x0, const std::string &tokens,
               },
               "index"),
       after[kSteps], A, ids);
-  std::string k = after[kK], v = after[kV];
-  xa = layer(f, xa, A, k, v);
+  std::vector<std::string> layerValues(after.begin() + kNumSlots, after.end());
+  xa = layer(f, xa, A, after[kStep], layerValues);
 
   // Halting: p = sigmoid(linear(LN(x))); sum_p += p; a node continues while
   // sum_p < threshold and steps remain; s accumulates p * x, or r * x when
@@ -207,6 +220,7 @@ actLoop(FunctionWriter &f, const std::string &x0, const std::string &tokens,
                                return r;
                              });
   std::vector<std::string> next(kNumSlots);
+  llvm::append_range(next, layerValues);
   next[kSumP] = f.scatter(sumP, after[kSumP], A, one);
   // The nodes that continue, among the active ones.
   std::string kept = f.fresh(), sum = f.fresh();
@@ -222,13 +236,15 @@ actLoop(FunctionWriter &f, const std::string &x0, const std::string &tokens,
   next[kS] = f.scatter(sa, after[kS], A, x);
   next[kR] = f.scatter(rNew, after[kR], A, one);
   next[kSteps] = steps;
-  next[kK] = k;
-  next[kV] = v;
   std::string yield = "  scf.yield ";
-  for (int i = 0; i < kNumSlots; ++i)
+  for (int i = 0; i < slots; ++i)
     yield += (i ? ", " : "") + next[i];
   f.raw(yield + " : " + typeList(init) + "\n  }\n");
-  return {loop + "#" + std::to_string(kS), loop + "#" + std::to_string(kSteps)};
+  auto result = [&](int i) { return loop + "#" + std::to_string(i); };
+  ActResult r{result(kS), result(kSteps), result(kStep), {}};
+  for (int i = kNumSlots; i < slots; ++i)
+    r.carried.push_back(result(i));
+  return r;
 }
 
 /// Step counts as int32, one per node.
@@ -246,7 +262,8 @@ std::string stepCounts(FunctionWriter &f, const std::string &steps) {
 }
 
 /// q, k, v of `prefix`'s attention from the normalized state; k and v are
-/// written into the full k/v at the active rows.
+/// written into the k/v of all nodes at the active rows (the others keep
+/// the k/v of their last active step).
 std::string selfQKV(FunctionWriter &f, const std::string &n,
                     const std::string &prefix, const std::string &active,
                     std::string &k, std::string &v) {
@@ -279,10 +296,16 @@ void writeEncoder(llvm::raw_ostream &out, const ModelConfig &c,
   std::string timePE = f.input(model::kTimePE, f.x());
   std::string x0 = f.embedTokens("src_embed.lut.weight", c.srcVocab, tokens);
   const std::string L = "encoder.layer";
-  auto [s, steps] = actLoop(
+  // Every node's k/v, starting from zeros (only active nodes' are read).
+  std::string zeros = f.splitHeads(f.apply(
+      {{x0, f.x()}}, f.x(),
+      [&](llvm::ArrayRef<std::string>) { return f.constant(0.0); }));
+  ActResult act = actLoop(
       f, x0, tokens, positions, pe, timePE, "halt_enc",
+      {{zeros, f.heads()}, {zeros, f.heads()}},
       [&](FunctionWriter &f, const std::string &x, const std::string &active,
-          std::string &k, std::string &v) {
+          const std::string &, std::vector<std::string> &kv) {
+        std::string &k = kv[0], &v = kv[1];
         std::string A = L + ".self_attn.linears.";
         std::string n = f.layerNorm(x, L + ".sublayer.0.norm");
         std::string q = selfQKV(f, n, A, active, k, v);
@@ -293,10 +316,11 @@ void writeEncoder(llvm::raw_ostream &out, const ModelConfig &c,
                           f.feedForward(f.layerNorm(y, L + ".sublayer.1.norm"),
                                         L + ".feed_forward"));
       });
-  std::string memory = f.layerNorm(s, "encoder.norm");
+  std::string memory = f.layerNorm(act.s, "encoder.norm");
   f.setType(memory, f.x());
   f.finish(out, model::kEncode,
-           {{memory, model::kMemory}, {stepCounts(f, steps), model::kEncSteps}});
+           {{memory, model::kMemory},
+            {stepCounts(f, act.steps), model::kEncSteps}});
 }
 
 void writeCrossKV(llvm::raw_ostream &out, const ModelConfig &c,
@@ -312,26 +336,65 @@ void writeCrossKV(llvm::raw_ostream &out, const ModelConfig &c,
            {{k, model::crossK(0)}, {v, model::crossV(0)}});
 }
 
+/// The k/v of every decoder node as of ACT step `step`: the cache's rows of
+/// that step with the new nodes' latest k/v (`latest`, one row per new
+/// node) written into their slots; the result is stored back into the cache
+/// (`cache` is updated) for the nodes decoded later.
+std::string stepRows(FunctionWriter &f, std::string &cache,
+                     const std::string &step, const std::string &latest,
+                     const std::string &slots, const std::string &cacheType) {
+  std::string rows = f.fresh(), slice = f.fresh();
+  f.raw("  " + rows + " = tensor.dim " + cache + ", " +
+        f.constantOf("1", "index") + " : " + cacheType + "\n");
+  std::string box = "[" + step + ", 0, 0, 0] [1, " + rows + ", " +
+                    std::to_string(f.h) + ", " + std::to_string(f.dk) +
+                    "] [1, 1, 1, 1]";
+  f.raw("  " + slice + " = tensor.extract_slice " + cache + box + " : " +
+        cacheType + " to " + f.heads() + "\n");
+  std::string all = f.scatter(latest, slice, slots, f.heads());
+  std::string stored = f.fresh();
+  f.raw("  " + stored + " = tensor.insert_slice " + all + " into " + cache +
+        box + " : " + f.heads() + " into " + cacheType + "\n");
+  cache = stored;
+  return all;
+}
+
 void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionWriter f(c, hasWeight);
+  std::string cacheType = "tensor<" + std::to_string(c.maxDepth) + "x?x" +
+                          std::to_string(f.h) + "x" + std::to_string(f.dk) +
+                          "xf32>";
   std::string dd = f.input(model::kDD, FunctionWriter::kGraph);
   std::string ed = f.input(model::kED, FunctionWriter::kGraph);
   std::string tokens = f.input(model::kTgtTokens, FunctionWriter::kIds);
   std::string positions = f.input(model::kTgtPositions, FunctionWriter::kIds);
+  std::string slots = f.input(model::kCacheSlots, FunctionWriter::kIds);
   std::string pe = f.input(model::kPE, f.x());
   std::string timePE = f.input(model::kTimePE, f.x());
   std::string crossK = f.input(model::crossK(0), f.heads());
   std::string crossV = f.input(model::crossV(0), f.heads());
+  std::string selfK = f.input(model::selfK(0), cacheType);
+  std::string selfV = f.input(model::selfV(0), cacheType);
   std::string y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, tokens);
   const std::string L = "decoder.layer";
-  auto [s, steps] = actLoop(
+  // The new nodes' latest k/v, and the cache of every node's k/v per step.
+  std::string zeros = f.splitHeads(f.apply(
+      {{y0, f.x()}}, f.x(),
+      [&](llvm::ArrayRef<std::string>) { return f.constant(0.0); }));
+  ActResult act = actLoop(
       f, y0, tokens, positions, pe, timePE, "halt_dec",
+      {{zeros, f.heads()},
+       {zeros, f.heads()},
+       {selfK, cacheType},
+       {selfV, cacheType}},
       [&](FunctionWriter &f, const std::string &y, const std::string &active,
-          std::string &k, std::string &v) {
+          const std::string &step, std::vector<std::string> &kv) {
         std::string A = L + ".self_attn.linears.";
         std::string n = f.layerNorm(y, L + ".sublayer.0.norm");
-        std::string q = selfQKV(f, n, A, active, k, v);
+        std::string q = selfQKV(f, n, A, active, kv[0], kv[1]);
+        std::string k = stepRows(f, kv[2], step, kv[0], slots, cacheType);
+        std::string v = stepRows(f, kv[3], step, kv[1], slots, cacheType);
         std::string a =
             f.mergeHeads(f.attention(activeGraph(f, dd, active), q, k, v));
         std::string z = f.residual(y, f.linear(a, A + "3", f.d, f.d));
@@ -344,14 +407,34 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
                           f.feedForward(f.layerNorm(z, L + ".sublayer.2.norm"),
                                         L + ".feed_forward"));
       });
-  std::string logits = f.linear(f.layerNorm(s, "decoder.norm"),
+  // At the steps after all new nodes halted, they keep their last k/v.
+  std::string rest = f.fresh(), t = f.fresh(), kc = f.fresh(),
+              vc = f.fresh();
+  f.raw("  " + rest + ":2 = scf.for " + t + " = " + act.stepsRun + " to " +
+        f.constantOf(std::to_string(c.maxDepth), "index") + " step " +
+        f.constantOf("1", "index") + " iter_args(" + kc + " = " +
+        act.carried[2] + ", " + vc + " = " + act.carried[3] + ") -> (" +
+        cacheType + ", " + cacheType + ") {\n");
+  std::string kNext = kc, vNext = vc;
+  stepRows(f, kNext, t, act.carried[0], slots, cacheType);
+  stepRows(f, vNext, t, act.carried[1], slots, cacheType);
+  f.raw("  scf.yield " + kNext + ", " + vNext + " : " + cacheType + ", " +
+        cacheType + "\n  }\n");
+  std::string kCache = rest + "#0", vCache = rest + "#1";
+  f.setType(kCache, cacheType);
+  f.setType(vCache, cacheType);
+
+  std::string logits = f.linear(f.layerNorm(act.s, "decoder.norm"),
                                 "generator.proj", f.d, c.tgtVocab);
   std::string lp = f.fresh();
   f.raw("  " + lp + " = gnn.log_softmax " + logits + " : (" +
         f.rows(c.tgtVocab) + ") -> " + f.rows(c.tgtVocab) + "\n");
   f.setType(lp, f.rows(c.tgtVocab));
   f.finish(out, model::kDecode,
-           {{lp, model::kLogProbs}, {stepCounts(f, steps), model::kDecSteps}});
+           {{lp, model::kLogProbs},
+            {stepCounts(f, act.steps), model::kDecSteps},
+            {kCache, model::selfK(0)},
+            {vCache, model::selfV(0)}});
 }
 } // namespace
 

@@ -38,6 +38,9 @@ mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
+  // Buffers that deallocation must keep alive across loop iterations are
+  // cloned.
+  pm.addPass(createBufferizationToMemRefPass());
 
   if (options.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
@@ -47,6 +50,8 @@ mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
   // memref lowering before scf-to-cf: OpenMP regions hold alloca scopes,
   // which must stay single-block until memref-to-llvm inlines them.
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // Offsets of slices (the ACT step's k/v in a per-step cache).
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToLLVMPass());

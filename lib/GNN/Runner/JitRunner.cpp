@@ -12,6 +12,7 @@
 #include "gnnc/errors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -249,6 +250,8 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     add("gnn_rt_edge_out_of_range", &gnn_rt_edge_out_of_range);
     add("gnn_rt_rows_mismatch", &gnn_rt_rows_mismatch);
     add("gnn_rt_id_out_of_range", &gnn_rt_id_out_of_range);
+    // MLIR's runtime copy between strided memrefs.
+    add("memrefCopy", &memrefCopy);
     add("_mlir_ciface_gnn_rt_linear", &_mlir_ciface_gnn_rt_linear);
     add("_mlir_ciface_gnn_rt_linear_nobias",
         &_mlir_ciface_gnn_rt_linear_nobias);
