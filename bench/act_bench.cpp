@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchUtil.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
 
@@ -33,6 +34,7 @@
 
 using namespace mlir;
 using namespace mlir::gnn;
+using namespace gnnbench;
 
 static llvm::cl::opt<int> repeats("repeats", llvm::cl::init(9),
                                   llvm::cl::desc("timed runs (median kept)"));
@@ -43,25 +45,6 @@ static llvm::cl::opt<int> threads("num-threads", llvm::cl::init(0),
 
 namespace {
 constexpr int kHeads = 8, kDk = 16;
-
-struct GraphDeleter {
-  void operator()(gnn_graph *g) const { gnn_graph_free(g); }
-};
-using GraphPtr = std::unique_ptr<gnn_graph, GraphDeleter>;
-
-double medianSeconds(const std::function<void()> &fn, int runs) {
-  fn(); // warm up
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 /// The three strategies as entries of one module.
 std::string source() {
@@ -141,8 +124,8 @@ int main(int argc, char **argv) {
   fmt::print("ACT attention: {} sequences, lengths N(15, 3), complete "
              "graphs ({} nodes, {} edges), {} heads x {}; median of {} runs\n",
              lengths.size(), n, graph->num_edges, kHeads, kDk, int(repeats));
-  fmt::print("{:>7} {:>9} | {:>10} {:>10} {:>10} | {:>12}\n", "active",
-             "edges", "compacted", "masked", "all", "ns/edge comp");
+  fmt::print("{:>7} {:>9} | {:>10} {:>10} {:>10} | {:>12}\n", "active", "edges",
+             "compacted", "masked", "all", "ns/edge comp");
   fmt::print("{:>7} {:>9} | {:>10} {:>10} {:>10} | {:>12}\n", "", "", "ms",
              "ms", "ms", "");
   for (double share : {1.0, 0.75, 0.5, 0.25, 0.1, 0.05, 0.01}) {
@@ -178,10 +161,9 @@ int main(int argc, char **argv) {
                                     {nullptr, &q},
                                     {nullptr, &k},
                                     {nullptr, &v}});
-    double all = time("all", {{graph.get(), nullptr},
-                              {nullptr, &q},
-                              {nullptr, &k},
-                              {nullptr, &v}});
+    double all = time(
+        "all",
+        {{graph.get(), nullptr}, {nullptr, &q}, {nullptr, &k}, {nullptr, &v}});
     fmt::print("{:>6.0f}% {:>9} | {:>10.3f} {:>10.3f} {:>10.3f} | {:>12.2f}\n",
                100.0 * double(active.size()) / double(n), edges,
                compacted * 1e3, masked * 1e3, all * 1e3,

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchUtil.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
 
@@ -35,6 +36,7 @@ extern "C" void sgemm_(const char *, const char *, const int *, const int *,
 
 using namespace mlir;
 using namespace mlir::gnn;
+using namespace gnnbench;
 
 static llvm::cl::opt<int> repeats("repeats", llvm::cl::init(5),
                                   llvm::cl::desc("timed runs (median kept)"));
@@ -43,25 +45,6 @@ static llvm::cl::opt<bool>
 
 namespace {
 constexpr int kHeads = 8, kDk = 64;
-
-struct GraphDeleter {
-  void operator()(gnn_graph *g) const { gnn_graph_free(g); }
-};
-using GraphPtr = std::unique_ptr<gnn_graph, GraphDeleter>;
-
-double medianSeconds(const std::function<void()> &fn, int runs) {
-  fn(); // warm up
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 /// Single-precision GEMM throughput: this machine's practical peak.
 double measurePeakGflops() {

@@ -85,6 +85,32 @@ def greedy_with_margin(model, src, max_len):
     return out[1:]
 
 
+def sample_batch(model, config, rng, count):
+    """`count` random sources and decoder inputs (the first source has one
+    token, the second target is <sos> alone) with the reference's greedy
+    and beam (k = 4, alpha 0.6) decodings; a source whose decodings float
+    rounding could flip is drawn again."""
+    V, W, M = config["src_vocab"], config["tgt_vocab"], config["max_len"]
+    srcs, tgts, greedy, beams = [], [], [], []
+    while len(srcs) < count:
+        i = len(srcs)
+        n = 1 if i == 0 else rng.randint(1, M)
+        m = 1 if i == 1 else rng.randint(1, M)
+        src = [rng.randrange(V) for _ in range(n)]
+        tgt = [SOS] + [rng.randrange(W) for _ in range(m - 1)]
+        g = greedy_with_margin(model, src, M)
+        if g is None:
+            continue
+        b = beam(model, src, 4, 0.6, M, margin=1e-3)
+        if b is None:
+            continue
+        srcs.append(src)
+        tgts.append(tgt)
+        greedy.append(g)
+        beams.append(b)
+    return srcs, tgts, greedy, beams
+
+
 def make_case(name, overrides, bias, pe_in_file, seed):
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -102,24 +128,7 @@ def make_case(name, overrides, bias, pe_in_file, seed):
                                0.5 * torch.randn(rows, config["d_model"])
                                ).unsqueeze(0)
         model.pos_enc.pe = state["pos_enc.pe"]
-    V, W, M = config["src_vocab"], config["tgt_vocab"], config["max_len"]
-    srcs, tgts, greedy, beams = [], [], [], []
-    while len(srcs) < 7:
-        i = len(srcs)
-        n = 1 if i == 0 else rng.randint(1, M)
-        m = 1 if i == 1 else rng.randint(1, M)
-        src = [rng.randrange(V) for _ in range(n)]
-        tgt = [SOS] + [rng.randrange(W) for _ in range(m - 1)]
-        g = greedy_with_margin(model, src, M)
-        if g is None:
-            continue
-        b = beam(model, src, 4, 0.6, M, margin=1e-3)
-        if b is None:
-            continue
-        srcs.append(src)
-        tgts.append(tgt)
-        greedy.append(g)
-        beams.append(b)
+    srcs, tgts, greedy, beams = sample_batch(model, config, rng, 7)
     expected = log_probs(model, srcs, tgts)
     out = os.path.join(HERE, "golden", name)
     os.makedirs(out, exist_ok=True)

@@ -23,9 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "py"))
 
 from safetensors_util import save_torch as save  # noqa: E402
-from torch_reference import (SOS, UniversalTransformer, beam,  # noqa: E402
-                             pad_batch)
-from make_golden import greedy_with_margin  # noqa: E402
+from torch_reference import UniversalTransformer, pad_batch  # noqa: E402
+from make_golden import sample_batch  # noqa: E402
 
 CASES = [
     # name, config overrides, biases, tables in the file, halting bias
@@ -72,23 +71,7 @@ def make_case(name, overrides, bias, tables, halt_bias, seed):
             t = (torch.randn(rows, config["d_model"]) * 0.5).unsqueeze(0)
             state[key] = t
             getattr(model, key.split(".")[0]).pe = t
-    V, W, M = config["src_vocab"], config["tgt_vocab"], config["max_len"]
-    srcs, tgts, greedy, beams = [], [], [], []
-    while len(srcs) < 6:
-        i = len(srcs)
-        n = 1 if i == 0 else rng.randint(1, M)
-        m = 1 if i == 1 else rng.randint(1, M)
-        src = [rng.randrange(V) for _ in range(n)]
-        tgt = [SOS] + [rng.randrange(W) for _ in range(m - 1)]
-        # Decodings whose choices float rounding could flip are skipped.
-        g = greedy_with_margin(model, src, M)
-        b = beam(model, src, 4, 0.6, M, margin=1e-3) if g is not None else None
-        if b is None:
-            continue
-        srcs.append(src)
-        tgts.append(tgt)
-        greedy.append(g)
-        beams.append(b)
+    srcs, tgts, greedy, beams = sample_batch(model, config, rng, 6)
     src, src_len = pad_batch(srcs)
     tgt, tgt_len = pad_batch(tgts)
     with torch.no_grad():

@@ -11,8 +11,8 @@
 
 #include "GNN/Models/ModelConfig.h"
 
-#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -175,8 +175,8 @@ public:
                      const std::string &ids,
                      const std::string &resultType = "") {
     std::string r = fresh();
-    os << "  " << r << " = gnn.gather_rows " << source << "[" << ids
-       << "] : (" << type << ", " << kIds << ") -> "
+    os << "  " << r << " = gnn.gather_rows " << source << "[" << ids << "] : ("
+       << type << ", " << kIds << ") -> "
        << (resultType.empty() ? type : resultType) << "\n";
     return r;
   }
@@ -213,8 +213,9 @@ public:
   std::string embedTokens(const std::string &lutName, int64_t vocab,
                           const std::string &tokens) {
     std::string lut = weight(lutName, {vocab, d});
-    std::string e = gather(lut, "tensor<" + std::to_string(vocab) + "x" +
-                                    std::to_string(d) + "xf32>",
+    std::string e = gather(lut,
+                           "tensor<" + std::to_string(vocab) + "x" +
+                               std::to_string(d) + "xf32>",
                            tokens, x());
     return apply({{e, x()}}, x(), [&](llvm::ArrayRef<std::string> a) {
       return scalarOp("arith.mulf", a[0], constant(std::sqrt(double(d))));
@@ -226,8 +227,9 @@ public:
                     const std::string &tokens, const std::string &positions,
                     const std::string &pe) {
     std::string lut = weight(lutName, {vocab, d});
-    std::string e = gather(lut, "tensor<" + std::to_string(vocab) + "x" +
-                                    std::to_string(d) + "xf32>",
+    std::string e = gather(lut,
+                           "tensor<" + std::to_string(vocab) + "x" +
+                               std::to_string(d) + "xf32>",
                            tokens, x());
     std::string p = gather(pe, x(), positions);
     return nodes2(e, p, x(), x(), x(), [&](std::string a, std::string b) {
@@ -348,6 +350,23 @@ private:
   std::map<std::string, std::string> weights, types;
   int next = 0;
 };
+
+/// Writes one function of a model module.
+using FunctionText = void (*)(llvm::raw_ostream &, const ModelConfig &,
+                              llvm::function_ref<bool(llvm::StringRef)>);
+
+/// A model module: a comment line, then the functions.
+inline std::string
+moduleText(const std::string &comment, const ModelConfig &config,
+           llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+           std::initializer_list<FunctionText> functions) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  out << "// " << comment << " in gnn IR.\n";
+  for (FunctionText function : functions)
+    function(out, config, hasWeight);
+  return text;
+}
 
 } // namespace mlir::gnn::models
 

@@ -245,7 +245,8 @@ std::vector<WeightSpec> mlir::gnn::expectedWeights(const ModelConfig &c) {
       add(std::string(halt) + ".linear.bias", {1});
       norm(std::string(halt) + ".norm");
     }
-    specs.push_back({"time_enc.pe", {1, -1, d}, false, c.maxDepth, "max_depth"});
+    specs.push_back(
+        {"time_enc.pe", {1, -1, d}, false, c.maxDepth, "max_depth"});
   }
   norm("encoder.norm");
   norm("decoder.norm");

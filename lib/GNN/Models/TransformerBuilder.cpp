@@ -145,14 +145,11 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
 std::string mlir::gnn::buildTransformerIR(
     const ModelConfig &config,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  std::string text;
-  llvm::raw_string_ostream out(text);
-  out << "// A Transformer (" << config.layers << " layers, d_model "
-      << config.dModel << ", " << config.heads << " heads) in gnn IR.\n";
-  writeEncoder(out, config, hasWeight);
-  writeCrossKV(out, config, hasWeight);
-  writeDecoder(out, config, hasWeight);
-  return text;
+  return moduleText("A Transformer (" + std::to_string(config.layers) +
+                        " layers, d_model " + std::to_string(config.dModel) +
+                        ", " + std::to_string(config.heads) + " heads)",
+                    config, hasWeight,
+                    {writeEncoder, writeCrossKV, writeDecoder});
 }
 
 std::string

@@ -90,12 +90,11 @@ HostTensor sinusoidTable(int64_t rows, int64_t d) {
 
 /// Names that are run-time inputs rather than weights.
 bool isRuntimeInput(llvm::StringRef name, int64_t layers) {
-  static const char *fixed[] = {model::kEE,           model::kED,
-                                model::kDD,           model::kSrcTokens,
-                                model::kSrcPositions, model::kTgtTokens,
-                                model::kTgtPositions, model::kCacheSlots,
-                                model::kPE,           model::kMemory,
-                                model::kTimePE};
+  static const char *fixed[] = {
+      model::kEE,           model::kED,           model::kDD,
+      model::kSrcTokens,    model::kSrcPositions, model::kTgtTokens,
+      model::kTgtPositions, model::kCacheSlots,   model::kPE,
+      model::kMemory,       model::kTimePE};
   for (const char *f : fixed)
     if (name == f)
       return true;
@@ -450,11 +449,10 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
          {std::tie(enc.selfK[i], selfK), std::tie(enc.selfV[i], selfV)}) {
       HostTensor t = zeros(cacheShape(cached + fresh));
       for (int64_t b = 0; cached && b < blocks; ++b)
-        std::memcpy(static_cast<char *>(t.data()) +
-                        b * (cached + fresh) * rowBytes,
-                    static_cast<const char *>(from.data()) +
-                        b * cached * rowBytes,
-                    cached * rowBytes);
+        std::memcpy(
+            static_cast<char *>(t.data()) + b * (cached + fresh) * rowBytes,
+            static_cast<const char *>(from.data()) + b * cached * rowBytes,
+            cached * rowBytes);
       to.push_back(std::move(t));
     }
   Expected<Outputs> out = run(model::kDecode,

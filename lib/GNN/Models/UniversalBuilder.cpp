@@ -60,8 +60,7 @@ std::string typeList(const std::vector<Carried> &c) {
 ActResult actLoop(FunctionWriter &f, const std::string &x0,
                   const std::string &tokens, const std::string &positions,
                   const std::string &pe, const std::string &timePE,
-                  const std::string &halt,
-                  const std::vector<Carried> &carried,
+                  const std::string &halt, const std::vector<Carried> &carried,
                   const LayerStep &layer) {
   const ModelConfig &c = f.c;
   std::string x = f.x(), one = f.rows(1), ids = FunctionWriter::kIds;
@@ -70,7 +69,9 @@ ActResult actLoop(FunctionWriter &f, const std::string &x0,
     std::string type = "tensor<?x" + element + ">";
     return f.apply(
         {{tokens, ids, "index"}}, type,
-        [&](llvm::ArrayRef<std::string>) { return f.constantOf(value, element); },
+        [&](llvm::ArrayRef<std::string>) {
+          return f.constantOf(value, element);
+        },
         element);
   };
   auto column = [&](const std::string &value) {
@@ -117,8 +118,8 @@ ActResult actLoop(FunctionWriter &f, const std::string &x0,
     before.push_back(f.fresh());
     after.push_back(f.fresh());
   }
-  std::string header = "  " + loop + ":" + std::to_string(slots) +
-                       " = scf.while (";
+  std::string header =
+      "  " + loop + ":" + std::to_string(slots) + " = scf.while (";
   for (auto [i, v] : llvm::enumerate(init))
     header += (i ? ", " : "") + before[i] + " = " + v.init;
   header += ") : (" + typeList(init) + ") -> (" + typeList(init) + ") {\n";
@@ -144,81 +145,77 @@ ActResult actLoop(FunctionWriter &f, const std::string &x0,
   // After: one step on the active nodes A.
   const std::string &A = after[kActive];
   std::string notLast = f.fresh();
-  f.raw("  " + notLast + " = arith.cmpi ne, " + after[kStep] + ", " +
-        lastStep + " : index\n");
+  f.raw("  " + notLast + " = arith.cmpi ne, " + after[kStep] + ", " + lastStep +
+        " : index\n");
   // x = x + pe[pos] + time_pe[step]; step += 1.
   std::string stepsA = f.gather(after[kSteps], ids, A);
-  std::string xa = f.apply(
-      {{f.gather(after[kX], x, A), x},
-       {f.gather(nodePE, x, A), x},
-       {f.gather(timePE, x, stepsA), x}},
-      x, [&](llvm::ArrayRef<std::string> e) {
-        return f.scalarOp("arith.addf", f.scalarOp("arith.addf", e[0], e[1]),
-                          e[2]);
-      });
-  std::string steps = f.scatter(
-      f.apply({{stepsA, ids, "index"}}, ids,
-              [&](llvm::ArrayRef<std::string> e) {
-                return f.scalarOp("arith.addi", e[0],
-                                  f.constantOf("1", "index"), "index");
-              },
-              "index"),
-      after[kSteps], A, ids);
+  std::string xa =
+      f.apply({{f.gather(after[kX], x, A), x},
+               {f.gather(nodePE, x, A), x},
+               {f.gather(timePE, x, stepsA), x}},
+              x, [&](llvm::ArrayRef<std::string> e) {
+                return f.scalarOp("arith.addf",
+                                  f.scalarOp("arith.addf", e[0], e[1]), e[2]);
+              });
+  std::string steps =
+      f.scatter(f.apply(
+                    {{stepsA, ids, "index"}}, ids,
+                    [&](llvm::ArrayRef<std::string> e) {
+                      return f.scalarOp("arith.addi", e[0],
+                                        f.constantOf("1", "index"), "index");
+                    },
+                    "index"),
+                after[kSteps], A, ids);
   std::vector<std::string> layerValues(after.begin() + kNumSlots, after.end());
   xa = layer(f, xa, A, after[kStep], layerValues);
 
   // Halting: p = sigmoid(linear(LN(x))); sum_p += p; a node continues while
   // sum_p < threshold and steps remain; s accumulates p * x, or r * x when
   // the node halts.
-  std::string logit = f.linear(f.layerNorm(xa, halt + ".norm"),
-                               halt + ".linear", f.d, 1);
-  std::string p = f.apply({{logit, one}}, one,
-                          [&](llvm::ArrayRef<std::string> e) {
-                            std::string minus = f.fresh();
-                            f.raw("    " + minus + " = arith.negf " + e[0] +
-                                  " : f32\n");
-                            std::string ex = f.fresh();
-                            f.raw("    " + ex + " = math.exp " + minus +
-                                  " : f32\n");
-                            std::string unit = f.constant(1.0);
-                            return f.scalarOp(
-                                "arith.divf", unit,
-                                f.scalarOp("arith.addf", unit, ex));
-                          });
+  std::string logit =
+      f.linear(f.layerNorm(xa, halt + ".norm"), halt + ".linear", f.d, 1);
+  std::string p =
+      f.apply({{logit, one}}, one, [&](llvm::ArrayRef<std::string> e) {
+        std::string minus = f.fresh();
+        f.raw("    " + minus + " = arith.negf " + e[0] + " : f32\n");
+        std::string ex = f.fresh();
+        f.raw("    " + ex + " = math.exp " + minus + " : f32\n");
+        std::string unit = f.constant(1.0);
+        return f.scalarOp("arith.divf", unit,
+                          f.scalarOp("arith.addf", unit, ex));
+      });
   std::string sumP = f.apply({{f.gather(after[kSumP], one, A), one}, {p, one}},
                              one, [&](llvm::ArrayRef<std::string> e) {
                                return f.scalarOp("arith.addf", e[0], e[1]);
                              });
   auto continues = [&](const std::string &sum) {
-    std::string below = f.scalarOp("arith.cmpf olt,", sum,
-                                   f.constant(float(c.actThreshold)));
+    std::string below =
+        f.scalarOp("arith.cmpf olt,", sum, f.constant(float(c.actThreshold)));
     return f.scalarOp("arith.andi", below, notLast, "i1");
   };
   std::string ra = f.gather(after[kR], one, A);
-  std::string weight = f.apply({{sumP, one}, {p, one}, {ra, one}}, one,
-                               [&](llvm::ArrayRef<std::string> e) {
-                                 std::string r = f.fresh();
-                                 f.raw("    " + r + " = arith.select " +
-                                       continues(e[0]) + ", " + e[1] + ", " +
-                                       e[2] + " : f32\n");
-                                 return r;
-                               });
-  std::string sa = f.apply(
-      {{f.gather(after[kS], x, A), x}, {weight, one}, {xa, x}}, x,
-      [&](llvm::ArrayRef<std::string> e) {
-        return f.scalarOp("arith.addf", e[0],
-                          f.scalarOp("arith.mulf", e[1], e[2]));
+  std::string weight =
+      f.apply({{sumP, one}, {p, one}, {ra, one}}, one,
+              [&](llvm::ArrayRef<std::string> e) {
+                std::string r = f.fresh();
+                f.raw("    " + r + " = arith.select " + continues(e[0]) + ", " +
+                      e[1] + ", " + e[2] + " : f32\n");
+                return r;
+              });
+  std::string sa =
+      f.apply({{f.gather(after[kS], x, A), x}, {weight, one}, {xa, x}}, x,
+              [&](llvm::ArrayRef<std::string> e) {
+                return f.scalarOp("arith.addf", e[0],
+                                  f.scalarOp("arith.mulf", e[1], e[2]));
+              });
+  std::string rNew = f.apply(
+      {{sumP, one}, {ra, one}}, one, [&](llvm::ArrayRef<std::string> e) {
+        std::string rest = f.scalarOp("arith.subf", f.constant(1.0), e[0]);
+        std::string r = f.fresh();
+        f.raw("    " + r + " = arith.select " + continues(e[0]) + ", " + rest +
+              ", " + e[1] + " : f32\n");
+        return r;
       });
-  std::string rNew = f.apply({{sumP, one}, {ra, one}}, one,
-                             [&](llvm::ArrayRef<std::string> e) {
-                               std::string rest = f.scalarOp(
-                                   "arith.subf", f.constant(1.0), e[0]);
-                               std::string r = f.fresh();
-                               f.raw("    " + r + " = arith.select " +
-                                     continues(e[0]) + ", " + rest + ", " +
-                                     e[1] + " : f32\n");
-                               return r;
-                             });
   std::vector<std::string> next(kNumSlots);
   llvm::append_range(next, layerValues);
   next[kSumP] = f.scatter(sumP, after[kSumP], A, one);
@@ -275,14 +272,21 @@ std::string selfQKV(FunctionWriter &f, const std::string &n,
   return q;
 }
 
+/// Zeros shaped [rows of x, heads, dk].
+std::string zeroHeads(FunctionWriter &f, const std::string &x) {
+  return f.splitHeads(
+      f.apply({{x, f.x()}}, f.x(),
+              [&](llvm::ArrayRef<std::string>) { return f.constant(0.0); }));
+}
+
 /// The in-edges of the active nodes of `graph`.
 std::string activeGraph(FunctionWriter &f, const std::string &graph,
                         const std::string &active) {
   std::string sub = f.fresh(), eids = f.fresh();
   f.raw("  " + sub + ", " + eids + " = gnn.in_subgraph " + graph + ", " +
-        active + " : (" + FunctionWriter::kGraph + ", " +
-        FunctionWriter::kIds + ") -> (" + FunctionWriter::kGraph + ", " +
-        FunctionWriter::kIds + ")\n");
+        active + " : (" + FunctionWriter::kGraph + ", " + FunctionWriter::kIds +
+        ") -> (" + FunctionWriter::kGraph + ", " + FunctionWriter::kIds +
+        ")\n");
   return sub;
 }
 
@@ -297,9 +301,7 @@ void writeEncoder(llvm::raw_ostream &out, const ModelConfig &c,
   std::string x0 = f.embedTokens("src_embed.lut.weight", c.srcVocab, tokens);
   const std::string L = "encoder.layer";
   // Every node's k/v, starting from zeros (only active nodes' are read).
-  std::string zeros = f.splitHeads(f.apply(
-      {{x0, f.x()}}, f.x(),
-      [&](llvm::ArrayRef<std::string>) { return f.constant(0.0); }));
+  std::string zeros = zeroHeads(f, x0);
   ActResult act = actLoop(
       f, x0, tokens, positions, pe, timePE, "halt_enc",
       {{zeros, f.heads()}, {zeros, f.heads()}},
@@ -318,9 +320,9 @@ void writeEncoder(llvm::raw_ostream &out, const ModelConfig &c,
       });
   std::string memory = f.layerNorm(act.s, "encoder.norm");
   f.setType(memory, f.x());
-  f.finish(out, model::kEncode,
-           {{memory, model::kMemory},
-            {stepCounts(f, act.steps), model::kEncSteps}});
+  f.finish(
+      out, model::kEncode,
+      {{memory, model::kMemory}, {stepCounts(f, act.steps), model::kEncSteps}});
 }
 
 void writeCrossKV(llvm::raw_ostream &out, const ModelConfig &c,
@@ -379,9 +381,7 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
   std::string y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, tokens);
   const std::string L = "decoder.layer";
   // The new nodes' latest k/v, and the cache of every node's k/v per step.
-  std::string zeros = f.splitHeads(f.apply(
-      {{y0, f.x()}}, f.x(),
-      [&](llvm::ArrayRef<std::string>) { return f.constant(0.0); }));
+  std::string zeros = zeroHeads(f, y0);
   ActResult act = actLoop(
       f, y0, tokens, positions, pe, timePE, "halt_dec",
       {{zeros, f.heads()},
@@ -398,8 +398,8 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
         std::string a =
             f.mergeHeads(f.attention(activeGraph(f, dd, active), q, k, v));
         std::string z = f.residual(y, f.linear(a, A + "3", f.d, f.d));
-        std::string cq = f.splitHeads(
-            f.linear(f.layerNorm(z, L + ".sublayer.1.norm"), A + "0", f.d, f.d));
+        std::string cq = f.splitHeads(f.linear(
+            f.layerNorm(z, L + ".sublayer.1.norm"), A + "0", f.d, f.d));
         std::string ca = f.mergeHeads(
             f.attention(activeGraph(f, ed, active), cq, crossK, crossV));
         z = f.residual(z, f.linear(ca, A + "3", f.d, f.d));
@@ -408,8 +408,7 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
                                         L + ".feed_forward"));
       });
   // At the steps after all new nodes halted, they keep their last k/v.
-  std::string rest = f.fresh(), t = f.fresh(), kc = f.fresh(),
-              vc = f.fresh();
+  std::string rest = f.fresh(), t = f.fresh(), kc = f.fresh(), vc = f.fresh();
   f.raw("  " + rest + ":2 = scf.for " + t + " = " + act.stepsRun + " to " +
         f.constantOf(std::to_string(c.maxDepth), "index") + " step " +
         f.constantOf("1", "index") + " iter_args(" + kc + " = " +
@@ -441,13 +440,9 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
 std::string mlir::gnn::buildUniversalTransformerIR(
     const ModelConfig &config,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  std::string text;
-  llvm::raw_string_ostream out(text);
-  out << "// A Universal Transformer (d_model " << config.dModel << ", "
-      << config.heads << " heads, ACT over at most " << config.maxDepth
-      << " steps) in gnn IR.\n";
-  writeEncoder(out, config, hasWeight);
-  writeCrossKV(out, config, hasWeight);
-  writeDecoder(out, config, hasWeight);
-  return text;
+  return moduleText(
+      "A Universal Transformer (d_model " + std::to_string(config.dModel) +
+          ", " + std::to_string(config.heads) + " heads, ACT over at most " +
+          std::to_string(config.maxDepth) + " steps)",
+      config, hasWeight, {writeEncoder, writeCrossKV, writeDecoder});
 }

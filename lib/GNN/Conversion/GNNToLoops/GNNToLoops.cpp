@@ -730,10 +730,9 @@ static LogicalResult lowerInSubgraph(InSubgraphOp op) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
-        Value end =
-            b.create<arith::AddIOp>(loc, acc[0], degreeOf(i));
-        b.create<memref::StoreOp>(loc, end, inPtr,
-                                  ValueRange{b.create<arith::AddIOp>(loc, i, one)});
+        Value end = b.create<arith::AddIOp>(loc, acc[0], degreeOf(i));
+        b.create<memref::StoreOp>(
+            loc, end, inPtr, ValueRange{b.create<arith::AddIOp>(loc, i, one)});
         b.create<scf::YieldOp>(loc, end);
       });
   Value numEdges = prefix.getResult(0);

@@ -163,7 +163,8 @@ public:
 
   /// The zero of any element type (float, integer or index).
   Value zero(Type type) {
-    return b.create<arith::ConstantOp>(loc, cast<TypedAttr>(b.getZeroAttr(type)));
+    return b.create<arith::ConstantOp>(loc,
+                                       cast<TypedAttr>(b.getZeroAttr(type)));
   }
 
   Value applyUnary(UnaryFnAttr fn, Value x) {
@@ -273,7 +274,8 @@ public:
   /// when `bound` is 0).
   std::pair<Value, Value> checkedId(Value ids, Value i, Value bound) {
     Value id = b.create<memref::LoadOp>(loc, ids, i);
-    Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, bound);
+    Value ok =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, bound);
     unless(ok, [&] {
       b.create<func::CallOp>(loc, kIdErrorFn, TypeRange{},
                              ValueRange{i64(i), i64(id), i64(bound)});
