@@ -16,6 +16,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -234,50 +235,59 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
 
   size_t total = sources->size();
   size_t batch = size_t(o.batchSize);
-  bool progress = total > batch;
+  bool progress = total > batch && o.repeat == 1;
   int64_t tokens = 0;
   TensorMap forwardResults;
   std::vector<Sequence> outputs;
-  for (size_t begin = 0; begin < total; begin += batch) {
-    size_t end = std::min(total, begin + batch);
-    llvm::ArrayRef<Sequence> src =
-        llvm::ArrayRef<Sequence>(*sources).slice(begin, end - begin);
-    if (o.mode == Mode::Forward) {
-      llvm::ArrayRef<Sequence> tgt =
-          llvm::ArrayRef<Sequence>(targets).slice(begin, end - begin);
-      auto results = o.incremental ? (*model)->forwardIncremental(src, tgt)
-                                   : (*model)->forward(src, tgt);
-      if (!results)
-        return fail(llvm::toString(results.takeError()));
-      tokens += (*results)["log_probs"].shape[0];
-      // Batches' rows follow each other.
-      for (auto &[name, part] : *results) {
-        HostTensor &all = forwardResults[name];
-        if (all.shape.empty()) {
-          all = std::move(part);
-          continue;
+  std::vector<double> runSeconds;
+  for (int64_t run = 0; run < o.repeat; ++run) {
+    auto runStart = std::chrono::steady_clock::now();
+    tokens = 0;
+    forwardResults.clear();
+    outputs.clear();
+    for (size_t begin = 0; begin < total; begin += batch) {
+      size_t end = std::min(total, begin + batch);
+      llvm::ArrayRef<Sequence> src =
+          llvm::ArrayRef<Sequence>(*sources).slice(begin, end - begin);
+      if (o.mode == Mode::Forward) {
+        llvm::ArrayRef<Sequence> tgt =
+            llvm::ArrayRef<Sequence>(targets).slice(begin, end - begin);
+        auto results = o.incremental ? (*model)->forwardIncremental(src, tgt)
+                                     : (*model)->forward(src, tgt);
+        if (!results)
+          return fail(llvm::toString(results.takeError()));
+        tokens += (*results)["log_probs"].shape[0];
+        // Batches' rows follow each other.
+        for (auto &[name, part] : *results) {
+          HostTensor &all = forwardResults[name];
+          if (all.shape.empty()) {
+            all = std::move(part);
+            continue;
+          }
+          size_t old = all.numBytes();
+          all.shape[0] += part.shape[0];
+          all.storage.resize((all.numBytes() + 7) / 8);
+          std::memcpy(static_cast<char *>(all.data()) + old, part.data(),
+                      part.numBytes());
         }
-        size_t old = all.numBytes();
-        all.shape[0] += part.shape[0];
-        all.storage.resize((all.numBytes() + 7) / 8);
-        std::memcpy(static_cast<char *>(all.data()) + old, part.data(),
-                    part.numBytes());
+      } else {
+        auto decoded = o.mode == Mode::Greedy
+                           ? (*model)->greedy(src, maxLen)
+                           : (*model)->beam(src, o.beamSize, o.alpha, maxLen);
+        if (!decoded)
+          return fail(llvm::toString(decoded.takeError()));
+        for (Sequence &s : *decoded) {
+          tokens += int64_t(s.size());
+          outputs.push_back(std::move(s));
+        }
       }
-    } else {
-      auto decoded = o.mode == Mode::Greedy
-                         ? (*model)->greedy(src, maxLen)
-                         : (*model)->beam(src, o.beamSize, o.alpha, maxLen);
-      if (!decoded)
-        return fail(llvm::toString(decoded.takeError()));
-      for (Sequence &s : *decoded) {
-        tokens += int64_t(s.size());
-        outputs.push_back(std::move(s));
-      }
+      if (progress)
+        llvm::errs() << "gnn-run: " << end << "/" << total << " sequences\n";
     }
-    if (progress)
-      llvm::errs() << "gnn-run: " << end << "/" << total << " sequences\n";
+    runSeconds.push_back(std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - runStart)
+                             .count());
   }
-  auto finished = std::chrono::steady_clock::now();
 
   if (o.mode == Mode::Forward) {
     if (!o.out.empty()) {
@@ -310,16 +320,23 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
       file << text;
     }
   }
-  double seconds = std::chrono::duration<double>(finished - compiled).count();
   double compileSeconds =
       std::chrono::duration<double>(compiled - start).count();
+  std::vector<double> sorted = runSeconds;
+  std::sort(sorted.begin(), sorted.end());
+  double seconds = sorted[sorted.size() / 2];
   llvm::errs() << "gnn-run: " << total << " sequences, " << tokens
                << (o.mode == Mode::Forward ? " target" : " output")
                << " tokens in " << llvm::format("%.3f", seconds) << " s ("
                << llvm::format("%.0f", seconds > 0 ? tokens / seconds : 0.0)
                << " tokens/s; compiled in "
                << llvm::format("%.2f", compileSeconds) << " s, "
-               << (o.fuse ? "fused" : "unfused") << ")\n";
+               << (o.fuse ? "fused" : "unfused");
+  if (o.repeat > 1)
+    llvm::errs() << "; median of " << o.repeat << " runs, min "
+                 << llvm::format("%.3f", sorted.front()) << " s, max "
+                 << llvm::format("%.3f", sorted.back()) << " s";
+  llvm::errs() << ")\n";
   return 0;
 }
 

@@ -35,6 +35,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace mlir;
@@ -65,6 +66,10 @@ static cl::opt<bool> noFuse("no-fuse", cl::cat(category),
                             cl::desc("run the unfused lowering"));
 static cl::opt<bool> serial("serial", cl::cat(category),
                             cl::desc("run on one core"));
+static cl::opt<int64_t>
+    repeat("repeat", cl::init(1), cl::cat(category),
+           cl::desc("run this many times and report the median time "
+                    "(benchmarking; the last run's results are written)"));
 
 static cl::OptionCategory modelCategory("model options (with --config)");
 static cl::opt<std::string>
@@ -213,6 +218,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
+  if (repeat < 1 || repeat > 1000)
+    return fail("--repeat must be between 1 and 1000");
   if (!configFile.empty()) {
     gnnrun::ModelRunOptions o;
     o.config = configFile;
@@ -232,6 +239,7 @@ int main(int argc, char **argv) {
     o.batchSize = batchSize;
     o.threads = serial ? 1 : threads.getValue();
     o.alpha = alpha;
+    o.repeat = repeat;
     return gnnrun::runModel(context, o);
   }
   if (programFile.empty())
@@ -309,10 +317,18 @@ int main(int argc, char **argv) {
       return fail("input tensor '" + name + "' is not an argument of '" +
                   entryName + "'");
 
-  auto results = (*program)->run(args);
-  if (!results)
-    return fail(llvm::toString(results.takeError()));
-  auto ran = std::chrono::steady_clock::now();
+  std::vector<double> runMs;
+  llvm::Expected<std::vector<HostTensor>> results = std::vector<HostTensor>();
+  for (int64_t r = 0; r < repeat; ++r) {
+    auto runStart = std::chrono::steady_clock::now();
+    results = (*program)->run(args);
+    if (!results)
+      return fail(llvm::toString(results.takeError()));
+    runMs.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - runStart)
+                        .count());
+  }
+  std::sort(runMs.begin(), runMs.end());
 
   TensorMap out;
   for (auto [i, r] : llvm::enumerate(*results))
@@ -324,8 +340,13 @@ int main(int argc, char **argv) {
   };
   llvm::errs() << "gnn-run: compiled @" << entryName << " in "
                << llvm::format("%.1f", ms(start, compiled)) << " ms, ran in "
-               << llvm::format("%.3f", ms(compiled, ran)) << " ms ("
-               << (noFuse ? "unfused" : "fused") << "), wrote " << out.size()
-               << " result(s) to " << outFile << "\n";
+               << llvm::format("%.3f", runMs[runMs.size() / 2]) << " ms ("
+               << (noFuse ? "unfused" : "fused");
+  if (repeat > 1)
+    llvm::errs() << "; median of " << repeat << " runs, min "
+                 << llvm::format("%.3f", runMs.front()) << " ms, max "
+                 << llvm::format("%.3f", runMs.back()) << " ms";
+  llvm::errs() << "), wrote " << out.size() << " result(s) to " << outFile
+               << "\n";
   return 0;
 }
