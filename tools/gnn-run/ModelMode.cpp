@@ -240,7 +240,9 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   TensorMap forwardResults;
   std::vector<Sequence> outputs;
   std::vector<double> runSeconds;
-  for (int64_t run = 0; run < o.repeat; ++run) {
+  // With --repeat, one untimed warm-up run first (caches, thread pools).
+  int64_t warmUp = o.repeat > 1 ? 1 : 0;
+  for (int64_t run = 0; run < o.repeat + warmUp; ++run) {
     auto runStart = std::chrono::steady_clock::now();
     tokens = 0;
     forwardResults.clear();
@@ -284,9 +286,10 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
       if (progress)
         llvm::errs() << "gnn-run: " << end << "/" << total << " sequences\n";
     }
-    runSeconds.push_back(std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - runStart)
-                             .count());
+    if (run >= warmUp)
+      runSeconds.push_back(std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - runStart)
+                               .count());
   }
 
   if (o.mode == Mode::Forward) {

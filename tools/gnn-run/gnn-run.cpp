@@ -68,8 +68,9 @@ static cl::opt<bool> serial("serial", cl::cat(category),
                             cl::desc("run on one core"));
 static cl::opt<int64_t>
     repeat("repeat", cl::init(1), cl::cat(category),
-           cl::desc("run this many times and report the median time "
-                    "(benchmarking; the last run's results are written)"));
+           cl::desc("run this many times after an untimed warm-up run and "
+                    "report the median time (benchmarking; the last run's "
+                    "results are written)"));
 
 static cl::OptionCategory modelCategory("model options (with --config)");
 static cl::opt<std::string>
@@ -319,14 +320,17 @@ int main(int argc, char **argv) {
 
   std::vector<double> runMs;
   llvm::Expected<std::vector<HostTensor>> results = std::vector<HostTensor>();
-  for (int64_t r = 0; r < repeat; ++r) {
+  // With --repeat, one untimed warm-up run first (caches, thread pools).
+  int64_t warmUp = repeat > 1 ? 1 : 0;
+  for (int64_t r = 0; r < repeat + warmUp; ++r) {
     auto runStart = std::chrono::steady_clock::now();
     results = (*program)->run(args);
     if (!results)
       return fail(llvm::toString(results.takeError()));
-    runMs.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - runStart)
-                        .count());
+    if (r >= warmUp)
+      runMs.push_back(std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - runStart)
+                          .count());
   }
   std::sort(runMs.begin(), runMs.end());
 
