@@ -330,15 +330,15 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   double seconds = sorted[sorted.size() / 2];
   llvm::errs() << "gnn-run: " << total << " sequences, " << tokens
                << (o.mode == Mode::Forward ? " target" : " output")
-               << " tokens in " << llvm::format("%.3f", seconds) << " s ("
+               << " tokens in " << llvm::format("%.4f", seconds) << " s ("
                << llvm::format("%.0f", seconds > 0 ? tokens / seconds : 0.0)
                << " tokens/s; compiled in "
                << llvm::format("%.2f", compileSeconds) << " s, "
                << (o.fuse ? "fused" : "unfused");
   if (o.repeat > 1)
     llvm::errs() << "; median of " << o.repeat << " runs, min "
-                 << llvm::format("%.3f", sorted.front()) << " s, max "
-                 << llvm::format("%.3f", sorted.back()) << " s";
+                 << llvm::format("%.4f", sorted.front()) << " s, max "
+                 << llvm::format("%.4f", sorted.back()) << " s";
   llvm::errs() << ")\n";
   return 0;
 }
