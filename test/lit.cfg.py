@@ -28,3 +28,28 @@ if config.gnn_fuzz_tests:
     tools.append("gnn-mutate")
     config.available_features.add("fuzz")
 llvm_config.add_tool_substitutions(tools, [config.gnn_tools_dir])
+
+# GPU tests. `ptxas`: the CUDA toolkit's assembler checks generated kernels
+# (no device needed). `cuda-device`: a driver and a device are present, so
+# kernels run; without one those tests are unsupported, not failed.
+cuda_path = os.environ.get("CUDA_PATH", "/usr/local/cuda")
+ptxas = os.path.join(cuda_path, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+
+def cuda_device_present():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return (cuda.cuInit(0) == 0 and
+                cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and
+                count.value > 0)
+    except OSError:
+        return False
+
+
+if cuda_device_present():
+    config.available_features.add("cuda-device")

@@ -15,6 +15,12 @@ std::mutex mutex;
 std::string pending; // empty: no error
 } // namespace
 
+extern "C" void gnn_rt_report(const char *message) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (pending.empty())
+    pending = message && *message ? message : "unknown error";
+}
+
 extern "C" void gnn_rt_edge_out_of_range(int64_t edge, int64_t node,
                                          int64_t bound, int64_t isSource) {
   std::lock_guard<std::mutex> lock(mutex);

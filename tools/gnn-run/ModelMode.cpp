@@ -137,11 +137,6 @@ readSequences(const std::string &path, const char *what,
 } // namespace
 
 int runModel(MLIRContext &context, const ModelRunOptions &o) {
-  if (o.device != "cpu" && o.device != "cuda")
-    return fail("--device must be cpu or cuda, not '" + o.device + "'");
-  if (o.device == "cuda")
-    return fail("--device cuda: this build of gnnc has no CUDA backend; run "
-                "with --device cpu");
   Expected<ModelConfig> config = readModelConfig(o.config);
   if (!config)
     return fail(llvm::toString(config.takeError()));
@@ -223,6 +218,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   ModelOptions options;
   options.compile.fuse = o.fuse;
   options.compile.parallel = o.threads != 1;
+  options.compile.device = o.device;
   options.weightsPath = o.weights;
   options.irPath = o.ir;
   options.positions = maxLen;

@@ -7,6 +7,8 @@
 #ifndef GNN_RUN_MODELMODE_H
 #define GNN_RUN_MODELMODE_H
 
+#include "GNN/Runner/JitRunner.h"
+
 #include "mlir/IR/MLIRContext.h"
 
 #include <string>
@@ -16,7 +18,8 @@ namespace gnnrun {
 enum class Mode { Forward, Greedy, Beam };
 
 struct ModelRunOptions {
-  std::string config, weights, ir, src, tgt, out, device;
+  std::string config, weights, ir, src, tgt, out;
+  mlir::gnn::Device device = mlir::gnn::Device::CPU;
   bool ids = false, emitIR = false, fuse = true, incremental = false;
   Mode mode = Mode::Greedy;
   int64_t beamSize = 4, maxLen = 0, batchSize = 64, threads = 0;

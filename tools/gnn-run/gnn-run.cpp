@@ -21,6 +21,8 @@
 #include "GNN/Runner/SafeTensors.h"
 #include "ModelMode.h"
 
+#include "gnnc/cuda.h"
+
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -62,6 +64,10 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     entryName("entry", cl::init("main"), cl::cat(category),
               cl::desc("function to run (default main)"));
+static cl::opt<std::string>
+    device("device", cl::init("cpu"), cl::cat(category),
+           cl::desc("where compiled code runs: cpu or cuda (an NVIDIA GPU; "
+                    "default cpu)"));
 static cl::opt<bool> noFuse("no-fuse", cl::cat(category),
                             cl::desc("run the unfused lowering"));
 static cl::opt<bool> serial("serial", cl::cat(category),
@@ -106,9 +112,6 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> batchSize("batch-size", cl::init(64),
                                   cl::cat(modelCategory),
                                   cl::desc("sequences per batch (default 64)"));
-static cl::opt<std::string> device("device", cl::init("cpu"),
-                                   cl::cat(modelCategory),
-                                   cl::desc("cpu or cuda (default cpu)"));
 static cl::opt<bool> emitIR("emit-ir", cl::cat(modelCategory),
                             cl::desc("print the model as gnn IR and exit"));
 static cl::opt<bool> incremental(
@@ -221,6 +224,16 @@ int main(int argc, char **argv) {
 
   if (repeat < 1 || repeat > 1000)
     return fail("--repeat must be between 1 and 1000");
+  Device target = Device::CPU;
+  if (device == "cuda") {
+    char why[256];
+    if (!gnn_cuda_init(why, sizeof(why)))
+      return fail("--device cuda: " + llvm::Twine(why) +
+                  "; run with --device cpu");
+    target = Device::CUDA;
+  } else if (device != "cpu") {
+    return fail("--device must be cpu or cuda, not '" + device + "'");
+  }
   if (!configFile.empty()) {
     gnnrun::ModelRunOptions o;
     o.config = configFile;
@@ -229,7 +242,7 @@ int main(int argc, char **argv) {
     o.src = srcFile;
     o.tgt = tgtFile;
     o.out = outFile;
-    o.device = device;
+    o.device = target;
     o.ids = idsInput;
     o.emitIR = emitIR;
     o.fuse = !noFuse;
@@ -280,6 +293,7 @@ int main(int argc, char **argv) {
   CompileOptions options;
   options.fuse = !noFuse;
   options.parallel = !serial;
+  options.device = target;
   auto start = std::chrono::steady_clock::now();
   auto program =
       JitProgram::compile(std::move(module), entryName, names, options);

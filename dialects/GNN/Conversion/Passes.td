@@ -41,15 +41,63 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
                  %in_eid: tensor<?xindex>, ...)
     ```
   }];
+  let options = [
+    Option<"gpuKernels", "gpu-kernels", "bool", /*default=*/"false",
+           "Lower gnn.fused_attention to a gpu.launch kernel with a group "
+           "of lanes per destination and head (warp shuffles reduce the "
+           "dot products) instead of loops">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// ParallelLoopsToGPU
+//===----------------------------------------------------------------------===//
+
+def ParallelLoopsToGPUPass : Pass<"gnn-parallel-loops-to-gpu", "ModuleOp"> {
+  let summary = "Runs the outermost parallel loops that a device can run as "
+                "GPU kernels";
+  let description = [{
+    Turns each outermost one-dimensional `scf.parallel` over memrefs into a
+    `gpu.launch` of `block-size` threads per block, one thread per
+    iteration (those past the end do nothing). A loop stays on the host,
+    and the loops inside it are considered instead, when its body calls a
+    function (the runtime's error reports), allocates or frees memory,
+    reads a global, still holds tensors, or reduces (`scf.reduce` with
+    operands). The memrefs must be accessible from the device: the GPU
+    pipeline allocates every buffer in unified memory.
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %x = memref.load %a[%i] : memref<?xf32>
+      memref.store %x, %b[%i] : memref<?xf32>
+    }
+    // becomes, with %blocks = ceildiv(%n, 128)
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %blocks, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+      // %i = %bx * 128 + %tx; if %i < %n: the body
+      gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Threads per block">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

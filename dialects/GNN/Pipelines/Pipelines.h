@@ -29,6 +29,42 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 LogicalResult buildLowerToCPUPipeline(OpPassManager &pm,
                                       const LowerToCPUOptions &options);
 
+struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse attention into gnn.fused_attention first"),
+      llvm::cl::init(true)};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture, e.g. sm_80 or sm_90"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features, e.g. +ptx80 (default: LLVM's for the "
+                     "chip)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binaries: isa (PTX), bin (cubin, through "
+                     "ptxas) or fatbin"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit (libdevice, ptxas; default: $CUDA_ROOT, "
+                     "$CUDA_HOME, $CUDA_PATH or /usr/local/cuda)"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of kernels made from loops"),
+      llvm::cl::init(128)};
+};
+
+/// Lowers gnn IR to host LLVM IR that launches NVVM kernels through the
+/// gpu-to-llvm runtime ABI (mgpu* functions), with every buffer allocated
+/// through `_mlir_memref_to_llvm_alloc` (unified memory, in gnnc's CUDA
+/// runtime), so that code left on the host and kernels share buffers.
+LogicalResult buildLowerToNVVMPipeline(OpPassManager &pm,
+                                       const LowerToNVVMOptions &options);
+
 /// Registers `gnn-lower-to-cpu`.
 void registerGNNPipelines();
 

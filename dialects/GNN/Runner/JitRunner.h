@@ -1,8 +1,9 @@
-//===- JitRunner.h - compile and run gnn functions on the CPU ---*- C++ -*-===//
+//===- JitRunner.h - compile and run gnn functions --------------*- C++ -*-===//
 //
-// Part of gnnc. Lowers a gnn function through gnn-lower-to-cpu, JIT-compiles
-// it and calls it on host tensors and runtime graphs, after checking every
-// argument against the function's signature and the graphs it uses.
+// Part of gnnc. Lowers a gnn function through gnn-lower-to-cpu (or
+// gnn-lower-to-nvvm for a GPU), JIT-compiles it and calls it on host
+// tensors and runtime graphs, after checking every argument against the
+// function's signature and the graphs it uses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,9 +47,16 @@ struct Argument {
   const HostTensor *tensor = nullptr;
 };
 
+/// Where compiled code runs.
+enum class Device { CPU, CUDA };
+
 struct CompileOptions {
   bool fuse = true;
+  /// CPU: outer loops on all cores.
   bool parallel = true;
+  /// CUDA: gnn-lower-to-nvvm for device 0 of gnnc's CUDA runtime, buffers
+  /// in unified memory.
+  Device device = Device::CPU;
 };
 
 /// The signature of one compiled function.
@@ -105,6 +113,7 @@ private:
 
   std::unique_ptr<ExecutionEngine> engine;
   std::vector<EntryPoint> entries;
+  Device device = Device::CPU;
 };
 
 } // namespace gnn

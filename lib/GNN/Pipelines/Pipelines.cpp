@@ -9,22 +9,28 @@
 #include "GNN/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Utils.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
-LogicalResult
-mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
-                                   const LowerToCPUOptions &options) {
-  if (options.fuse)
-    pm.addPass(createFuseAttentionPass());
-  pm.addPass(createConvertGNNToLoopsPass());
+namespace {
+/// gnn ops to loops (and, for GPUs, attention kernels) over fresh buffers.
+void addLoweringToBuffers(OpPassManager &pm, bool fuse, bool gpuKernels) {
+  if (fuse)
+    pm.addPass(gnn::createFuseAttentionPass());
+  gnn::ConvertGNNToLoopsPassOptions loops;
+  loops.gpuKernels = gpuKernels;
+  pm.addPass(gnn::createConvertGNNToLoopsPass(loops));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -41,8 +47,11 @@ mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
   // Buffers that deallocation must keep alive across loop iterations are
   // cloned.
   pm.addPass(createBufferizationToMemRefPass());
+}
 
-  if (options.parallel)
+/// Host code (with OpenMP regions, or launches of GPU kernels) to LLVM.
+void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
+  if (openMP)
     pm.addPass(createConvertSCFToOpenMPPass());
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.reassociateFPReductions = true;
@@ -52,15 +61,71 @@ mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   // Offsets of slices (the ACT step's k/v in a per-step cache).
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  // Kernels read host-allocated buffers: the GPU runtime allocates them.
+  memrefOptions.useGenericFunctions = gpu;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertSCFToCFPass());
+  // ceildivui and friends (launch sizes) become plain arithmetic.
+  pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertOpenMPToLLVMPass());
+  if (openMP)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  if (gpu)
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+} // namespace
+
+LogicalResult
+mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
+                                   const LowerToCPUOptions &options) {
+  addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/false);
+  addHostToLLVM(pm, options.parallel, /*gpu=*/false);
+  return success();
+}
+
+LogicalResult
+mlir::gnn::buildLowerToNVVMPipeline(OpPassManager &pm,
+                                    const LowerToNVVMOptions &options) {
+  addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/true);
+  ParallelLoopsToGPUPassOptions offload;
+  offload.blockSize = options.blockSize;
+  pm.addPass(createParallelLoopsToGPUPass(offload));
+  pm.addPass(createGpuKernelOutliningPass());
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  // Empty: the PTX version LLVM picks for the chip.
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createLowerAffinePass());
+  device.addPass(createConvertSCFToCFPass());
+  device.addPass(arith::createArithExpandOpsPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  addHostToLLVM(pm, /*openMP=*/false, /*gpu=*/true);
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  // Kernels link libdevice (exp, log, ...) from the toolkit.
+  binary.toolkitPath = options.cudaPath;
+  if (binary.toolkitPath.empty())
+    binary.toolkitPath = NVVM::getCUDAToolkitPath().str();
+  if (binary.toolkitPath.empty())
+    binary.toolkitPath = "/usr/local/cuda";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
   return success();
 }
 
@@ -70,5 +135,12 @@ void mlir::gnn::registerGNNPipelines() {
       "Lowers gnn IR to the LLVM dialect for multithreaded CPU execution",
       [](OpPassManager &pm, const LowerToCPUOptions &options) {
         (void)buildLowerToCPUPipeline(pm, options);
+      });
+  PassPipelineRegistration<LowerToNVVMOptions>(
+      "gnn-lower-to-nvvm",
+      "Lowers gnn IR to host LLVM IR that launches NVVM kernels (PTX, cubin "
+      "or fatbin), with buffers in unified memory",
+      [](OpPassManager &pm, const LowerToNVVMOptions &options) {
+        (void)buildLowerToNVVMPipeline(pm, options);
       });
 }

@@ -8,6 +8,7 @@
 #include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
+#include "gnnc/cuda.h"
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
@@ -17,6 +18,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
@@ -102,6 +104,53 @@ std::vector<RowRequirement> collectRequirements(func::FuncOp fn) {
   });
   return out;
 }
+
+/// The NVPTX chip to compile for: device 0's architecture, or the newest
+/// LLVM 19 knows (the driver compiles its PTX for newer devices).
+llvm::Expected<std::string> cudaChip() {
+  char why[256];
+  if (!gnn_cuda_init(why, sizeof(why)))
+    return error(llvm::Twine("no CUDA device to run on: ") + why);
+  int major = 0, minor = 0;
+  if (!gnn_cuda_compute_capability(&major, &minor)) {
+    char message[512];
+    (void)gnn_rt_take_error(message, sizeof(message));
+    return error(llvm::Twine("cannot query the CUDA device: ") + message);
+  }
+  if (major > 9)
+    return std::string("sm_90");
+  return "sm_" + std::to_string(major * 10 + minor);
+}
+
+/// Where arguments live during a call: in place on the CPU, in unified
+/// memory copies (freed with this object) for a GPU.
+class ArgumentPlacement {
+public:
+  explicit ArgumentPlacement(Device device) : device(device) {}
+  ArgumentPlacement(const ArgumentPlacement &) = delete;
+  ArgumentPlacement &operator=(const ArgumentPlacement &) = delete;
+  ~ArgumentPlacement() {
+    for (void *copy : copies)
+      gnn_cuda_free(copy);
+  }
+
+  /// The buffer to hand compiled code; null after the runtime reported why.
+  const void *place(const void *data, size_t bytes) {
+    if (device == Device::CPU)
+      return data;
+    void *copy = gnn_cuda_alloc(bytes);
+    if (!copy)
+      return nullptr;
+    if (bytes > 0)
+      std::memcpy(copy, data, bytes);
+    copies.push_back(copy);
+    return copy;
+  }
+
+private:
+  Device device;
+  std::vector<void *> copies;
+};
 
 /// A memref descriptor {allocated, aligned, offset, sizes..., strides...}.
 std::vector<int64_t> descriptor(const void *data,
@@ -206,11 +255,29 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     return success();
   });
   PassManager pm(ctx);
-  LowerToCPUOptions pipelineOptions;
-  pipelineOptions.fuse = options.fuse;
-  pipelineOptions.parallel = options.parallel;
-  if (failed(buildLowerToCPUPipeline(pm, pipelineOptions)))
-    return error("cannot build the lowering pipeline");
+  program->device = options.device;
+  if (options.device == Device::CUDA) {
+    llvm::Expected<std::string> chip = cudaChip();
+    if (!chip)
+      return chip.takeError();
+    DialectRegistry gpuRegistry;
+    registerAllGPUToLLVMIRTranslations(gpuRegistry);
+    ctx->appendDialectRegistry(gpuRegistry);
+    LowerToNVVMOptions pipelineOptions;
+    pipelineOptions.fuse = options.fuse;
+    pipelineOptions.chip = *chip;
+    // PTX: the driver compiles it for the device (and caches the result),
+    // so running needs no CUDA toolkit.
+    pipelineOptions.format = "isa";
+    if (failed(buildLowerToNVVMPipeline(pm, pipelineOptions)))
+      return error("cannot build the lowering pipeline");
+  } else {
+    LowerToCPUOptions pipelineOptions;
+    pipelineOptions.fuse = options.fuse;
+    pipelineOptions.parallel = options.parallel;
+    if (failed(buildLowerToCPUPipeline(pm, pipelineOptions)))
+      return error("cannot build the lowering pipeline");
+  }
   if (failed(pm.run(*module)))
     return error("lowering failed:\n" + diagStream.str());
 
@@ -231,7 +298,7 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
   SmallVector<StringRef> libs;
-  if (options.parallel)
+  if (options.parallel && options.device == Device::CPU)
     libs.push_back(GNN_OPENMP_LIBRARY);
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*module, engineOptions);
@@ -247,6 +314,19 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
                                  llvm::JITSymbolFlags::Exported};
     };
+    // Host code lowered for a GPU: buffers in unified memory, launches
+    // through gnnc's CUDA runtime (only called when compiled for CUDA).
+    add("_mlir_memref_to_llvm_alloc", &gnn_cuda_alloc);
+    add("_mlir_memref_to_llvm_aligned_alloc", &gnn_cuda_aligned_alloc);
+    add("_mlir_memref_to_llvm_free", &gnn_cuda_free);
+    add("mgpuModuleLoad", &gnn_cuda_module_load);
+    add("mgpuModuleLoadJIT", &gnn_cuda_module_load_jit);
+    add("mgpuModuleUnload", &gnn_cuda_module_unload);
+    add("mgpuModuleGetFunction", &gnn_cuda_module_get_function);
+    add("mgpuLaunchKernel", &gnn_cuda_launch_kernel);
+    add("mgpuStreamCreate", &gnn_cuda_stream_create);
+    add("mgpuStreamDestroy", &gnn_cuda_stream_destroy);
+    add("mgpuStreamSynchronize", &gnn_cuda_stream_synchronize);
     add("gnn_rt_edge_out_of_range", &gnn_rt_edge_out_of_range);
     add("gnn_rt_rows_mismatch", &gnn_rt_rows_mismatch);
     add("gnn_rt_id_out_of_range", &gnn_rt_id_out_of_range);
@@ -378,6 +458,23 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     pointers.push_back(resultStorage.data());
     packed.push_back(&pointers.back());
   }
+  char message[512];
+  (void)gnn_rt_take_error(message, sizeof(message)); // stale reports
+  ArgumentPlacement placement(device);
+  auto addBuffer = [&](const void *data, size_t bytes,
+                       const std::vector<int64_t> &shape) -> llvm::Error {
+    const void *placed = placement.place(data, bytes);
+    if (!placed) {
+      (void)gnn_rt_take_error(message, sizeof(message));
+      return error(llvm::Twine("cannot place an argument on the device: ") +
+                   message);
+    }
+    descriptors.push_back(descriptor(placed, shape));
+    inputBuffers.insert(placed);
+    pointers.push_back(descriptors.back().data());
+    packed.push_back(&pointers.back());
+    return llvm::Error::success();
+  };
   for (auto [i, p] : llvm::enumerate(parameters)) {
     if (p.isGraph) {
       const gnn_graph &g = *args[i].graph;
@@ -387,27 +484,23 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
                               std::make_pair(g.dst, g.num_edges),
                               std::make_pair(g.in_ptr, g.num_dst + 1),
                               std::make_pair(g.in_src, g.num_edges),
-                              std::make_pair(g.in_eid, g.num_edges)}) {
-        descriptors.push_back(descriptor(array, {n}));
-        inputBuffers.insert(array);
-        pointers.push_back(descriptors.back().data());
-        packed.push_back(&pointers.back());
-      }
+                              std::make_pair(g.in_eid, g.num_edges)})
+        if (llvm::Error e = addBuffer(array, n * sizeof(int64_t), {n}))
+          return std::move(e);
       continue;
     }
     const HostTensor &t = *args[i].tensor;
-    descriptors.push_back(descriptor(t.data(), t.shape));
-    inputBuffers.insert(t.data());
-    pointers.push_back(descriptors.back().data());
-    packed.push_back(&pointers.back());
+    if (llvm::Error e =
+            addBuffer(t.data(), t.numElements() * dtypeSize(t.dtype), t.shape))
+      return std::move(e);
   }
 
-  char message[512];
-  (void)gnn_rt_take_error(message, sizeof(message)); // stale reports
   if (llvm::Error e =
           engine->invokePacked("_mlir_ciface_" + entry.name, packed))
     return error("running '" + entry.name +
                  "' failed: " + llvm::toString(std::move(e)));
+  if (device == Device::CUDA)
+    (void)gnn_cuda_synchronize(); // failures are reported
   bool failedInside = gnn_rt_take_error(message, sizeof(message));
 
   std::vector<HostTensor> outputs;
@@ -451,7 +544,10 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     // back is not.
     if (allocated && !inputBuffers.count(allocated) &&
         !freed.count(allocated)) {
-      std::free(allocated);
+      if (device == Device::CUDA)
+        gnn_cuda_free(allocated);
+      else
+        std::free(allocated);
       freed.insert(allocated);
     }
     outputs.push_back(std::move(t));

@@ -37,6 +37,10 @@ GNNC_EXPORT void gnn_rt_rows_mismatch(int64_t rows, int64_t expected,
 GNNC_EXPORT void gnn_rt_id_out_of_range(int64_t position, int64_t id,
                                         int64_t bound);
 
+/* Reports an error in words (the GPU runtime's failed driver calls).
+ * Thread-safe; the first report wins. */
+GNNC_EXPORT void gnn_rt_report(const char *message);
+
 /* Returns non-zero if an error was reported since the last call, writes its
  * message into err (if err_size > 0) and clears it. */
 GNNC_EXPORT int gnn_rt_take_error(char *err, size_t err_size);

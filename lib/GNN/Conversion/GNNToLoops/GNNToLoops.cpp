@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Attention.h"
 #include "GNN/Conversion/Passes.h"
 #include "GNN/IR/GNNOps.h"
 #include "Lowering.h"
@@ -270,249 +271,6 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op) {
     });
   });
   return l.replaceWithBuffers(op, out);
-}
-
-/// One pass over each destination's in-edges per head: weights are never
-/// stored. With `normalize` and no clamp, a running maximum keeps exp finite.
-static LogicalResult lowerFusedAttention(FusedAttentionOp op) {
-  Lowering l(op);
-  FailureOr<GraphParts> g = l.graph(op, op.getGraph());
-  if (failed(g))
-    return failure();
-  Feature q = l.feature(op.getQuery()), k = l.feature(op.getKey()),
-          val = l.feature(op.getValue());
-  Value mask = op.getEdges() ? l.edgeMask(op.getEdges(), g->numEdges) : Value();
-  auto outType = cast<RankedTensorType>(op.getResult(0).getType());
-  Type t = outType.getElementType();
-  ArrayRef<int64_t> vItem = getItemShape(val.type);
-  // Heads: every per-row dim but the last.
-  SmallVector<Value> headExtents =
-      l.itemExtents(getItemShape(q.type).drop_back(), {q});
-  Value d = l.itemExtents(getItemShape(q.type), {q}).back();
-  Value dv = l.itemExtents(vItem, {val}).back();
-  SmallVector<Value> outExtents(headExtents);
-  outExtents.push_back(dv);
-  Value out = l.alloc(outType, g->numDst, outExtents);
-  Value zOut;
-  if (!op.getNormalize()) {
-    auto zType = cast<RankedTensorType>(op.getResult(1).getType());
-    SmallVector<Value> zExtents(headExtents);
-    zExtents.push_back(l.idx(1));
-    zOut = l.alloc(zType, g->numDst, zExtents);
-  }
-  SmallVector<SizeCheck> checks = {
-      {q.memref, 0, g->numDst, Lowering::targetCode(Target::Dst)},
-      {k.memref, 0, g->numSrc, Lowering::targetCode(Target::Src)},
-      {val.memref, 0, g->numSrc, Lowering::targetCode(Target::Src)}};
-  SmallVector<Value> qkExtents(headExtents);
-  qkExtents.push_back(d);
-  Lowering::addItemChecks(checks, q, qkExtents);
-  Lowering::addItemChecks(checks, k, qkExtents);
-  Lowering::addItemChecks(checks, val, outExtents);
-  Value inputsOk = l.sizesMatch(checks);
-  bool online = op.getNormalize() && !op.getClampLo();
-  double scale = op.getScale().convertToDouble();
-  int64_t staticD = getItemShape(q.type).back();
-  int64_t staticDv = vItem.back();
-  bool vectorize = !ShapedType::isDynamic(staticD) &&
-                   !ShapedType::isDynamic(staticDv) &&
-                   getItemShape(k.type).back() == staticD;
-
-  /// Clamps or not, as the op says.
-  auto clampScore = [&](Value s) -> Value {
-    if (!op.getClampLo())
-      return s;
-    s = l.b.create<arith::MaximumFOp>(
-        l.loc, s, l.floatConst(t, op.getClampLo()->convertToDouble()));
-    return l.b.create<arith::MinimumFOp>(
-        l.loc, s, l.floatConst(t, op.getClampHi()->convertToDouble()));
-  };
-
-  if (vectorize) {
-    // Rows of q, k and v are contiguous vectors: q stays in registers, the
-    // weighted sum accumulates in registers, one dot and one FMA per edge.
-    auto qType = VectorType::get({staticD}, t);
-    auto vType = VectorType::get({staticDv}, t);
-    l.guarded(inputsOk, [&] {
-      l.parallel(g->numDst, [&](Value v) {
-        l.loopNest(headExtents, [&](ValueRange head) {
-          auto at = [&](Value row) {
-            SmallVector<Value> index = {row};
-            llvm::append_range(index, head);
-            index.push_back(l.idx(0));
-            return index;
-          };
-          Value qRow =
-              l.b.create<vector::LoadOp>(l.loc, qType, q.memref, at(v));
-          Value zeroVec = l.b.create<arith::ConstantOp>(
-              l.loc, vType,
-              DenseElementsAttr::get(vType, l.b.getFloatAttr(t, 0.0)));
-          Value negInf =
-              l.floatConst(t, -std::numeric_limits<double>::infinity());
-          SmallVector<Value> init = {l.floatConst(t, 0.0), negInf, zeroVec};
-          SmallVector<Value> carried = l.forEachInEdge(
-              *g, v, mask, init, [&](Value u, Value, ValueRange state) {
-                Value z = state[0], m = state[1], acc = state[2];
-                Value kRow =
-                    l.b.create<vector::LoadOp>(l.loc, qType, k.memref, at(u));
-                Value prod = l.b.create<arith::MulFOp>(l.loc, kRow, qRow);
-                Value dot = l.b.create<vector::ReductionOp>(
-                    l.loc, vector::CombiningKind::ADD, prod);
-                Value s = clampScore(l.b.create<arith::MulFOp>(
-                    l.loc, dot, l.floatConst(t, scale)));
-                Value w;
-                if (online) {
-                  Value newMax = l.b.create<arith::MaximumFOp>(l.loc, m, s);
-                  Value factor = l.b.create<math::ExpOp>(
-                      l.loc, l.b.create<arith::SubFOp>(l.loc, m, newMax));
-                  z = l.b.create<arith::MulFOp>(l.loc, z, factor);
-                  acc = l.b.create<arith::MulFOp>(
-                      l.loc, acc,
-                      l.b.create<vector::BroadcastOp>(l.loc, vType, factor));
-                  m = newMax;
-                  w = l.b.create<math::ExpOp>(
-                      l.loc, l.b.create<arith::SubFOp>(l.loc, s, m));
-                } else {
-                  w = l.b.create<math::ExpOp>(l.loc, s);
-                }
-                Value vRow =
-                    l.b.create<vector::LoadOp>(l.loc, vType, val.memref, at(u));
-                acc = l.b.create<vector::FMAOp>(
-                    l.loc, l.b.create<vector::BroadcastOp>(l.loc, vType, w),
-                    vRow, acc);
-                z = l.b.create<arith::AddFOp>(l.loc, z, w);
-                return SmallVector<Value>{z, m, acc};
-              });
-          Value z = carried[0], acc = carried[2];
-          if (zOut) {
-            l.b.create<vector::StoreOp>(l.loc, acc, out, at(v));
-            l.b.create<memref::StoreOp>(l.loc, z, zOut, at(v));
-            return;
-          }
-          Value positive = l.b.create<arith::CmpFOp>(
-              l.loc, arith::CmpFPredicate::OGT, z, l.floatConst(t, 0.0));
-          Value inv = l.b.create<arith::SelectOp>(
-              l.loc, positive,
-              l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
-              l.floatConst(t, 0.0));
-          l.b.create<vector::StoreOp>(
-              l.loc,
-              l.b.create<arith::MulFOp>(
-                  l.loc, acc,
-                  l.b.create<vector::BroadcastOp>(l.loc, vType, inv)),
-              out, at(v));
-        });
-      });
-    });
-    SmallVector<Value> buffers = {out};
-    if (zOut)
-      buffers.push_back(zOut);
-    return l.replaceWithBuffers(op, buffers);
-  }
-
-  l.guarded(inputsOk, [&] {
-    l.parallel(g->numDst, [&](Value v) {
-      l.loopNest(headExtents, [&](ValueRange head) {
-        auto at = [&](Value row, Value last) {
-          SmallVector<Value> index = {row};
-          llvm::append_range(index, head);
-          index.push_back(last);
-          return index;
-        };
-        l.loopNest({dv}, [&](ValueRange c) {
-          l.b.create<memref::StoreOp>(l.loc, l.floatConst(t, 0.0), out,
-                                      at(v, c[0]));
-        });
-        Value negInf =
-            l.floatConst(t, -std::numeric_limits<double>::infinity());
-        SmallVector<Value> init = {l.floatConst(t, 0.0), negInf};
-        SmallVector<Value> carried = l.forEachInEdge(
-            *g, v, mask, init, [&](Value u, Value, ValueRange state) {
-              Value z = state[0], m = state[1];
-              auto dot = l.b.create<scf::ForOp>(
-                  l.loc, l.idx(0), d, l.idx(1),
-                  ValueRange{l.floatConst(t, 0.0)},
-                  [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
-                    OpBuilder::InsertionGuard guard(l.b);
-                    l.b.setInsertionPoint(nested.getInsertionBlock(),
-                                          nested.getInsertionPoint());
-                    Value x =
-                        l.b.create<memref::LoadOp>(l.loc, k.memref, at(u, i));
-                    Value y =
-                        l.b.create<memref::LoadOp>(l.loc, q.memref, at(v, i));
-                    l.b.create<scf::YieldOp>(
-                        l.loc, ValueRange{l.b.create<arith::AddFOp>(
-                                   l.loc, acc[0],
-                                   l.b.create<arith::MulFOp>(l.loc, x, y))});
-                  });
-              Value s = l.b.create<arith::MulFOp>(l.loc, dot.getResult(0),
-                                                  l.floatConst(t, scale));
-              if (op.getClampLo()) {
-                s = l.b.create<arith::MaximumFOp>(
-                    l.loc, s,
-                    l.floatConst(t, op.getClampLo()->convertToDouble()));
-                s = l.b.create<arith::MinimumFOp>(
-                    l.loc, s,
-                    l.floatConst(t, op.getClampHi()->convertToDouble()));
-              }
-              Value w;
-              if (online) {
-                // Rescale what was summed so far when the maximum grows.
-                Value newMax = l.b.create<arith::MaximumFOp>(l.loc, m, s);
-                Value factor = l.b.create<math::ExpOp>(
-                    l.loc, l.b.create<arith::SubFOp>(l.loc, m, newMax));
-                z = l.b.create<arith::MulFOp>(l.loc, z, factor);
-                l.loopNest({dv}, [&](ValueRange c) {
-                  Value acc =
-                      l.b.create<memref::LoadOp>(l.loc, out, at(v, c[0]));
-                  l.b.create<memref::StoreOp>(
-                      l.loc, l.b.create<arith::MulFOp>(l.loc, acc, factor), out,
-                      at(v, c[0]));
-                });
-                m = newMax;
-                w = l.b.create<math::ExpOp>(
-                    l.loc, l.b.create<arith::SubFOp>(l.loc, s, m));
-              } else {
-                w = l.b.create<math::ExpOp>(l.loc, s);
-              }
-              z = l.b.create<arith::AddFOp>(l.loc, z, w);
-              l.loopNest({dv}, [&](ValueRange c) {
-                Value acc = l.b.create<memref::LoadOp>(l.loc, out, at(v, c[0]));
-                Value x =
-                    l.b.create<memref::LoadOp>(l.loc, val.memref, at(u, c[0]));
-                l.b.create<memref::StoreOp>(
-                    l.loc,
-                    l.b.create<arith::AddFOp>(
-                        l.loc, acc, l.b.create<arith::MulFOp>(l.loc, w, x)),
-                    out, at(v, c[0]));
-              });
-              return SmallVector<Value>{z, m};
-            });
-        Value z = carried[0];
-        if (zOut) {
-          l.b.create<memref::StoreOp>(l.loc, z, zOut, at(v, l.idx(0)));
-          return;
-        }
-        // wv / z; a node without in-edges has z = 0 and gets 0.
-        Value positive = l.b.create<arith::CmpFOp>(
-            l.loc, arith::CmpFPredicate::OGT, z, l.floatConst(t, 0.0));
-        Value inv = l.b.create<arith::SelectOp>(
-            l.loc, positive,
-            l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
-            l.floatConst(t, 0.0));
-        l.loopNest({dv}, [&](ValueRange c) {
-          Value acc = l.b.create<memref::LoadOp>(l.loc, out, at(v, c[0]));
-          l.b.create<memref::StoreOp>(
-              l.loc, l.b.create<arith::MulFOp>(l.loc, acc, inv), out,
-              at(v, c[0]));
-        });
-      });
-    });
-  });
-  SmallVector<Value> buffers = {out};
-  if (zOut)
-    buffers.push_back(zOut);
-  return l.replaceWithBuffers(op, buffers);
 }
 
 template <typename CountOp>
@@ -929,6 +687,8 @@ static LogicalResult expandGraphArguments(func::FuncOp fn) {
 namespace {
 struct ConvertGNNToLoopsPass
     : public gnn::impl::ConvertGNNToLoopsPassBase<ConvertGNNToLoopsPass> {
+  using ConvertGNNToLoopsPassBase::ConvertGNNToLoopsPassBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto fn : module.getOps<func::FuncOp>())
@@ -975,7 +735,10 @@ struct ConvertGNNToLoopsPass
               .Case([](SendAndRecvOp o) { return lowerSendAndRecv(o); })
               .Case([](ReduceOp o) { return lowerReduce(o); })
               .Case([](ApplyNodesOp o) { return lowerApplyNodes(o); })
-              .Case([](FusedAttentionOp o) { return lowerFusedAttention(o); })
+              .Case([&](FusedAttentionOp o) {
+                return gpuKernels ? lowerFusedAttentionToGPU(o)
+                                  : lowerFusedAttentionToLoops(o);
+              })
               .Case([](NumSrcNodesOp o) {
                 return lowerCount(o, &GraphParts::numSrc);
               })

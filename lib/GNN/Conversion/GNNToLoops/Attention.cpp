@@ -1,0 +1,246 @@
+//===- Attention.cpp - gnn.fused_attention as loops -----------------------===//
+//
+// Part of gnnc. One pass over each destination's in-edges per head: weights
+// are never stored. With `normalize` and no clamp, a running maximum keeps
+// exp finite (online softmax).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Attention.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::gnn;
+using namespace mlir::gnn::loops;
+
+FailureOr<AttentionPlan> loops::planAttention(Lowering &l,
+                                              FusedAttentionOp op) {
+  FailureOr<GraphParts> g = l.graph(op, op.getGraph());
+  if (failed(g))
+    return failure();
+  AttentionPlan p;
+  p.g = *g;
+  p.q = l.feature(op.getQuery());
+  p.k = l.feature(op.getKey());
+  p.val = l.feature(op.getValue());
+  p.mask = op.getEdges() ? l.edgeMask(op.getEdges(), g->numEdges) : Value();
+  auto outType = cast<RankedTensorType>(op.getResult(0).getType());
+  p.elem = outType.getElementType();
+  ArrayRef<int64_t> qItem = getItemShape(p.q.type);
+  p.heads = l.itemExtents(qItem.drop_back(), {p.q});
+  p.d = l.itemExtents(qItem, {p.q}).back();
+  p.dv = l.itemExtents(getItemShape(p.val.type), {p.val}).back();
+  SmallVector<Value> outExtents(p.heads);
+  outExtents.push_back(p.dv);
+  p.out = l.alloc(outType, g->numDst, outExtents);
+  if (!op.getNormalize()) {
+    auto zType = cast<RankedTensorType>(op.getResult(1).getType());
+    SmallVector<Value> zExtents(p.heads);
+    zExtents.push_back(l.idx(1));
+    p.zOut = l.alloc(zType, g->numDst, zExtents);
+  }
+  SmallVector<SizeCheck> checks = {
+      {p.q.memref, 0, g->numDst, Lowering::targetCode(Target::Dst)},
+      {p.k.memref, 0, g->numSrc, Lowering::targetCode(Target::Src)},
+      {p.val.memref, 0, g->numSrc, Lowering::targetCode(Target::Src)}};
+  SmallVector<Value> qkExtents(p.heads);
+  qkExtents.push_back(p.d);
+  Lowering::addItemChecks(checks, p.q, qkExtents);
+  Lowering::addItemChecks(checks, p.k, qkExtents);
+  Lowering::addItemChecks(checks, p.val, outExtents);
+  p.inputsOk = l.sizesMatch(checks);
+  p.online = op.getNormalize() && !op.getClampLo();
+  p.scale = op.getScale().convertToDouble();
+  if (op.getClampLo())
+    p.clamp = {op.getClampLo()->convertToDouble(),
+               op.getClampHi()->convertToDouble()};
+  return p;
+}
+
+Value loops::attentionScore(Lowering &l, const AttentionPlan &p, Value dot) {
+  Value s =
+      l.b.create<arith::MulFOp>(l.loc, dot, l.floatConst(p.elem, p.scale));
+  if (!p.clamp)
+    return s;
+  s = l.b.create<arith::MaximumFOp>(l.loc, s,
+                                    l.floatConst(p.elem, p.clamp->first));
+  return l.b.create<arith::MinimumFOp>(l.loc, s,
+                                       l.floatConst(p.elem, p.clamp->second));
+}
+
+SoftmaxStep loops::softmaxStep(Lowering &l, const AttentionPlan &p, Value max,
+                               Value score) {
+  if (!p.online)
+    return {l.b.create<math::ExpOp>(l.loc, score), Value(), max};
+  // Rescale what was summed so far when the maximum grows.
+  Value newMax = l.b.create<arith::MaximumFOp>(l.loc, max, score);
+  Value rescale = l.b.create<math::ExpOp>(
+      l.loc, l.b.create<arith::SubFOp>(l.loc, max, newMax));
+  Value weight = l.b.create<math::ExpOp>(
+      l.loc, l.b.create<arith::SubFOp>(l.loc, score, newMax));
+  return {weight, rescale, newMax};
+}
+
+Value loops::inverseSum(Lowering &l, Value z) {
+  Type t = z.getType();
+  Value positive = l.b.create<arith::CmpFOp>(l.loc, arith::CmpFPredicate::OGT,
+                                             z, l.floatConst(t, 0.0));
+  return l.b.create<arith::SelectOp>(
+      l.loc, positive,
+      l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
+      l.floatConst(t, 0.0));
+}
+
+/// Rows of q, k and v are contiguous vectors: q stays in registers, the
+/// weighted sum accumulates in registers, one dot and one FMA per edge.
+static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
+                                int64_t dv) {
+  Type t = p.elem;
+  auto qType = VectorType::get({d}, t);
+  auto vType = VectorType::get({dv}, t);
+  l.parallel(p.g.numDst, [&](Value v) {
+    l.loopNest(p.heads, [&](ValueRange head) {
+      auto at = [&](Value row) {
+        SmallVector<Value> index = {row};
+        llvm::append_range(index, head);
+        index.push_back(l.idx(0));
+        return index;
+      };
+      auto broadcast = [&](Value x) {
+        return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
+      };
+      Value qRow = l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
+      Value zeroVec = l.b.create<arith::ConstantOp>(
+          l.loc, vType,
+          DenseElementsAttr::get(vType, l.b.getFloatAttr(t, 0.0)));
+      Value negInf = l.floatConst(t, -std::numeric_limits<double>::infinity());
+      SmallVector<Value> init = {l.floatConst(t, 0.0), negInf, zeroVec};
+      SmallVector<Value> carried = l.forEachInEdge(
+          p.g, v, p.mask, init, [&](Value u, Value, ValueRange state) {
+            Value z = state[0], acc = state[2];
+            Value kRow =
+                l.b.create<vector::LoadOp>(l.loc, qType, p.k.memref, at(u));
+            Value dot = l.b.create<vector::ReductionOp>(
+                l.loc, vector::CombiningKind::ADD,
+                l.b.create<arith::MulFOp>(l.loc, kRow, qRow));
+            SoftmaxStep step =
+                softmaxStep(l, p, state[1], attentionScore(l, p, dot));
+            if (step.rescale) {
+              z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
+              acc = l.b.create<arith::MulFOp>(l.loc, acc,
+                                              broadcast(step.rescale));
+            }
+            Value vRow =
+                l.b.create<vector::LoadOp>(l.loc, vType, p.val.memref, at(u));
+            acc = l.b.create<vector::FMAOp>(l.loc, broadcast(step.weight), vRow,
+                                            acc);
+            z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
+            return SmallVector<Value>{z, step.max, acc};
+          });
+      Value z = carried[0], acc = carried[2];
+      if (p.zOut) {
+        l.b.create<vector::StoreOp>(l.loc, acc, p.out, at(v));
+        l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v));
+        return;
+      }
+      l.b.create<vector::StoreOp>(
+          l.loc,
+          l.b.create<arith::MulFOp>(l.loc, acc, broadcast(inverseSum(l, z))),
+          p.out, at(v));
+    });
+  });
+}
+
+/// Any sizes: the weighted sum accumulates in the output row.
+static void scalarAttention(Lowering &l, const AttentionPlan &p) {
+  Type t = p.elem;
+  l.parallel(p.g.numDst, [&](Value v) {
+    l.loopNest(p.heads, [&](ValueRange head) {
+      auto at = [&](Value row, Value last) {
+        SmallVector<Value> index = {row};
+        llvm::append_range(index, head);
+        index.push_back(last);
+        return index;
+      };
+      // out[v, head, :] = f(out[v, head, :]).
+      auto updateRow = [&](function_ref<Value(Value, Value)> f) {
+        l.loopNest({p.dv}, [&](ValueRange c) {
+          Value acc = l.b.create<memref::LoadOp>(l.loc, p.out, at(v, c[0]));
+          l.b.create<memref::StoreOp>(l.loc, f(acc, c[0]), p.out, at(v, c[0]));
+        });
+      };
+      l.loopNest({p.dv}, [&](ValueRange c) {
+        l.b.create<memref::StoreOp>(l.loc, l.floatConst(t, 0.0), p.out,
+                                    at(v, c[0]));
+      });
+      Value negInf = l.floatConst(t, -std::numeric_limits<double>::infinity());
+      SmallVector<Value> init = {l.floatConst(t, 0.0), negInf};
+      SmallVector<Value> carried = l.forEachInEdge(
+          p.g, v, p.mask, init, [&](Value u, Value, ValueRange state) {
+            Value z = state[0];
+            auto dot = l.b.create<scf::ForOp>(
+                l.loc, l.idx(0), p.d, l.idx(1),
+                ValueRange{l.floatConst(t, 0.0)},
+                [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
+                  OpBuilder::InsertionGuard guard(l.b);
+                  l.b.setInsertionPoint(nested.getInsertionBlock(),
+                                        nested.getInsertionPoint());
+                  Value x =
+                      l.b.create<memref::LoadOp>(l.loc, p.k.memref, at(u, i));
+                  Value y =
+                      l.b.create<memref::LoadOp>(l.loc, p.q.memref, at(v, i));
+                  l.b.create<scf::YieldOp>(
+                      l.loc, ValueRange{l.b.create<arith::AddFOp>(
+                                 l.loc, acc[0],
+                                 l.b.create<arith::MulFOp>(l.loc, x, y))});
+                });
+            SoftmaxStep step = softmaxStep(
+                l, p, state[1], attentionScore(l, p, dot.getResult(0)));
+            if (step.rescale) {
+              z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
+              updateRow([&](Value acc, Value) {
+                return l.b.create<arith::MulFOp>(l.loc, acc, step.rescale);
+              });
+            }
+            z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
+            updateRow([&](Value acc, Value c) {
+              Value x =
+                  l.b.create<memref::LoadOp>(l.loc, p.val.memref, at(u, c));
+              return l.b.create<arith::AddFOp>(
+                  l.loc, acc, l.b.create<arith::MulFOp>(l.loc, step.weight, x));
+            });
+            return SmallVector<Value>{z, step.max};
+          });
+      Value z = carried[0];
+      if (p.zOut) {
+        l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v, l.idx(0)));
+        return;
+      }
+      Value inv = inverseSum(l, z);
+      updateRow([&](Value acc, Value) {
+        return l.b.create<arith::MulFOp>(l.loc, acc, inv);
+      });
+    });
+  });
+}
+
+LogicalResult loops::lowerFusedAttentionToLoops(FusedAttentionOp op) {
+  Lowering l(op);
+  FailureOr<AttentionPlan> p = planAttention(l, op);
+  if (failed(p))
+    return failure();
+  int64_t d = getItemShape(p->q.type).back();
+  int64_t dv = getItemShape(p->val.type).back();
+  bool vectorize = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
+                   getItemShape(p->k.type).back() == d;
+  l.guarded(p->inputsOk, [&] {
+    if (vectorize)
+      vectorizedAttention(l, *p, d, dv);
+    else
+      scalarAttention(l, *p);
+  });
+  return l.replaceWithBuffers(op, p->buffers());
+}

@@ -1,0 +1,73 @@
+//===- Attention.h - lowerings of gnn.fused_attention -----------*- C++ -*-===//
+//
+// Part of gnnc. What the CPU loops and the GPU kernel of the fused attention
+// share: operands, output buffers, run-time checks and the online-softmax
+// arithmetic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_CONVERSION_GNNTOLOOPS_ATTENTION_H
+#define GNN_CONVERSION_GNNTOLOOPS_ATTENTION_H
+
+#include "Lowering.h"
+
+namespace mlir::gnn::loops {
+
+/// Operands, outputs and checks of one gnn.fused_attention.
+struct AttentionPlan {
+  GraphParts g;
+  Feature q, k, val;
+  /// Per-edge byte mask of the listed edges, or null (all edges).
+  Value mask;
+  /// Extents of the head dims (every per-row dim but the last).
+  SmallVector<Value> heads;
+  /// Feature sizes of q/k and of v.
+  Value d, dv;
+  /// The weighted sums (normalized or not) and, without `normalize`, z.
+  Value out, zOut;
+  /// Whether the run-time size checks passed (mismatches are reported).
+  Value inputsOk;
+  Type elem;
+  /// Keep a running maximum (normalize without clamp).
+  bool online;
+  double scale;
+  std::optional<std::pair<double, double>> clamp;
+
+  SmallVector<Value> buffers() const {
+    SmallVector<Value> result = {out};
+    if (zOut)
+      result.push_back(zOut);
+    return result;
+  }
+};
+
+/// Allocates the outputs and emits the size checks of `op` at `l`'s
+/// insertion point.
+FailureOr<AttentionPlan> planAttention(Lowering &l, FusedAttentionOp op);
+
+/// The score of an edge from its dot product: scaled, then clamped.
+Value attentionScore(Lowering &l, const AttentionPlan &p, Value dot);
+
+/// One edge's step of the softmax sum with running maximum `max`: the
+/// edge's weight, the factor that rescales what was summed so far (null
+/// when not `online`) and the new maximum.
+struct SoftmaxStep {
+  Value weight, rescale, max;
+};
+SoftmaxStep softmaxStep(Lowering &l, const AttentionPlan &p, Value max,
+                        Value score);
+
+/// 1 / z, or 0 for a node without in-edges (z = 0).
+Value inverseSum(Lowering &l, Value z);
+
+/// Loops over destinations (scf.parallel), vectorized for static sizes.
+LogicalResult lowerFusedAttentionToLoops(FusedAttentionOp op);
+
+/// A gpu.launch with a group of lanes per destination and head (warp
+/// shuffles reduce the dot products); falls back to the loops for layouts
+/// the kernel does not cover.
+LogicalResult lowerFusedAttentionToGPU(FusedAttentionOp op);
+
+} // namespace mlir::gnn::loops
+
+#endif // GNN_CONVERSION_GNNTOLOOPS_ATTENTION_H

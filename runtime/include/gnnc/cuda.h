@@ -1,0 +1,62 @@
+/*===- cuda.h - gnnc's CUDA runtime (C ABI) -------------------------*- C -*-===*
+ *
+ * Part of gnnc's runtime. Loads the CUDA driver (libcuda.so.1) when first
+ * needed, so the same binaries run on machines without one, and provides
+ * what host code lowered by gnn-lower-to-nvvm calls: module loading, kernel
+ * launches and streams (the functions gpu-to-llvm emits calls to, under
+ * gnn_cuda_* names that the JIT binds to them) and unified-memory buffers.
+ * Failed driver calls are reported through gnn_rt_report.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef GNNC_CUDA_H
+#define GNNC_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gnnc/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Non-zero if the driver loads and device 0 can be used (its primary
+ * context is made current). Otherwise writes why into why (if why_size >
+ * 0). */
+GNNC_EXPORT int gnn_cuda_init(char *why, size_t why_size);
+
+/* The compute capability of device 0 (after gnn_cuda_init), e.g. 9 and 0. */
+GNNC_EXPORT int gnn_cuda_compute_capability(int *major, int *minor);
+
+/* The device's name (after gnn_cuda_init). */
+GNNC_EXPORT int gnn_cuda_device_name(char *name, size_t name_size);
+
+/* Unified memory, accessible from the host and the device. */
+GNNC_EXPORT void *gnn_cuda_alloc(size_t bytes);
+GNNC_EXPORT void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes);
+GNNC_EXPORT void gnn_cuda_free(void *pointer);
+
+/* Waits for all work on the device. Returns 0 on failure (reported). */
+GNNC_EXPORT int gnn_cuda_synchronize(void);
+
+/* The gpu-to-llvm launch ABI. */
+GNNC_EXPORT void *gnn_cuda_module_load(void *data, size_t size);
+GNNC_EXPORT void *gnn_cuda_module_load_jit(void *data, int opt_level);
+GNNC_EXPORT void gnn_cuda_module_unload(void *module);
+GNNC_EXPORT void *gnn_cuda_module_get_function(void *module, const char *name);
+GNNC_EXPORT void gnn_cuda_launch_kernel(void *function, intptr_t grid_x,
+                                        intptr_t grid_y, intptr_t grid_z,
+                                        intptr_t block_x, intptr_t block_y,
+                                        intptr_t block_z, int32_t shared_bytes,
+                                        void *stream, void **params,
+                                        void **extra, size_t param_count);
+GNNC_EXPORT void *gnn_cuda_stream_create(void);
+GNNC_EXPORT void gnn_cuda_stream_destroy(void *stream);
+GNNC_EXPORT void gnn_cuda_stream_synchronize(void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNNC_CUDA_H */

@@ -1,0 +1,285 @@
+//===- Cuda.cpp - gnnc's CUDA runtime over the driver API -----------------===//
+//
+// Part of gnnc's runtime. The driver is opened with dlopen on first use, so
+// nothing links libcuda: on a machine without it, gnn_cuda_init says so and
+// every other call reports an error instead of crashing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/cuda.h"
+#include "gnnc/errors.h"
+
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace {
+// The few driver API types used here; the driver's C ABI is stable.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUdeviceptr = unsigned long long;
+constexpr CUresult kSuccess = 0;
+constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
+constexpr unsigned kMemAttachGlobal = 1;
+
+struct Driver {
+  CUresult (*init)(unsigned);
+  CUresult (*deviceGetCount)(int *);
+  CUresult (*deviceGet)(CUdevice *, int);
+  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*deviceGetName)(char *, int, CUdevice);
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*ctxSynchronize)();
+  CUresult (*moduleLoadData)(CUmodule *, const void *);
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **);
+  CUresult (*streamCreate)(CUstream *, unsigned);
+  CUresult (*streamDestroy)(CUstream);
+  CUresult (*streamSynchronize)(CUstream);
+  CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*memFree)(CUdeviceptr);
+  CUresult (*getErrorString)(CUresult, const char **);
+};
+
+struct State {
+  std::once_flag once;
+  bool ready = false;
+  std::string why;
+  Driver driver{};
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  // Lowered code loads its kernels' module at every launch; the binary is a
+  // constant of the program, so one load per binary serves them all.
+  std::mutex modulesMutex;
+  std::map<const void *, CUmodule> modules;
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+template <typename Fn> bool bind(void *library, const char *name, Fn &fn) {
+  fn = reinterpret_cast<Fn>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+std::string describe(CUresult result) {
+  const char *text = nullptr;
+  if (state().driver.getErrorString)
+    state().driver.getErrorString(result, &text);
+  return text ? text : "CUDA error " + std::to_string(result);
+}
+
+void initialize(State &s) {
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    s.why = "no CUDA driver: libcuda.so.1 cannot be loaded";
+    return;
+  }
+  Driver &d = s.driver;
+  const char *missing = nullptr;
+  auto need = [&](const char *name, auto &fn) {
+    if (!missing && !bind(library, name, fn))
+      missing = name;
+  };
+  need("cuInit", d.init);
+  need("cuDeviceGetCount", d.deviceGetCount);
+  need("cuDeviceGet", d.deviceGet);
+  need("cuDeviceGetAttribute", d.deviceGetAttribute);
+  need("cuDeviceGetName", d.deviceGetName);
+  need("cuDevicePrimaryCtxRetain", d.primaryCtxRetain);
+  need("cuCtxSetCurrent", d.ctxSetCurrent);
+  need("cuCtxSynchronize", d.ctxSynchronize);
+  need("cuModuleLoadData", d.moduleLoadData);
+  need("cuModuleGetFunction", d.moduleGetFunction);
+  need("cuLaunchKernel", d.launchKernel);
+  need("cuStreamCreate", d.streamCreate);
+  need("cuStreamDestroy_v2", d.streamDestroy);
+  need("cuStreamSynchronize", d.streamSynchronize);
+  need("cuMemAllocManaged", d.memAllocManaged);
+  need("cuMemFree_v2", d.memFree);
+  need("cuGetErrorString", d.getErrorString);
+  if (missing) {
+    s.why = std::string("the CUDA driver lacks ") + missing;
+    return;
+  }
+  int count = 0;
+  if (CUresult r = d.init(0); r != kSuccess) {
+    s.why = "the CUDA driver does not initialize: " + describe(r);
+    return;
+  }
+  if (d.deviceGetCount(&count) != kSuccess || count == 0) {
+    s.why = "no CUDA device";
+    return;
+  }
+  if (CUresult r = d.deviceGet(&s.device, 0); r != kSuccess) {
+    s.why = "CUDA device 0: " + describe(r);
+    return;
+  }
+  if (CUresult r = d.primaryCtxRetain(&s.context, s.device); r != kSuccess) {
+    s.why = "CUDA device 0 has no usable context: " + describe(r);
+    return;
+  }
+  s.ready = true;
+}
+
+/// The driver with device 0's context current on this thread, or null
+/// after reporting why not.
+const Driver *driver() {
+  State &s = state();
+  std::call_once(s.once, [&] { initialize(s); });
+  if (!s.ready) {
+    gnn_rt_report(s.why.c_str());
+    return nullptr;
+  }
+  if (CUresult r = s.driver.ctxSetCurrent(s.context); r != kSuccess) {
+    gnn_rt_report(("cuCtxSetCurrent: " + describe(r)).c_str());
+    return nullptr;
+  }
+  return &s.driver;
+}
+
+/// Reports a failed driver call; returns whether it succeeded.
+bool ok(CUresult result, const char *call) {
+  if (result == kSuccess)
+    return true;
+  gnn_rt_report((std::string(call) + ": " + describe(result)).c_str());
+  return false;
+}
+} // namespace
+
+extern "C" int gnn_cuda_init(char *why, size_t whySize) {
+  State &s = state();
+  std::call_once(s.once, [&] { initialize(s); });
+  if (!s.ready && why && whySize > 0)
+    std::snprintf(why, whySize, "%s", s.why.c_str());
+  return s.ready;
+}
+
+extern "C" int gnn_cuda_compute_capability(int *major, int *minor) {
+  const Driver *d = driver();
+  return d &&
+         ok(d->deviceGetAttribute(major, kAttrComputeMajor, state().device),
+            "cuDeviceGetAttribute") &&
+         ok(d->deviceGetAttribute(minor, kAttrComputeMinor, state().device),
+            "cuDeviceGetAttribute");
+}
+
+extern "C" int gnn_cuda_device_name(char *name, size_t nameSize) {
+  const Driver *d = driver();
+  return d && nameSize > 0 &&
+         ok(d->deviceGetName(name, int(nameSize), state().device),
+            "cuDeviceGetName");
+}
+
+extern "C" void *gnn_cuda_alloc(size_t bytes) {
+  const Driver *d = driver();
+  CUdeviceptr pointer = 0;
+  // The driver rejects empty allocations; a buffer of no elements still
+  // needs a distinct address.
+  if (!d ||
+      !ok(d->memAllocManaged(&pointer, bytes ? bytes : 1, kMemAttachGlobal),
+          "cuMemAllocManaged"))
+    return nullptr;
+  return reinterpret_cast<void *>(pointer);
+}
+
+extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
+  // Managed allocations are aligned to at least 256 bytes.
+  if (alignment > 256) {
+    gnn_rt_report("unified memory cannot be aligned beyond 256 bytes");
+    return nullptr;
+  }
+  return gnn_cuda_alloc(bytes);
+}
+
+extern "C" void gnn_cuda_free(void *pointer) {
+  if (!pointer)
+    return;
+  if (const Driver *d = driver())
+    ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
+}
+
+extern "C" int gnn_cuda_synchronize(void) {
+  const Driver *d = driver();
+  return d && ok(d->ctxSynchronize(), "cuCtxSynchronize");
+}
+
+extern "C" void *gnn_cuda_module_load(void *data, size_t) {
+  const Driver *d = driver();
+  if (!d)
+    return nullptr;
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.modulesMutex);
+  if (auto found = s.modules.find(data); found != s.modules.end())
+    return found->second;
+  CUmodule module = nullptr;
+  if (!ok(d->moduleLoadData(&module, data), "cuModuleLoadData"))
+    return nullptr;
+  s.modules[data] = module;
+  return module;
+}
+
+extern "C" void *gnn_cuda_module_load_jit(void *data, int) {
+  // The driver compiles PTX that it is handed as a module.
+  return gnn_cuda_module_load(data, 0);
+}
+
+extern "C" void gnn_cuda_module_unload(void *) {
+  // Modules stay loaded for the next launch (see State::modules).
+}
+
+extern "C" void *gnn_cuda_module_get_function(void *module, const char *name) {
+  const Driver *d = driver();
+  CUfunction function = nullptr;
+  if (!d || !module)
+    return nullptr;
+  if (!ok(d->moduleGetFunction(&function, module, name), "cuModuleGetFunction"))
+    return nullptr;
+  return function;
+}
+
+extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
+                                       intptr_t gridY, intptr_t gridZ,
+                                       intptr_t blockX, intptr_t blockY,
+                                       intptr_t blockZ, int32_t sharedBytes,
+                                       void *stream, void **params,
+                                       void **extra, size_t) {
+  const Driver *d = driver();
+  if (!d || !function)
+    return;
+  ok(d->launchKernel(function, unsigned(gridX), unsigned(gridY),
+                     unsigned(gridZ), unsigned(blockX), unsigned(blockY),
+                     unsigned(blockZ), unsigned(sharedBytes), stream, params,
+                     extra),
+     "cuLaunchKernel");
+}
+
+extern "C" void *gnn_cuda_stream_create(void) {
+  const Driver *d = driver();
+  CUstream stream = nullptr;
+  if (!d || !ok(d->streamCreate(&stream, 0), "cuStreamCreate"))
+    return nullptr;
+  return stream;
+}
+
+extern "C" void gnn_cuda_stream_destroy(void *stream) {
+  if (const Driver *d = driver(); d && stream)
+    ok(d->streamDestroy(stream), "cuStreamDestroy");
+}
+
+extern "C" void gnn_cuda_stream_synchronize(void *stream) {
+  if (const Driver *d = driver())
+    ok(d->streamSynchronize(stream), "cuStreamSynchronize");
+}

@@ -1,0 +1,76 @@
+// RUN: gnn-opt %s --convert-gnn-to-loops=gpu-kernels --split-input-file | FileCheck %s
+
+// 8 heads of 64: a warp (32 lanes) per destination and head, two elements
+// per lane; the dot product is reduced by 5 butterfly shuffles; the online
+// softmax rescales the running sums.
+// CHECK-LABEL: func.func @heads
+// CHECK:         scf.if
+// CHECK:           gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.*}} = %c128
+// CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32)
+// CHECK:               scf.if {{.*}} -> (i1, index, f32)
+// CHECK-COUNT-2:         math.fma
+// CHECK:               gpu.shuffle  xor {{.*}}, %c16_i32, %c32_i32
+// CHECK:               gpu.shuffle  xor {{.*}}, %c8_i32
+// CHECK:               gpu.shuffle  xor {{.*}}, %c4_i32
+// CHECK:               gpu.shuffle  xor {{.*}}, %c2_i32
+// CHECK:               gpu.shuffle  xor {{.*}}, %c1_i32
+// CHECK:               scf.if
+// CHECK:                 arith.maximumf
+// CHECK:                 math.exp
+// CHECK:                 math.exp
+// CHECK:             gpu.terminator
+// CHECK-NOT:     scf.parallel
+func.func @heads(%g: !gnn.graph<complete>, %q: tensor<?x8x64xf32>,
+                 %k: tensor<?x8x64xf32>, %v: tensor<?x8x64xf32>)
+    -> tensor<?x8x64xf32> {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(1.250000e-01) normalize
+      : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>,
+         tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  return %o : tensor<?x8x64xf32>
+}
+
+// -----
+
+// 16 features: groups of 16 lanes, two per warp. The edge loop runs for the
+// warp's largest in-degree (a max over 5 shuffles), the dot product needs 4.
+// Unnormalized with a clamp: no running maximum, z is stored by lane 0.
+// CHECK-LABEL: func.func @small_groups
+// CHECK:         gpu.launch
+// CHECK:           arith.divui %{{.*}}, %c16
+// CHECK-COUNT-5:   arith.maxui
+// CHECK:           scf.for
+// CHECK-NOT:         gpu.shuffle  xor {{.*}}, %c16_i32
+// CHECK:             gpu.shuffle  xor {{.*}}, %c8_i32
+// CHECK:             gpu.shuffle  xor {{.*}}, %c1_i32
+// CHECK:             arith.maximumf {{.*}}, %cst
+// CHECK:             arith.minimumf
+// CHECK-NOT:         arith.maximumf
+// CHECK:             math.exp
+// CHECK:           memref.store {{.*}} : memref<?x2x1xf32>
+func.func @small_groups(%g: !gnn.graph<causal>, %q: tensor<?x2x16xf32>,
+                        %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>,
+                        %live: tensor<?xindex>)
+    -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>) {
+  %wv, %z = gnn.fused_attention %g, %q, %k, %v scale(2.500000e-01)
+      clamp(-5.000000e+00, 5.000000e+00) edges(%live)
+      : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>,
+         tensor<?x2x16xf32>, tensor<?xindex>)
+      -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+  return %wv, %z : tensor<?x2x16xf32>, tensor<?x2x1xf32>
+}
+
+// -----
+
+// Feature sizes known only at run time: the loops, for the loop offloading
+// of the GPU pipeline to run.
+// CHECK-LABEL: func.func @dynamic_size
+// CHECK-NOT:     gpu.launch
+// CHECK:         scf.parallel
+func.func @dynamic_size(%g: !gnn.graph<complete>, %q: tensor<?x?xf32>,
+                        %k: tensor<?x?xf32>, %v: tensor<?x?xf32>)
+    -> tensor<?x?xf32> {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(1.0) normalize
+      : (!gnn.graph<complete>, tensor<?x?xf32>, tensor<?x?xf32>,
+         tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %o : tensor<?x?xf32>
+}
