@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/cuda.h"
+#include "CudaDriver.h"
 #include "gnnc/errors.h"
 
 #include <cstdio>
@@ -17,39 +18,7 @@
 #include <string>
 
 namespace {
-// The few driver API types used here; the driver's C ABI is stable.
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void *;
-using CUmodule = void *;
-using CUfunction = void *;
-using CUstream = void *;
-using CUdeviceptr = unsigned long long;
-constexpr CUresult kSuccess = 0;
-constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
-constexpr unsigned kMemAttachGlobal = 1;
-
-struct Driver {
-  CUresult (*init)(unsigned);
-  CUresult (*deviceGetCount)(int *);
-  CUresult (*deviceGet)(CUdevice *, int);
-  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
-  CUresult (*deviceGetName)(char *, int, CUdevice);
-  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*ctxSetCurrent)(CUcontext);
-  CUresult (*ctxSynchronize)();
-  CUresult (*moduleLoadData)(CUmodule *, const void *);
-  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, unsigned, unsigned, CUstream, void **,
-                           void **);
-  CUresult (*streamCreate)(CUstream *, unsigned);
-  CUresult (*streamDestroy)(CUstream);
-  CUresult (*streamSynchronize)(CUstream);
-  CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
-  CUresult (*memFree)(CUdeviceptr);
-  CUresult (*getErrorString)(CUresult, const char **);
-};
+using namespace gnnc::cuda;
 
 struct State {
   std::once_flag once;
@@ -110,6 +79,7 @@ void initialize(State &s) {
   need("cuMemAllocManaged", d.memAllocManaged);
   need("cuMemFree_v2", d.memFree);
   need("cuGetErrorString", d.getErrorString);
+  need("cuMemsetD32_v2", d.memsetD32);
   if (missing) {
     s.why = std::string("the CUDA driver lacks ") + missing;
     return;
@@ -134,9 +104,9 @@ void initialize(State &s) {
   s.ready = true;
 }
 
-/// The driver with device 0's context current on this thread, or null
-/// after reporting why not.
-const Driver *driver() {
+} // namespace
+
+const Driver *gnnc::cuda::driver() {
   State &s = state();
   std::call_once(s.once, [&] { initialize(s); });
   if (!s.ready) {
@@ -150,15 +120,12 @@ const Driver *driver() {
   return &s.driver;
 }
 
-/// Reports a failed driver call; returns whether it succeeded.
-bool ok(CUresult result, const char *call) {
+bool gnnc::cuda::ok(CUresult result, const char *call) {
   if (result == kSuccess)
     return true;
   gnn_rt_report((std::string(call) + ": " + describe(result)).c_str());
   return false;
 }
-} // namespace
-
 extern "C" int gnn_cuda_init(char *why, size_t whySize) {
   State &s = state();
   std::call_once(s.once, [&] { initialize(s); });

@@ -5,40 +5,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/dense.h"
+#include "LinearShapes.h"
 #include "gnnc/errors.h"
 
 #include <cblas.h>
 
 namespace {
-/// Target code of gnn_rt_rows_mismatch for a per-row size.
-constexpr int64_t kItemSize = 4;
-
-/// Row-major matrix view with unit column stride (sgemm's layout), or
-/// null if the memref is laid out otherwise.
-struct Matrix {
-  float *data;
-  int64_t rows, cols, ld;
-};
-
-bool view(const gnn_memref2d_f32 *m, Matrix &out) {
-  out = {m->aligned + m->offset, m->sizes[0], m->sizes[1], m->strides[0]};
-  if (out.cols <= 1)
-    out.ld = out.cols > 0 ? out.cols : 1;
-  return (m->strides[1] == 1 || m->sizes[1] <= 1) && out.ld >= out.cols;
-}
+using namespace gnnc;
 
 void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
             const gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
   Matrix x, w, y;
   bool dense = view(input, x) & view(weight, w) & view(out, y);
-  if (x.cols != w.cols)
-    return gnn_rt_rows_mismatch(x.cols, w.cols, kItemSize);
-  if (y.rows != x.rows)
-    return gnn_rt_rows_mismatch(y.rows, x.rows, 3);
-  if (y.cols != w.rows)
-    return gnn_rt_rows_mismatch(y.cols, w.rows, kItemSize);
-  if (bias && bias->sizes[0] != w.rows)
-    return gnn_rt_rows_mismatch(bias->sizes[0], w.rows, kItemSize);
+  if (!linearSizesFit(x, w, y, bias))
+    return;
   if (y.rows == 0 || y.cols == 0)
     return;
   const float *b = bias ? bias->aligned + bias->offset : nullptr;

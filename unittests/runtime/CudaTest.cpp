@@ -53,6 +53,63 @@ TEST(CudaRuntime, CallsWithoutADeviceReport) {
   (void)takeError();
 }
 
+/// A row-major [rows, cols] descriptor of `data`.
+gnn_memref2d_f32 matrix(float *data, int64_t rows, int64_t cols) {
+  return {data, data, 0, {rows, cols}, {cols, 1}};
+}
+
+TEST(CudaRuntime, LinearChecksSizesFirst) {
+  (void)takeError();
+  float x[6] = {}, w[6] = {}, y[4] = {};
+  gnn_memref2d_f32 input = matrix(x, 2, 3), weight = matrix(w, 3, 2),
+                   out = matrix(y, 2, 2);
+  gnn_cuda_linear_nobias(&input, &weight, &out);
+  EXPECT_NE(takeError().find("per-row dimension"), std::string::npos);
+}
+
+TEST(CudaRuntime, LinearWithoutADeviceReports) {
+  if (haveDevice())
+    GTEST_SKIP() << "a CUDA device is present";
+  (void)takeError();
+  float x[6] = {}, w[6] = {}, y[4] = {};
+  gnn_memref2d_f32 input = matrix(x, 2, 3), weight = matrix(w, 2, 3),
+                   out = matrix(y, 2, 2);
+  gnn_cuda_linear_nobias(&input, &weight, &out);
+  EXPECT_NE(takeError(), "");
+}
+
+TEST(CudaRuntime, LinearMatchesTheCPU) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  const int64_t rows = 37, in = 19, outs = 23;
+  auto alloc = [](int64_t n) {
+    return static_cast<float *>(gnn_cuda_alloc(n * sizeof(float)));
+  };
+  float *x = alloc(rows * in), *w = alloc(outs * in), *b = alloc(outs),
+        *y = alloc(rows * outs);
+  ASSERT_TRUE(x && w && b && y) << takeError();
+  for (int64_t i = 0; i < rows * in; ++i)
+    x[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+  for (int64_t i = 0; i < outs * in; ++i)
+    w[i] = float((i * 5) % 11) / 11.0f - 0.5f;
+  for (int64_t i = 0; i < outs; ++i)
+    b[i] = float(i) / 10.0f;
+  gnn_memref2d_f32 input = matrix(x, rows, in), weight = matrix(w, outs, in),
+                   out = matrix(y, rows, outs);
+  gnn_memref1d_f32 bias = {b, b, 0, {outs}, {1}};
+  gnn_cuda_linear(&input, &weight, &bias, &out);
+  ASSERT_EQ(takeError(), "");
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < outs; ++o) {
+      double want = b[o];
+      for (int64_t i = 0; i < in; ++i)
+        want += double(x[r * in + i]) * w[o * in + i];
+      EXPECT_NEAR(y[r * outs + o], want, 1e-4) << r << ", " << o;
+    }
+  for (float *p : {x, w, b, y})
+    gnn_cuda_free(p);
+}
+
 TEST(CudaRuntime, AlignmentBeyondManagedMemoryIsRefused) {
   (void)takeError();
   EXPECT_EQ(gnn_cuda_aligned_alloc(4096, 16), nullptr);

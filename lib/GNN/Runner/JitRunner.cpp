@@ -134,17 +134,21 @@ public:
       gnn_cuda_free(copy);
   }
 
-  /// The buffer to hand compiled code; null after the runtime reported why.
-  const void *place(const void *data, size_t bytes) {
+  /// Sets `placed` to the buffer to hand compiled code (null data stays
+  /// null on the CPU: an empty tensor); false after the runtime reported
+  /// why not.
+  bool place(const void *data, size_t bytes, const void *&placed) {
+    placed = data;
     if (device == Device::CPU)
-      return data;
+      return true;
     void *copy = gnn_cuda_alloc(bytes);
     if (!copy)
-      return nullptr;
+      return false;
     if (bytes > 0)
       std::memcpy(copy, data, bytes);
     copies.push_back(copy);
-    return copy;
+    placed = copy;
+    return true;
   }
 
 private:
@@ -308,7 +312,9 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
   program->engine = std::move(*engine);
   // Compiled code reports bad input and runs dense layers through the
   // runtime.
-  program->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  bool onGPU = options.device == Device::CUDA;
+  program->engine->registerSymbols([onGPU](
+                                       llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
     auto add = [&](llvm::StringRef name, auto *fn) {
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
@@ -332,9 +338,11 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     add("gnn_rt_id_out_of_range", &gnn_rt_id_out_of_range);
     // MLIR's runtime copy between strided memrefs.
     add("memrefCopy", &memrefCopy);
-    add("_mlir_ciface_gnn_rt_linear", &_mlir_ciface_gnn_rt_linear);
+    // Dense layers on cuBLAS when the program runs on the GPU.
+    add("_mlir_ciface_gnn_rt_linear",
+        onGPU ? &gnn_cuda_linear : &_mlir_ciface_gnn_rt_linear);
     add("_mlir_ciface_gnn_rt_linear_nobias",
-        &_mlir_ciface_gnn_rt_linear_nobias);
+        onGPU ? &gnn_cuda_linear_nobias : &_mlir_ciface_gnn_rt_linear_nobias);
     return symbols;
   });
   // Generate machine code now rather than on the first call.
@@ -463,8 +471,8 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   ArgumentPlacement placement(device);
   auto addBuffer = [&](const void *data, size_t bytes,
                        const std::vector<int64_t> &shape) -> llvm::Error {
-    const void *placed = placement.place(data, bytes);
-    if (!placed) {
+    const void *placed = nullptr;
+    if (!placement.place(data, bytes, placed)) {
       (void)gnn_rt_take_error(message, sizeof(message));
       return error(llvm::Twine("cannot place an argument on the device: ") +
                    message);

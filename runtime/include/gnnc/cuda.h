@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gnnc/dense.h"
 #include "gnnc/graph.h"
 
 #ifdef __cplusplus
@@ -39,6 +40,16 @@ GNNC_EXPORT void gnn_cuda_free(void *pointer);
 
 /* Waits for all work on the device. Returns 0 on failure (reported). */
 GNNC_EXPORT int gnn_cuda_synchronize(void);
+
+/* gnn_rt_linear and gnn_rt_linear_nobias (dense.h) on cuBLAS, for
+ * programs compiled for the GPU: same arguments, checks and reports. */
+GNNC_EXPORT void gnn_cuda_linear(gnn_memref2d_f32 *input,
+                                 gnn_memref2d_f32 *weight,
+                                 gnn_memref1d_f32 *bias,
+                                 gnn_memref2d_f32 *out);
+GNNC_EXPORT void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
+                                        gnn_memref2d_f32 *weight,
+                                        gnn_memref2d_f32 *out);
 
 /* The gpu-to-llvm launch ABI. */
 GNNC_EXPORT void *gnn_cuda_module_load(void *data, size_t size);

@@ -1,0 +1,168 @@
+//===- CudaDense.cpp - dense layers on cuBLAS -----------------------------===//
+//
+// Part of gnnc's runtime. The GPU form of gnn_rt_linear: the JIT binds the
+// lowered calls here when a program runs on a GPU. cuBLAS is opened with
+// dlopen like the driver. out (row-major [rows, out]) is, for column-major
+// cuBLAS, out^T = weight * input^T, with the bias broadcast first by a
+// rank-1 product bias * ones^T. Buffers are unified memory; each layer
+// completes before it returns, as on the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDriver.h"
+#include "LinearShapes.h"
+#include "gnnc/cuda.h"
+#include "gnnc/dense.h"
+#include "gnnc/errors.h"
+
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <string>
+
+using namespace gnnc;
+
+namespace {
+using cublasStatus = int;
+using cublasHandle = void *;
+constexpr int kOpN = 0, kOpT = 1;
+
+struct Blas {
+  cublasStatus (*create)(cublasHandle *);
+  cublasStatus (*sgemm)(cublasHandle, int, int, int, int, int, const float *,
+                        const float *, int, const float *, int, const float *,
+                        float *, int);
+  cublasHandle handle = nullptr;
+  /// A column of ones for broadcasting the bias, grown on demand.
+  float *ones = nullptr;
+  size_t onesSize = 0;
+};
+
+std::once_flag blasOnce;
+Blas blasState;
+std::string blasWhy;
+std::mutex blasMutex;
+
+void openBlas() {
+  const char *names[] = {"libcublas.so.13", "libcublas.so.12",
+                         "libcublas.so.11", "libcublas.so"};
+  void *library = nullptr;
+  for (const char *name : names)
+    if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+      break;
+  if (!library) {
+    blasWhy = "cuBLAS (libcublas.so) cannot be loaded";
+    return;
+  }
+  blasState.create = reinterpret_cast<decltype(Blas::create)>(
+      dlsym(library, "cublasCreate_v2"));
+  blasState.sgemm =
+      reinterpret_cast<decltype(Blas::sgemm)>(dlsym(library, "cublasSgemm_v2"));
+  if (!blasState.create || !blasState.sgemm) {
+    blasWhy = "cuBLAS lacks cublasCreate_v2 or cublasSgemm_v2";
+    return;
+  }
+  if (!cuda::driver()) // reported
+    return;
+  if (cublasStatus s = blasState.create(&blasState.handle); s != 0) {
+    blasWhy = "cublasCreate failed with status " + std::to_string(s);
+    blasState.handle = nullptr;
+  }
+}
+
+/// cuBLAS with a handle on device 0, or null after a report.
+Blas *blas() {
+  std::call_once(blasOnce, openBlas);
+  if (!blasState.handle) {
+    gnn_rt_report(blasWhy.empty() ? "cuBLAS is not available"
+                                  : blasWhy.c_str());
+    return nullptr;
+  }
+  return &blasState;
+}
+
+/// A device column of at least n ones.
+const float *ones(Blas &b, int64_t n) {
+  if (size_t(n) <= b.onesSize)
+    return b.ones;
+  const cuda::Driver *d = cuda::driver();
+  auto *grown = static_cast<float *>(gnn_cuda_alloc(n * sizeof(float)));
+  if (!d || !grown)
+    return nullptr;
+  const float one = 1.0f;
+  unsigned bits;
+  static_assert(sizeof(bits) == sizeof(one));
+  std::memcpy(&bits, &one, sizeof(bits));
+  if (!cuda::ok(d->memsetD32(reinterpret_cast<cuda::CUdeviceptr>(grown), bits,
+                             size_t(n)),
+                "cuMemsetD32")) {
+    gnn_cuda_free(grown);
+    return nullptr;
+  }
+  gnn_cuda_free(b.ones);
+  b.ones = grown;
+  b.onesSize = size_t(n);
+  return grown;
+}
+
+bool sgemmOk(cublasStatus status) {
+  if (status == 0)
+    return true;
+  gnn_rt_report(
+      ("cublasSgemm failed with status " + std::to_string(status)).c_str());
+  return false;
+}
+
+void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
+            gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
+  Matrix x, w, y;
+  bool dense = view(input, x) & view(weight, w) & view(out, y);
+  if (!linearSizesFit(x, w, y, bias) || y.rows == 0 || y.cols == 0)
+    return;
+  // Layouts cuBLAS cannot take (never produced by lowered code today) and
+  // sizes beyond its int arguments run on the host.
+  bool fits = x.rows < (1ll << 31) && x.ld < (1ll << 31) &&
+              w.ld < (1ll << 31) && y.ld < (1ll << 31);
+  if (!dense || !fits || (bias && bias->strides[0] != 1 && w.rows > 1)) {
+    if (bias)
+      _mlir_ciface_gnn_rt_linear(input, weight, bias, out);
+    else
+      _mlir_ciface_gnn_rt_linear_nobias(input, weight, out);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(blasMutex);
+  Blas *b = blas();
+  const cuda::Driver *d = cuda::driver();
+  if (!b || !d)
+    return;
+  const float one = 1.0f, zero = 0.0f;
+  float beta = 0.0f;
+  if (bias) {
+    const float *column = ones(*b, x.rows);
+    if (!column ||
+        !sgemmOk(b->sgemm(b->handle, kOpN, kOpN, int(w.rows), int(x.rows), 1,
+                          &one, bias->aligned + bias->offset, int(w.rows),
+                          column, 1, &zero, y.data, int(y.ld))))
+      return;
+    beta = 1.0f;
+  }
+  if (!sgemmOk(b->sgemm(b->handle, kOpT, kOpN, int(w.rows), int(x.rows),
+                        int(x.cols), &one, w.data, int(w.ld), x.data, int(x.ld),
+                        &beta, y.data, int(y.ld))))
+    return;
+  // Host code may read the result next.
+  (void)gnn_cuda_synchronize();
+}
+} // namespace
+
+extern "C" void gnn_cuda_linear(gnn_memref2d_f32 *input,
+                                gnn_memref2d_f32 *weight,
+                                gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
+  linear(input, weight, bias, out);
+}
+
+extern "C" void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
+                                       gnn_memref2d_f32 *weight,
+                                       gnn_memref2d_f32 *out) {
+  linear(input, weight, nullptr, out);
+}

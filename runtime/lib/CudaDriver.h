@@ -1,0 +1,58 @@
+//===- CudaDriver.h - the CUDA driver API, loaded at run time ---*- C++ -*-===//
+//
+// Part of gnnc's runtime (internal). The driver entry points the runtime
+// uses, bound with dlsym from libcuda.so.1 on first use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_CUDADRIVER_H
+#define GNNC_RUNTIME_CUDADRIVER_H
+
+#include <cstddef>
+
+namespace gnnc::cuda {
+// The few driver API types used here; the driver's C ABI is stable.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUdeviceptr = unsigned long long;
+constexpr CUresult kSuccess = 0;
+constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
+constexpr unsigned kMemAttachGlobal = 1;
+
+struct Driver {
+  CUresult (*init)(unsigned);
+  CUresult (*deviceGetCount)(int *);
+  CUresult (*deviceGet)(CUdevice *, int);
+  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*deviceGetName)(char *, int, CUdevice);
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*ctxSynchronize)();
+  CUresult (*moduleLoadData)(CUmodule *, const void *);
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **);
+  CUresult (*streamCreate)(CUstream *, unsigned);
+  CUresult (*streamDestroy)(CUstream);
+  CUresult (*streamSynchronize)(CUstream);
+  CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*memFree)(CUdeviceptr);
+  CUresult (*getErrorString)(CUresult, const char **);
+  CUresult (*memsetD32)(CUdeviceptr, unsigned, size_t);
+};
+
+/// The driver with device 0's context current on this thread, or null after
+/// reporting why not (through gnn_rt_report).
+const Driver *driver();
+
+/// Reports a failed driver call; returns whether it succeeded.
+bool ok(CUresult result, const char *call);
+
+} // namespace gnnc::cuda
+
+#endif // GNNC_RUNTIME_CUDADRIVER_H

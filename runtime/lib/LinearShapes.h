@@ -1,0 +1,49 @@
+//===- LinearShapes.h - operand checks of the dense layers ------*- C++ -*-===//
+//
+// Part of gnnc's runtime. What the CPU (OpenBLAS) and GPU (cuBLAS) linear
+// layers share: row-major views of memrefs and the size checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_LINEARSHAPES_H
+#define GNNC_RUNTIME_LINEARSHAPES_H
+
+#include "gnnc/dense.h"
+#include "gnnc/errors.h"
+
+namespace gnnc {
+/// Target code of gnn_rt_rows_mismatch for a per-row size.
+constexpr int64_t kItemSizeCode = 4;
+constexpr int64_t kInputRowsCode = 3;
+
+/// Row-major matrix view with unit column stride (the GEMM layout).
+struct Matrix {
+  float *data;
+  int64_t rows, cols, ld;
+};
+
+/// Views `m`; false if it is not laid out row-major with unit column stride.
+inline bool view(const gnn_memref2d_f32 *m, Matrix &out) {
+  out = {m->aligned + m->offset, m->sizes[0], m->sizes[1], m->strides[0]};
+  if (out.cols <= 1)
+    out.ld = out.cols > 0 ? out.cols : 1;
+  return (m->strides[1] == 1 || m->sizes[1] <= 1) && out.ld >= out.cols;
+}
+
+/// The sizes of out = input @ weight^T + bias fit together; a mismatch is
+/// reported and the layer must compute nothing.
+inline bool linearSizesFit(const Matrix &x, const Matrix &w, const Matrix &y,
+                           const gnn_memref1d_f32 *bias) {
+  if (x.cols != w.cols)
+    return gnn_rt_rows_mismatch(x.cols, w.cols, kItemSizeCode), false;
+  if (y.rows != x.rows)
+    return gnn_rt_rows_mismatch(y.rows, x.rows, kInputRowsCode), false;
+  if (y.cols != w.rows)
+    return gnn_rt_rows_mismatch(y.cols, w.rows, kItemSizeCode), false;
+  if (bias && bias->sizes[0] != w.rows)
+    return gnn_rt_rows_mismatch(bias->sizes[0], w.rows, kItemSizeCode), false;
+  return true;
+}
+} // namespace gnnc
+
+#endif // GNNC_RUNTIME_LINEARSHAPES_H
