@@ -12,6 +12,7 @@
 #include "BenchUtil.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
+#include "gnnc/cuda.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -42,6 +43,9 @@ static llvm::cl::opt<int> repeats("repeats", llvm::cl::init(5),
                                   llvm::cl::desc("timed runs (median kept)"));
 static llvm::cl::opt<bool>
     quick("quick", llvm::cl::desc("smaller workloads (smoke run)"));
+static llvm::cl::opt<std::string>
+    device("device", llvm::cl::init("cpu"),
+           llvm::cl::desc("where the compiled kernels run: cpu or cuda"));
 
 namespace {
 constexpr int kHeads = 8, kDk = 64;
@@ -148,6 +152,17 @@ int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv, "attention benchmark\n");
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
+  bool onGPU = device == "cuda";
+  if (!onGPU && device != "cpu") {
+    llvm::errs() << "--device must be cpu or cuda\n";
+    return 1;
+  }
+  char gpuName[256] = "";
+  if (onGPU && (!gnn_cuda_init(gpuName, sizeof(gpuName)) ||
+                !gnn_cuda_device_name(gpuName, sizeof(gpuName)))) {
+    llvm::errs() << "--device cuda: " << gpuName << "\n";
+    return 1;
+  }
 
   auto compile = [&](bool fuse) -> std::unique_ptr<JitProgram> {
     auto context = new MLIRContext(registry); // lives as long as the program
@@ -156,6 +171,7 @@ int main(int argc, char **argv) {
         parseSourceString<ModuleOp>(attentionSource(), ParserConfig(context));
     CompileOptions options;
     options.fuse = fuse;
+    options.device = onGPU ? Device::CUDA : Device::CPU;
     auto program = JitProgram::compile(std::move(module), "main", {}, options);
     if (!program) {
       llvm::errs() << llvm::toString(program.takeError()) << "\n";
@@ -169,6 +185,10 @@ int main(int argc, char **argv) {
   fmt::print("machine: {} hardware threads; OpenBLAS sgemm peak {:.1f} "
              "GFLOP/s\n",
              std::thread::hardware_concurrency(), peak);
+  if (onGPU)
+    fmt::print("kernels on {} (times include copying q, k, v and the graph "
+               "into unified memory; % peak is of the CPU's sgemm)\n",
+               gpuName);
   fmt::print("attention: {} heads x {}, scale 1/8, clamp 5; median of {} "
              "runs; GFLOP counts 4*dk per edge and head\n\n",
              kHeads, kDk, int(repeats));
