@@ -48,15 +48,22 @@ func.func @receive(%g: !gnn.graph<general>, %x: tensor<?x3xf32>) -> (tensor<?x3x
 
 // The fused attention keeps a running maximum without a clamp and never
 // stores a per-edge value; with static feature sizes, q and the weighted sum
-// stay in vector registers.
+// stay in vector registers. Destinations go in tiles of 32 (heads outside),
+// in-edges in chunks of 8: one vector of scores, one max and one rescale
+// per chunk, slots past the last edge scored -inf.
 // CHECK-LABEL: func @fused
-// CHECK: scf.parallel
+// CHECK: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c32
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[TILES]])
+// CHECK: scf.for
+// CHECK: scf.for
 // CHECK: %[[QROW:.*]] = vector.load %{{.*}} : memref<?x2x4xf32>, vector<4xf32>
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, vector<4xf32>)
-// CHECK: vector.reduction <add>
-// CHECK: arith.maximumf
-// CHECK: math.exp
-// CHECK: vector.fma
+// CHECK: scf.for {{.*}} step %c8 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, vector<4xf32>)
+// CHECK-COUNT-8: vector.reduction <add>
+// CHECK: vector.reduction <maximumf>, %{{.*}} : vector<8xf32> into f32
+// CHECK: math.exp %{{.*}} : f32
+// CHECK: math.exp %{{.*}} : vector<8xf32>
+// CHECK-COUNT-8: vector.fma
+// CHECK: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32
 // CHECK: arith.cmpf ogt
 // CHECK: vector.store
 // CHECK-NOT: memref.alloc({{.*}}) : memref<?x2x1xf32>

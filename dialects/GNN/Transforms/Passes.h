@@ -8,6 +8,9 @@
 #define GNN_TRANSFORMS_PASSES_H
 
 #include "GNN/IR/GNNDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

@@ -48,4 +48,34 @@ def FuseAttentionPass : Pass<"gnn-fuse-attention"> {
   let dependentDialects = ["::mlir::gnn::GNNDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Vector math
+//===----------------------------------------------------------------------===//
+
+def ApproximateVectorMathPass : Pass<"gnn-approximate-vector-math"> {
+  let summary = "Computes math functions on vectors by polynomials, in "
+                "vector registers";
+  let description = [{
+    LLVM lowers a math function on a vector (`math.exp` on `vector<8xf32>`,
+    say) to one libm call per lane. This pass rewrites such ops with MLIR's
+    polynomial approximations, which stay vectorized; the fused attention's
+    CPU kernel computes a chunk of edge weights with one vector `exp`. Ops on
+    scalars are left to libm. For f32 `exp` the approximation is within 5
+    ulp of libm for normal results; results below the smallest normal f32
+    flush to zero, and `exp(-inf) = 0`, `exp(nan) = nan`, overflow gives
+    `inf`.
+
+    ```mlir
+    %w = math.exp %s : vector<8xf32>
+    // becomes range reduction, a polynomial and exponent bit arithmetic on
+    // vector<8xf32> (arith and math.fma ops), with no call.
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // GNN_TRANSFORMS_PASSES_TD

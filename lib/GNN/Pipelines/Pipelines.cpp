@@ -85,6 +85,7 @@ LogicalResult
 mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
                                    const LowerToCPUOptions &options) {
   addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/false);
+  pm.addPass(gnn::createApproximateVectorMathPass());
   addHostToLLVM(pm, options.parallel, /*gpu=*/false);
   return success();
 }

@@ -154,6 +154,139 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
   });
 }
 
+/// Rows of q, k and v are contiguous vectors and every in-edge counts: edges
+/// go in chunks of kChunk. The chunk's scores form one vector, so the
+/// running maximum, the rescale (one exp per chunk instead of one per edge)
+/// and the weights (one vector exp) are computed once per chunk. Slots past
+/// the last edge repeat the chunk's first edge with weight 0.
+static void chunkedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
+                             int64_t dv) {
+  constexpr int64_t kChunk = 8, kDstTile = 32;
+  Type t = p.elem;
+  auto qType = VectorType::get({d}, t);
+  auto vType = VectorType::get({dv}, t);
+  auto chunkType = VectorType::get({kChunk}, t);
+  auto splat = [&](VectorType type, double x) -> Value {
+    return l.b.create<arith::ConstantOp>(
+        l.loc, type, DenseElementsAttr::get(type, l.b.getFloatAttr(t, x)));
+  };
+  double negInf = -std::numeric_limits<double>::infinity();
+  // Destinations go in tiles, heads outside the tile: neighbouring
+  // destinations mostly share sources, so one head's key and value rows stay
+  // in cache across the tile.
+  Value tiles =
+      l.b.create<arith::CeilDivUIOp>(l.loc, p.g.numDst, l.idx(kDstTile));
+  l.parallel(tiles, [&](Value tile) {
+    Value lo = l.b.create<arith::MulIOp>(l.loc, tile, l.idx(kDstTile));
+    Value hi = l.b.create<arith::MinUIOp>(
+        l.loc, l.b.create<arith::AddIOp>(l.loc, lo, l.idx(kDstTile)),
+        p.g.numDst);
+    l.loopNest(p.heads, [&](ValueRange head) {
+      l.serial(lo, hi, [&](Value v) {
+        Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
+        Value last = l.b.create<memref::LoadOp>(
+            l.loc, p.g.inPtr,
+            ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
+        auto at = [&](Value row) {
+          SmallVector<Value> index = {row};
+          llvm::append_range(index, head);
+          index.push_back(l.idx(0));
+          return index;
+        };
+        auto broadcast = [&](Value x) {
+          return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
+        };
+        Value qRow =
+            l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
+        SmallVector<Value> init = {l.floatConst(t, 0.0),
+                                   l.floatConst(t, negInf), splat(vType, 0.0)};
+        auto loop = l.b.create<scf::ForOp>(
+            l.loc, first, last, l.idx(kChunk), init,
+            [&](OpBuilder &nested, Location, Value slot, ValueRange state) {
+              OpBuilder::InsertionGuard guard(l.b);
+              l.b.setInsertionPoint(nested.getInsertionBlock(),
+                                    nested.getInsertionPoint());
+              Value z = state[0], max = state[1], acc = state[2];
+              Value count = l.b.create<arith::SubIOp>(l.loc, last, slot);
+              SmallVector<Value> sources;
+              Value scores = splat(chunkType, negInf);
+              for (int64_t j = 0; j < kChunk; ++j) {
+                // The first slot of a chunk is always an edge.
+                Value inChunk = j == 0 ? Value()
+                                       : l.b.create<arith::CmpIOp>(
+                                             l.loc, arith::CmpIPredicate::slt,
+                                             l.idx(j), count);
+                Value s =
+                    j == 0
+                        ? slot
+                        : l.b.create<arith::SelectOp>(
+                              l.loc, inChunk,
+                              l.b.create<arith::AddIOp>(l.loc, slot, l.idx(j)),
+                              slot);
+                Value u = l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, s);
+                sources.push_back(u);
+                Value kRow =
+                    l.b.create<vector::LoadOp>(l.loc, qType, p.k.memref, at(u));
+                Value score = attentionScore(
+                    l, p,
+                    l.b.create<vector::ReductionOp>(
+                        l.loc, vector::CombiningKind::ADD,
+                        l.b.create<arith::MulFOp>(l.loc, kRow, qRow)));
+                if (inChunk)
+                  score = l.b.create<arith::SelectOp>(l.loc, inChunk, score,
+                                                      l.floatConst(t, negInf));
+                scores = l.b.create<vector::InsertElementOp>(
+                    l.loc, score, scores,
+                    l.b.create<arith::ConstantIndexOp>(l.loc, j));
+              }
+              Value weights;
+              if (p.online) {
+                Value newMax = l.b.create<arith::MaximumFOp>(
+                    l.loc, max,
+                    l.b.create<vector::ReductionOp>(
+                        l.loc, vector::CombiningKind::MAXIMUMF, scores));
+                Value rescale = l.b.create<math::ExpOp>(
+                    l.loc, l.b.create<arith::SubFOp>(l.loc, max, newMax));
+                weights = l.b.create<math::ExpOp>(
+                    l.loc,
+                    l.b.create<arith::SubFOp>(l.loc, scores,
+                                              l.b.create<vector::BroadcastOp>(
+                                                  l.loc, chunkType, newMax)));
+                z = l.b.create<arith::MulFOp>(l.loc, z, rescale);
+                acc = l.b.create<arith::MulFOp>(l.loc, acc, broadcast(rescale));
+                max = newMax;
+              } else {
+                weights = l.b.create<math::ExpOp>(l.loc, scores);
+              }
+              for (int64_t j = 0; j < kChunk; ++j) {
+                Value w = l.b.create<vector::ExtractElementOp>(
+                    l.loc, weights,
+                    l.b.create<arith::ConstantIndexOp>(l.loc, j));
+                Value vRow = l.b.create<vector::LoadOp>(
+                    l.loc, vType, p.val.memref, at(sources[j]));
+                acc = l.b.create<vector::FMAOp>(l.loc, broadcast(w), vRow, acc);
+              }
+              z = l.b.create<arith::AddFOp>(
+                  l.loc, z,
+                  l.b.create<vector::ReductionOp>(
+                      l.loc, vector::CombiningKind::ADD, weights));
+              l.b.create<scf::YieldOp>(l.loc, ValueRange{z, max, acc});
+            });
+        Value z = loop.getResult(0), acc = loop.getResult(2);
+        if (p.zOut) {
+          l.b.create<vector::StoreOp>(l.loc, acc, p.out, at(v));
+          l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v));
+          return;
+        }
+        l.b.create<vector::StoreOp>(
+            l.loc,
+            l.b.create<arith::MulFOp>(l.loc, acc, broadcast(inverseSum(l, z))),
+            p.out, at(v));
+      });
+    });
+  });
+}
+
 /// Any sizes: the weighted sum accumulates in the output row.
 static void scalarAttention(Lowering &l, const AttentionPlan &p) {
   Type t = p.elem;
@@ -237,7 +370,9 @@ LogicalResult loops::lowerFusedAttentionToLoops(FusedAttentionOp op) {
   bool vectorize = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
                    getItemShape(p->k.type).back() == d;
   l.guarded(p->inputsOk, [&] {
-    if (vectorize)
+    if (vectorize && !p->mask)
+      chunkedAttention(l, *p, d, dv);
+    else if (vectorize)
       vectorizedAttention(l, *p, d, dv);
     else
       scalarAttention(l, *p);
