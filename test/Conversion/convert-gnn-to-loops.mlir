@@ -1,4 +1,5 @@
 // RUN: gnn-opt %s -convert-gnn-to-loops -split-input-file | FileCheck %s
+// RUN: gnn-opt %s -convert-gnn-to-loops=parallel-dense -split-input-file | FileCheck %s --check-prefix=DENSE
 // RUN: gnn-opt %s -gnn-lower-to-cpu -split-input-file | FileCheck %s --check-prefix=LLVM
 // RUN: gnn-opt %s -gnn-lower-to-cpu=fuse=false -split-input-file | FileCheck %s --check-prefix=LLVM
 
@@ -192,18 +193,43 @@ func.func @shrinking(%x: tensor<?xf32>, %all: tensor<?xindex>) -> tensor<?xindex
 // -----
 
 // A dense layer is one call of the runtime's BLAS-backed layer through its C
-// interface; layer_norm and log_softmax are parallel loops over rows.
-// CHECK-LABEL: func.func private @gnn_rt_linear(memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, memref<?x?xf32>) attributes {llvm.emit_c_interface}
+// interface (row-major views: any row stride and offset); layer_norm and
+// log_softmax are parallel loops over rows. With parallel-dense (the CPU
+// pipeline), the rows go in one call per OpenMP thread, at least 16 rows and
+// at least one call per layer.
+// CHECK-LABEL: func.func private @gnn_rt_linear(memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func @dense
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
-// CHECK: call @gnn_rt_linear(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, memref<?x?xf32>) -> ()
+// CHECK-NOT: omp_get_max_threads
+// CHECK: call @gnn_rt_linear(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>) -> ()
 // CHECK: scf.parallel
 // CHECK: math.rsqrt
 // CHECK: scf.parallel
 // CHECK: math.log
+// DENSE-LABEL: func.func private @omp_get_max_threads() -> i32
+// DENSE-LABEL: func @dense
+// DENSE: %[[ROWS:.*]] = memref.dim %[[X:.*]], %c0
+// DENSE: %[[OUT:.*]] = memref.alloc(%[[ROWS]]) : memref<?x4xf32>
+// DENSE: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
+// DENSE: %[[TI:.*]] = arith.index_cast %[[T]] : i32 to index
+// DENSE: %[[T1:.*]] = arith.maxui %[[TI]], %c1
+// DENSE: %[[SHARE:.*]] = arith.ceildivui %[[ROWS]], %[[T1]]
+// DENSE: %[[PER:.*]] = arith.maxui %[[SHARE]], %c16
+// DENSE: %[[N:.*]] = arith.ceildivui %[[ROWS]], %[[PER]]
+// DENSE: %[[CALLS:.*]] = arith.maxui %[[N]], %c1
+// DENSE: scf.parallel (%[[I:.*]]) = (%c0{{.*}}) to (%[[CALLS]])
+// DENSE: %[[LO:.*]] = arith.muli %[[I]], %[[PER]]
+// DENSE: %[[LEFT:.*]] = arith.subi %[[ROWS]], %[[LO]]
+// DENSE: %[[LEN:.*]] = arith.minui %[[PER]], %[[LEFT]]
+// DENSE: memref.subview %[[OUT]][%[[LO]], 0] [%[[LEN]], %{{.*}}] [1, 1]
+// DENSE: memref.subview %[[X]][%[[LO]], 0] [%[[LEN]], %{{.*}}] [1, 1]
+// DENSE: call @gnn_rt_linear(
+// DENSE: scf.reduce
 // LLVM: llvm.func private @gnn_rt_linear(
 // LLVM: llvm.call @_mlir_ciface_gnn_rt_linear({{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // LLVM-LABEL: llvm.func @dense
+// LLVM: llvm.call @omp_get_max_threads()
+// LLVM: omp.parallel
 // LLVM: llvm.call @gnn_rt_linear(
 func.func @dense(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %y = gnn.linear %x, %w, %b : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>

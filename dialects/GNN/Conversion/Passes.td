@@ -45,7 +45,12 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     Option<"gpuKernels", "gpu-kernels", "bool", /*default=*/"false",
            "Lower gnn.fused_attention to a gpu.launch kernel with a group "
            "of lanes per destination and head (warp shuffles reduce the "
-           "dot products) instead of loops">
+           "dot products) instead of loops">,
+    Option<"parallelDense", "parallel-dense", "bool", /*default=*/"false",
+           "Split the rows of each gnn.linear into one runtime call per "
+           "OpenMP thread (omp_get_max_threads) inside an scf.parallel; the "
+           "runtime's BLAS then runs single-threaded in each, so a program's "
+           "loops and its dense layers share one thread pool">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

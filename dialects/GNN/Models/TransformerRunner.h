@@ -39,7 +39,7 @@ struct ModelOptions {
   int threads = 0;
 };
 
-constexpr int64_t kParallelRows = 256;
+constexpr int64_t kParallelRows = 32;
 
 class TransformerModel {
 public:

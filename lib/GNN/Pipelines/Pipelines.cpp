@@ -25,11 +25,13 @@ using namespace mlir;
 
 namespace {
 /// gnn ops to loops (and, for GPUs, attention kernels) over fresh buffers.
-void addLoweringToBuffers(OpPassManager &pm, bool fuse, bool gpuKernels) {
+void addLoweringToBuffers(OpPassManager &pm, bool fuse, bool gpuKernels,
+                          bool parallelDense) {
   if (fuse)
     pm.addPass(gnn::createFuseAttentionPass());
   gnn::ConvertGNNToLoopsPassOptions loops;
   loops.gpuKernels = gpuKernels;
+  loops.parallelDense = parallelDense;
   pm.addPass(gnn::createConvertGNNToLoopsPass(loops));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -84,7 +86,10 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
 LogicalResult
 mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
                                    const LowerToCPUOptions &options) {
-  addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/false);
+  // Dense layers split over OpenMP's threads, so BLAS and the loops do not
+  // compete for the cores.
+  addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/false,
+                       /*parallelDense=*/options.parallel);
   pm.addPass(gnn::createApproximateVectorMathPass());
   addHostToLLVM(pm, options.parallel, /*gpu=*/false);
   return success();
@@ -93,7 +98,8 @@ mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
 LogicalResult
 mlir::gnn::buildLowerToNVVMPipeline(OpPassManager &pm,
                                     const LowerToNVVMOptions &options) {
-  addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/true);
+  addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/true,
+                       /*parallelDense=*/false);
   ParallelLoopsToGPUPassOptions offload;
   offload.blockSize = options.blockSize;
   pm.addPass(createParallelLoopsToGPUPass(offload));

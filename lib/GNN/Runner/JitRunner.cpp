@@ -310,6 +310,10 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     return error("JIT compilation failed: " +
                  llvm::toString(engine.takeError()));
   program->engine = std::move(*engine);
+  // Parallel CPU programs split each dense layer over OpenMP's threads; a
+  // multithreaded BLAS inside would compete with them for the cores.
+  if (options.parallel && options.device == Device::CPU)
+    gnn_rt_set_dense_threads(1);
   // Compiled code reports bad input and runs dense layers through the
   // runtime.
   bool onGPU = options.device == Device::CUDA;

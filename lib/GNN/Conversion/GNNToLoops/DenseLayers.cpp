@@ -1,7 +1,8 @@
 //===- DenseLayers.cpp - lower the dense node-wise layers -----------------===//
 //
-// Part of gnnc. gnn.linear becomes one call of the runtime's BLAS-backed
-// dense layer over all rows; layer_norm and log_softmax become a parallel
+// Part of gnnc. gnn.linear becomes calls of the runtime's BLAS-backed dense
+// layer: one over all rows, or (parallel-dense) one per thread over a block
+// of rows; layer_norm and log_softmax become a parallel
 // loop over rows with sequential reductions inside a row.
 //
 //===----------------------------------------------------------------------===//
@@ -19,41 +20,94 @@ namespace {
 /// their C interface with memref descriptors.
 constexpr llvm::StringLiteral kLinearFn = "gnn_rt_linear";
 constexpr llvm::StringLiteral kLinearNoBiasFn = "gnn_rt_linear_nobias";
+/// The OpenMP runtime's thread count, for splitting dense layers.
+constexpr llvm::StringLiteral kMaxThreadsFn = "omp_get_max_threads";
 } // namespace
 
-/// Declares runtime function `name` in `module` unless it is there.
-static void declareRuntimeFunction(ModuleOp module, StringRef name,
-                                   TypeRange inputs) {
+/// Declares function `name` in `module` unless it is there.
+static void declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
+                            TypeRange results, bool cInterface) {
   if (module.lookupSymbol(name))
     return;
   OpBuilder b(module.getBodyRegion());
   auto fn = b.create<func::FuncOp>(module.getLoc(), name,
-                                   b.getFunctionType(inputs, {}));
+                                   b.getFunctionType(inputs, results));
   fn.setPrivate();
-  fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
+  if (cInterface)
+    fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
 }
 
-LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op) {
+/// Rows per runtime call below which splitting a layer does not pay.
+constexpr int64_t kMinRowsPerCall = 16;
+
+LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
   Lowering l(op);
   Type f32 = l.b.getF32Type();
+  MLIRContext *ctx = l.b.getContext();
+  // Row-major with any row stride and offset: a block of rows of a matrix
+  // passes as a view, with the same descriptor as a whole matrix.
   auto matrix =
-      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32);
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32,
+                      StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
+                                             {ShapedType::kDynamic, 1}));
   auto vector = MemRefType::get({ShapedType::kDynamic}, f32);
-  auto dynamic = [&](Value memref, MemRefType type) {
+  auto castTo = [&](Value memref, MemRefType type) {
     return l.b.create<memref::CastOp>(l.loc, type, memref).getResult();
   };
   Value input = l.toMemref(op.getInput());
   Value weight = l.toMemref(op.getWeight());
   auto type = cast<RankedTensorType>(op.getResult().getType());
-  Value out = l.alloc(type, l.dim(input, 0), {l.dim(weight, 0)});
-  SmallVector<Value> args = {dynamic(input, matrix), dynamic(weight, matrix)};
-  if (op.getBias())
-    args.push_back(dynamic(l.toMemref(op.getBias()), vector));
-  args.push_back(dynamic(out, matrix));
+  Value rows = l.dim(input, 0), cols = l.dim(input, 1);
+  Value outCols = l.dim(weight, 0);
+  Value out = l.alloc(type, rows, {outCols});
+  Value bias =
+      op.getBias() ? castTo(l.toMemref(op.getBias()), vector) : Value();
   StringRef callee = op.getBias() ? kLinearFn : kLinearNoBiasFn;
-  declareRuntimeFunction(op->getParentOfType<ModuleOp>(), callee,
-                         ValueRange(args).getTypes());
-  l.b.create<func::CallOp>(l.loc, callee, TypeRange{}, args);
+  auto module = op->getParentOfType<ModuleOp>();
+  auto call = [&](Value x, Value y) {
+    SmallVector<Value> args = {x, castTo(weight, matrix)};
+    if (bias)
+      args.push_back(bias);
+    args.push_back(y);
+    declareFunction(module, callee, ValueRange(args).getTypes(), {},
+                    /*cInterface=*/true);
+    l.b.create<func::CallOp>(l.loc, callee, TypeRange{}, args);
+  };
+  if (!parallelDense) {
+    call(castTo(input, matrix), castTo(out, matrix));
+    return l.replaceWithBuffers(op, out);
+  }
+  // One call per thread (at least one call: it also checks the sizes).
+  Type i32 = l.b.getI32Type();
+  declareFunction(module, kMaxThreadsFn, {}, {i32}, /*cInterface=*/false);
+  Value threads = l.b.create<arith::IndexCastOp>(
+      l.loc, l.b.getIndexType(),
+      l.b.create<func::CallOp>(l.loc, kMaxThreadsFn, TypeRange{i32})
+          .getResult(0));
+  Value perCall = l.b.create<arith::MaxUIOp>(
+      l.loc,
+      l.b.create<arith::CeilDivUIOp>(
+          l.loc, rows, l.b.create<arith::MaxUIOp>(l.loc, threads, l.idx(1))),
+      l.idx(kMinRowsPerCall));
+  Value calls = l.b.create<arith::MaxUIOp>(
+      l.loc, l.b.create<arith::CeilDivUIOp>(l.loc, rows, perCall), l.idx(1));
+  l.parallel(calls, [&](Value i) {
+    Value lo = l.b.create<arith::MulIOp>(l.loc, i, perCall);
+    Value n = l.b.create<arith::MinUIOp>(
+        l.loc, perCall, l.b.create<arith::SubIOp>(l.loc, rows, lo));
+    auto rowsOf = [&](Value m, Value width) {
+      SmallVector<OpFoldResult> offsets = {lo, l.b.getIndexAttr(0)},
+                                sizes = {n, width},
+                                strides = {l.b.getIndexAttr(1),
+                                           l.b.getIndexAttr(1)};
+      auto viewType = cast<MemRefType>(memref::SubViewOp::inferResultType(
+          cast<MemRefType>(m.getType()), offsets, sizes, strides));
+      return castTo(l.b.create<memref::SubViewOp>(l.loc, viewType, m, offsets,
+                                                  sizes, strides),
+                    matrix);
+    };
+    call(rowsOf(input, cols), rowsOf(out, outCols));
+  });
   return l.replaceWithBuffers(op, out);
 }
 

@@ -755,7 +755,7 @@ struct ConvertGNNToLoopsPass
               .Case([](GraphFromCooOp o) { return lowerGraphFromCoo(o); })
               .Case([](InSubgraphOp o) { return lowerInSubgraph(o); })
               .Case([](FilterEdgesOp o) { return lowerFilterEdges(o); })
-              .Case([](LinearOp o) { return lowerLinear(o); })
+              .Case([&](LinearOp o) { return lowerLinear(o, parallelDense); })
               .Case([](LayerNormOp o) { return lowerLayerNorm(o); })
               .Case([](LogSoftmaxOp o) { return lowerLogSoftmax(o); })
               .Default([](Operation *o) {

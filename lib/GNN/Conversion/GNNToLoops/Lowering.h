@@ -487,7 +487,7 @@ public:
 };
 
 /// Lowerings of the dense node-wise layers (DenseLayers.cpp).
-LogicalResult lowerLinear(LinearOp op);
+LogicalResult lowerLinear(LinearOp op, bool parallelDense);
 LogicalResult lowerLayerNorm(LayerNormOp op);
 LogicalResult lowerLogSoftmax(LogSoftmaxOp op);
 
