@@ -64,8 +64,9 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
   // Offsets of slices (the ACT step's k/v in a per-step cache).
   pm.addPass(createLowerAffinePass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
-  // Kernels read host-allocated buffers: the GPU runtime allocates them.
-  memrefOptions.useGenericFunctions = gpu;
+  // Buffers come from the runtime: unified memory for GPU kernels, a pool
+  // that reuses large blocks across calls on the CPU (gnnc/memory.h).
+  memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertSCFToCFPass());
   // ceildivui and friends (launch sizes) become plain arithmetic.

@@ -11,6 +11,7 @@
 #include "gnnc/cuda.h"
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
+#include "gnnc/memory.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -324,11 +325,13 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
                                  llvm::JITSymbolFlags::Exported};
     };
-    // Host code lowered for a GPU: buffers in unified memory, launches
-    // through gnnc's CUDA runtime (only called when compiled for CUDA).
-    add("_mlir_memref_to_llvm_alloc", &gnn_cuda_alloc);
-    add("_mlir_memref_to_llvm_aligned_alloc", &gnn_cuda_aligned_alloc);
-    add("_mlir_memref_to_llvm_free", &gnn_cuda_free);
+    // Buffers: unified memory for a GPU, the runtime's reusing pool on the
+    // CPU. Launches go through gnnc's CUDA runtime (only called when
+    // compiled for CUDA).
+    add("_mlir_memref_to_llvm_alloc", onGPU ? &gnn_cuda_alloc : &gnn_rt_alloc);
+    add("_mlir_memref_to_llvm_aligned_alloc",
+        onGPU ? &gnn_cuda_aligned_alloc : &gnn_rt_aligned_alloc);
+    add("_mlir_memref_to_llvm_free", onGPU ? &gnn_cuda_free : &gnn_rt_free);
     add("mgpuModuleLoad", &gnn_cuda_module_load);
     add("mgpuModuleLoadJIT", &gnn_cuda_module_load_jit);
     add("mgpuModuleUnload", &gnn_cuda_module_unload);
@@ -559,7 +562,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       if (device == Device::CUDA)
         gnn_cuda_free(allocated);
       else
-        std::free(allocated);
+        gnn_rt_free(allocated);
       freed.insert(allocated);
     }
     outputs.push_back(std::move(t));

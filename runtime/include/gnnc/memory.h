@@ -1,0 +1,43 @@
+/*===- memory.h - buffers of compiled CPU programs (C ABI) ---------*- C -*-===*
+ *
+ * Part of gnnc's runtime. A program allocates the same buffer sizes at every
+ * call; keeping large freed blocks for the next allocation of (about) the
+ * same size spares the system calls, page faults and page zeroing that
+ * fresh memory costs. Code lowered for the CPU calls
+ * _mlir_memref_to_llvm_alloc, _mlir_memref_to_llvm_aligned_alloc and
+ * _mlir_memref_to_llvm_free; the JIT binds them to these functions.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef GNNC_MEMORY_H
+#define GNNC_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gnnc/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Like malloc and aligned_alloc (any alignment that is a power of two);
+ * null when out of memory. Thread-safe. */
+GNNC_EXPORT void *gnn_rt_alloc(uint64_t bytes);
+GNNC_EXPORT void *gnn_rt_aligned_alloc(uint64_t alignment, uint64_t bytes);
+
+/* Frees a block from the functions above (or from malloc); null is a no-op.
+ * Large blocks are kept for reuse, up to a bound on the memory kept. */
+GNNC_EXPORT void gnn_rt_free(void *ptr);
+
+/* Returns every kept block to the system. */
+GNNC_EXPORT void gnn_rt_release_cached_memory(void);
+
+/* Bytes kept for reuse now (for tests and diagnostics). */
+GNNC_EXPORT uint64_t gnn_rt_cached_memory_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNNC_MEMORY_H */
