@@ -179,9 +179,9 @@ int main(int argc, char **argv) {
     }
     return std::move(*program);
   };
-  std::unique_ptr<JitProgram> fused = compile(true), unfused = compile(false);
-
+  // Before compiling: parallel CPU programs make OpenBLAS single-threaded.
   double peak = measurePeakGflops();
+  std::unique_ptr<JitProgram> fused = compile(true), unfused = compile(false);
   fmt::print("machine: {} hardware threads; OpenBLAS sgemm peak {:.1f} "
              "GFLOP/s\n",
              std::thread::hardware_concurrency(), peak);
