@@ -94,6 +94,29 @@ Value loops::inverseSum(Lowering &l, Value z) {
       l.floatConst(t, 0.0));
 }
 
+/// The index of element 0 of row `row`, head `head` of a feature.
+static SmallVector<Value> rowStart(Lowering &l, Value row, ValueRange head) {
+  SmallVector<Value> index = {row};
+  llvm::append_range(index, head);
+  index.push_back(l.idx(0));
+  return index;
+}
+
+/// Writes a destination's weighted sum `acc` (a vector) and sum of weights
+/// `z` at `index`: both without `normalize`, else their quotient.
+static void storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc,
+                              Value z, ValueRange index) {
+  if (p.zOut) {
+    l.b.create<vector::StoreOp>(l.loc, acc, p.out, index);
+    l.b.create<memref::StoreOp>(l.loc, z, p.zOut, index);
+    return;
+  }
+  Value inverse =
+      l.b.create<vector::BroadcastOp>(l.loc, acc.getType(), inverseSum(l, z));
+  l.b.create<vector::StoreOp>(
+      l.loc, l.b.create<arith::MulFOp>(l.loc, acc, inverse), p.out, index);
+}
+
 /// Rows of q, k and v are contiguous vectors: q stays in registers, the
 /// weighted sum accumulates in registers, one dot and one FMA per edge.
 static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
@@ -103,12 +126,7 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
   auto vType = VectorType::get({dv}, t);
   l.parallel(p.g.numDst, [&](Value v) {
     l.loopNest(p.heads, [&](ValueRange head) {
-      auto at = [&](Value row) {
-        SmallVector<Value> index = {row};
-        llvm::append_range(index, head);
-        index.push_back(l.idx(0));
-        return index;
-      };
+      auto at = [&](Value row) { return rowStart(l, row, head); };
       auto broadcast = [&](Value x) {
         return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
       };
@@ -140,16 +158,7 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
             z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
             return SmallVector<Value>{z, step.max, acc};
           });
-      Value z = carried[0], acc = carried[2];
-      if (p.zOut) {
-        l.b.create<vector::StoreOp>(l.loc, acc, p.out, at(v));
-        l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v));
-        return;
-      }
-      l.b.create<vector::StoreOp>(
-          l.loc,
-          l.b.create<arith::MulFOp>(l.loc, acc, broadcast(inverseSum(l, z))),
-          p.out, at(v));
+      storeVectorResult(l, p, carried[2], carried[0], at(v));
     });
   });
 }
@@ -187,12 +196,7 @@ static void chunkedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
         Value last = l.b.create<memref::LoadOp>(
             l.loc, p.g.inPtr,
             ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
-        auto at = [&](Value row) {
-          SmallVector<Value> index = {row};
-          llvm::append_range(index, head);
-          index.push_back(l.idx(0));
-          return index;
-        };
+        auto at = [&](Value row) { return rowStart(l, row, head); };
         auto broadcast = [&](Value x) {
           return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
         };
@@ -272,16 +276,7 @@ static void chunkedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
                       l.loc, vector::CombiningKind::ADD, weights));
               l.b.create<scf::YieldOp>(l.loc, ValueRange{z, max, acc});
             });
-        Value z = loop.getResult(0), acc = loop.getResult(2);
-        if (p.zOut) {
-          l.b.create<vector::StoreOp>(l.loc, acc, p.out, at(v));
-          l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v));
-          return;
-        }
-        l.b.create<vector::StoreOp>(
-            l.loc,
-            l.b.create<arith::MulFOp>(l.loc, acc, broadcast(inverseSum(l, z))),
-            p.out, at(v));
+        storeVectorResult(l, p, loop.getResult(2), loop.getResult(0), at(v));
       });
     });
   });
