@@ -117,8 +117,9 @@ static void storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc,
       l.loc, l.b.create<arith::MulFOp>(l.loc, acc, inverse), p.out, index);
 }
 
-/// Rows of q, k and v are contiguous vectors: q stays in registers, the
-/// weighted sum accumulates in registers, one dot and one FMA per edge.
+/// Rows of q, k and v are contiguous vectors and an edge subset is given (a
+/// per-edge mask, checked edge by edge): q stays in registers, the weighted
+/// sum accumulates in registers, one dot and one FMA per listed edge.
 static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
                                 int64_t dv) {
   Type t = p.elem;
