@@ -2,8 +2,8 @@
 //
 // Part of gnnc. gnn.linear becomes calls of the runtime's BLAS-backed dense
 // layer: one over all rows, or (parallel-dense) one per thread over a block
-// of rows; layer_norm and log_softmax become a parallel
-// loop over rows with sequential reductions inside a row.
+// of rows; layer_norm and log_softmax become a parallel loop over rows with
+// sequential reductions inside a row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +56,7 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
   };
   Value input = l.toMemref(op.getInput());
   Value weight = l.toMemref(op.getWeight());
+  Value weightMatrix = castTo(weight, matrix);
   auto type = cast<RankedTensorType>(op.getResult().getType());
   Value rows = l.dim(input, 0), cols = l.dim(input, 1);
   Value outCols = l.dim(weight, 0);
@@ -65,7 +66,7 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
   StringRef callee = op.getBias() ? kLinearFn : kLinearNoBiasFn;
   auto module = op->getParentOfType<ModuleOp>();
   auto call = [&](Value x, Value y) {
-    SmallVector<Value> args = {x, castTo(weight, matrix)};
+    SmallVector<Value> args = {x, weightMatrix};
     if (bias)
       args.push_back(bias);
     args.push_back(y);
