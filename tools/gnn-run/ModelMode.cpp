@@ -8,7 +8,6 @@
 #include "ModelMode.h"
 
 #include "GNN/Models/TransformerRunner.h"
-#include "gnnc/dense.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -211,10 +210,9 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
                     " must begin with <sos> (id 0): it is the decoder input");
   }
 
-  if (o.threads > 0) {
+  // Dense layers run on these threads too (JitProgram splits them).
+  if (o.threads > 0)
     setenv("OMP_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
-    gnn_rt_set_dense_threads(int(o.threads));
-  }
   ModelOptions options;
   options.compile.fuse = o.fuse;
   options.compile.parallel = o.threads != 1;

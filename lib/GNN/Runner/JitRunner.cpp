@@ -311,9 +311,11 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     return error("JIT compilation failed: " +
                  llvm::toString(engine.takeError()));
   program->engine = std::move(*engine);
-  // Parallel CPU programs split each dense layer over OpenMP's threads; a
-  // multithreaded BLAS inside would compete with them for the cores.
-  if (options.parallel && options.device == Device::CPU)
+  // Every BLAS call of a CPU program runs on its calling thread: parallel
+  // programs split each dense layer over OpenMP's threads (a multithreaded
+  // BLAS inside would compete with them for the cores), serial ones run on
+  // one core.
+  if (options.device == Device::CPU)
     gnn_rt_set_dense_threads(1);
   // Compiled code reports bad input and runs dense layers through the
   // runtime.
