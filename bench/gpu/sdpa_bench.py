@@ -1,7 +1,12 @@
-"""PyTorch's scaled_dot_product_attention on the GPU, on the padded form of
-the batches gnn-bench-attention uses for complete (a) and causal (b)
-graphs: the dense baseline for gnnc's fused attention kernel. Prints a
-table; exits 0 with a note when PyTorch has no CUDA device.
+"""The GPU baselines for gnnc's attention kernels, on the workloads of
+gnn-bench-attention: PyTorch's scaled_dot_product_attention on the padded
+form of the complete and causal batches (the dense baseline), and PyG's
+message passing as TransformerConv does it (edge scores, softmax grouped by
+destination, scatter-sum of weighted values) on the same graphs as edge
+lists, the random graph (d) included (the sparse baseline, where
+torch_geometric is installed). Times are of the kernels with the inputs on
+the device (CUDA events). Prints tables; exits 0 with a note when PyTorch
+has no CUDA device.
 
     python3 bench/gpu/sdpa_bench.py [--repeats 20]
 """
@@ -23,6 +28,71 @@ def batches():
     return [("(a) 128 x N(15,3) complete", copy, False),
             ("(b) 16 x 256 complete", [256] * 16, False),
             ("(c) 16 x 256 causal", [256] * 16, True)]
+
+
+def median_ms(run, repeats):
+    import torch
+    for _ in range(3):
+        run()
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def edge_lists(torch, dev):
+    """(name, num_nodes, src, dst) of the workloads as edge lists."""
+    out = []
+    for name, lengths, causal in batches():
+        src, dst, base = [], [], 0
+        for length in lengths:
+            ids = torch.arange(base, base + length, device=dev)
+            s = ids.repeat(length)
+            d = ids.repeat_interleave(length)
+            if causal:
+                keep = s <= d
+                s, d = s[keep], d[keep]
+            src.append(s)
+            dst.append(d)
+            base += length
+        out.append((name, base, torch.cat(src), torch.cat(dst)))
+    gen = torch.Generator(device=dev).manual_seed(7)
+    n, m = 100000, 1600000
+    out.append(("(d) 100k nodes, in-degree 16", n,
+                torch.randint(n, (m,), device=dev, generator=gen),
+                torch.randint(n, (m,), device=dev, generator=gen)))
+    return out
+
+
+def pyg_table(torch, dev, repeats):
+    try:
+        from torch_geometric.utils import scatter, softmax
+    except ImportError:
+        print("PyG (torch_geometric) is not installed; its rows are skipped")
+        return
+    import torch_geometric
+    print("\nPyG %s message passing (TransformerConv's: scores, softmax by "
+          "destination, scatter-sum)" % torch_geometric.__version__)
+    print("%-32s %10s %12s %12s" % ("workload", "edges", "ms", "Medges/s"))
+    for name, n, src, dst in edge_lists(torch, dev):
+        q = torch.randn(n, HEADS, DK, device=dev)
+        k, v = torch.randn_like(q), torch.randn_like(q)
+
+        def run():
+            score = ((q[dst] * k[src]).sum(-1) / 8.0).clamp(-5.0, 5.0)
+            alpha = softmax(score, dst, num_nodes=n)
+            return scatter(v[src] * alpha.unsqueeze(-1), dst, dim=0,
+                           dim_size=n, reduce="sum")
+
+        ms = median_ms(run, repeats)
+        print("%-32s %10d %12.3f %12.1f" % (name, src.numel(), ms,
+                                           src.numel() / ms / 1e3))
 
 
 def main():
@@ -59,20 +129,10 @@ def main():
         def run():
             return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
 
-        for _ in range(3):
-            run()
-        times = []
-        for _ in range(args.repeats):
-            start = torch.cuda.Event(enable_timing=True)
-            stop = torch.cuda.Event(enable_timing=True)
-            start.record()
-            run()
-            stop.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(stop))
-        ms = statistics.median(times)
+        ms = median_ms(run, args.repeats)
         print("%-32s %10d %12.3f %12.1f" % (name, edges, ms,
                                            edges / ms / 1e3))
+    pyg_table(torch, dev, args.repeats)
     return 0
 
 

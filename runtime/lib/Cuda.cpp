@@ -16,6 +16,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 using namespace gnnc::cuda;
@@ -31,6 +33,11 @@ struct State {
   // constant of the program, so one load per binary serves them all.
   std::mutex modulesMutex;
   std::map<const void *, CUmodule> modules;
+  // Kernel timing (gnn_cuda_time_kernels): the events around each launch
+  // since the last gnn_cuda_take_kernel_ms.
+  std::mutex timingMutex;
+  bool timing = false;
+  std::vector<std::pair<CUevent, CUevent>> launches;
 };
 
 State &state() {
@@ -80,6 +87,13 @@ void initialize(State &s) {
   need("cuMemFree_v2", d.memFree);
   need("cuGetErrorString", d.getErrorString);
   need("cuMemsetD32_v2", d.memsetD32);
+  need("cuMemcpy", d.memcpy);
+  need("cuEventCreate", d.eventCreate);
+  need("cuEventRecord", d.eventRecord);
+  need("cuEventSynchronize", d.eventSynchronize);
+  need("cuEventElapsedTime", d.eventElapsedTime);
+  need("cuEventDestroy_v2", d.eventDestroy);
+  bind(library, "cuMemPrefetchAsync_v2", d.memPrefetch);
   if (missing) {
     s.why = std::string("the CUDA driver lacks ") + missing;
     return;
@@ -159,6 +173,11 @@ extern "C" void *gnn_cuda_alloc(size_t bytes) {
       !ok(d->memAllocManaged(&pointer, bytes ? bytes : 1, kMemAttachGlobal),
           "cuMemAllocManaged"))
     return nullptr;
+  // Kernels write most buffers first: map the pages on the device now, in
+  // bulk, rather than fault them in one by one at the first launch.
+  if (d->memPrefetch && bytes > 0)
+    (void)d->memPrefetch(pointer, bytes, {kLocationDevice, state().device}, 0,
+                         nullptr);
   return reinterpret_cast<void *>(pointer);
 }
 
@@ -176,6 +195,14 @@ extern "C" void gnn_cuda_free(void *pointer) {
     return;
   if (const Driver *d = driver())
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
+}
+
+extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {
+  const Driver *d = driver();
+  return d && (bytes == 0 ||
+               ok(d->memcpy(reinterpret_cast<CUdeviceptr>(to),
+                            reinterpret_cast<CUdeviceptr>(from), bytes),
+                  "cuMemcpy"));
 }
 
 extern "C" int gnn_cuda_synchronize(void) {
@@ -226,11 +253,57 @@ extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
   const Driver *d = driver();
   if (!d || !function)
     return;
+  State &s = state();
+  std::pair<CUevent, CUevent> events{nullptr, nullptr};
+  bool timed = false;
+  {
+    std::lock_guard<std::mutex> lock(s.timingMutex);
+    timed = s.timing && ok(d->eventCreate(&events.first, 0), "cuEventCreate");
+    if (timed && !ok(d->eventCreate(&events.second, 0), "cuEventCreate")) {
+      d->eventDestroy(events.first);
+      timed = false;
+    }
+  }
+  if (timed)
+    (void)d->eventRecord(events.first, stream);
   ok(d->launchKernel(function, unsigned(gridX), unsigned(gridY),
                      unsigned(gridZ), unsigned(blockX), unsigned(blockY),
                      unsigned(blockZ), unsigned(sharedBytes), stream, params,
                      extra),
      "cuLaunchKernel");
+  if (!timed)
+    return;
+  (void)d->eventRecord(events.second, stream);
+  std::lock_guard<std::mutex> lock(s.timingMutex);
+  s.launches.push_back(events);
+}
+
+extern "C" void gnn_cuda_time_kernels(int on) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.timingMutex);
+  s.timing = on != 0;
+}
+
+extern "C" double gnn_cuda_take_kernel_ms(void) {
+  const Driver *d = driver();
+  State &s = state();
+  std::vector<std::pair<CUevent, CUevent>> launches;
+  {
+    std::lock_guard<std::mutex> lock(s.timingMutex);
+    launches.swap(s.launches);
+  }
+  double total = 0;
+  for (auto [start, end] : launches) {
+    float ms = 0;
+    if (d && ok(d->eventSynchronize(end), "cuEventSynchronize") &&
+        ok(d->eventElapsedTime(&ms, start, end), "cuEventElapsedTime"))
+      total += ms;
+    if (d) {
+      d->eventDestroy(start);
+      d->eventDestroy(end);
+    }
+  }
+  return total;
 }
 
 extern "C" void *gnn_cuda_stream_create(void) {

@@ -18,10 +18,17 @@ using CUcontext = void *;
 using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
+using CUevent = void *;
 using CUdeviceptr = unsigned long long;
+/// CUmemLocation of cuMemPrefetchAsync_v2.
+struct CUmemLocation {
+  int type; // 1: a device, 2: the host
+  int id;
+};
 constexpr CUresult kSuccess = 0;
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
 constexpr unsigned kMemAttachGlobal = 1;
+constexpr int kLocationDevice = 1;
 
 struct Driver {
   CUresult (*init)(unsigned);
@@ -44,6 +51,16 @@ struct Driver {
   CUresult (*memFree)(CUdeviceptr);
   CUresult (*getErrorString)(CUresult, const char **);
   CUresult (*memsetD32)(CUdeviceptr, unsigned, size_t);
+  CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*eventCreate)(CUevent *, unsigned);
+  CUresult (*eventRecord)(CUevent, CUstream);
+  CUresult (*eventSynchronize)(CUevent);
+  CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*eventDestroy)(CUevent);
+  // Optional (null where the driver lacks it): moves unified memory to
+  // where it is used next instead of page by page on first touch.
+  CUresult (*memPrefetch)(CUdeviceptr, size_t, CUmemLocation, unsigned,
+                          CUstream);
 };
 
 /// The driver with device 0's context current on this thread, or null after

@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 std::string takeError() {
@@ -131,5 +132,45 @@ TEST(CudaRuntime, UnifiedMemoryRoundTrips) {
   int major = 0, minor = 0;
   EXPECT_EQ(gnn_cuda_compute_capability(&major, &minor), 1);
   EXPECT_GE(major, 3);
+}
+
+TEST(CudaRuntime, CopiesMoveDataBothWays) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  std::vector<float> host(4099), back(4099, -1.0f);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = float(i) * 0.5f;
+  auto *a = static_cast<float *>(gnn_cuda_alloc(host.size() * sizeof(float)));
+  auto *b = static_cast<float *>(gnn_cuda_alloc(host.size() * sizeof(float)));
+  ASSERT_TRUE(a && b) << takeError();
+  size_t bytes = host.size() * sizeof(float);
+  EXPECT_EQ(gnn_cuda_copy(a, host.data(), bytes), 1);
+  EXPECT_EQ(gnn_cuda_copy(b, a, bytes), 1); // unified to unified
+  EXPECT_EQ(gnn_cuda_copy(back.data(), b, bytes), 1);
+  EXPECT_EQ(back, host);
+  EXPECT_EQ(b[4098], host[4098]); // still readable in place
+  EXPECT_EQ(gnn_cuda_copy(back.data(), a, 0), 1);
+  EXPECT_EQ(takeError(), "");
+  gnn_cuda_free(a);
+  gnn_cuda_free(b);
+}
+
+TEST(CudaRuntime, CopyWithoutADeviceReports) {
+  if (haveDevice())
+    GTEST_SKIP() << "a CUDA device is present";
+  (void)takeError();
+  float x = 0, y = 1;
+  EXPECT_EQ(gnn_cuda_copy(&x, &y, sizeof(float)), 0);
+  EXPECT_NE(takeError(), "");
+}
+
+TEST(CudaRuntime, KernelTimerIsZeroWhenOffOrIdle) {
+  (void)takeError();
+  gnn_cuda_time_kernels(0);
+  EXPECT_EQ(gnn_cuda_take_kernel_ms(), 0.0);
+  gnn_cuda_time_kernels(1);
+  EXPECT_EQ(gnn_cuda_take_kernel_ms(), 0.0); // nothing launched
+  gnn_cuda_time_kernels(0);
+  (void)takeError();
 }
 } // namespace

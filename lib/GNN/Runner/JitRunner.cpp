@@ -145,9 +145,9 @@ public:
     void *copy = gnn_cuda_alloc(bytes);
     if (!copy)
       return false;
-    if (bytes > 0)
-      std::memcpy(copy, data, bytes);
     copies.push_back(copy);
+    if (!gnn_cuda_copy(copy, data, bytes))
+      return false;
     placed = copy;
     return true;
   }
@@ -542,14 +542,27 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       rowMajor &= t.shape[d] <= 1 || strides[d] == stride;
       stride *= t.shape[d];
     }
+    // A GPU result comes to the host by the copy engines, all the elements
+    // it spans at once.
+    const char *from = aligned + offset * elem;
+    std::vector<char> staged;
+    if (device == Device::CUDA && count > 0) {
+      int64_t span = 1;
+      for (size_t d = 0; d < rank; ++d)
+        span += (t.shape[d] - 1) * strides[d];
+      staged.resize(span * elem);
+      if (!gnn_cuda_copy(staged.data(), from, staged.size()))
+        failedInside |= gnn_rt_take_error(message, sizeof(message));
+      from = staged.data();
+    }
     std::vector<int64_t> index(rank, 0);
     if (rowMajor && count > 0)
-      std::memcpy(t.data(), aligned + offset * elem, count * elem);
+      std::memcpy(t.data(), from, count * elem);
     for (int64_t n = 0; !rowMajor && n < count; ++n) {
-      int64_t at = offset;
+      int64_t at = 0;
       for (size_t d = 0; d < rank; ++d)
         at += index[d] * strides[d];
-      std::memcpy(static_cast<char *>(t.data()) + n * elem, aligned + at * elem,
+      std::memcpy(static_cast<char *>(t.data()) + n * elem, from + at * elem,
                   elem);
       for (int d = int(rank) - 1; d >= 0; --d) {
         if (++index[d] < t.shape[d])

@@ -1,4 +1,5 @@
-/*===- cuda.h - gnnc's CUDA runtime (C ABI) -------------------------*- C -*-===*
+/*===- cuda.h - gnnc's CUDA runtime (C ABI) -------------------------*- C
+ *-*-===*
  *
  * Part of gnnc's runtime. Loads the CUDA driver (libcuda.so.1) when first
  * needed, so the same binaries run on machines without one, and provides
@@ -33,10 +34,23 @@ GNNC_EXPORT int gnn_cuda_compute_capability(int *major, int *minor);
 /* The device's name (after gnn_cuda_init). */
 GNNC_EXPORT int gnn_cuda_device_name(char *name, size_t name_size);
 
-/* Unified memory, accessible from the host and the device. */
+/* Unified memory, accessible from the host and the device; its pages are
+ * placed on the device when allocated. */
 GNNC_EXPORT void *gnn_cuda_alloc(size_t bytes);
 GNNC_EXPORT void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes);
 GNNC_EXPORT void gnn_cuda_free(void *pointer);
+
+/* Copies bytes between any two of host memory and unified memory, by the
+ * copy engines (not by page faults); waits for it. Returns 0 on failure
+ * (reported). */
+GNNC_EXPORT int gnn_cuda_copy(void *to, const void *from, size_t bytes);
+
+/* Kernel timing. While on, every launch is bracketed by device events;
+ * gnn_cuda_take_kernel_ms waits for the kernels launched since its last
+ * call and returns the milliseconds they ran on the device (0 when off).
+ * cuBLAS calls are not counted. */
+GNNC_EXPORT void gnn_cuda_time_kernels(int on);
+GNNC_EXPORT double gnn_cuda_take_kernel_ms(void);
 
 /* Waits for all work on the device. Returns 0 on failure (reported). */
 GNNC_EXPORT int gnn_cuda_synchronize(void);
@@ -45,8 +59,7 @@ GNNC_EXPORT int gnn_cuda_synchronize(void);
  * programs compiled for the GPU: same arguments, checks and reports. */
 GNNC_EXPORT void gnn_cuda_linear(gnn_memref2d_f32 *input,
                                  gnn_memref2d_f32 *weight,
-                                 gnn_memref1d_f32 *bias,
-                                 gnn_memref2d_f32 *out);
+                                 gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out);
 GNNC_EXPORT void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
                                         gnn_memref2d_f32 *weight,
                                         gnn_memref2d_f32 *out);

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Packs a built tree for a GPU machine that has CUDA but no LLVM/MLIR (the
+# `device` tool's machines): the tools, the unit tests, lit with FileCheck,
+# LLVM/MLIR's shared libraries and the Debian libraries they load. Each part
+# stays under the tool's 64 MiB per call, so the two go in two calls made
+# back to back (the machine stays warm in between):
+#   .device-llvm/  libLLVM alone
+#   .device-gnnc/  everything else
+# Then, on the device: scripts/device/check.sh unpack-llvm, then
+# scripts/device/check.sh run (see that script).
+#   scripts/device/bundle.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+llvm=/usr/lib/llvm-19
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+for d in .device-llvm .device-gnnc; do
+  grep -qx "/$d/" "$exclude" 2>/dev/null || echo "/$d/" >>"$exclude"
+done
+mkdir -p .device-llvm .device-gnnc
+
+binaries=("$build"/bin/* "$build"/unittests/GNNUnitTests \
+  "$build"/unittests/GNNRuntimeTests "$build"/lib/libgnnc_runtime.so \
+  $llvm/bin/FileCheck $llvm/bin/not $llvm/bin/count $llvm/bin/mlir-translate)
+
+# Libraries outside LLVM's tree and the build, except the C/C++ runtime the
+# device's newer glibc and libstdc++ provide.
+ldd "${binaries[@]}" 2>/dev/null | awk '/=> \//{print $3}' | sort -u |
+  grep -v -e "^$llvm/" -e "^$PWD/$build/" \
+    -e '/lib\(c\|m\|dl\|rt\|pthread\|stdc++\|gcc_s\)\.so' >"$build/device-deps.txt"
+
+xz_tar() { # OUT DIR FILES...
+  local out=$1 dir=$2
+  shift 2
+  tar -C "$dir" -chf - "$@" | xz -T0 -9 >"$out"
+}
+# What comes from packages is packed once (delete the folders to repack);
+# the build, at every call.
+[[ -f .device-llvm/llvm.tar.xz ]] ||
+  xz_tar .device-llvm/llvm.tar.xz / "${llvm#/}/lib/libLLVM.so.19.1"
+[[ -f .device-gnnc/llvm-rest.tar.xz ]] ||
+  xz_tar .device-gnnc/llvm-rest.tar.xz / \
+  "${llvm#/}"/lib/libMLIR.so.19.1 "${llvm#/}"/lib/libmlir_c_runner_utils.so.19.1 \
+  "${llvm#/}"/lib/libmlir_float16_utils.so.19.1 "${llvm#/}"/lib/libomp.so.5 "${llvm#/}"/lib/libomp.so \
+  "${llvm#/}"/bin/FileCheck "${llvm#/}"/bin/not "${llvm#/}"/bin/count \
+  "${llvm#/}"/bin/mlir-translate \
+  "${llvm#/}"/build/utils/lit
+[[ -f .device-gnnc/deps.tar.xz ]] ||
+  xz_tar .device-gnnc/deps.tar.xz / $(sed 's|^/||' "$build/device-deps.txt")
+xz_tar .device-gnnc/build.tar.xz . "$build"/bin "$build"/lib/libgnnc_runtime.so \
+  "$build"/unittests/GNNUnitTests "$build"/unittests/GNNRuntimeTests \
+  "$build"/test/lit.site.cfg.py
+du -sh .device-llvm .device-gnnc

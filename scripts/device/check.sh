@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs on a lent GPU machine (through the `device` tool) over a bundle made
+# by scripts/device/bundle.sh, in two calls made back to back:
+#   scripts/device/check.sh unpack-llvm   (carry .device-llvm)
+#   scripts/device/check.sh run [--bench] (carry .device-gnnc)
+# `run` executes every lit test (the cuda-device suite included), both
+# GoogleTest binaries and, with --bench, the GPU benchmark. Logs go to $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/gnnc-device-out}
+mkdir -p "$out"
+
+case "${1:-}" in
+unpack-llvm)
+  xz -dc .device-llvm/llvm.tar.xz | tar -C / -xf - && echo "libLLVM unpacked"
+  exit $?
+  ;;
+run) ;;
+*)
+  echo "usage: $0 unpack-llvm | run [--bench]" >&2
+  exit 2
+  ;;
+esac
+
+if [[ ! -f /usr/lib/llvm-19/lib/libLLVM.so.19.1 ]]; then
+  echo "libLLVM is missing: the machine went cold after unpack-llvm; run both calls again" >&2
+  exit 3
+fi
+xz -dc .device-gnnc/llvm-rest.tar.xz | tar -C / -xf -
+xz -dc .device-gnnc/build.tar.xz | tar -xf -
+# Debian's libraries go in a private folder, used only where the machine
+# lacks a library of that name (its own stay in charge of everything else).
+mkdir -p /opt/gnnc-deps/all /opt/gnnc-deps/lib
+xz -dc .device-gnnc/deps.tar.xz | tar -C /opt/gnnc-deps/all -xf -
+for lib in $(find /opt/gnnc-deps/all -name '*.so*' -type f); do
+  name=$(basename "$lib")
+  ldconfig -p | grep -q " $name " || ln -sf "$lib" /opt/gnnc-deps/lib/"$name"
+done
+echo "libraries taken from the bundle: $(ls /opt/gnnc-deps/lib | tr '\n' ' ')"
+
+# The build's absolute paths name /work/main.
+if [[ "$(realpath .)" != /work/main ]]; then
+  mkdir -p /work && rm -rf /work/main && ln -s "$(realpath .)" /work/main
+fi
+cuda_libs=$(dirname "$(find /usr/local/cuda*/ /usr/lib /opt -name 'libcublas.so.1*' 2>/dev/null | head -1)")
+export LD_LIBRARY_PATH=/opt/gnnc-deps/lib:$cuda_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+echo "cuBLAS from: $cuda_libs"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee "$out/gpu.txt"
+
+status=0
+cd /work/main
+python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv build/test 2>&1 | tee "$out/lit.log" | tail -40 || status=1
+grep -q "^Failed" "$out/lit.log" && status=1
+for t in GNNRuntimeTests GNNUnitTests; do
+  build/unittests/$t --gtest_brief=1 >"$out/$t.log" 2>&1 || status=1
+  tail -5 "$out/$t.log"
+done
+if [[ "${2:-}" == "--bench" ]]; then
+  build/bin/gnn-bench-attention --device cuda --repeats 20 2>&1 | tee "$out/bench.txt"
+  python3 bench/gpu/sdpa_bench.py --repeats 20 2>&1 | tee -a "$out/bench.txt"
+fi
+exit $status
