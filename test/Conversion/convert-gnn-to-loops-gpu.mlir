@@ -1,7 +1,7 @@
 // RUN: gnn-opt %s --convert-gnn-to-loops=gpu-kernels --split-input-file | FileCheck %s
 
-// 8 heads of 64: a warp (32 lanes) per destination and head, two elements
-// per lane; the dot product is reduced by 5 butterfly shuffles; the online
+// 8 heads of 64 on a general graph: a warp (32 lanes) per destination and
+// head, two elements per lane; the dot product is reduced by 5 butterfly shuffles; the online
 // softmax rescales the running sums.
 // CHECK-LABEL: func.func @heads
 // CHECK:         scf.if
@@ -20,7 +20,43 @@
 // CHECK:                 math.exp
 // CHECK:             gpu.terminator
 // CHECK-NOT:     scf.parallel
-func.func @heads(%g: !gnn.graph<complete>, %q: tensor<?x8x64xf32>,
+func.func @heads(%g: !gnn.graph<general>, %q: tensor<?x8x64xf32>,
+                 %k: tensor<?x8x64xf32>, %v: tensor<?x8x64xf32>)
+    -> tensor<?x8x64xf32> {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(1.250000e-01) normalize
+      : (!gnn.graph<general>, tensor<?x8x64xf32>, tensor<?x8x64xf32>,
+         tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  return %o : tensor<?x8x64xf32>
+}
+
+// -----
+
+// The same on complete blocks: the tiled kernel. A warp per 32 destinations
+// (blocks of 32 threads, a grid of tiles x heads); each lane checks that its
+// CSR row is the range its first source starts; the warp's range is the min
+// and max over 5 shuffles each; the walk over it loads whole key and value
+// rows (one vector load each) with no shuffle per edge; rows that break the
+// promise go edge by edge.
+// CHECK-LABEL: func.func @tiled
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %c8{{.*}}) threads({{.*}}) in (%{{.*}} = %c32
+// CHECK:           scf.for {{.*}} -> (i1)
+// CHECK:             arith.cmpi eq
+// CHECK-COUNT-5:   arith.minsi
+// CHECK-COUNT-5:   arith.maxsi
+// CHECK:           vector.load {{.*}} : memref<?x8x64xf32>, vector<64xf32>
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32
+// CHECK-NOT:         gpu.shuffle
+// CHECK:             vector.load {{.*}} : memref<?x8x64xf32>, vector<64xf32>
+// CHECK:             scf.if
+// CHECK:               math.exp
+// CHECK:               vector.load {{.*}} : memref<?x8x64xf32>, vector<64xf32>
+// CHECK:           scf.if
+// CHECK:             scf.for
+// CHECK:               memref.load
+// CHECK:           scf.if
+// CHECK-COUNT-64:    memref.store
+// CHECK:           gpu.terminator
+func.func @tiled(%g: !gnn.graph<complete>, %q: tensor<?x8x64xf32>,
                  %k: tensor<?x8x64xf32>, %v: tensor<?x8x64xf32>)
     -> tensor<?x8x64xf32> {
   %o = gnn.fused_attention %g, %q, %k, %v scale(1.250000e-01) normalize
@@ -73,4 +109,27 @@ func.func @dynamic_size(%g: !gnn.graph<complete>, %q: tensor<?x?xf32>,
       : (!gnn.graph<complete>, tensor<?x?xf32>, tensor<?x?xf32>,
          tensor<?x?xf32>) -> tensor<?x?xf32>
   return %o : tensor<?x?xf32>
+}
+
+// -----
+
+// Bipartite blocks without heads, value rows wider than keys, no normalize:
+// the tiled kernel on a grid of tiles x 1, with z stored per lane.
+// CHECK-LABEL: func.func @tiled_bipartite
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c32
+// CHECK:           vector.load {{.*}} : memref<?x16xf32>, vector<16xf32>
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32
+// CHECK:             arith.maximumf {{.*}}, %cst
+// CHECK:             arith.minimumf
+// CHECK:             vector.load {{.*}} : memref<?x24xf32>, vector<24xf32>
+// CHECK-COUNT-24:  memref.store {{.*}} : memref<?x24xf32>
+// CHECK:           memref.store {{.*}} : memref<?x1xf32>
+func.func @tiled_bipartite(%g: !gnn.graph<bipartite>, %q: tensor<?x16xf32>,
+                           %k: tensor<?x16xf32>, %v: tensor<?x24xf32>)
+    -> (tensor<?x24xf32>, tensor<?x1xf32>) {
+  %wv, %z = gnn.fused_attention %g, %q, %k, %v scale(2.500000e-01)
+      clamp(-5.000000e+00, 5.000000e+00)
+      : (!gnn.graph<bipartite>, tensor<?x16xf32>, tensor<?x16xf32>,
+         tensor<?x24xf32>) -> (tensor<?x24xf32>, tensor<?x1xf32>)
+  return %wv, %z : tensor<?x24xf32>, tensor<?x1xf32>
 }

@@ -11,11 +11,22 @@
 // Groups tile warps (G divides 32) and warps tile blocks, so the shuffles
 // (xor offsets below G) never cross groups.
 //
+// Graphs whose structure promises each destination a contiguous range of
+// sources (complete, causal and bipartite blocks) get a tiled kernel
+// instead: a warp takes 32 consecutive destinations (one per lane) and one
+// head, and walks the union of their source ranges in lockstep. Every lane
+// reads the same key and value row at each step, so one load serves the
+// whole warp, and each lane keeps its query row and running sum in
+// registers; there are no shuffles per edge. A destination whose CSR row is
+// not the range its first source starts (a broken promise) takes the
+// per-edge path in the same kernel, so results stay exact.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Attention.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
@@ -27,6 +38,50 @@ using namespace mlir::gnn::loops;
 namespace {
 constexpr int64_t kWarp = 32;
 constexpr int64_t kBlockThreads = 128;
+/// Largest q plus running-sum row the tiled kernel keeps in registers.
+constexpr int64_t kTileRegisterFloats = 192;
+
+Value shuffleXor(Lowering &l, Value x, int64_t offset) {
+  auto i32 = [&](int64_t c) {
+    return l.b.create<arith::ConstantIntOp>(l.loc, c, 32);
+  };
+  return l.b
+      .create<gpu::ShuffleOp>(l.loc, x, i32(offset), i32(kWarp),
+                              gpu::ShuffleMode::XOR)
+      .getShuffleResult();
+}
+
+/// An scf.if yielding `thenValues()` or `elseValues()`.
+ValueRange select(Lowering &l, Value cond,
+                  function_ref<SmallVector<Value>()> thenValues,
+                  function_ref<SmallVector<Value>()> elseValues) {
+  auto branch = [&](function_ref<SmallVector<Value>()> values) {
+    return [&, values](OpBuilder &b, Location) {
+      OpBuilder::InsertionGuard guard(l.b);
+      l.b.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+      l.b.create<scf::YieldOp>(l.loc, values());
+    };
+  };
+  return l.b
+      .create<scf::IfOp>(l.loc, cond, branch(thenValues), branch(elseValues))
+      .getResults();
+}
+
+/// An scf.for over [lb, ub) carrying `init`; `body(i, state)` returns the
+/// next state.
+ValueRange forLoop(Lowering &l, Value lb, Value ub, ValueRange init,
+                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  return l.b
+      .create<scf::ForOp>(
+          l.loc, lb, ub, l.idx(1), init,
+          [&](OpBuilder &nested, Location, Value i, ValueRange state) {
+            OpBuilder::InsertionGuard guard(l.b);
+            l.b.setInsertionPoint(nested.getInsertionBlock(),
+                                  nested.getInsertionPoint());
+            l.b.create<scf::YieldOp>(l.loc, body(i, state));
+          })
+      .getResults();
+}
 
 /// The kernel's static layout: rows are [heads?, d] with at most one head
 /// dim, q and k share d, and no operand broadcasts a head.
@@ -217,21 +272,11 @@ private:
                                        l.floatConst(p.elem, 0.0));
   }
 
-  Value shuffleXor(Value x, int64_t offset) {
-    auto i32 = [&](int64_t c) {
-      return l.b.create<arith::ConstantIntOp>(l.loc, c, 32);
-    };
-    return l.b
-        .create<gpu::ShuffleOp>(l.loc, x, i32(offset), i32(kWarp),
-                                gpu::ShuffleMode::XOR)
-        .getShuffleResult();
-  }
-
   /// The sum of `x` over the group's lanes, in every lane: offsets below
   /// the group size stay within the (aligned) group.
   Value groupSum(Value x) {
     for (int64_t offset = shape.lanes / 2; offset > 0; offset /= 2)
-      x = l.b.create<arith::AddFOp>(l.loc, x, shuffleXor(x, offset));
+      x = l.b.create<arith::AddFOp>(l.loc, x, shuffleXor(l, x, offset));
     return x;
   }
 
@@ -241,7 +286,7 @@ private:
       return n; // one group per warp
     Value x = l.b.create<arith::IndexCastUIOp>(l.loc, l.b.getI32Type(), n);
     for (int64_t offset = kWarp / 2; offset > 0; offset /= 2)
-      x = l.b.create<arith::MaxUIOp>(l.loc, x, shuffleXor(x, offset));
+      x = l.b.create<arith::MaxUIOp>(l.loc, x, shuffleXor(l, x, offset));
     return l.b.create<arith::IndexCastUIOp>(l.loc, l.b.getIndexType(), x);
   }
 
@@ -250,6 +295,211 @@ private:
   const KernelShape &shape;
   Value valid, v, head, lane;
 };
+
+/// The tiled kernel's body for one lane: destination v (if `valid`) and
+/// head `head` of a warp's 32 consecutive destinations.
+class TileBody {
+public:
+  TileBody(Lowering &l, const AttentionPlan &p, const KernelShape &shape,
+           Value valid, Value v, Value head)
+      : l(l), p(p), shape(shape), valid(valid), v(v), head(head) {}
+
+  void build() {
+    Type t = p.elem;
+    Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
+    Value last = l.b.create<memref::LoadOp>(
+        l.loc, p.g.inPtr,
+        ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
+    Value degree = l.b.create<arith::SelectOp>(
+        l.loc, valid, l.b.create<arith::SubIOp>(l.loc, last, first), l.idx(0));
+    Value hasEdges = cmp(arith::CmpIPredicate::ugt, degree, l.idx(0));
+    Value lo = select(
+        l, hasEdges,
+        [&] {
+          return SmallVector<Value>{
+              l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, first)};
+        },
+        [&] { return SmallVector<Value>{l.idx(0)}; })[0];
+    // The promise holds for v if its slots list lo, lo + 1, ... in order.
+    Value contiguous = forLoop(
+        l, l.idx(0), degree,
+        ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, 1, 1)},
+        [&](Value j, ValueRange ok) {
+          Value u = l.b.create<memref::LoadOp>(
+              l.loc, p.g.inSrc,
+              ValueRange{l.b.create<arith::AddIOp>(l.loc, first, j)});
+          Value expected = l.b.create<arith::AddIOp>(l.loc, lo, j);
+          return SmallVector<Value>{l.b.create<arith::AndIOp>(
+              l.loc, ok[0], cmp(arith::CmpIPredicate::eq, u, expected))};
+        })[0];
+    Value tiled = l.b.create<arith::AndIOp>(l.loc, hasEdges, contiguous);
+    Value myLo = l.b.create<arith::SelectOp>(l.loc, tiled, lo, l.idx(0));
+    Value myHi = l.b.create<arith::SelectOp>(
+        l.loc, tiled, l.b.create<arith::AddIOp>(l.loc, lo, degree), l.idx(0));
+    // The warp walks the union of its tiled lanes' ranges.
+    Value tileLo = warpReduce(
+        l.b.create<arith::SelectOp>(l.loc, tiled, lo,
+                                    l.idx(std::numeric_limits<int64_t>::max())),
+        /*max=*/false);
+    Value tileHi = warpReduce(myHi, /*max=*/true);
+
+    SmallVector<Value> qRegs = row(p.q.memref, v, shape.d);
+    SmallVector<Value> init = {
+        l.floatConst(t, 0.0),
+        l.floatConst(t, -std::numeric_limits<double>::infinity())};
+    for (int64_t j = 0; j < shape.dv; ++j)
+      init.push_back(l.floatConst(t, 0.0));
+
+    ValueRange state =
+        forLoop(l, tileLo, tileHi, init, [&](Value u, ValueRange state) {
+          // Loaded by every lane (the same row): outside the branch.
+          Value score = attentionScore(l, p, dot(qRegs, u));
+          Value inRange = l.b.create<arith::AndIOp>(
+              l.loc, cmp(arith::CmpIPredicate::uge, u, myLo),
+              cmp(arith::CmpIPredicate::ult, u, myHi));
+          return SmallVector<Value>(select(
+              l, inRange, [&] { return accumulate(u, score, state); },
+              [&] { return SmallVector<Value>(state); }));
+        });
+    // Destinations whose row breaks the promise go edge by edge.
+    Value perEdge = l.b.create<arith::AndIOp>(
+        l.loc, hasEdges,
+        l.b.create<arith::XOrIOp>(
+            l.loc, contiguous, l.b.create<arith::ConstantIntOp>(l.loc, 1, 1)));
+    state = select(
+        l, perEdge,
+        [&] {
+          return SmallVector<Value>(
+              forLoop(l, first, last, state, [&](Value slot, ValueRange s) {
+                Value u = l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, slot);
+                return accumulate(u, attentionScore(l, p, dot(qRegs, u)), s);
+              }));
+        },
+        [&] { return SmallVector<Value>(state); });
+    store(state);
+  }
+
+private:
+  Value cmp(arith::CmpIPredicate pred, Value a, Value b) {
+    return l.b.create<arith::CmpIOp>(l.loc, pred, a, b);
+  }
+
+  SmallVector<Value> at(Value row, int64_t c) {
+    SmallVector<Value> index = {row};
+    if (head)
+      index.push_back(head);
+    index.push_back(l.idx(c));
+    return index;
+  }
+
+  /// Row `r` (of head `head`) of `memref` as `size` scalars. One vector
+  /// load: a single address per row, not one per element, so that the
+  /// element offsets stay constants instead of registers.
+  SmallVector<Value> row(Value memref, Value r, int64_t size) {
+    Value x = l.b.create<vector::LoadOp>(l.loc, VectorType::get({size}, p.elem),
+                                         memref, at(r, 0));
+    SmallVector<Value> elements;
+    for (int64_t j = 0; j < size; ++j)
+      elements.push_back(l.b.create<vector::ExtractOp>(l.loc, x, j));
+    return elements;
+  }
+
+  /// q . k[u] in four interleaved partial sums (shorter dependency chains).
+  Value dot(ArrayRef<Value> qRegs, Value u) {
+    constexpr size_t kChains = 4;
+    SmallVector<Value> k = row(p.k.memref, u, shape.d);
+    SmallVector<Value> sums(std::min(kChains, qRegs.size()),
+                            l.floatConst(p.elem, 0.0));
+    for (auto [j, qj] : llvm::enumerate(qRegs))
+      sums[j % kChains] =
+          l.b.create<math::FmaOp>(l.loc, qj, k[j], sums[j % kChains]);
+    Value sum = sums.front();
+    for (Value partial : llvm::drop_begin(sums))
+      sum = l.b.create<arith::AddFOp>(l.loc, sum, partial);
+    return sum;
+  }
+
+  /// The softmax state after edge (u -> v) with the given score.
+  SmallVector<Value> accumulate(Value u, Value score, ValueRange state) {
+    SoftmaxStep step = softmaxStep(l, p, state[1], score);
+    Value z = state[0];
+    SmallVector<Value> acc(state.drop_front(2));
+    if (step.rescale) {
+      z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
+      for (Value &a : acc)
+        a = l.b.create<arith::MulFOp>(l.loc, a, step.rescale);
+    }
+    z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
+    SmallVector<Value> vRow = row(p.val.memref, u, shape.dv);
+    for (auto [j, a] : llvm::enumerate(acc))
+      a = l.b.create<math::FmaOp>(l.loc, step.weight, vRow[j], a);
+    SmallVector<Value> next = {z, step.max};
+    llvm::append_range(next, acc);
+    return next;
+  }
+
+  void store(ValueRange state) {
+    l.guarded(valid, [&] {
+      Value z = state[0];
+      Value scale = p.zOut ? Value() : inverseSum(l, z);
+      for (int64_t j = 0; j < shape.dv; ++j) {
+        Value x = state[2 + j];
+        if (scale)
+          x = l.b.create<arith::MulFOp>(l.loc, x, scale);
+        l.b.create<memref::StoreOp>(l.loc, x, p.out, at(v, j));
+      }
+      if (p.zOut)
+        l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v, 0));
+    });
+  }
+
+  /// The minimum or maximum of a node id over the warp, in every lane.
+  Value warpReduce(Value n, bool max) {
+    Value x = l.b.create<arith::IndexCastOp>(l.loc, l.b.getI64Type(), n);
+    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+      Value other = shuffleXor(l, x, offset);
+      x = max ? l.b.create<arith::MaxSIOp>(l.loc, x, other).getResult()
+              : l.b.create<arith::MinSIOp>(l.loc, x, other).getResult();
+    }
+    return l.b.create<arith::IndexCastOp>(l.loc, l.b.getIndexType(), x);
+  }
+
+  Lowering &l;
+  const AttentionPlan &p;
+  const KernelShape &shape;
+  Value valid, v, head;
+};
+
+/// Whether the tiled kernel serves `op`: a structure that promises source
+/// ranges, every in-edge listed, and rows that fit in registers.
+bool tileable(FusedAttentionOp op, const AttentionPlan &p,
+              const KernelShape &shape) {
+  auto graph = cast<GraphType>(op.getGraph().getType());
+  return graph.getStructure() != GraphStructure::General && !p.mask &&
+         shape.d + shape.dv <= kTileRegisterFloats;
+}
+
+/// Launches one warp per 32 destinations and head (see TileBody).
+void launchTiles(Lowering &l, const AttentionPlan &p, const KernelShape &shape,
+                 Value numHeads) {
+  Value tiles = l.b.create<arith::CeilDivUIOp>(l.loc, p.g.numDst, l.idx(kWarp));
+  Value one = l.idx(1);
+  auto launch = l.b.create<gpu::LaunchOp>(l.loc, tiles, numHeads, one,
+                                          l.idx(kWarp), one, one);
+  OpBuilder::InsertionGuard guard(l.b);
+  l.b.setInsertionPointToStart(&launch.getBody().front());
+  Value v = l.b.create<arith::AddIOp>(
+      l.loc,
+      l.b.create<arith::MulIOp>(l.loc, launch.getBlockIds().x, l.idx(kWarp)),
+      launch.getThreadIds().x);
+  // Lanes past the last destination take part in the warp's reductions.
+  Value valid = l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult, v,
+                                          p.g.numDst);
+  Value safeV = l.b.create<arith::SelectOp>(l.loc, valid, v, l.idx(0));
+  Value head = p.heads.empty() ? Value() : launch.getBlockIds().y;
+  TileBody(l, p, shape, valid, safeV, head).build();
+  l.b.create<gpu::TerminatorOp>(l.loc);
+}
 } // namespace
 
 LogicalResult loops::lowerFusedAttentionToGPU(FusedAttentionOp op) {
@@ -261,6 +511,14 @@ LogicalResult loops::lowerFusedAttentionToGPU(FusedAttentionOp op) {
   if (failed(p))
     return failure();
   Value numHeads = p->heads.empty() ? l.idx(1) : p->heads.front();
+  if (tileable(op, *p, *shape)) {
+    Value nonEmpty = l.b.create<arith::CmpIOp>(
+        l.loc, arith::CmpIPredicate::ugt,
+        l.b.create<arith::MulIOp>(l.loc, p->g.numDst, numHeads), l.idx(0));
+    l.guarded(l.b.create<arith::AndIOp>(l.loc, p->inputsOk, nonEmpty),
+              [&] { launchTiles(l, *p, *shape, numHeads); });
+    return l.replaceWithBuffers(op, p->buffers());
+  }
   Value groups = l.b.create<arith::MulIOp>(l.loc, p->g.numDst, numHeads);
   int64_t groupsPerBlock = kBlockThreads / shape->lanes;
   // A launch needs at least one block.
