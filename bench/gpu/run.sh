@@ -1,14 +1,51 @@
 #!/usr/bin/env bash
-# The GPU benchmark in one command, on a machine with an NVIDIA GPU: gnnc's
-# fused attention kernel against the unfused kernels (gnn-bench-attention
-# --device cuda), then PyTorch's scaled_dot_product_attention on the padded
-# batches where PyTorch with CUDA is installed.
-#   bench/gpu/run.sh [--repeats 20]
+# The GPU benchmark in one command, on a machine with an NVIDIA GPU:
+# 1. gnnc's attention kernels, fused against unfused (gnn-bench-attention
+#    --device cuda);
+# 2. the baselines on the same workloads: PyTorch's
+#    scaled_dot_product_attention and PyG's message passing, where PyTorch
+#    with CUDA is installed;
+# 3. whole models (the bundled copy Transformer and sort Universal
+#    Transformer on the first 128 of their test sequences), forward, greedy
+#    and beam, on the CPU and on the GPU of the same machine.
+#   bench/gpu/run.sh [--prebuilt] [--repeats 20]
+# --prebuilt uses the build as it is (a machine without the packages, such
+# as one the device tool lends, running a bundle of scripts/device).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repeats=20
-if [[ "${1:-}" == "--repeats" ]]; then repeats="$2"; fi
-scripts/setup.sh >/dev/null # installs, configures and builds
+repeats=20 prebuilt=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+  --prebuilt) prebuilt=1 ;;
+  --repeats) repeats="$2" && shift ;;
+  *) echo "usage: $0 [--prebuilt] [--repeats N]" >&2 && exit 2 ;;
+  esac
+  shift
+done
+((prebuilt)) || scripts/setup.sh >/dev/null # installs, configures and builds
 build/bin/gnn-bench-attention --device cuda --repeats "$repeats"
 echo
 python3 bench/gpu/sdpa_bench.py --repeats "$repeats"
+
+echo
+echo "whole models, 128 sequences each: median of 3 runs (seconds)"
+printf '%-9s %-8s %10s %10s\n' model mode cpu cuda
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for model in copy sort-ut; do
+  dir=examples/$model
+  head -n 128 "$dir/test.src" >"$tmp/src"
+  head -n 128 "$dir/test.ref" | sed 's/^/<sos> /' >"$tmp/tgt"
+  for mode in forward greedy beam; do
+    args=(--config "$dir/config.json" --weights "$dir/weights.safetensors"
+      --src "$tmp/src" --mode "$mode" --repeat 3)
+    [[ $mode == forward ]] && args+=(--tgt "$tmp/tgt" --out "$tmp/out.safetensors")
+    [[ $mode != forward ]] && args+=(--out "$tmp/out.txt")
+    times=()
+    for device in cpu cuda; do
+      times+=("$(build/bin/gnn-run --device "$device" "${args[@]}" 2>&1 |
+        sed -n 's/.* in \([0-9.]*\) s (.*median.*/\1/p')")
+    done
+    printf '%-9s %-8s %10s %10s\n' "$model" "$mode" "${times[0]}" "${times[1]}"
+  done
+done

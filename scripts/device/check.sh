@@ -56,7 +56,6 @@ for t in GNNRuntimeTests GNNUnitTests; do
   tail -5 "$out/$t.log"
 done
 if [[ "${2:-}" == "--bench" ]]; then
-  build/bin/gnn-bench-attention --device cuda --repeats 20 2>&1 | tee "$out/bench.txt"
-  python3 bench/gpu/sdpa_bench.py --repeats 20 2>&1 | tee -a "$out/bench.txt"
+  bench/gpu/run.sh --prebuilt --repeats 20 2>&1 | tee "$out/bench.txt"
 fi
 exit $status
