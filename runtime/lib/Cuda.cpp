@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/cuda.h"
+#include "BlockPool.h"
 #include "CudaDriver.h"
 #include "gnnc/errors.h"
 
@@ -164,21 +165,42 @@ extern "C" int gnn_cuda_device_name(char *name, size_t nameSize) {
             "cuDeviceGetName");
 }
 
-extern "C" void *gnn_cuda_alloc(size_t bytes) {
+namespace {
+/// A fresh unified block. Kernels write most buffers first: its pages are
+/// mapped on the device now, in bulk, rather than faulted in one by one at
+/// the first launch.
+void *freshUnified(uint64_t bytes) {
   const Driver *d = driver();
   CUdeviceptr pointer = 0;
-  // The driver rejects empty allocations; a buffer of no elements still
-  // needs a distinct address.
-  if (!d ||
-      !ok(d->memAllocManaged(&pointer, bytes ? bytes : 1, kMemAttachGlobal),
-          "cuMemAllocManaged"))
+  if (!d || !ok(d->memAllocManaged(&pointer, bytes, kMemAttachGlobal),
+                "cuMemAllocManaged"))
     return nullptr;
-  // Kernels write most buffers first: map the pages on the device now, in
-  // bulk, rather than fault them in one by one at the first launch.
-  if (d->memPrefetch && bytes > 0)
+  if (d->memPrefetch)
     (void)d->memPrefetch(pointer, bytes, {kLocationDevice, state().device}, 0,
                          nullptr);
   return reinterpret_cast<void *>(pointer);
+}
+
+void dropUnified(void *pointer) {
+  if (const Driver *d = driver())
+    ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
+}
+
+/// Programs allocate the same buffers at every call (every decoding step);
+/// driver allocations cost far more than a kernel, so freed blocks are kept.
+gnnc::BlockPool &unifiedPool() {
+  // Never destroyed: compiled code may free buffers during exit.
+  static auto *p = new gnnc::BlockPool(
+      {freshUnified, dropUnified, /*granule=*/256, uint64_t(4) << 30});
+  return *p;
+}
+} // namespace
+
+extern "C" void *gnn_cuda_alloc(size_t bytes) {
+  // Without a device, report rather than reach the pool.
+  if (!driver())
+    return nullptr;
+  return unifiedPool().allocate(bytes);
 }
 
 extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
@@ -191,10 +213,8 @@ extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
 }
 
 extern "C" void gnn_cuda_free(void *pointer) {
-  if (!pointer)
-    return;
-  if (const Driver *d = driver())
-    ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
+  if (pointer && !unifiedPool().free(pointer))
+    dropUnified(pointer);
 }
 
 extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {
