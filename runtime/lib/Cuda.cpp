@@ -82,7 +82,6 @@ void initialize(State &s) {
   need("cuModuleGetFunction", d.moduleGetFunction);
   need("cuLaunchKernel", d.launchKernel);
   need("cuStreamCreate", d.streamCreate);
-  need("cuStreamDestroy_v2", d.streamDestroy);
   need("cuStreamSynchronize", d.streamSynchronize);
   need("cuMemAllocManaged", d.memAllocManaged);
   need("cuMemFree_v2", d.memFree);
@@ -327,16 +326,18 @@ extern "C" double gnn_cuda_take_kernel_ms(void) {
 }
 
 extern "C" void *gnn_cuda_stream_create(void) {
+  // Lowered code creates, synchronizes and destroys a stream around every
+  // launch; one stream per host thread, kept, serves them all without a
+  // driver call each time.
+  thread_local CUstream stream = nullptr;
   const Driver *d = driver();
-  CUstream stream = nullptr;
-  if (!d || !ok(d->streamCreate(&stream, 0), "cuStreamCreate"))
+  if (!d || (!stream && !ok(d->streamCreate(&stream, 0), "cuStreamCreate")))
     return nullptr;
   return stream;
 }
 
-extern "C" void gnn_cuda_stream_destroy(void *stream) {
-  if (const Driver *d = driver(); d && stream)
-    ok(d->streamDestroy(stream), "cuStreamDestroy");
+extern "C" void gnn_cuda_stream_destroy(void *) {
+  // The thread's stream stays for its next launch (see above).
 }
 
 extern "C" void gnn_cuda_stream_synchronize(void *stream) {

@@ -45,7 +45,6 @@ struct Driver {
                            unsigned, unsigned, unsigned, CUstream, void **,
                            void **);
   CUresult (*streamCreate)(CUstream *, unsigned);
-  CUresult (*streamDestroy)(CUstream);
   CUresult (*streamSynchronize)(CUstream);
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*memFree)(CUdeviceptr);

@@ -17,7 +17,9 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,10 @@ struct RowRequirement {
 struct Argument {
   const gnn_graph *graph = nullptr;
   const HostTensor *tensor = nullptr;
+  /// The tensor (a weight) keeps its address and contents for as long as
+  /// the program lives: a GPU program copies it to the device at its first
+  /// call and reuses that copy afterwards.
+  bool constant = false;
 };
 
 /// Where compiled code runs.
@@ -110,10 +116,20 @@ private:
   JitProgram() = default;
   llvm::Expected<std::vector<HostTensor>> run(const EntryPoint &entry,
                                               llvm::ArrayRef<Argument> args);
+  /// Sets `placed` to the device copy of constant argument `data`, made at
+  /// its first use; false after the runtime reported why not.
+  bool placeResident(const void *data, size_t bytes, const void *&placed);
 
   std::unique_ptr<ExecutionEngine> engine;
   std::vector<EntryPoint> entries;
   Device device = Device::CPU;
+  /// Device copies of constant arguments, by host address (GPU programs).
+  struct ResidentCopy {
+    void *copy = nullptr;
+    size_t bytes = 0;
+  };
+  std::mutex residentMutex;
+  std::map<const void *, ResidentCopy> resident;
 };
 
 } // namespace gnn

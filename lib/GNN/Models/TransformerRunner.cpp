@@ -276,6 +276,7 @@ Expected<Outputs> TransformerModel::run(const char *entry, const Inputs &inputs,
     Argument a;
     if (weights[i]) {
       a.tensor = weights[i];
+      a.constant = true;
     } else if (p.isGraph) {
       auto it = inputs.graphs.find(p.name);
       if (it == inputs.graphs.end())

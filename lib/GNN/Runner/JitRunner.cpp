@@ -219,7 +219,27 @@ signatureOf(func::FuncOp fn, llvm::ArrayRef<std::string> names) {
   return entry;
 }
 
-JitProgram::~JitProgram() = default;
+JitProgram::~JitProgram() {
+  for (auto &[data, resident] : resident)
+    gnn_cuda_free(resident.copy);
+}
+
+bool JitProgram::placeResident(const void *data, size_t bytes,
+                               const void *&placed) {
+  std::lock_guard<std::mutex> lock(residentMutex);
+  ResidentCopy &r = resident[data];
+  if (!r.copy || r.bytes != bytes) {
+    gnn_cuda_free(r.copy);
+    r = {gnn_cuda_alloc(bytes), bytes};
+    if (!r.copy || !gnn_cuda_copy(r.copy, data, bytes)) {
+      gnn_cuda_free(r.copy);
+      resident.erase(data);
+      return false;
+    }
+  }
+  placed = r.copy;
+  return true;
+}
 
 llvm::Expected<std::unique_ptr<JitProgram>>
 JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
@@ -479,9 +499,12 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   (void)gnn_rt_take_error(message, sizeof(message)); // stale reports
   ArgumentPlacement placement(device);
   auto addBuffer = [&](const void *data, size_t bytes,
-                       const std::vector<int64_t> &shape) -> llvm::Error {
+                       const std::vector<int64_t> &shape,
+                       bool constant) -> llvm::Error {
     const void *placed = nullptr;
-    if (!placement.place(data, bytes, placed)) {
+    bool resident = constant && device == Device::CUDA;
+    if (!(resident ? placeResident(data, bytes, placed)
+                   : placement.place(data, bytes, placed))) {
       (void)gnn_rt_take_error(message, sizeof(message));
       return error(llvm::Twine("cannot place an argument on the device: ") +
                    message);
@@ -502,13 +525,15 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
                               std::make_pair(g.in_ptr, g.num_dst + 1),
                               std::make_pair(g.in_src, g.num_edges),
                               std::make_pair(g.in_eid, g.num_edges)})
-        if (llvm::Error e = addBuffer(array, n * sizeof(int64_t), {n}))
+        if (llvm::Error e = addBuffer(array, n * sizeof(int64_t), {n},
+                                      /*constant=*/false))
           return std::move(e);
       continue;
     }
     const HostTensor &t = *args[i].tensor;
     if (llvm::Error e =
-            addBuffer(t.data(), t.numElements() * dtypeSize(t.dtype), t.shape))
+            addBuffer(t.data(), t.numElements() * dtypeSize(t.dtype), t.shape,
+                      args[i].constant))
       return std::move(e);
   }
 
