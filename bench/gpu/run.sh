@@ -8,17 +8,18 @@
 # 3. whole models (the bundled copy Transformer and sort Universal
 #    Transformer on the first 128 of their test sequences), forward, greedy
 #    and beam, on the CPU and on the GPU of the same machine.
-#   bench/gpu/run.sh [--prebuilt] [--repeats 20]
+#   bench/gpu/run.sh [--prebuilt] [--repeats 20] [--models copy,sort-ut]
 # --prebuilt uses the build as it is (a machine without the packages, such
 # as one the device tool lends, running a bundle of scripts/device).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repeats=20 prebuilt=0
+repeats=20 prebuilt=0 models=copy,sort-ut
 while [[ $# -gt 0 ]]; do
   case "$1" in
   --prebuilt) prebuilt=1 ;;
   --repeats) repeats="$2" && shift ;;
-  *) echo "usage: $0 [--prebuilt] [--repeats N]" >&2 && exit 2 ;;
+  --models) models="$2" && shift ;;
+  *) echo "usage: $0 [--prebuilt] [--repeats N] [--models LIST]" >&2 && exit 2 ;;
   esac
   shift
 done
@@ -32,7 +33,7 @@ echo "whole models, 128 sequences each: median of 3 runs (seconds)"
 printf '%-9s %-8s %10s %10s\n' model mode cpu cuda
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for model in copy sort-ut; do
+for model in ${models//,/ }; do
   dir=examples/$model
   head -n 128 "$dir/test.src" >"$tmp/src"
   head -n 128 "$dir/test.ref" | sed 's/^/<sos> /' >"$tmp/tgt"

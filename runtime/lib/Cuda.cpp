@@ -165,18 +165,12 @@ extern "C" int gnn_cuda_device_name(char *name, size_t nameSize) {
 }
 
 namespace {
-/// A fresh unified block. Kernels write most buffers first: its pages are
-/// mapped on the device now, in bulk, rather than faulted in one by one at
-/// the first launch.
 void *freshUnified(uint64_t bytes) {
   const Driver *d = driver();
   CUdeviceptr pointer = 0;
   if (!d || !ok(d->memAllocManaged(&pointer, bytes, kMemAttachGlobal),
                 "cuMemAllocManaged"))
     return nullptr;
-  if (d->memPrefetch)
-    (void)d->memPrefetch(pointer, bytes, {kLocationDevice, state().device}, 0,
-                         nullptr);
   return reinterpret_cast<void *>(pointer);
 }
 
@@ -197,9 +191,18 @@ gnnc::BlockPool &unifiedPool() {
 
 extern "C" void *gnn_cuda_alloc(size_t bytes) {
   // Without a device, report rather than reach the pool.
-  if (!driver())
+  const Driver *d = driver();
+  if (!d)
     return nullptr;
-  return unifiedPool().allocate(bytes);
+  void *block = unifiedPool().allocate(bytes);
+  // Kernels write most buffers first. The pages of a fresh block, or of a
+  // kept one that the host last touched (small copies between host and
+  // unified memory go through the CPU), are moved to the device now, in
+  // bulk, rather than faulted over one by one at the next launch.
+  if (block && bytes > 0 && d->memPrefetch)
+    (void)d->memPrefetch(reinterpret_cast<CUdeviceptr>(block), bytes,
+                         {kLocationDevice, state().device}, 0, nullptr);
+  return block;
 }
 
 extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {

@@ -2,7 +2,8 @@
 # Runs on a lent GPU machine (through the `device` tool) over a bundle made
 # by scripts/device/bundle.sh, in two calls made back to back:
 #   scripts/device/check.sh unpack-llvm   (carry .device-llvm)
-#   scripts/device/check.sh run [--bench | --bench-only] (carry .device-gnnc)
+#   scripts/device/check.sh run [--bench | --bench-only [BENCH ARGS]]
+#                                         (carry .device-gnnc)
 # `run` executes every lit test (the cuda-device suite included), both
 # GoogleTest binaries and, with --bench, the GPU benchmark (bench/gpu/run.sh);
 # --bench-only runs the benchmark alone. Logs go to $OUT.
@@ -51,7 +52,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee 
 status=0
 cd /work/main
 if [[ "${2:-}" == "--bench-only" ]]; then
-  bench/gpu/run.sh --prebuilt --repeats 20 2>&1 | tee "$out/bench.txt"
+  bench/gpu/run.sh --prebuilt --repeats 20 "${@:3}" 2>&1 | tee "$out/bench.txt"
   exit "${PIPESTATUS[0]}"
 fi
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv build/test 2>&1 | tee "$out/lit.log" | tail -40 || status=1
