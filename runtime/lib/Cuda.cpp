@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/cuda.h"
-#include "BlockPool.h"
 #include "CudaDriver.h"
 #include "gnnc/errors.h"
 
@@ -164,45 +163,23 @@ extern "C" int gnn_cuda_device_name(char *name, size_t nameSize) {
             "cuDeviceGetName");
 }
 
-namespace {
-void *freshUnified(uint64_t bytes) {
+extern "C" void *gnn_cuda_alloc(size_t bytes) {
   const Driver *d = driver();
   CUdeviceptr pointer = 0;
-  if (!d || !ok(d->memAllocManaged(&pointer, bytes, kMemAttachGlobal),
-                "cuMemAllocManaged"))
+  // The driver rejects empty allocations; a buffer of no elements still
+  // needs a distinct address.
+  if (!d ||
+      !ok(d->memAllocManaged(&pointer, bytes ? bytes : 1, kMemAttachGlobal),
+          "cuMemAllocManaged"))
     return nullptr;
+  // Kernels write most buffers first: map the pages on the device now, in
+  // bulk, rather than fault them in one by one at the first launch. (Blocks
+  // are not kept for reuse as on the CPU: kept unified blocks made kernels
+  // up to 15x slower on an H100, see the GPU notes in the README.)
+  if (d->memPrefetch && bytes > 0)
+    (void)d->memPrefetch(pointer, bytes, {kLocationDevice, state().device}, 0,
+                         nullptr);
   return reinterpret_cast<void *>(pointer);
-}
-
-void dropUnified(void *pointer) {
-  if (const Driver *d = driver())
-    ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
-}
-
-/// Programs allocate the same buffers at every call (every decoding step);
-/// driver allocations cost far more than a kernel, so freed blocks are kept.
-gnnc::BlockPool &unifiedPool() {
-  // Never destroyed: compiled code may free buffers during exit.
-  static auto *p = new gnnc::BlockPool(
-      {freshUnified, dropUnified, /*granule=*/256, uint64_t(4) << 30});
-  return *p;
-}
-} // namespace
-
-extern "C" void *gnn_cuda_alloc(size_t bytes) {
-  // Without a device, report rather than reach the pool.
-  const Driver *d = driver();
-  if (!d)
-    return nullptr;
-  void *block = unifiedPool().allocate(bytes);
-  // Kernels write most buffers first. The pages of a fresh block, or of a
-  // kept one that the host last touched (small copies between host and
-  // unified memory go through the CPU), are moved to the device now, in
-  // bulk, rather than faulted over one by one at the next launch.
-  if (block && bytes > 0 && d->memPrefetch)
-    (void)d->memPrefetch(reinterpret_cast<CUdeviceptr>(block), bytes,
-                         {kLocationDevice, state().device}, 0, nullptr);
-  return block;
 }
 
 extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
@@ -215,8 +192,10 @@ extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
 }
 
 extern "C" void gnn_cuda_free(void *pointer) {
-  if (pointer && !unifiedPool().free(pointer))
-    dropUnified(pointer);
+  if (!pointer)
+    return;
+  if (const Driver *d = driver())
+    ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
 }
 
 extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {

@@ -155,23 +155,6 @@ TEST(CudaRuntime, CopiesMoveDataBothWays) {
   gnn_cuda_free(b);
 }
 
-TEST(CudaRuntime, FreedBuffersAreReused) {
-  if (!haveDevice())
-    GTEST_SKIP() << "no CUDA device";
-  void *a = gnn_cuda_alloc(1 << 20);
-  ASSERT_NE(a, nullptr) << takeError();
-  gnn_cuda_free(a);
-  // A request within a quarter of a kept block gets it back; a much
-  // smaller one does not.
-  void *b = gnn_cuda_alloc((1 << 20) - 1000);
-  EXPECT_EQ(b, a);
-  void *c = gnn_cuda_alloc(1 << 10);
-  EXPECT_NE(c, a);
-  gnn_cuda_free(b);
-  gnn_cuda_free(c);
-  EXPECT_EQ(takeError(), "");
-}
-
 TEST(CudaRuntime, CopyWithoutADeviceReports) {
   if (haveDevice())
     GTEST_SKIP() << "a CUDA device is present";

@@ -40,10 +40,6 @@ constexpr int64_t kWarp = 32;
 constexpr int64_t kBlockThreads = 128;
 /// Largest q plus running-sum row the tiled kernel keeps in registers.
 constexpr int64_t kTileRegisterFloats = 192;
-/// The average in-degree from which the tiled kernel is used (measured on
-/// an H100: batches of ~15-node blocks ran 1.5x faster in lane groups, of
-/// 256-node blocks 3.6x faster tiled).
-constexpr int64_t kMinTileDegree = 32;
 
 Value shuffleXor(Lowering &l, Value x, int64_t offset) {
   auto i32 = [&](int64_t c) {
@@ -551,20 +547,10 @@ LogicalResult loops::lowerFusedAttentionToGPU(FusedAttentionOp op) {
       l.loc, arith::CmpIPredicate::ugt,
       l.b.create<arith::MulIOp>(l.loc, p->g.numDst, numHeads), l.idx(0));
   l.guarded(l.b.create<arith::AndIOp>(l.loc, p->inputsOk, nonEmpty), [&] {
-    if (!tileable(op, *p, *shape))
-      return launchGroups(l, *p, *shape, numHeads);
-    // A warp's tile spans several short blocks whose sources it walks in
-    // lockstep; below kMinTileDegree in-edges per destination on average,
-    // the groups do less work.
-    Value dense = l.b.create<arith::CmpIOp>(
-        l.loc, arith::CmpIPredicate::uge, p->g.numEdges,
-        l.b.create<arith::MulIOp>(l.loc, p->g.numDst, l.idx(kMinTileDegree)));
-    auto choice = l.b.create<scf::IfOp>(l.loc, dense, /*withElse=*/true);
-    OpBuilder::InsertionGuard guard(l.b);
-    l.b.setInsertionPointToStart(&choice.getThenRegion().front());
-    launchTiles(l, *p, *shape, numHeads);
-    l.b.setInsertionPointToStart(&choice.getElseRegion().front());
-    launchGroups(l, *p, *shape, numHeads);
+    if (tileable(op, *p, *shape))
+      launchTiles(l, *p, *shape, numHeads);
+    else
+      launchGroups(l, *p, *shape, numHeads);
   });
   return l.replaceWithBuffers(op, p->buffers());
 }
