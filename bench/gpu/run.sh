@@ -10,7 +10,7 @@
 #    and beam, on the CPU and on the GPU of the same machine.
 #   bench/gpu/run.sh [--prebuilt] [--repeats 20] [--models copy,sort-ut]
 # --prebuilt uses the build as it is (a machine without the packages, such
-# as one the device tool lends, running a bundle of scripts/device).
+# as a test machine running a bundle of scripts/device).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats=20 prebuilt=0 models=copy,sort-ut

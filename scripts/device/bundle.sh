@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Packs a built tree for a GPU machine that has CUDA but no LLVM/MLIR (the
-# `device` tool's machines): the tools, the unit tests, lit with FileCheck,
-# LLVM/MLIR's shared libraries and the Debian libraries they load. Each part
-# stays under the tool's 64 MiB per call, so the two go in two calls made
-# back to back (the machine stays warm in between):
+# Packs a built tree for a GPU test machine that has CUDA but neither
+# Debian's LLVM/MLIR packages nor a network: the tools, the unit tests, lit
+# with FileCheck, LLVM/MLIR's shared libraries and the Debian libraries they
+# load. Each part stays under 64 MiB, for transfers of that size, one after
+# the other:
 #   .device-llvm/  libLLVM alone
 #   .device-gnnc/  everything else
 # Then, on the device: scripts/device/check.sh unpack-llvm, then

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs on a lent GPU machine (through the `device` tool) over a bundle made
-# by scripts/device/bundle.sh, in two calls made back to back:
-#   scripts/device/check.sh unpack-llvm   (carry .device-llvm)
+# Runs on a GPU test machine over a bundle made by scripts/device/bundle.sh
+# (see there), in two steps on the same machine:
+#   scripts/device/check.sh unpack-llvm   (with .device-llvm/ present)
 #   scripts/device/check.sh run [--bench | --bench-only [BENCH ARGS]]
-#                                         (carry .device-gnnc)
+#                                         (with .device-gnnc/ present)
 # `run` executes every lit test (the cuda-device suite included), both
 # GoogleTest binaries and, with --bench, the GPU benchmark (bench/gpu/run.sh);
-# --bench-only runs the benchmark alone. Logs go to $OUT.
+# --bench-only runs the benchmark alone. Logs go to $OUT (default
+# /tmp/gnnc-device-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/gnnc-device-out}
@@ -25,7 +26,7 @@ run) ;;
 esac
 
 if [[ ! -f /usr/lib/llvm-19/lib/libLLVM.so.19.1 ]]; then
-  echo "libLLVM is missing: the machine went cold after unpack-llvm; run both calls again" >&2
+  echo "libLLVM is missing: run '$0 unpack-llvm' on this machine first" >&2
   exit 3
 fi
 xz -dc .device-gnnc/llvm-rest.tar.xz | tar -C / -xf -
