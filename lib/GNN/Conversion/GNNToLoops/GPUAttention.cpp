@@ -112,6 +112,42 @@ std::optional<KernelShape> kernelShape(FusedAttentionOp op) {
   return shape;
 }
 
+/// Destination v's CSR slots [first, last) and its in-degree (0 for a lane
+/// past the last destination, which reads row 0's bounds).
+struct CsrRow {
+  Value first, last, degree;
+};
+CsrRow csrRow(Lowering &l, const AttentionPlan &p, Value v, Value valid) {
+  Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
+  Value last = l.b.create<memref::LoadOp>(
+      l.loc, p.g.inPtr,
+      ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
+  Value degree = l.b.create<arith::SelectOp>(
+      l.loc, valid, l.b.create<arith::SubIOp>(l.loc, last, first), l.idx(0));
+  return {first, last, degree};
+}
+
+/// The softmax state {z, running max, sums...} after an edge with the given
+/// score whose value row (or this lane's part of it) is `vRow`.
+SmallVector<Value> softmaxAccumulate(Lowering &l, const AttentionPlan &p,
+                                     ValueRange state, Value score,
+                                     ArrayRef<Value> vRow) {
+  SoftmaxStep step = softmaxStep(l, p, state[1], score);
+  Value z = state[0];
+  SmallVector<Value> acc(state.drop_front(2));
+  if (step.rescale) {
+    z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
+    for (Value &a : acc)
+      a = l.b.create<arith::MulFOp>(l.loc, a, step.rescale);
+  }
+  z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
+  for (auto [a, x] : llvm::zip_equal(acc, vRow))
+    a = l.b.create<math::FmaOp>(l.loc, step.weight, x, a);
+  SmallVector<Value> next = {z, step.max};
+  llvm::append_range(next, acc);
+  return next;
+}
+
 /// Builds the kernel body for one group (destination v, head h). Shuffles
 /// need every lane of the warp, so the edge loop runs for the largest
 /// in-degree among the warp's groups; a group past its own edges (or past
@@ -127,13 +163,8 @@ public:
     SmallVector<Value> qRegs;
     for (int64_t j = 0; j < shape.perLaneD(); ++j)
       qRegs.push_back(loadMasked(p.q.memref, v, j, shape.d));
-    // This group's CSR slots (none for a group past the end).
-    Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
-    Value last = l.b.create<memref::LoadOp>(
-        l.loc, p.g.inPtr,
-        ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
-    Value degree = l.b.create<arith::SelectOp>(
-        l.loc, valid, l.b.create<arith::SubIOp>(l.loc, last, first), l.idx(0));
+    CsrRow slots = csrRow(l, p, v, valid);
+    Value first = slots.first, degree = slots.degree;
     Value rounds = warpMax(degree);
 
     Value negInf = l.floatConst(t, -std::numeric_limits<double>::infinity());
@@ -203,21 +234,10 @@ private:
 
   /// The softmax state after edge (u -> v) with the given score.
   SmallVector<Value> accumulate(Value u, Value score, ValueRange state) {
-    SoftmaxStep step = softmaxStep(l, p, state[1], score);
-    Value z = state[0];
-    SmallVector<Value> acc(state.drop_front(2));
-    if (step.rescale) {
-      z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
-      for (Value &a : acc)
-        a = l.b.create<arith::MulFOp>(l.loc, a, step.rescale);
-    }
-    z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
-    for (auto [j, a] : llvm::enumerate(acc))
-      a = l.b.create<math::FmaOp>(l.loc, step.weight,
-                                  loadClamped(p.val.memref, u, j, shape.dv), a);
-    SmallVector<Value> next = {z, step.max};
-    llvm::append_range(next, acc);
-    return next;
+    SmallVector<Value> vSlice;
+    for (int64_t j = 0; j < shape.perLaneDv(); ++j)
+      vSlice.push_back(loadClamped(p.val.memref, u, j, shape.dv));
+    return softmaxAccumulate(l, p, state, score, vSlice);
   }
 
   /// Writes this lane's part of the output row (and z).
@@ -306,12 +326,8 @@ public:
 
   void build() {
     Type t = p.elem;
-    Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
-    Value last = l.b.create<memref::LoadOp>(
-        l.loc, p.g.inPtr,
-        ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
-    Value degree = l.b.create<arith::SelectOp>(
-        l.loc, valid, l.b.create<arith::SubIOp>(l.loc, last, first), l.idx(0));
+    CsrRow slots = csrRow(l, p, v, valid);
+    Value first = slots.first, last = slots.last, degree = slots.degree;
     Value hasEdges = cmp(arith::CmpIPredicate::ugt, degree, l.idx(0));
     Value lo = select(
         l, hasEdges,
@@ -421,21 +437,8 @@ private:
 
   /// The softmax state after edge (u -> v) with the given score.
   SmallVector<Value> accumulate(Value u, Value score, ValueRange state) {
-    SoftmaxStep step = softmaxStep(l, p, state[1], score);
-    Value z = state[0];
-    SmallVector<Value> acc(state.drop_front(2));
-    if (step.rescale) {
-      z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
-      for (Value &a : acc)
-        a = l.b.create<arith::MulFOp>(l.loc, a, step.rescale);
-    }
-    z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
-    SmallVector<Value> vRow = row(p.val.memref, u, shape.dv);
-    for (auto [j, a] : llvm::enumerate(acc))
-      a = l.b.create<math::FmaOp>(l.loc, step.weight, vRow[j], a);
-    SmallVector<Value> next = {z, step.max};
-    llvm::append_range(next, acc);
-    return next;
+    return softmaxAccumulate(l, p, state, score,
+                             row(p.val.memref, u, shape.dv));
   }
 
   void store(ValueRange state) {
