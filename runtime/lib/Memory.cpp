@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/memory.h"
-#include "BlockPool.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 
 #include <unistd.h>
 
@@ -38,36 +40,101 @@ void *systemAlloc(uint64_t alignment, uint64_t bytes) {
   return std::aligned_alloc(alignment, roundUp(bytes, alignment));
 }
 
-/// Large blocks: page-aligned and page-rounded, kept when freed.
-gnnc::BlockPool &pool() {
-  // Never destroyed: compiled code may free buffers during exit.
-  static auto *p = new gnnc::BlockPool(
-      {[](uint64_t capacity) { return std::aligned_alloc(kPage, capacity); },
-       [](void *block) { std::free(block); }, kPage, maxKeptBytes()});
-  return *p;
-}
+class Pool {
+public:
+  void *allocate(uint64_t alignment, uint64_t bytes) {
+    if (bytes < kMinKeptBytes || alignment > kPage ||
+        bytes > UINT64_MAX - kPage)
+      return systemAlloc(alignment, bytes);
+    uint64_t capacity = roundUp(bytes, kPage);
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = kept.lower_bound(capacity);
+    if (it != kept.end() && it->first - capacity <= capacity / 4) {
+      void *block = it->second;
+      live[block] = it->first;
+      keptBytes -= it->first;
+      kept.erase(it);
+      return block;
+    }
+    void *block = std::aligned_alloc(kPage, capacity);
+    if (!block) {
+      // Out of memory: what is kept may be enough.
+      releaseLocked();
+      block = std::aligned_alloc(kPage, capacity);
+    }
+    if (block)
+      live[block] = capacity;
+    return block;
+  }
 
-void *allocate(uint64_t alignment, uint64_t bytes) {
-  if (bytes < kMinKeptBytes || alignment > kPage)
-    return systemAlloc(alignment, bytes);
-  return pool().allocate(bytes);
+  void free(void *block) {
+    if (!block)
+      return;
+    std::unique_lock<std::mutex> lock(mutex);
+    auto it = live.find(block);
+    if (it == live.end()) {
+      lock.unlock();
+      std::free(block);
+      return;
+    }
+    uint64_t capacity = it->second;
+    live.erase(it);
+    kept.emplace(capacity, block);
+    keptBytes += capacity;
+    // Over the bound: drop the largest blocks first.
+    while (keptBytes > limit) {
+      auto largest = std::prev(kept.end());
+      std::free(largest->second);
+      keptBytes -= largest->first;
+      kept.erase(largest);
+    }
+  }
+
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex);
+    releaseLocked();
+  }
+
+  uint64_t cachedBytes() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return keptBytes;
+  }
+
+private:
+  void releaseLocked() {
+    for (auto &[capacity, block] : kept)
+      std::free(block);
+    kept.clear();
+    keptBytes = 0;
+  }
+
+  std::mutex mutex;
+  /// Large blocks handed out, with their capacity.
+  std::unordered_map<void *, uint64_t> live;
+  /// Freed large blocks by capacity.
+  std::multimap<uint64_t, void *> kept;
+  uint64_t keptBytes = 0;
+  const uint64_t limit = maxKeptBytes();
+};
+
+/// Never destroyed: compiled code may free buffers during exit.
+Pool &pool() {
+  static Pool *p = new Pool;
+  return *p;
 }
 } // namespace
 
 extern "C" void *gnn_rt_alloc(uint64_t bytes) {
-  return allocate(alignof(std::max_align_t), bytes);
+  return pool().allocate(alignof(std::max_align_t), bytes);
 }
 
 extern "C" void *gnn_rt_aligned_alloc(uint64_t alignment, uint64_t bytes) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     return nullptr;
-  return allocate(alignment, bytes);
+  return pool().allocate(alignment, bytes);
 }
 
-extern "C" void gnn_rt_free(void *ptr) {
-  if (ptr && !pool().free(ptr))
-    std::free(ptr);
-}
+extern "C" void gnn_rt_free(void *ptr) { pool().free(ptr); }
 
 extern "C" void gnn_rt_release_cached_memory(void) { pool().release(); }
 

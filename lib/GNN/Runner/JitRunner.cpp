@@ -567,21 +567,24 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       rowMajor &= t.shape[d] <= 1 || strides[d] == stride;
       stride *= t.shape[d];
     }
-    // A GPU result comes to the host by the copy engines, all the elements
-    // it spans at once.
+    // A GPU result comes to the host by the copy engines: a row-major one
+    // straight into the tensor, a strided one as all the elements it spans.
     const char *from = aligned + offset * elem;
     std::vector<char> staged;
-    if (device == Device::CUDA && count > 0) {
+    bool onGPU = device == Device::CUDA && count > 0;
+    if (onGPU && !rowMajor) {
       int64_t span = 1;
       for (size_t d = 0; d < rank; ++d)
         span += (t.shape[d] - 1) * strides[d];
       staged.resize(span * elem);
-      if (!gnn_cuda_copy(staged.data(), from, staged.size()))
-        failedInside |= gnn_rt_take_error(message, sizeof(message));
       from = staged.data();
     }
+    if (onGPU && !gnn_cuda_copy(rowMajor ? t.data() : staged.data(),
+                                aligned + offset * elem,
+                                rowMajor ? count * elem : staged.size()))
+      failedInside |= gnn_rt_take_error(message, sizeof(message));
     std::vector<int64_t> index(rank, 0);
-    if (rowMajor && count > 0)
+    if (rowMajor && count > 0 && !onGPU)
       std::memcpy(t.data(), from, count * elem);
     for (int64_t n = 0; !rowMajor && n < count; ++n) {
       int64_t at = 0;

@@ -1,5 +1,4 @@
-/*===- cuda.h - gnnc's CUDA runtime (C ABI) -------------------------*- C
- *-*-===*
+/*===- cuda.h - gnnc's CUDA runtime (C ABI) ------------------------*- C -*-===*
  *
  * Part of gnnc's runtime. Loads the CUDA driver (libcuda.so.1) when first
  * needed, so the same binaries run on machines without one, and provides
