@@ -112,10 +112,10 @@ std::optional<KernelShape> kernelShape(FusedAttentionOp op) {
   return shape;
 }
 
-/// Destination v's CSR slots [first, last) and its in-degree (0 for a lane
-/// past the last destination, which reads row 0's bounds).
+/// Destination v's first CSR slot and its in-degree (0 for a lane past the
+/// last destination, which reads row 0's bounds).
 struct CsrRow {
-  Value first, last, degree;
+  Value first, degree;
 };
 CsrRow csrRow(Lowering &l, const AttentionPlan &p, Value v, Value valid) {
   Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
@@ -124,7 +124,18 @@ CsrRow csrRow(Lowering &l, const AttentionPlan &p, Value v, Value valid) {
       ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
   Value degree = l.b.create<arith::SelectOp>(
       l.loc, valid, l.b.create<arith::SubIOp>(l.loc, last, first), l.idx(0));
-  return {first, last, degree};
+  return {first, degree};
+}
+
+/// The softmax state before any edge: z = 0, running max = -inf and `n`
+/// zero sums.
+SmallVector<Value> initialState(Lowering &l, Type t, int64_t n) {
+  SmallVector<Value> state = {
+      l.floatConst(t, 0.0),
+      l.floatConst(t, -std::numeric_limits<double>::infinity())};
+  for (int64_t j = 0; j < n; ++j)
+    state.push_back(l.floatConst(t, 0.0));
+  return state;
 }
 
 /// The softmax state {z, running max, sums...} after an edge with the given
@@ -159,7 +170,6 @@ public:
       : l(l), p(p), shape(shape), valid(valid), v(v), head(head), lane(lane) {}
 
   void build() {
-    Type t = p.elem;
     SmallVector<Value> qRegs;
     for (int64_t j = 0; j < shape.perLaneD(); ++j)
       qRegs.push_back(loadMasked(p.q.memref, v, j, shape.d));
@@ -167,20 +177,11 @@ public:
     Value first = slots.first, degree = slots.degree;
     Value rounds = warpMax(degree);
 
-    Value negInf = l.floatConst(t, -std::numeric_limits<double>::infinity());
-    SmallVector<Value> init = {l.floatConst(t, 0.0), negInf};
-    for (int64_t j = 0; j < shape.perLaneDv(); ++j)
-      init.push_back(l.floatConst(t, 0.0));
-    auto loop = l.b.create<scf::ForOp>(
-        l.loc, l.idx(0), rounds, l.idx(1), init,
-        [&](OpBuilder &nested, Location, Value i, ValueRange state) {
-          OpBuilder::InsertionGuard guard(l.b);
-          l.b.setInsertionPoint(nested.getInsertionBlock(),
-                                nested.getInsertionPoint());
-          l.b.create<scf::YieldOp>(l.loc,
-                                   round(first, degree, i, qRegs, state));
-        });
-    store(loop.getResults());
+    store(forLoop(l, l.idx(0), rounds,
+                  initialState(l, p.elem, shape.perLaneDv()),
+                  [&](Value i, ValueRange state) {
+                    return round(first, degree, i, qRegs, state);
+                  }));
   }
 
 private:
@@ -325,9 +326,8 @@ public:
       : l(l), p(p), shape(shape), valid(valid), v(v), head(head) {}
 
   void build() {
-    Type t = p.elem;
     CsrRow slots = csrRow(l, p, v, valid);
-    Value first = slots.first, last = slots.last, degree = slots.degree;
+    Value first = slots.first, degree = slots.degree;
     Value hasEdges = cmp(arith::CmpIPredicate::ugt, degree, l.idx(0));
     Value lo = select(
         l, hasEdges,
@@ -360,23 +360,18 @@ public:
     Value tileHi = warpReduce(myHi, /*max=*/true);
 
     SmallVector<Value> qRegs = row(p.q.memref, v, shape.d);
-    SmallVector<Value> init = {
-        l.floatConst(t, 0.0),
-        l.floatConst(t, -std::numeric_limits<double>::infinity())};
-    for (int64_t j = 0; j < shape.dv; ++j)
-      init.push_back(l.floatConst(t, 0.0));
-
     ValueRange state =
-        forLoop(l, tileLo, tileHi, init, [&](Value u, ValueRange state) {
-          // Loaded by every lane (the same row): outside the branch.
-          Value score = attentionScore(l, p, dot(qRegs, u));
-          Value inRange = l.b.create<arith::AndIOp>(
-              l.loc, cmp(arith::CmpIPredicate::uge, u, myLo),
-              cmp(arith::CmpIPredicate::ult, u, myHi));
-          return SmallVector<Value>(select(
-              l, inRange, [&] { return accumulate(u, score, state); },
-              [&] { return SmallVector<Value>(state); }));
-        });
+        forLoop(l, tileLo, tileHi, initialState(l, p.elem, shape.dv),
+                [&](Value u, ValueRange state) {
+                  // Loaded by every lane (the same row): outside the branch.
+                  Value score = attentionScore(l, p, dot(qRegs, u));
+                  Value inRange = l.b.create<arith::AndIOp>(
+                      l.loc, cmp(arith::CmpIPredicate::uge, u, myLo),
+                      cmp(arith::CmpIPredicate::ult, u, myHi));
+                  return SmallVector<Value>(select(
+                      l, inRange, [&] { return accumulate(u, score, state); },
+                      [&] { return SmallVector<Value>(state); }));
+                });
     // Destinations whose row breaks the promise go edge by edge.
     Value perEdge = l.b.create<arith::AndIOp>(
         l.loc, hasEdges,
@@ -385,11 +380,11 @@ public:
     state = select(
         l, perEdge,
         [&] {
-          return SmallVector<Value>(
-              forLoop(l, first, last, state, [&](Value slot, ValueRange s) {
-                Value u = l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, slot);
+          return l.forEachInEdge(
+              p.g, v, /*mask=*/Value(), state,
+              [&](Value u, Value, ValueRange s) {
                 return accumulate(u, attentionScore(l, p, dot(qRegs, u)), s);
-              }));
+              });
         },
         [&] { return SmallVector<Value>(state); });
     store(state);
