@@ -162,8 +162,10 @@ std::string attentionSource(int heads, int dk, double scale, double clamp) {
 std::vector<double> referenceAttention(const gnn_graph &g, const HostTensor &q,
                                        const HostTensor &k, const HostTensor &v,
                                        int heads, int dk, double scale,
-                                       double clamp, bool normalize = true) {
-  std::vector<double> out(g.num_dst * heads * dk, 0.0);
+                                       double clamp, bool normalize = true,
+                                       int dv = 0) {
+  dv = dv > 0 ? dv : dk;
+  std::vector<double> out(g.num_dst * heads * dv, 0.0);
   for (int64_t d = 0; d < g.num_dst; ++d)
     for (int h = 0; h < heads; ++h) {
       std::vector<double> scores;
@@ -188,15 +190,15 @@ std::vector<double> referenceAttention(const gnn_graph &g, const HostTensor &q,
         for (double s : scores)
           shift = std::max(shift == 0 ? s : shift, s);
       double z = 0;
-      std::vector<double> acc(dk, 0.0);
+      std::vector<double> acc(dv, 0.0);
       for (size_t j = 0; j < scores.size(); ++j) {
         double w = std::exp(scores[j] - shift);
         z += w;
-        for (int i = 0; i < dk; ++i)
-          acc[i] += w * v.as<float>()[(sources[j] * heads + h) * dk + i];
+        for (int i = 0; i < dv; ++i)
+          acc[i] += w * v.as<float>()[(sources[j] * heads + h) * dv + i];
       }
-      for (int i = 0; i < dk; ++i)
-        out[(d * heads + h) * dk + i] = normalize ? acc[i] / z : acc[i];
+      for (int i = 0; i < dv; ++i)
+        out[(d * heads + h) * dv + i] = normalize ? acc[i] / z : acc[i];
     }
   return out;
 }
@@ -234,6 +236,114 @@ TEST_F(ExecutionTest, AttentionFusedAndUnfusedMatchReference) {
               got.as<float>()[d * heads * dk + i] = 0.0f;
             }
         expectClose(got, expected, what);
+      }
+    }
+  }
+}
+
+/// gnn.fused_attention over a graph declared `structure` (q/k rows of 2 x
+/// 16, v rows of 2 x 8); `attrs` are the op's scale/clamp/normalize.
+std::string structuredSource(const std::string &structure,
+                             const std::string &attrs, bool normalize) {
+  std::string graph = "!gnn.graph<" + structure + ">";
+  std::string qk = "tensor<?x2x16xf32>", v = "tensor<?x2x8xf32>",
+              z = "tensor<?x2x1xf32>";
+  std::string results = normalize ? v : "(" + v + ", " + z + ")";
+  std::string values = normalize ? "%o" : "%o, %z";
+  return "func.func @main(%g: " + graph + ", %q: " + qk + ", %k: " + qk +
+         ", %v: " + v + ") -> " + results + " {\n  " + values +
+         " = gnn.fused_attention %g, %q, %k, %v " + attrs + " : (" + graph +
+         ", " + qk + ", " + qk + ", " + v + ") -> " + results + "\n  return " +
+         values + " : " + (normalize ? v : v + ", " + z) + "\n}\n";
+}
+
+TEST_F(ExecutionTest, StructuredGraphsTakeBlockTilesExactly) {
+  // Blocks long enough for tiles of destinations against chunks of sources
+  // (and ragged ends), short ones for the per-destination kernel.
+  std::vector<int64_t> sizes = {1, 17, 64, 65, 200, 300, 3, 129};
+  std::vector<int64_t> srcSizes = {5, 130, 1, 300, 64, 0, 20, 257};
+  std::vector<GraphPtr> owned;
+  std::vector<std::pair<std::string, gnn_graph *>> cases;
+  auto add = [&](std::string name, gnn_graph *g) {
+    ASSERT_NE(g, nullptr) << name;
+    owned.emplace_back(g);
+    cases.emplace_back(std::move(name), g);
+  };
+  gnn_graph *g = nullptr;
+  gnn_graph_complete_blocks(sizes.data(), sizes.size(), &g, nullptr, 0);
+  add("complete", g);
+  gnn_graph_causal_blocks(sizes.data(), sizes.size(), &g, nullptr, 0);
+  add("causal", g);
+  gnn_graph_bipartite_blocks(srcSizes.data(), sizes.data(), sizes.size(), &g,
+                             nullptr, 0);
+  add("bipartite (an empty source block)", g);
+  // Broken promises, which the kernel must notice: a block of 150 without
+  // the edge 5 -> 70 (a gap in one row), and a block of 100 whose rows list
+  // their sources backwards.
+  {
+    std::vector<int64_t> src, dst;
+    for (int64_t v = 0; v < 150; ++v)
+      for (int64_t u = 0; u < 150; ++u)
+        if (!(u == 5 && v == 70)) {
+          src.push_back(u);
+          dst.push_back(v);
+        }
+    for (int64_t v = 0; v < 100; ++v)
+      for (int64_t u = 99; u >= 0; --u) {
+        src.push_back(150 + u);
+        dst.push_back(150 + v);
+      }
+    gnn_graph_from_coo(250, 250, src.size(), src.data(), dst.data(), &g,
+                       nullptr, 0);
+    add("complete with a gap and a reversed block", g);
+  }
+
+  struct Variant {
+    std::string attrs;
+    double clamp; // < 0: exact softmax
+    bool normalize;
+  };
+  for (const Variant &variant :
+       {Variant{"scale(0.25) normalize", -1.0, true},
+        Variant{"scale(0.25) clamp(-5.0, 5.0) normalize", 5.0, true},
+        Variant{"scale(0.25) clamp(-5.0, 5.0)", 5.0, false}}) {
+    for (const char *structure : {"complete", "causal", "bipartite"}) {
+      auto program = compile(
+          structuredSource(structure, variant.attrs, variant.normalize), true);
+      ASSERT_TRUE(program);
+      for (auto &[name, graph] : cases) {
+        HostTensor q = random({graph->num_dst, 2, 16}, 2.0f);
+        HostTensor k = random({graph->num_src, 2, 16}, 2.0f);
+        HostTensor v = random({graph->num_src, 2, 8});
+        auto out = program->run(
+            {{graph, nullptr}, {nullptr, &q}, {nullptr, &k}, {nullptr, &v}});
+        ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+        std::string what =
+            name + " declared " + structure + ", " + variant.attrs;
+        HostTensor got = (*out)[0];
+        if (!variant.normalize) {
+          // z is a sum of positive weights: compared as it is. wv / z is
+          // compared with the normalized reference (wv alone cancels, its
+          // rounding is relative to the sum of |w v|).
+          HostTensor ones;
+          ones.shape = {graph->num_src, 2, 1};
+          ones.allocate();
+          for (int64_t i = 0; i < ones.numElements(); ++i)
+            ones.as<float>()[i] = 1.0f;
+          const HostTensor &z = (*out)[1];
+          expectClose(z,
+                      referenceAttention(*graph, q, k, ones, 2, 16, 0.25,
+                                         variant.clamp, false, /*dv=*/1),
+                      what + ", z");
+          for (int64_t i = 0; i < got.numElements(); ++i) {
+            float zi = z.as<float>()[i / 8];
+            got.as<float>()[i] = zi > 0 ? got.as<float>()[i] / zi : 0.0f;
+          }
+        }
+        expectClose(got,
+                    referenceAttention(*graph, q, k, v, 2, 16, 0.25,
+                                       variant.clamp, true, /*dv=*/8),
+                    what);
       }
     }
   }

@@ -25,9 +25,12 @@ struct Matrix {
 /// Views `m`; false if it is not laid out row-major with unit column stride.
 inline bool view(const gnn_memref2d_f32 *m, Matrix &out) {
   out = {m->aligned + m->offset, m->sizes[0], m->sizes[1], m->strides[0]};
-  if (out.cols <= 1)
-    out.ld = out.cols > 0 ? out.cols : 1;
-  return (m->strides[1] == 1 || m->sizes[1] <= 1) && out.ld >= out.cols;
+  int64_t minLd = out.cols > 1 ? out.cols : 1;
+  // A single row's stride is never used (and may be anything); BLAS wants
+  // ld >= max(1, cols).
+  if (out.rows <= 1)
+    out.ld = minLd;
+  return (m->strides[1] == 1 || m->sizes[1] <= 1) && out.ld >= minLd;
 }
 
 /// The sizes of out = input @ weight^T + bias fit together; a mismatch is

@@ -1,5 +1,6 @@
 // RUN: gnn-opt %s -convert-gnn-to-loops -split-input-file | FileCheck %s
 // RUN: gnn-opt %s -convert-gnn-to-loops=parallel-dense -split-input-file | FileCheck %s --check-prefix=DENSE
+// RUN: gnn-opt %s -convert-gnn-to-loops=attention-blocks=false -split-input-file | FileCheck %s --check-prefix=NOBLOCKS
 // RUN: gnn-opt %s -gnn-lower-to-cpu -split-input-file | FileCheck %s --check-prefix=LLVM
 // RUN: gnn-opt %s -gnn-lower-to-cpu=fuse=false -split-input-file | FileCheck %s --check-prefix=LLVM
 
@@ -48,35 +49,66 @@ func.func @receive(%g: !gnn.graph<general>, %x: tensor<?x3xf32>) -> (tensor<?x3x
 // -----
 
 // The fused attention keeps a running maximum without a clamp and never
-// stores a per-edge value; with static feature sizes, q and the weighted sum
-// stay in vector registers. Destinations go in tiles of 32 (heads outside),
-// in-edges in chunks of 8: one vector of scores, one max and one rescale
-// per chunk, slots past the last edge scored -inf.
+// stores a per-edge value. With static feature sizes, destinations go in
+// tiles of 64 (stack buffers per tile): each row's CSR row is checked for one
+// range of sources in order, runs of rows with the same first source take
+// scores of the run against 128 sources at a time through the runtime's
+// GEMM, a masked online softmax over vectors of 8 scores, and a second GEMM
+// into the weighted sums.
+// CHECK: func.func private @gnn_rt_gemm(memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[?, 1], offset: ?>>, i32, f32, f32) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func @fused
-// CHECK: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c32
+// CHECK: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c64
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[TILES]])
-// CHECK: scf.for
-// CHECK: scf.for
-// CHECK: %[[QROW:.*]] = vector.load %{{.*}} : memref<?x2x4xf32>, vector<4xf32>
-// CHECK: scf.for {{.*}} step %c8 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, vector<4xf32>)
-// CHECK-COUNT-8: vector.reduction <add>
-// CHECK: vector.reduction <maximumf>, %{{.*}} : vector<8xf32> into f32
-// CHECK: math.exp %{{.*}} : f32
+// CHECK: memref.alloca_scope
+// CHECK: memref.alloca() : memref<64x128xf32>
+// CHECK: memref.alloca() : memref<64x8xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %true{{.*}}) -> (i1)
+// CHECK: scf.while
+// CHECK: scf.while
+// CHECK: scf.if
+// CHECK: scf.for {{.*}} step %c128
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32,
+// CHECK: scf.for {{.*}} step %c8{{.*}} -> (vector<8xf32>)
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: vector.reduction <maximumf>
 // CHECK: math.exp %{{.*}} : vector<8xf32>
-// CHECK-COUNT-8: vector.fma
-// CHECK: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32
-// CHECK: arith.cmpf ogt
-// CHECK: vector.store
-// CHECK-NOT: memref.alloc({{.*}}) : memref<?x2x1xf32>
-func.func @fused(%g: !gnn.graph<causal>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x4xf32>) -> tensor<?x2x4xf32> {
-  %o = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize : (!gnn.graph<causal>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
-  return %o : tensor<?x2x4xf32>
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32,
+// Rows outside such runs go one by one (the chunked loop below), in groups
+// of 32.
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: scf.for {{.*}} step %c8{{.*}} -> (f32, f32, vector<8xf32>)
+//
+// Without attention-blocks: destinations in tiles of 32 (heads outside),
+// q and the weighted sum in vector registers, in-edges in chunks of 8: one
+// vector of scores, one max and one rescale per chunk, slots past the last
+// edge scored -inf.
+// NOBLOCKS-LABEL: func @fused
+// NOBLOCKS-NOT: gnn_rt_gemm
+// NOBLOCKS: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c32
+// NOBLOCKS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[TILES]])
+// NOBLOCKS: scf.for
+// NOBLOCKS: scf.for
+// NOBLOCKS: %[[QROW:.*]] = vector.load %{{.*}} : memref<?x2x4xf32>, vector<4xf32>
+// NOBLOCKS: scf.for {{.*}} step %c8{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, vector<8xf32>)
+// NOBLOCKS-COUNT-8: vector.reduction <add>
+// NOBLOCKS: vector.reduction <maximumf>, %{{.*}} : vector<8xf32> into f32
+// NOBLOCKS: math.exp %{{.*}} : f32
+// NOBLOCKS: math.exp %{{.*}} : vector<8xf32>
+// NOBLOCKS-COUNT-8: vector.fma
+// NOBLOCKS: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32
+// NOBLOCKS: arith.cmpf ogt
+// NOBLOCKS: vector.store
+// NOBLOCKS-NOT: memref.alloc({{.*}}) : memref<?x2x1xf32>
+func.func @fused(%g: !gnn.graph<general>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x8xf32>) -> tensor<?x2x8xf32> {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  return %o : tensor<?x2x8xf32>
 }
 
 // -----
 
 // Dynamic feature sizes take the scalar loops.
 // CHECK-LABEL: func @fused_dynamic
+// NOBLOCKS-LABEL: func @fused_dynamic
 // CHECK-NOT: vector.
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32)
 // CHECK: math.exp

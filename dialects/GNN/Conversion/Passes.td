@@ -21,7 +21,9 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     one-shot bufferization to finish): edge-wise ops loop over edges,
     receiving ops loop over destination nodes and their in-edges through
     the CSR, the fused attention keeps a running maximum per destination and
-    head, in `vector` registers when the feature sizes are static. Outer
+    head, in `vector` registers when the feature sizes are static; with
+    static sizes, runs of destinations that share a range of sources are
+    computed in tiles through the runtime's GEMM (`attention-blocks`). Outer
     loops are `scf.parallel` (one iteration per edge or destination node, no
     shared writes).
 
@@ -46,6 +48,14 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
            "Lower gnn.fused_attention to a gpu.launch kernel with a group "
            "of lanes per destination and head (warp shuffles reduce the "
            "dot products) instead of loops">,
+    Option<"attentionBlocks", "attention-blocks", "bool", /*default=*/"true",
+           "On the CPU, let runs of destinations whose CSR rows list one "
+           "shared range of sources (found at run time: the blocks of "
+           "complete, causal and bipartite batches) compute "
+           "gnn.fused_attention in tiles: scores of up to 64 destinations "
+           "against 128 sources, and their weighted value rows, through "
+           "the runtime's GEMM (gnn_rt_gemm); other rows take the "
+           "per-destination loop">,
     Option<"parallelDense", "parallel-dense", "bool", /*default=*/"false",
            "Split the rows of each gnn.linear into one runtime call per "
            "OpenMP thread (omp_get_max_threads) inside an scf.parallel; the "

@@ -372,6 +372,8 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
         onGPU ? &gnn_cuda_linear : &_mlir_ciface_gnn_rt_linear);
     add("_mlir_ciface_gnn_rt_linear_nobias",
         onGPU ? &gnn_cuda_linear_nobias : &_mlir_ciface_gnn_rt_linear_nobias);
+    // The block tiles of the CPU attention kernel.
+    add("_mlir_ciface_gnn_rt_gemm", &_mlir_ciface_gnn_rt_gemm);
     return symbols;
   });
   // Generate machine code now rather than on the first call.

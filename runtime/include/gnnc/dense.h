@@ -47,6 +47,17 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_linear_nobias(gnn_memref2d_f32 *input,
                                                    gnn_memref2d_f32 *weight,
                                                    gnn_memref2d_f32 *out);
 
+/* c = alpha * a @ op(b) + beta * c on the calling thread, where op(b) is b
+ * transposed if transpose_b is non-zero: the block tiles of the fused
+ * attention (scores of a tile of destinations against a chunk of sources,
+ * and the weighted sum of the chunk's value rows). Sizes that do not fit
+ * are reported through gnn_rt_rows_mismatch and c is left untouched. */
+GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
+                                          gnn_memref2d_f32 *b,
+                                          gnn_memref2d_f32 *c,
+                                          int32_t transpose_b, float alpha,
+                                          float beta);
+
 /* Sets the number of threads the dense layers use (OpenBLAS). */
 GNNC_EXPORT void gnn_rt_set_dense_threads(int threads);
 

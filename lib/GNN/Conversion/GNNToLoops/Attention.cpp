@@ -61,14 +61,20 @@ FailureOr<AttentionPlan> loops::planAttention(Lowering &l,
 }
 
 Value loops::attentionScore(Lowering &l, const AttentionPlan &p, Value dot) {
-  Value s =
-      l.b.create<arith::MulFOp>(l.loc, dot, l.floatConst(p.elem, p.scale));
+  // Scalars or vectors of dot products.
+  auto constant = [&](double x) -> Value {
+    auto vector = dyn_cast<VectorType>(dot.getType());
+    if (!vector)
+      return l.floatConst(p.elem, x);
+    return l.b.create<arith::ConstantOp>(
+        l.loc, vector,
+        DenseElementsAttr::get(vector, l.b.getFloatAttr(p.elem, x)));
+  };
+  Value s = l.b.create<arith::MulFOp>(l.loc, dot, constant(p.scale));
   if (!p.clamp)
     return s;
-  s = l.b.create<arith::MaximumFOp>(l.loc, s,
-                                    l.floatConst(p.elem, p.clamp->first));
-  return l.b.create<arith::MinimumFOp>(l.loc, s,
-                                       l.floatConst(p.elem, p.clamp->second));
+  s = l.b.create<arith::MaximumFOp>(l.loc, s, constant(p.clamp->first));
+  return l.b.create<arith::MinimumFOp>(l.loc, s, constant(p.clamp->second));
 }
 
 SoftmaxStep loops::softmaxStep(Lowering &l, const AttentionPlan &p, Value max,
@@ -94,17 +100,42 @@ Value loops::inverseSum(Lowering &l, Value z) {
       l.floatConst(t, 0.0));
 }
 
-/// The index of element 0 of row `row`, head `head` of a feature.
-static SmallVector<Value> rowStart(Lowering &l, Value row, ValueRange head) {
+SourceRange loops::sourceRange(Lowering &l, const GraphParts &g, Value first,
+                               Value degree) {
+  Value hasSlots = l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ugt,
+                                             degree, l.idx(0));
+  // Loaded only with slots: `first` may be one past the last slot.
+  Value lo = l.ifElse(
+      hasSlots,
+      [&] {
+        return SmallVector<Value>{
+            l.b.create<memref::LoadOp>(l.loc, g.inSrc, first)};
+      },
+      [&] { return SmallVector<Value>{l.idx(0)}; })[0];
+  Value contiguous =
+      l.forLoop(l.idx(0), degree,
+                ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, 1, 1)},
+                [&](Value j, ValueRange ok) {
+                  Value u = l.b.create<memref::LoadOp>(
+                      l.loc, g.inSrc,
+                      ValueRange{l.b.create<arith::AddIOp>(l.loc, first, j)});
+                  Value expected = l.b.create<arith::AddIOp>(l.loc, lo, j);
+                  return SmallVector<Value>{l.b.create<arith::AndIOp>(
+                      l.loc, ok[0],
+                      l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::eq,
+                                                u, expected))};
+                })[0];
+  return {lo, contiguous};
+}
+
+SmallVector<Value> loops::rowStart(Lowering &l, Value row, ValueRange head) {
   SmallVector<Value> index = {row};
   llvm::append_range(index, head);
   index.push_back(l.idx(0));
   return index;
 }
 
-/// Writes a destination's weighted sum `acc` (a vector) and sum of weights
-/// `z` at `index`: both without `normalize`, else their quotient.
-static void storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc,
+void loops::storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc,
                               Value z, ValueRange index) {
   if (p.zOut) {
     l.b.create<vector::StoreOp>(l.loc, acc, p.out, index);
@@ -169,9 +200,9 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
 /// running maximum, the rescale (one exp per chunk instead of one per edge)
 /// and the weights (one vector exp) are computed once per chunk. Slots past
 /// the last edge repeat the chunk's first edge with weight 0.
-static void chunkedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
-                             int64_t dv) {
-  constexpr int64_t kChunk = 8, kDstTile = 32;
+void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
+                                int64_t dv, Value v, ValueRange head) {
+  constexpr int64_t kChunk = 8;
   Type t = p.elem;
   auto qType = VectorType::get({d}, t);
   auto vType = VectorType::get({dv}, t);
@@ -181,9 +212,95 @@ static void chunkedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
         l.loc, type, DenseElementsAttr::get(type, l.b.getFloatAttr(t, x)));
   };
   double negInf = -std::numeric_limits<double>::infinity();
-  // Destinations go in tiles, heads outside the tile: neighbouring
-  // destinations mostly share sources, so one head's key and value rows stay
-  // in cache across the tile.
+  Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
+  Value last = l.b.create<memref::LoadOp>(
+      l.loc, p.g.inPtr,
+      ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
+  auto at = [&](Value row) { return rowStart(l, row, head); };
+  auto broadcast = [&](Value x) {
+    return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
+  };
+  Value qRow = l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
+  SmallVector<Value> init = {l.floatConst(t, 0.0), l.floatConst(t, negInf),
+                             splat(vType, 0.0)};
+  auto loop = l.b.create<scf::ForOp>(
+      l.loc, first, last, l.idx(kChunk), init,
+      [&](OpBuilder &nested, Location, Value slot, ValueRange state) {
+        OpBuilder::InsertionGuard guard(l.b);
+        l.b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+        Value z = state[0], max = state[1], acc = state[2];
+        Value count = l.b.create<arith::SubIOp>(l.loc, last, slot);
+        SmallVector<Value> sources;
+        Value scores = splat(chunkType, negInf);
+        for (int64_t j = 0; j < kChunk; ++j) {
+          // The first slot of a chunk is always an edge.
+          Value inChunk =
+              j == 0 ? Value()
+                     : l.b.create<arith::CmpIOp>(
+                           l.loc, arith::CmpIPredicate::slt, l.idx(j), count);
+          Value s =
+              j == 0
+                  ? slot
+                  : l.b.create<arith::SelectOp>(
+                        l.loc, inChunk,
+                        l.b.create<arith::AddIOp>(l.loc, slot, l.idx(j)), slot);
+          Value u = l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, s);
+          sources.push_back(u);
+          Value kRow =
+              l.b.create<vector::LoadOp>(l.loc, qType, p.k.memref, at(u));
+          Value score =
+              attentionScore(l, p,
+                             l.b.create<vector::ReductionOp>(
+                                 l.loc, vector::CombiningKind::ADD,
+                                 l.b.create<arith::MulFOp>(l.loc, kRow, qRow)));
+          if (inChunk)
+            score = l.b.create<arith::SelectOp>(l.loc, inChunk, score,
+                                                l.floatConst(t, negInf));
+          scores = l.b.create<vector::InsertElementOp>(
+              l.loc, score, scores,
+              l.b.create<arith::ConstantIndexOp>(l.loc, j));
+        }
+        Value weights;
+        if (p.online) {
+          Value newMax = l.b.create<arith::MaximumFOp>(
+              l.loc, max,
+              l.b.create<vector::ReductionOp>(
+                  l.loc, vector::CombiningKind::MAXIMUMF, scores));
+          Value rescale = l.b.create<math::ExpOp>(
+              l.loc, l.b.create<arith::SubFOp>(l.loc, max, newMax));
+          weights = l.b.create<math::ExpOp>(
+              l.loc, l.b.create<arith::SubFOp>(l.loc, scores,
+                                               l.b.create<vector::BroadcastOp>(
+                                                   l.loc, chunkType, newMax)));
+          z = l.b.create<arith::MulFOp>(l.loc, z, rescale);
+          acc = l.b.create<arith::MulFOp>(l.loc, acc, broadcast(rescale));
+          max = newMax;
+        } else {
+          weights = l.b.create<math::ExpOp>(l.loc, scores);
+        }
+        for (int64_t j = 0; j < kChunk; ++j) {
+          Value w = l.b.create<vector::ExtractElementOp>(
+              l.loc, weights, l.b.create<arith::ConstantIndexOp>(l.loc, j));
+          Value vRow = l.b.create<vector::LoadOp>(l.loc, vType, p.val.memref,
+                                                  at(sources[j]));
+          acc = l.b.create<vector::FMAOp>(l.loc, broadcast(w), vRow, acc);
+        }
+        z = l.b.create<arith::AddFOp>(
+            l.loc, z,
+            l.b.create<vector::ReductionOp>(l.loc, vector::CombiningKind::ADD,
+                                            weights));
+        l.b.create<scf::YieldOp>(l.loc, ValueRange{z, max, acc});
+      });
+  storeVectorResult(l, p, loop.getResult(2), loop.getResult(0), at(v));
+}
+
+/// Every in-edge counts: destinations go in tiles of kDstTile, heads outside
+/// the tile: neighbouring destinations mostly share sources, so one head's
+/// key and value rows stay in cache across the tile.
+static void chunkedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
+                             int64_t dv) {
+  constexpr int64_t kDstTile = 32;
   Value tiles =
       l.b.create<arith::CeilDivUIOp>(l.loc, p.g.numDst, l.idx(kDstTile));
   l.parallel(tiles, [&](Value tile) {
@@ -192,93 +309,8 @@ static void chunkedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
         l.loc, l.b.create<arith::AddIOp>(l.loc, lo, l.idx(kDstTile)),
         p.g.numDst);
     l.loopNest(p.heads, [&](ValueRange head) {
-      l.serial(lo, hi, [&](Value v) {
-        Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
-        Value last = l.b.create<memref::LoadOp>(
-            l.loc, p.g.inPtr,
-            ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
-        auto at = [&](Value row) { return rowStart(l, row, head); };
-        auto broadcast = [&](Value x) {
-          return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
-        };
-        Value qRow =
-            l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
-        SmallVector<Value> init = {l.floatConst(t, 0.0),
-                                   l.floatConst(t, negInf), splat(vType, 0.0)};
-        auto loop = l.b.create<scf::ForOp>(
-            l.loc, first, last, l.idx(kChunk), init,
-            [&](OpBuilder &nested, Location, Value slot, ValueRange state) {
-              OpBuilder::InsertionGuard guard(l.b);
-              l.b.setInsertionPoint(nested.getInsertionBlock(),
-                                    nested.getInsertionPoint());
-              Value z = state[0], max = state[1], acc = state[2];
-              Value count = l.b.create<arith::SubIOp>(l.loc, last, slot);
-              SmallVector<Value> sources;
-              Value scores = splat(chunkType, negInf);
-              for (int64_t j = 0; j < kChunk; ++j) {
-                // The first slot of a chunk is always an edge.
-                Value inChunk = j == 0 ? Value()
-                                       : l.b.create<arith::CmpIOp>(
-                                             l.loc, arith::CmpIPredicate::slt,
-                                             l.idx(j), count);
-                Value s =
-                    j == 0
-                        ? slot
-                        : l.b.create<arith::SelectOp>(
-                              l.loc, inChunk,
-                              l.b.create<arith::AddIOp>(l.loc, slot, l.idx(j)),
-                              slot);
-                Value u = l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, s);
-                sources.push_back(u);
-                Value kRow =
-                    l.b.create<vector::LoadOp>(l.loc, qType, p.k.memref, at(u));
-                Value score = attentionScore(
-                    l, p,
-                    l.b.create<vector::ReductionOp>(
-                        l.loc, vector::CombiningKind::ADD,
-                        l.b.create<arith::MulFOp>(l.loc, kRow, qRow)));
-                if (inChunk)
-                  score = l.b.create<arith::SelectOp>(l.loc, inChunk, score,
-                                                      l.floatConst(t, negInf));
-                scores = l.b.create<vector::InsertElementOp>(
-                    l.loc, score, scores,
-                    l.b.create<arith::ConstantIndexOp>(l.loc, j));
-              }
-              Value weights;
-              if (p.online) {
-                Value newMax = l.b.create<arith::MaximumFOp>(
-                    l.loc, max,
-                    l.b.create<vector::ReductionOp>(
-                        l.loc, vector::CombiningKind::MAXIMUMF, scores));
-                Value rescale = l.b.create<math::ExpOp>(
-                    l.loc, l.b.create<arith::SubFOp>(l.loc, max, newMax));
-                weights = l.b.create<math::ExpOp>(
-                    l.loc,
-                    l.b.create<arith::SubFOp>(l.loc, scores,
-                                              l.b.create<vector::BroadcastOp>(
-                                                  l.loc, chunkType, newMax)));
-                z = l.b.create<arith::MulFOp>(l.loc, z, rescale);
-                acc = l.b.create<arith::MulFOp>(l.loc, acc, broadcast(rescale));
-                max = newMax;
-              } else {
-                weights = l.b.create<math::ExpOp>(l.loc, scores);
-              }
-              for (int64_t j = 0; j < kChunk; ++j) {
-                Value w = l.b.create<vector::ExtractElementOp>(
-                    l.loc, weights,
-                    l.b.create<arith::ConstantIndexOp>(l.loc, j));
-                Value vRow = l.b.create<vector::LoadOp>(
-                    l.loc, vType, p.val.memref, at(sources[j]));
-                acc = l.b.create<vector::FMAOp>(l.loc, broadcast(w), vRow, acc);
-              }
-              z = l.b.create<arith::AddFOp>(
-                  l.loc, z,
-                  l.b.create<vector::ReductionOp>(
-                      l.loc, vector::CombiningKind::ADD, weights));
-              l.b.create<scf::YieldOp>(l.loc, ValueRange{z, max, acc});
-            });
-        storeVectorResult(l, p, loop.getResult(2), loop.getResult(0), at(v));
-      });
+      l.serial(lo, hi,
+               [&](Value v) { chunkedAttentionRow(l, p, d, dv, v, head); });
     });
   });
 }
@@ -356,7 +388,8 @@ static void scalarAttention(Lowering &l, const AttentionPlan &p) {
   });
 }
 
-LogicalResult loops::lowerFusedAttentionToLoops(FusedAttentionOp op) {
+LogicalResult loops::lowerFusedAttentionToLoops(FusedAttentionOp op,
+                                                bool blockTiles) {
   Lowering l(op);
   FailureOr<AttentionPlan> p = planAttention(l, op);
   if (failed(p))
@@ -366,7 +399,9 @@ LogicalResult loops::lowerFusedAttentionToLoops(FusedAttentionOp op) {
   bool vectorize = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
                    getItemShape(p->k.type).back() == d;
   l.guarded(p->inputsOk, [&] {
-    if (vectorize && !p->mask)
+    if (vectorize && blockTiles && blockTileable(*p))
+      blockTiledAttention(l, *p, d, dv);
+    else if (vectorize && !p->mask)
       chunkedAttention(l, *p, d, dv);
     else if (vectorize)
       vectorizedAttention(l, *p, d, dv);

@@ -60,8 +60,42 @@ SoftmaxStep softmaxStep(Lowering &l, const AttentionPlan &p, Value max,
 /// 1 / z, or 0 for a node without in-edges (z = 0).
 Value inverseSum(Lowering &l, Value z);
 
-/// Loops over destinations (scf.parallel), vectorized for static sizes.
-LogicalResult lowerFusedAttentionToLoops(FusedAttentionOp op);
+/// Whether CSR slots [first, first + degree) list the sources lo, lo + 1,
+/// ... in order (what a structured graph promises), with lo the first
+/// slot's source (0 and true without slots).
+struct SourceRange {
+  Value lo, contiguous;
+};
+SourceRange sourceRange(Lowering &l, const GraphParts &g, Value first,
+                        Value degree);
+
+/// The index of element 0 of row `row`, head `head` of a feature.
+SmallVector<Value> rowStart(Lowering &l, Value row, ValueRange head);
+
+/// Writes a destination's weighted sum `acc` (a vector) and sum of weights
+/// `z` at `index`: both without `normalize`, else their quotient.
+void storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc, Value z,
+                       ValueRange index);
+
+/// Destination v and head `head` over all its in-edges, in chunks of edges
+/// (static feature sizes d of q/k and dv of v, no edge mask).
+void chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
+                         int64_t dv, Value v, ValueRange head);
+
+/// Whether the block-tiled kernel serves `op`: every in-edge listed,
+/// float32 rows of static sizes with the same head dims in q, k and v.
+bool blockTileable(const AttentionPlan &p);
+
+/// Tiles of destinations that share a source range against chunks of those
+/// sources, scores and weighted sums through the runtime's GEMM
+/// (BlockAttention.cpp). Calls the runtime: CPU only.
+void blockTiledAttention(Lowering &l, const AttentionPlan &p, int64_t d,
+                         int64_t dv);
+
+/// Loops over destinations (scf.parallel), vectorized for static sizes;
+/// with `blockTiles`, through blockTiledAttention where it serves.
+LogicalResult lowerFusedAttentionToLoops(FusedAttentionOp op,
+                                         bool blockTiles = false);
 
 /// A gpu.launch with a group of lanes per destination and head (warp
 /// shuffles reduce the dot products); falls back to the loops for layouts

@@ -24,8 +24,7 @@ constexpr llvm::StringLiteral kLinearNoBiasFn = "gnn_rt_linear_nobias";
 constexpr llvm::StringLiteral kMaxThreadsFn = "omp_get_max_threads";
 } // namespace
 
-/// Declares function `name` in `module` unless it is there.
-static void declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
+void loops::declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
                             TypeRange results, bool cInterface) {
   if (module.lookupSymbol(name))
     return;

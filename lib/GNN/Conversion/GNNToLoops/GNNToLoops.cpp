@@ -736,8 +736,9 @@ struct ConvertGNNToLoopsPass
               .Case([](ReduceOp o) { return lowerReduce(o); })
               .Case([](ApplyNodesOp o) { return lowerApplyNodes(o); })
               .Case([&](FusedAttentionOp o) {
-                return gpuKernels ? lowerFusedAttentionToGPU(o)
-                                  : lowerFusedAttentionToLoops(o);
+                return gpuKernels
+                           ? lowerFusedAttentionToGPU(o)
+                           : lowerFusedAttentionToLoops(o, attentionBlocks);
               })
               .Case([](NumSrcNodesOp o) {
                 return lowerCount(o, &GraphParts::numSrc);

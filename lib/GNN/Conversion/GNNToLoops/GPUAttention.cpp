@@ -51,38 +51,6 @@ Value shuffleXor(Lowering &l, Value x, int64_t offset) {
       .getShuffleResult();
 }
 
-/// An scf.if yielding `thenValues()` or `elseValues()`.
-ValueRange select(Lowering &l, Value cond,
-                  function_ref<SmallVector<Value>()> thenValues,
-                  function_ref<SmallVector<Value>()> elseValues) {
-  auto branch = [&](function_ref<SmallVector<Value>()> values) {
-    return [&, values](OpBuilder &b, Location) {
-      OpBuilder::InsertionGuard guard(l.b);
-      l.b.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
-      l.b.create<scf::YieldOp>(l.loc, values());
-    };
-  };
-  return l.b
-      .create<scf::IfOp>(l.loc, cond, branch(thenValues), branch(elseValues))
-      .getResults();
-}
-
-/// An scf.for over [lb, ub) carrying `init`; `body(i, state)` returns the
-/// next state.
-ValueRange forLoop(Lowering &l, Value lb, Value ub, ValueRange init,
-                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  return l.b
-      .create<scf::ForOp>(
-          l.loc, lb, ub, l.idx(1), init,
-          [&](OpBuilder &nested, Location, Value i, ValueRange state) {
-            OpBuilder::InsertionGuard guard(l.b);
-            l.b.setInsertionPoint(nested.getInsertionBlock(),
-                                  nested.getInsertionPoint());
-            l.b.create<scf::YieldOp>(l.loc, body(i, state));
-          })
-      .getResults();
-}
-
 /// The kernel's static layout: rows are [heads?, d] with at most one head
 /// dim, q and k share d, and no operand broadcasts a head.
 struct KernelShape {
@@ -177,11 +145,11 @@ public:
     Value first = slots.first, degree = slots.degree;
     Value rounds = warpMax(degree);
 
-    store(forLoop(l, l.idx(0), rounds,
-                  initialState(l, p.elem, shape.perLaneDv()),
-                  [&](Value i, ValueRange state) {
-                    return round(first, degree, i, qRegs, state);
-                  }));
+    store(l.forLoop(l.idx(0), rounds,
+                    initialState(l, p.elem, shape.perLaneDv()),
+                    [&](Value i, ValueRange state) {
+                      return round(first, degree, i, qRegs, state);
+                    }));
   }
 
 private:
@@ -329,25 +297,7 @@ public:
     CsrRow slots = csrRow(l, p, v, valid);
     Value first = slots.first, degree = slots.degree;
     Value hasEdges = cmp(arith::CmpIPredicate::ugt, degree, l.idx(0));
-    Value lo = select(
-        l, hasEdges,
-        [&] {
-          return SmallVector<Value>{
-              l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, first)};
-        },
-        [&] { return SmallVector<Value>{l.idx(0)}; })[0];
-    // The promise holds for v if its slots list lo, lo + 1, ... in order.
-    Value contiguous = forLoop(
-        l, l.idx(0), degree,
-        ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, 1, 1)},
-        [&](Value j, ValueRange ok) {
-          Value u = l.b.create<memref::LoadOp>(
-              l.loc, p.g.inSrc,
-              ValueRange{l.b.create<arith::AddIOp>(l.loc, first, j)});
-          Value expected = l.b.create<arith::AddIOp>(l.loc, lo, j);
-          return SmallVector<Value>{l.b.create<arith::AndIOp>(
-              l.loc, ok[0], cmp(arith::CmpIPredicate::eq, u, expected))};
-        })[0];
+    auto [lo, contiguous] = sourceRange(l, p.g, first, degree);
     Value tiled = l.b.create<arith::AndIOp>(l.loc, hasEdges, contiguous);
     Value myLo = l.b.create<arith::SelectOp>(l.loc, tiled, lo, l.idx(0));
     Value myHi = l.b.create<arith::SelectOp>(
@@ -361,24 +311,24 @@ public:
 
     SmallVector<Value> qRegs = row(p.q.memref, v, shape.d);
     ValueRange state =
-        forLoop(l, tileLo, tileHi, initialState(l, p.elem, shape.dv),
-                [&](Value u, ValueRange state) {
-                  // Loaded by every lane (the same row): outside the branch.
-                  Value score = attentionScore(l, p, dot(qRegs, u));
-                  Value inRange = l.b.create<arith::AndIOp>(
-                      l.loc, cmp(arith::CmpIPredicate::uge, u, myLo),
-                      cmp(arith::CmpIPredicate::ult, u, myHi));
-                  return SmallVector<Value>(select(
-                      l, inRange, [&] { return accumulate(u, score, state); },
-                      [&] { return SmallVector<Value>(state); }));
-                });
+        l.forLoop(tileLo, tileHi, initialState(l, p.elem, shape.dv),
+                  [&](Value u, ValueRange state) {
+                    // Loaded by every lane (the same row): outside the branch.
+                    Value score = attentionScore(l, p, dot(qRegs, u));
+                    Value inRange = l.b.create<arith::AndIOp>(
+                        l.loc, cmp(arith::CmpIPredicate::uge, u, myLo),
+                        cmp(arith::CmpIPredicate::ult, u, myHi));
+                    return SmallVector<Value>(l.ifElse(
+                        inRange, [&] { return accumulate(u, score, state); },
+                        [&] { return SmallVector<Value>(state); }));
+                  });
     // Destinations whose row breaks the promise go edge by edge.
     Value perEdge = l.b.create<arith::AndIOp>(
         l.loc, hasEdges,
         l.b.create<arith::XOrIOp>(
             l.loc, contiguous, l.b.create<arith::ConstantIntOp>(l.loc, 1, 1)));
-    state = select(
-        l, perEdge,
+    state = l.ifElse(
+        perEdge,
         [&] {
           return l.forEachInEdge(
               p.g, v, /*mask=*/Value(), state,

@@ -464,6 +464,64 @@ public:
     return b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
   }
 
+  /// An scf.for over [lb, ub) by `step` (1 if null) carrying `init`;
+  /// `body(i, state)` returns the next state.
+  ValueRange forLoop(Value lb, Value ub, ValueRange init,
+                     function_ref<SmallVector<Value>(Value, ValueRange)> body,
+                     Value step = Value()) {
+    return b
+        .create<scf::ForOp>(
+            loc, lb, ub, step ? step : idx(1), init,
+            [&](OpBuilder &nested, Location, Value i, ValueRange state) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPoint(nested.getInsertionBlock(),
+                                  nested.getInsertionPoint());
+              b.create<scf::YieldOp>(loc, body(i, state));
+            })
+        .getResults();
+  }
+
+  /// An scf.while carrying `init` while `cond(state)` holds; `body(state)`
+  /// returns the next state.
+  ValueRange whileLoop(ValueRange init, function_ref<Value(ValueRange)> cond,
+                       function_ref<SmallVector<Value>(ValueRange)> body) {
+    auto inBlock = [&](OpBuilder &nested, auto build) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(nested.getInsertionBlock(),
+                          nested.getInsertionPoint());
+      build();
+    };
+    return b
+        .create<scf::WhileOp>(
+            loc, init.getTypes(), init,
+            [&](OpBuilder &nested, Location, ValueRange state) {
+              inBlock(nested, [&] {
+                b.create<scf::ConditionOp>(loc, cond(state), state);
+              });
+            },
+            [&](OpBuilder &nested, Location, ValueRange state) {
+              inBlock(nested,
+                      [&] { b.create<scf::YieldOp>(loc, body(state)); });
+            })
+        .getResults();
+  }
+
+  /// An scf.if yielding `thenValues()` or `elseValues()`.
+  ValueRange ifElse(Value cond, function_ref<SmallVector<Value>()> thenValues,
+                    function_ref<SmallVector<Value>()> elseValues) {
+    auto branch = [&](function_ref<SmallVector<Value>()> values) {
+      return [&, values](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        b.create<scf::YieldOp>(loc, values());
+      };
+    };
+    return b
+        .create<scf::IfOp>(loc, cond, branch(thenValues), branch(elseValues))
+        .getResults();
+  }
+
   /// Runs `body` only if `ok`.
   void guarded(Value ok, function_ref<void()> body) {
     auto branch = b.create<scf::IfOp>(loc, ok, /*withElse=*/false);
@@ -485,6 +543,11 @@ public:
   OpBuilder b;
   Location loc;
 };
+
+/// Declares function `name` in `module` unless it is there; with
+/// `cInterface`, calls pass memrefs as pointers to their descriptors.
+void declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
+                     TypeRange results, bool cInterface);
 
 /// Lowerings of the dense node-wise layers (DenseLayers.cpp).
 LogicalResult lowerLinear(LinearOp op, bool parallelDense);

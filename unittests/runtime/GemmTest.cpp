@@ -1,0 +1,124 @@
+//===- GemmTest.cpp - the runtime's GEMM against naive loops --------------===//
+//
+// Part of gnnc. gnn_rt_gemm on views like those the attention tiles pass
+// (rows of a wider buffer, one column, one row, no rows), strided views
+// (the plain-loop path) and mismatched sizes. Tolerance: 1e-5 * (1 + sum of
+// |terms|).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/dense.h"
+#include "gnnc/errors.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+/// A rows x cols view into `storage` with the given strides and offset.
+gnn_memref2d_f32 view(std::vector<float> &storage, int64_t offset, int64_t rows,
+                      int64_t cols, int64_t rowStride, int64_t colStride = 1) {
+  return {storage.data(),
+          storage.data(),
+          offset,
+          {rows, cols},
+          {rowStride, colStride}};
+}
+
+float at(const gnn_memref2d_f32 &m, int64_t i, int64_t j) {
+  return m.aligned[m.offset + i * m.strides[0] + j * m.strides[1]];
+}
+
+struct Case {
+  int64_t m, n, k;
+  bool transposeB;
+  /// Extra row stride beyond the width (views into wider buffers), and a
+  /// column stride of 2 for the strided path.
+  int64_t pad;
+  bool strided;
+};
+
+void runCase(const Case &c, std::mt19937 &rng) {
+  SCOPED_TRACE("m " + std::to_string(c.m) + ", n " + std::to_string(c.n) +
+               ", k " + std::to_string(c.k) +
+               (c.transposeB ? ", b transposed" : "") +
+               (c.strided ? ", strided" : ""));
+  int64_t cs = c.strided ? 2 : 1;
+  auto make = [&](int64_t rows, int64_t cols, std::vector<float> &storage) {
+    int64_t stride = cols * cs + c.pad;
+    storage.assign(size_t(3 + std::max<int64_t>(rows, 1) * stride), 0.0f);
+    std::normal_distribution<float> dist;
+    for (float &x : storage)
+      x = dist(rng);
+    return view(storage, 3, rows, cols, stride, cs);
+  };
+  std::vector<float> as, bs, cStore;
+  gnn_memref2d_f32 a = make(c.m, c.k, as);
+  gnn_memref2d_f32 b = c.transposeB ? make(c.n, c.k, bs) : make(c.k, c.n, bs);
+  gnn_memref2d_f32 out = make(c.m, c.n, cStore);
+  std::vector<float> before = cStore;
+  gnn_memref2d_f32 old =
+      view(before, out.offset, c.m, c.n, out.strides[0], out.strides[1]);
+  _mlir_ciface_gnn_rt_gemm(&a, &b, &out, c.transposeB ? 1 : 0, 0.5f, 1.0f);
+  ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double want = at(old, i, j), magnitude = std::fabs(want);
+      for (int64_t l = 0; l < c.k; ++l) {
+        double term = 0.5 * double(at(a, i, l)) *
+                      (c.transposeB ? at(b, j, l) : at(b, l, j));
+        want += term;
+        magnitude += std::fabs(term);
+      }
+      ASSERT_NEAR(at(out, i, j), want, 1e-5 * (1 + magnitude))
+          << "element " << i << ", " << j;
+    }
+  // Nothing outside the view is written.
+  for (size_t i = 0; i < cStore.size(); ++i) {
+    int64_t rel = int64_t(i) - out.offset;
+    bool inside =
+        rel >= 0 && c.m > 0 && c.n > 0 && rel / out.strides[0] < c.m &&
+        rel % out.strides[0] < c.n * cs && (rel % out.strides[0]) % cs == 0;
+    if (!inside)
+      ASSERT_EQ(cStore[i], before[i]) << "outside the view at " << i;
+  }
+}
+
+TEST(RuntimeGemm, MatchesNaiveLoops) {
+  std::mt19937 rng(11);
+  for (bool transposeB : {true, false})
+    for (bool strided : {false, true})
+      for (Case c :
+           {Case{64, 128, 64, false, 448, false},
+            Case{37, 1, 16, false, 127, false}, Case{1, 1, 1, false, 5, false},
+            Case{1, 70, 9, false, 0, false}, Case{5, 3, 0, false, 2, false},
+            Case{0, 4, 3, false, 0, false},
+            Case{20, 8, 129, false, 0, false}}) {
+        c.transposeB = transposeB;
+        c.strided = strided;
+        runCase(c, rng);
+      }
+}
+
+TEST(RuntimeGemm, MismatchedSizesAreReported) {
+  std::vector<float> as(64, 1.0f), bs(64, 1.0f), cs(64, 7.0f);
+  gnn_memref2d_f32 a = view(as, 0, 4, 3, 3), b = view(bs, 0, 5, 2, 2),
+                   c = view(cs, 0, 4, 5, 5);
+  // a is 4 x 3 but b^T has 2 rows.
+  _mlir_ciface_gnn_rt_gemm(&a, &b, &c, 1, 1.0f, 0.0f);
+  char err[256];
+  ASSERT_NE(gnn_rt_take_error(err, sizeof(err)), 0);
+  EXPECT_NE(std::string(err).find("size 3"), std::string::npos) << err;
+  for (float x : cs)
+    EXPECT_EQ(x, 7.0f);
+  // c has the wrong number of columns.
+  gnn_memref2d_f32 b2 = view(bs, 0, 6, 3, 3);
+  _mlir_ciface_gnn_rt_gemm(&a, &b2, &c, 1, 1.0f, 0.0f);
+  ASSERT_NE(gnn_rt_take_error(err, sizeof(err)), 0);
+  for (float x : cs)
+    EXPECT_EQ(x, 7.0f);
+}
+} // namespace
