@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <random>
@@ -117,6 +118,38 @@ void naiveAttention(const gnn_graph &g, const float *q, const float *k,
         for (int i = 0; i < kDk; ++i)
           o[i] /= z;
     }
+}
+
+/// Prints the largest difference of the fused and unfused results from the
+/// naive loop's; false if one exceeds kAgreement.
+bool agree(JitProgram &fused, JitProgram &unfused, ArrayRef<Argument> args,
+           const std::vector<float> &naive, const std::string &name) {
+  constexpr double kAgreement = 1e-4;
+  auto difference = [&](JitProgram &program) {
+    std::vector<HostTensor> results = llvm::cantFail(program.run(args));
+    const HostTensor &out = results[0];
+    double worst = 0;
+    for (int64_t i = 0; i < out.numElements(); ++i) {
+      double got = out.as<float>()[i];
+      // The unfused form divides 0 by 0 where nothing is received.
+      if (std::isnan(got) && naive[i] == 0.0f)
+        continue;
+      double d = std::fabs(got - naive[i]);
+      worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+    }
+    return worst;
+  };
+  double f = difference(fused), u = difference(unfused);
+  fmt::print("{:<30} {:>9} | max |fused - naive| {:.1e}, |unfused - naive| "
+             "{:.1e}\n",
+             "", "", f, u);
+  if (f <= kAgreement && u <= kAgreement)
+    return true;
+  fmt::print(stderr,
+             "{}: results differ from the naive loop by more than "
+             "{:.0e}\n",
+             name, kAgreement);
+  return false;
 }
 
 struct Workload {
@@ -214,6 +247,7 @@ int main(int argc, char **argv) {
 
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.0f, 1.0f);
+  bool failed = false;
   for (Workload &w : workloads()) {
     const gnn_graph &g = *w.graph;
     auto &[fused, unfused] = programs[w.structure];
@@ -265,6 +299,11 @@ int main(int argc, char **argv) {
       double tUnfused = timeOnGPU(*unfused, "unfused");
       fmt::print("{:<30} {:>9} | fused kernels are {:.2f}x unfused\n", "", "",
                  tUnfused / tFused);
+      std::vector<float> out(q.numElements());
+      naiveAttention(g, q.as<float>(), k.as<float>(), v.as<float>(),
+                     out.data());
+      if (!agree(*fused, *unfused, args, out, w.name))
+        failed = true;
       continue;
     }
     double tFused =
@@ -283,6 +322,13 @@ int main(int argc, char **argv) {
     report("naive", tNaive);
     fmt::print("{:<30} {:>9} | fused is {:.2f}x unfused, {:.2f}x naive\n", "",
                "", tUnfused / tFused, tNaive / tFused);
+    if (!agree(*fused, *unfused, args, out, w.name))
+      failed = true;
+  }
+  if (failed) {
+    fmt::print(stderr, "gnn-bench-attention: results disagree with the naive "
+                       "loop (see above)\n");
+    return 1;
   }
   return 0;
 }

@@ -308,6 +308,10 @@ def main():
                     help="smaller batches, fewer layers (a smoke run)")
     ap.add_argument("--max-len", type=int, default=30,
                     help="greedy decoding limit (outputs of max-len - 1)")
+    ap.add_argument("--workloads", default="",
+                    help="comma-separated workload names to run (default: "
+                         "all of copy/dgl-default, copy/tutorial, "
+                         "long/dgl-default)")
     a = ap.parse_args()
     if not os.path.exists(GNN_RUN):
         sys.exit("build gnnc first (scripts/setup.sh)")
@@ -321,6 +325,12 @@ def main():
     workloads = [Workload("copy/dgl-default", "dgl-default", copy, work),
                  Workload("copy/tutorial", "tutorial", copy, work),
                  Workload("long/dgl-default", "dgl-default", long, work)]
+    if a.workloads:
+        wanted = a.workloads.split(",")
+        unknown = set(wanted) - {w.name for w in workloads}
+        if unknown:
+            sys.exit("peers: unknown workloads: %s" % ", ".join(sorted(unknown)))
+        workloads = [w for w in workloads if w.name in wanted]
     print("machine: %d cores; torch %s (%d threads), DGL %s; %d runs" %
           (os.cpu_count(), torch.__version__, torch.get_num_threads(),
            dgl.__version__, a.runs), flush=True)
