@@ -212,10 +212,7 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
         l.loc, type, DenseElementsAttr::get(type, l.b.getFloatAttr(t, x)));
   };
   double negInf = -std::numeric_limits<double>::infinity();
-  Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
-  Value last = l.b.create<memref::LoadOp>(
-      l.loc, p.g.inPtr,
-      ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
+  auto [first, last] = l.inSlots(p.g, v);
   auto at = [&](Value row) { return rowStart(l, row, head); };
   auto broadcast = [&](Value x) {
     return l.b.create<vector::BroadcastOp>(l.loc, vType, x);

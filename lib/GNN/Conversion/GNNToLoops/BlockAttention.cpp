@@ -91,13 +91,8 @@ private:
     // Each row's source range [lo, hi), or [0, 0) if it has none.
     l.serial(l.idx(0), n, [&](Value r) {
       Value v = b.create<arith::AddIOp>(loc, v0, r);
-      Value first = b.create<memref::LoadOp>(loc, p.g.inPtr, v);
-      Value degree = b.create<arith::SubIOp>(
-          loc,
-          b.create<memref::LoadOp>(
-              loc, p.g.inPtr,
-              ValueRange{b.create<arith::AddIOp>(loc, v, l.idx(1))}),
-          first);
+      auto [first, last] = l.inSlots(p.g, v);
+      Value degree = b.create<arith::SubIOp>(loc, last, first);
       auto [lo, contiguous] = sourceRange(l, p.g, first, degree);
       Value ranged = b.create<arith::AndIOp>(
           loc, contiguous, cmp(arith::CmpIPredicate::ugt, degree, l.idx(0)));

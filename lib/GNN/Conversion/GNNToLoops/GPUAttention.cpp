@@ -86,10 +86,7 @@ struct CsrRow {
   Value first, degree;
 };
 CsrRow csrRow(Lowering &l, const AttentionPlan &p, Value v, Value valid) {
-  Value first = l.b.create<memref::LoadOp>(l.loc, p.g.inPtr, v);
-  Value last = l.b.create<memref::LoadOp>(
-      l.loc, p.g.inPtr,
-      ValueRange{l.b.create<arith::AddIOp>(l.loc, v, l.idx(1))});
+  auto [first, last] = l.inSlots(p.g, v);
   Value degree = l.b.create<arith::SelectOp>(
       l.loc, valid, l.b.create<arith::SubIOp>(l.loc, last, first), l.idx(0));
   return {first, degree};

@@ -370,14 +370,20 @@ public:
     });
   }
 
+  /// Destination v's CSR slots [first, last).
+  std::pair<Value, Value> inSlots(const GraphParts &g, Value v) {
+    Value first = b.create<memref::LoadOp>(loc, g.inPtr, v);
+    Value last = b.create<memref::LoadOp>(
+        loc, g.inPtr, ValueRange{b.create<arith::AddIOp>(loc, v, idx(1))});
+    return {first, last};
+  }
+
   /// For each in-edge slot of destination v (skipping edges not in `mask`),
   /// runs `body(u, e)`; carries `init` values through `body`'s results.
   SmallVector<Value> forEachInEdge(
       const GraphParts &g, Value v, Value mask, ValueRange init,
       function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
-    Value first = b.create<memref::LoadOp>(loc, g.inPtr, v);
-    Value last = b.create<memref::LoadOp>(
-        loc, g.inPtr, ValueRange{b.create<arith::AddIOp>(loc, v, idx(1))});
+    auto [first, last] = inSlots(g, v);
     auto loop = b.create<scf::ForOp>(
         loc, first, last, idx(1), init,
         [&](OpBuilder &nested, Location, Value slot, ValueRange carried) {
