@@ -62,14 +62,7 @@ FailureOr<AttentionPlan> loops::planAttention(Lowering &l,
 
 Value loops::attentionScore(Lowering &l, const AttentionPlan &p, Value dot) {
   // Scalars or vectors of dot products.
-  auto constant = [&](double x) -> Value {
-    auto vector = dyn_cast<VectorType>(dot.getType());
-    if (!vector)
-      return l.floatConst(p.elem, x);
-    return l.b.create<arith::ConstantOp>(
-        l.loc, vector,
-        DenseElementsAttr::get(vector, l.b.getFloatAttr(p.elem, x)));
-  };
+  auto constant = [&](double x) { return l.floatConst(dot.getType(), x); };
   Value s = l.b.create<arith::MulFOp>(l.loc, dot, constant(p.scale));
   if (!p.clamp)
     return s;
@@ -163,9 +156,7 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
         return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
       };
       Value qRow = l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
-      Value zeroVec = l.b.create<arith::ConstantOp>(
-          l.loc, vType,
-          DenseElementsAttr::get(vType, l.b.getFloatAttr(t, 0.0)));
+      Value zeroVec = l.floatConst(vType, 0.0);
       Value negInf = l.floatConst(t, -std::numeric_limits<double>::infinity());
       SmallVector<Value> init = {l.floatConst(t, 0.0), negInf, zeroVec};
       SmallVector<Value> carried = l.forEachInEdge(
@@ -207,10 +198,6 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
   auto qType = VectorType::get({d}, t);
   auto vType = VectorType::get({dv}, t);
   auto chunkType = VectorType::get({kChunk}, t);
-  auto splat = [&](VectorType type, double x) -> Value {
-    return l.b.create<arith::ConstantOp>(
-        l.loc, type, DenseElementsAttr::get(type, l.b.getFloatAttr(t, x)));
-  };
   double negInf = -std::numeric_limits<double>::infinity();
   auto [first, last] = l.inSlots(p.g, v);
   auto at = [&](Value row) { return rowStart(l, row, head); };
@@ -219,17 +206,14 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
   };
   Value qRow = l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
   SmallVector<Value> init = {l.floatConst(t, 0.0), l.floatConst(t, negInf),
-                             splat(vType, 0.0)};
-  auto loop = l.b.create<scf::ForOp>(
-      l.loc, first, last, l.idx(kChunk), init,
-      [&](OpBuilder &nested, Location, Value slot, ValueRange state) {
-        OpBuilder::InsertionGuard guard(l.b);
-        l.b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
+                             l.floatConst(vType, 0.0)};
+  ValueRange result = l.forLoop(
+      first, last, init,
+      [&](Value slot, ValueRange state) {
         Value z = state[0], max = state[1], acc = state[2];
         Value count = l.b.create<arith::SubIOp>(l.loc, last, slot);
         SmallVector<Value> sources;
-        Value scores = splat(chunkType, negInf);
+        Value scores = l.floatConst(chunkType, negInf);
         for (int64_t j = 0; j < kChunk; ++j) {
           // The first slot of a chunk is always an edge.
           Value inChunk =
@@ -287,9 +271,10 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
             l.loc, z,
             l.b.create<vector::ReductionOp>(l.loc, vector::CombiningKind::ADD,
                                             weights));
-        l.b.create<scf::YieldOp>(l.loc, ValueRange{z, max, acc});
-      });
-  storeVectorResult(l, p, loop.getResult(2), loop.getResult(0), at(v));
+        return SmallVector<Value>{z, max, acc};
+      },
+      l.idx(kChunk));
+  storeVectorResult(l, p, result[2], result[0], at(v));
 }
 
 /// Every in-edge counts: destinations go in tiles of kDstTile, heads outside

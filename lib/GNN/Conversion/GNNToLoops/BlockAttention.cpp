@@ -139,12 +139,9 @@ private:
     // The other rows one by one, in groups of kRowGroup with the heads
     // outside (as chunkedAttention): one head's key and value rows of a
     // group stay in cache.
-    b.create<scf::ForOp>(
-        loc, l.idx(0), n, l.idx(kRowGroup), ValueRange{},
-        [&](OpBuilder &nested, Location, Value g0, ValueRange) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
+    l.forLoop(
+        l.idx(0), n, ValueRange{},
+        [&](Value g0, ValueRange) {
           Value g1 = b.create<arith::MinUIOp>(
               loc, n, b.create<arith::AddIOp>(loc, g0, l.idx(kRowGroup)));
           l.loopNest(p.heads, [&](ValueRange head) {
@@ -155,8 +152,9 @@ private:
               });
             });
           });
-          b.create<scf::YieldOp>(loc);
-        });
+          return SmallVector<Value>{};
+        },
+        l.idx(kRowGroup));
   }
 
   /// Rows [r0, r1) of the tile, which share their first source `lo` (and
@@ -203,17 +201,14 @@ private:
     l.serial(l.idx(0), rows, [&](Value r) {
       b.create<memref::StoreOp>(loc, l.floatConst(t, negInf), maxima, r);
       b.create<memref::StoreOp>(loc, l.floatConst(t, 0.0), weightSums, r);
-      b.create<vector::StoreOp>(loc, splat(sumType, 0.0), sums,
+      b.create<vector::StoreOp>(loc, l.floatConst(sumType, 0.0), sums,
                                 ValueRange{r, l.idx(0)});
     });
     Value q =
         view(p.q.memref, b.create<arith::AddIOp>(loc, v0, r0), rows, head, d);
-    b.create<scf::ForOp>(
-        loc, lo, hi, l.idx(kCols), ValueRange{},
-        [&](OpBuilder &nested, Location, Value c, ValueRange) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
+    l.forLoop(
+        lo, hi, ValueRange{},
+        [&](Value c, ValueRange) {
           Value cols = b.create<arith::MinUIOp>(
               loc, l.idx(kCols), b.create<arith::SubIOp>(loc, hi, c));
           Value tileScores = tileView(scores, rows, cols);
@@ -233,8 +228,9 @@ private:
           gemm(tileScores, view(p.val.memref, c, cols, head, dv),
                tileView(sums, rows, l.idx(dv)), /*transposeB=*/false,
                /*beta=*/1.0);
-          b.create<scf::YieldOp>(loc);
-        });
+          return SmallVector<Value>{};
+        },
+        l.idx(kCols));
     l.serial(l.idx(0), rows, [&](Value r) {
       Value v =
           b.create<arith::AddIOp>(loc, v0, b.create<arith::AddIOp>(loc, r0, r));
@@ -265,7 +261,7 @@ private:
 
     // Scores: scaled, clamped, -inf off the row's edges.
     Value rowMax = l.forLoop(
-        l.idx(0), padded, ValueRange{splat(laneType, negInf)},
+        l.idx(0), padded, ValueRange{l.floatConst(laneType, negInf)},
         [&](Value j, ValueRange s) {
           Value raw = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
           Value limit = b.create<vector::BroadcastOp>(
@@ -275,8 +271,9 @@ private:
                   b.create<arith::IndexCastOp>(loc, b.getI32Type(), j)));
           Value edge = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
                                                lanes, limit);
-          Value score = b.create<arith::SelectOp>(
-              loc, edge, attentionScore(l, p, raw), splat(laneType, negInf));
+          Value score =
+              b.create<arith::SelectOp>(loc, edge, attentionScore(l, p, raw),
+                                        l.floatConst(laneType, negInf));
           b.create<vector::StoreOp>(loc, score, scores, at(j));
           return SmallVector<Value>{
               b.create<arith::MaximumFOp>(loc, s[0], score)};
@@ -285,10 +282,9 @@ private:
     // Weights exp(score - shift); with the online softmax, shift is the
     // running maximum (0 while the row has seen no edge).
     Value shift = l.floatConst(t, 0.0), rescale;
-    Value newMax;
     if (p.online) {
       Value oldMax = load(maxima, r);
-      newMax = b.create<arith::MaximumFOp>(
+      Value newMax = b.create<arith::MaximumFOp>(
           loc, oldMax,
           b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXIMUMF,
                                         rowMax));
@@ -302,7 +298,7 @@ private:
     }
     Value shiftLanes = b.create<vector::BroadcastOp>(loc, laneType, shift);
     Value rowSum = l.forLoop(
-        l.idx(0), padded, ValueRange{splat(laneType, 0.0)},
+        l.idx(0), padded, ValueRange{l.floatConst(laneType, 0.0)},
         [&](Value j, ValueRange s) {
           Value score = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
           Value w = b.create<math::ExpOp>(
@@ -365,11 +361,6 @@ private:
         ValueRange{a, bMatrix, c,
                    b.create<arith::ConstantIntOp>(loc, transposeB ? 1 : 0, 32),
                    l.floatConst(t, 1.0), l.floatConst(t, beta)});
-  }
-
-  Value splat(VectorType type, double x) {
-    return b.create<arith::ConstantOp>(
-        loc, type, DenseElementsAttr::get(type, b.getFloatAttr(t, x)));
   }
 
   Value load(Value buffer, Value i) {

@@ -157,7 +157,13 @@ public:
     return b.create<memref::AllocOp>(loc, memrefType, dynamic);
   }
 
+  /// A float constant, or a splat of one for a vector type.
   Value floatConst(Type type, double value) {
+    if (auto vector = dyn_cast<VectorType>(type))
+      return b.create<arith::ConstantOp>(
+          loc, vector,
+          DenseElementsAttr::get(
+              vector, b.getFloatAttr(vector.getElementType(), value)));
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
   }
 
