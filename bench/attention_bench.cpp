@@ -5,7 +5,7 @@
 // naive C++ loop, on the workloads of the project's benchmark plan; measures
 // this machine's peak with an OpenBLAS sgemm in the same run.
 //
-//   build/bin/gnn-bench-attention [--repeats N] [--quick]
+//   build/bin/gnn-bench-attention [--repeats N] [--quick] [--workloads abcd]
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +48,9 @@ static llvm::cl::opt<bool>
 static llvm::cl::opt<std::string>
     device("device", llvm::cl::init("cpu"),
            llvm::cl::desc("where the compiled kernels run: cpu or cuda"));
+static llvm::cl::opt<std::string>
+    only("workloads", llvm::cl::init("abcd"),
+         llvm::cl::desc("the workloads to run, by letter (e.g. 'ac')"));
 
 namespace {
 constexpr int kHeads = 8, kDk = 64;
@@ -195,6 +198,11 @@ int main(int argc, char **argv) {
     llvm::errs() << "--device must be cpu or cuda\n";
     return 1;
   }
+  if (only.empty() || llvm::StringRef(only).find_first_not_of("abcd") !=
+                          llvm::StringRef::npos) {
+    llvm::errs() << "--workloads takes letters among a, b, c and d\n";
+    return 1;
+  }
   char gpuName[256] = "";
   if (onGPU && (!gnn_cuda_init(gpuName, sizeof(gpuName)) ||
                 !gnn_cuda_device_name(gpuName, sizeof(gpuName)))) {
@@ -249,6 +257,8 @@ int main(int argc, char **argv) {
   std::normal_distribution<float> dist(0.0f, 1.0f);
   bool failed = false;
   for (Workload &w : workloads()) {
+    if (!llvm::StringRef(only).contains(w.name[1]))
+      continue;
     const gnn_graph &g = *w.graph;
     auto &[fused, unfused] = programs[w.structure];
     if (!fused) {

@@ -231,8 +231,9 @@ TEST_F(ExecutionTest, AttentionFusedAndUnfusedMatchReference) {
         for (int64_t d = 0; d < g->num_dst; ++d)
           if (g->in_ptr[d] == g->in_ptr[d + 1])
             for (int64_t i = 0; i < heads * dk; ++i) {
-              if (program == fused.get())
+              if (program == fused.get()) {
                 EXPECT_EQ(got.as<float>()[d * heads * dk + i], 0.0f) << what;
+              }
               got.as<float>()[d * heads * dk + i] = 0.0f;
             }
         expectClose(got, expected, what);

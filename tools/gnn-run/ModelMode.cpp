@@ -241,6 +241,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
     tokens = 0;
     forwardResults.clear();
     outputs.clear();
+    std::map<std::string, std::vector<HostTensor>> batchResults;
     for (size_t begin = 0; begin < total; begin += batch) {
       size_t end = std::min(total, begin + batch);
       llvm::ArrayRef<Sequence> src =
@@ -253,19 +254,8 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
         if (!results)
           return fail(llvm::toString(results.takeError()));
         tokens += (*results)["log_probs"].shape[0];
-        // Batches' rows follow each other.
-        for (auto &[name, part] : *results) {
-          HostTensor &all = forwardResults[name];
-          if (all.shape.empty()) {
-            all = std::move(part);
-            continue;
-          }
-          size_t old = all.numBytes();
-          all.shape[0] += part.shape[0];
-          all.storage.resize((all.numBytes() + 7) / 8);
-          std::memcpy(static_cast<char *>(all.data()) + old, part.data(),
-                      part.numBytes());
-        }
+        for (auto &[name, part] : *results)
+          batchResults[name].push_back(std::move(part));
       } else {
         auto decoded = o.mode == Mode::Greedy
                            ? (*model)->greedy(src, maxLen)
@@ -280,6 +270,9 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
       if (progress)
         llvm::errs() << "gnn-run: " << end << "/" << total << " sequences\n";
     }
+    // Batches' rows follow each other.
+    for (auto &[name, parts] : batchResults)
+      forwardResults[name] = HostTensor::concatRows(parts);
     if (run >= warmUp)
       runSeconds.push_back(std::chrono::duration<double>(
                                std::chrono::steady_clock::now() - runStart)

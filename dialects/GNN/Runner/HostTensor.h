@@ -8,9 +8,11 @@
 #ifndef GNN_RUNNER_HOSTTENSOR_H
 #define GNN_RUNNER_HOSTTENSOR_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,23 +26,42 @@ llvm::StringRef dtypeName(DType dtype);
 std::optional<DType> parseDType(llvm::StringRef name);
 size_t dtypeSize(DType dtype);
 
+/// Row-major elements in storage of its own: copies are deep, moves are
+/// cheap, and a buffer a compiled program returned can be taken over
+/// without copying it.
 struct HostTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  /// Row-major elements; 8-byte aligned storage.
-  std::vector<uint64_t> storage;
+
+  HostTensor() = default;
+  HostTensor(const HostTensor &other);
+  HostTensor &operator=(const HostTensor &other);
+  HostTensor(HostTensor &&) = default;
+  HostTensor &operator=(HostTensor &&) = default;
 
   int64_t numElements() const;
   size_t numBytes() const { return numElements() * dtypeSize(dtype); }
-  void *data() { return storage.data(); }
-  const void *data() const { return storage.data(); }
+  void *data() { return bytes; }
+  const void *data() const { return bytes; }
   template <typename T> T *as() { return reinterpret_cast<T *>(data()); }
   template <typename T> const T *as() const {
     return reinterpret_cast<const T *>(data());
   }
-  /// Allocates zeroed storage for the current dtype and shape.
+  /// Allocates zeroed storage (8-byte aligned) for the current dtype and
+  /// shape.
   void allocate();
+  /// Takes over the elements at `elements` (row-major, for the current dtype
+  /// and shape), which live in the block `block`, released by `release`.
+  void adopt(void *block, void *elements, void (*release)(void *));
+  /// The rows of `parts` (at least one; same dtype and row shape) one after
+  /// the other.
+  static HostTensor concatRows(llvm::ArrayRef<HostTensor> parts);
   std::string describe() const;
+
+private:
+  static void releaseNothing(void *) {}
+  std::unique_ptr<void, void (*)(void *)> block{nullptr, &releaseNothing};
+  void *bytes = nullptr;
 };
 
 } // namespace mlir::gnn

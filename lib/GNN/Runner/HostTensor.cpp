@@ -7,7 +7,13 @@
 #include "GNN/Runner/HostTensor.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
 
 using namespace mlir::gnn;
 
@@ -62,7 +68,55 @@ int64_t HostTensor::numElements() const {
   return n;
 }
 
-void HostTensor::allocate() { storage.assign((numBytes() + 7) / 8, 0); }
+HostTensor::HostTensor(const HostTensor &other)
+    : dtype(other.dtype), shape(other.shape) {
+  allocate();
+  if (other.data())
+    std::memcpy(data(), other.data(), numBytes());
+}
+
+HostTensor &HostTensor::operator=(const HostTensor &other) {
+  if (this != &other)
+    *this = HostTensor(other);
+  return *this;
+}
+
+void HostTensor::allocate() {
+  // calloc's blocks suit any element type; never empty, so data() of a
+  // tensor without elements is a valid pointer too.
+  void *fresh = std::calloc(std::max<size_t>(numBytes(), 1), 1);
+  if (!fresh)
+    llvm::report_bad_alloc_error("HostTensor: out of memory");
+  adopt(fresh, fresh, &std::free);
+}
+
+void HostTensor::adopt(void *newBlock, void *elements,
+                       void (*release)(void *)) {
+  block = std::unique_ptr<void, void (*)(void *)>(newBlock, release);
+  bytes = elements;
+}
+
+HostTensor HostTensor::concatRows(llvm::ArrayRef<HostTensor> parts) {
+  assert(!parts.empty() && "nothing to join");
+  if (parts.size() == 1)
+    return parts[0];
+  HostTensor joined;
+  joined.dtype = parts[0].dtype;
+  joined.shape = parts[0].shape;
+  joined.shape[0] = 0;
+  for (const HostTensor &part : parts) {
+    assert(part.dtype == joined.dtype &&
+           part.shape.size() == joined.shape.size() && "rows of another shape");
+    joined.shape[0] += part.shape[0];
+  }
+  joined.allocate();
+  char *to = static_cast<char *>(joined.data());
+  for (const HostTensor &part : parts) {
+    std::memcpy(to, part.data(), part.numBytes());
+    to += part.numBytes();
+  }
+  return joined;
+}
 
 std::string HostTensor::describe() const {
   std::string text;

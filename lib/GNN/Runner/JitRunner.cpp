@@ -548,7 +548,8 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   bool failedInside = gnn_rt_take_error(message, sizeof(message));
 
   std::vector<HostTensor> outputs;
-  std::set<void *> freed;
+  std::set<void *> released;
+  std::vector<void *> copied;
   const int64_t *word = resultStorage.data();
   for (const Parameter &r : results) {
     size_t rank = r.shape.size();
@@ -558,10 +559,8 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     HostTensor t;
     t.dtype = r.dtype;
     t.shape.assign(word + 3, word + 3 + rank);
-    t.allocate();
     const int64_t *strides = word + 3 + rank;
-    // Results may be strided views; copy row-major ones at once, others
-    // element by element in row order.
+    word += 3 + 2 * rank;
     size_t elem = dtypeSize(r.dtype);
     int64_t count = t.numElements();
     bool rowMajor = true;
@@ -569,9 +568,25 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       rowMajor &= t.shape[d] <= 1 || strides[d] == stride;
       stride *= t.shape[d];
     }
-    // A GPU result comes to the host by the copy engines: a row-major one
-    // straight into the tensor, a strided one as all the elements it spans.
     const char *from = aligned + offset * elem;
+    // Buffers the program allocated are ours: a row-major CPU result is
+    // taken over as it is (the first result in a buffer; the runtime's pool
+    // gets it back when the tensor goes); others are freed once every result
+    // is copied (results may share a buffer). An input handed back is not
+    // ours.
+    bool owned = allocated && !inputBuffers.count(allocated) &&
+                 !released.count(allocated);
+    if (owned)
+      released.insert(allocated);
+    if (owned && rowMajor && device == Device::CPU) {
+      t.adopt(allocated, const_cast<char *>(from), &gnn_rt_free);
+      outputs.push_back(std::move(t));
+      continue;
+    }
+    t.allocate();
+    // Strided results are copied element by element in row order. A GPU
+    // result comes to the host by the copy engines: a row-major one straight
+    // into the tensor, a strided one as all the elements it spans.
     std::vector<char> staged;
     bool onGPU = device == Device::CUDA && count > 0;
     if (onGPU && !rowMajor) {
@@ -600,18 +615,15 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
         index[d] = 0;
       }
     }
-    // Buffers the program allocated are ours to free; an input handed
-    // back is not.
-    if (allocated && !inputBuffers.count(allocated) &&
-        !freed.count(allocated)) {
-      if (device == Device::CUDA)
-        gnn_cuda_free(allocated);
-      else
-        gnn_rt_free(allocated);
-      freed.insert(allocated);
-    }
+    if (owned)
+      copied.push_back(allocated);
     outputs.push_back(std::move(t));
-    word += 3 + 2 * rank;
+  }
+  for (void *buffer : copied) {
+    if (device == Device::CUDA)
+      gnn_cuda_free(buffer);
+    else
+      gnn_rt_free(buffer);
   }
   if (failedInside)
     return error(llvm::Twine(message));
