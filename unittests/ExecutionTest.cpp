@@ -20,7 +20,10 @@
 #include "mlir/Parser/Parser.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <numeric>
 #include <random>
 
 using namespace mlir;
@@ -619,3 +622,91 @@ TEST_F(ExecutionTest, BadArgumentsAreErrors) {
   EXPECT_EQ(llvm::toString(count.takeError()), "expected 4 arguments, got 1");
 }
 } // namespace
+
+TEST_F(ExecutionTest, ScatterRowsReplacesListedRowsOnly) {
+  // Rows of a static shape are written into the destination as slices (in
+  // place where bufferization allows); dynamic rows take the element loop.
+  // Neither may write into the caller's buffers, and a scatter of a tensor into
+  // itself reads every row before overwriting it.
+  std::string source = R"mlir(
+    func.func @main(%x: tensor<?x2x3xf32>, %s: tensor<?x2x3xf32>,
+                    %y: tensor<?x?xf32>,
+                    %t: tensor<?x?xf32>, %ids: tensor<?xindex>,
+                    %perm: tensor<?xindex>)
+        -> (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?x?xf32>,
+            tensor<?x2x3xf32>) {
+      %slices = gnn.scatter_rows %s into %x[%ids]
+          : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+      %self = gnn.scatter_rows %x into %x[%perm]
+          : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+      %dyn = gnn.scatter_rows %t into %y[%ids]
+          : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xindex>) -> tensor<?x?xf32>
+      %twice = gnn.scatter_rows %s into %slices[%ids]
+          : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+      return %slices, %self, %dyn, %twice
+          : tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?x?xf32>,
+            tensor<?x2x3xf32>
+    })mlir";
+  auto program = compile(source, false);
+  ASSERT_TRUE(program);
+  auto ids = [](std::vector<int64_t> values) {
+    HostTensor t;
+    t.dtype = DType::I64;
+    t.shape = {int64_t(values.size())};
+    t.allocate();
+    std::copy(values.begin(), values.end(), t.as<int64_t>());
+    return t;
+  };
+  for (std::vector<int64_t> list :
+       {std::vector<int64_t>{4, 0, 2}, {}, {1}, {0, 1, 2, 3, 4}}) {
+    int64_t n = 5, m = int64_t(list.size());
+    HostTensor x = random({n, 2, 3}), s = random({m, 2, 3}), y = random({n, 7}),
+               t = random({m, 7});
+    HostTensor idList = ids(list);
+    std::vector<int64_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    HostTensor perm = ids(order);
+    HostTensor xBefore = x, yBefore = y;
+    auto out = program->run({{nullptr, &x},
+                             {nullptr, &s},
+                             {nullptr, &y},
+                             {nullptr, &t},
+                             {nullptr, &idList},
+                             {nullptr, &perm}});
+    ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+    std::string what = "ids of " + std::to_string(m);
+    // The inputs are as they were.
+    EXPECT_EQ(std::memcmp(x.data(), xBefore.data(), x.numBytes()), 0) << what;
+    EXPECT_EQ(std::memcmp(y.data(), yBefore.data(), y.numBytes()), 0) << what;
+
+    auto scattered = [&](const HostTensor &dest, const HostTensor &rows,
+                         const std::vector<int64_t> &at, int64_t width) {
+      std::vector<double> want(dest.as<float>(),
+                               dest.as<float>() + dest.numElements());
+      for (size_t i = 0; i < at.size(); ++i)
+        for (int64_t j = 0; j < width; ++j)
+          want[at[i] * width + j] = rows.as<float>()[i * width + j];
+      return want;
+    };
+    std::vector<double> slices = scattered(x, s, list, 6);
+    expectClose((*out)[0], slices, what + ", slices");
+    expectClose((*out)[1], scattered(x, x, order, 6), what + ", self");
+    expectClose((*out)[2], scattered(y, t, list, 7), what + ", dynamic");
+    expectClose((*out)[3], slices, what + ", twice");
+  }
+
+  // A bad id is reported and nothing is written out of bounds.
+  HostTensor x = random({2, 2, 3}), s = random({1, 2, 3}), y = random({2, 7}),
+             t = random({1, 7});
+  HostTensor bad = ids({2}), perm = ids({1, 0});
+  auto out = program->run({{nullptr, &x},
+                           {nullptr, &s},
+                           {nullptr, &y},
+                           {nullptr, &t},
+                           {nullptr, &bad},
+                           {nullptr, &perm}});
+  ASSERT_FALSE(bool(out));
+  EXPECT_EQ(llvm::toString(out.takeError()),
+            "id list entry 0: id 2 is out of range [0, 2)");
+}

@@ -78,4 +78,31 @@ def ApproximateVectorMathPass : Pass<"gnn-approximate-vector-math"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Bufferization
+//===----------------------------------------------------------------------===//
+
+def ReadOnlyArgumentsPass : Pass<"gnn-read-only-arguments", "ModuleOp"> {
+  let summary = "Marks the tensor arguments of public functions read-only "
+                "for bufferization";
+  let description = [{
+    One-shot bufferization with function boundaries treats a function's
+    tensor arguments as writable: an op that updates a tensor in place (a
+    `gnn.scatter_rows` into an argument, say) would then write into the
+    caller's buffer. Compiled programs must leave their inputs as they
+    were, so this pass sets `bufferization.writable = false` on every tensor
+    argument of every public function with a body; bufferization then copies
+    such an argument once where it would be updated, and reads the others
+    in place. Arguments already marked keep their marking.
+
+    ```mlir
+    func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32>
+    // becomes
+    func.func @main(%x: tensor<?x4xf32> {bufferization.writable = false})
+        -> tensor<?x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 #endif // GNN_TRANSFORMS_PASSES_TD

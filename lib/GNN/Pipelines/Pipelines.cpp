@@ -36,6 +36,8 @@ void addLoweringToBuffers(OpPassManager &pm, bool fuse, bool gpuKernels,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
+  // Programs leave their inputs as they were.
+  pm.addPass(gnn::createReadOnlyArgumentsPass());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   // Loops (the ACT loop) carry values that each iteration rebuilds, e.g.

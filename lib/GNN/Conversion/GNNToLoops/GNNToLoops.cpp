@@ -333,13 +333,56 @@ static LogicalResult lowerGatherRows(GatherRowsOp op) {
   return l.replaceWithBuffers(op, out);
 }
 
+/// Row by row into `dest` itself, as tensor slices: bufferization writes
+/// in place where `dest` is not read afterwards (a state or cache a loop
+/// carries), and copies it once otherwise. Rows of the same static shape
+/// only; others take the element loop below.
+static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Value dest = op.getDest();
+  if (dest.getType() != type)
+    dest = l.b.create<tensor::CastOp>(l.loc, type, dest);
+  Value ids = l.toMemref(op.getIds());
+  Value rows = l.b.create<tensor::DimOp>(l.loc, dest, 0);
+  SmallVector<OpFoldResult> sizes = {l.b.getIndexAttr(1)},
+                            strides(type.getRank(), l.b.getIndexAttr(1));
+  for (int64_t size : getItemShape(type))
+    sizes.push_back(l.b.getIndexAttr(size));
+  auto at = [&](Value row) {
+    SmallVector<OpFoldResult> offsets(type.getRank(), l.b.getIndexAttr(0));
+    offsets[0] = row;
+    return offsets;
+  };
+  return l.forLoop(
+      l.idx(0), l.dim(ids, 0), ValueRange{dest},
+      [&](Value i, ValueRange state) {
+        auto [inRange, r] = l.checkedId(ids, i, rows);
+        return SmallVector<Value>{l.ifElse(
+            inRange,
+            [&] {
+              Value row = l.b.create<tensor::ExtractSliceOp>(
+                  l.loc, op.getSource(), at(i), sizes, strides);
+              return SmallVector<Value>{l.b.create<tensor::InsertSliceOp>(
+                  l.loc, row, state[0], at(r), sizes, strides)};
+            },
+            [&] { return SmallVector<Value>{state[0]}; })[0]};
+      })[0];
+}
+
 static LogicalResult lowerScatterRows(ScatterRowsOp op) {
   Lowering l(op);
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  ArrayRef<int64_t> item = getItemShape(type);
+  if (getItemShape(cast<RankedTensorType>(op.getSource().getType())) == item &&
+      !llvm::any_of(item, ShapedType::isDynamic)) {
+    op.getResult().replaceAllUsesWith(scatterRowSlices(l, op));
+    op.erase();
+    return success();
+  }
   Feature source = l.feature(op.getSource());
   Feature dest = l.feature(op.getDest());
   Value ids = l.toMemref(op.getIds());
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  SmallVector<Value> extents = l.itemExtents(getItemShape(type), {dest});
+  SmallVector<Value> extents = l.itemExtents(item, {dest});
   Value rows = l.dim(dest.memref, 0);
   Value out = l.alloc(type, rows, extents);
   l.b.create<memref::CopyOp>(l.loc, dest.memref, out);

@@ -58,10 +58,14 @@ public:
 
   Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
 
+  /// The buffer of an op's input. Lowered ops only read their inputs (they
+  /// write fresh buffers), so bufferization need not copy one that is read
+  /// again later or belongs to the caller.
   Value toMemref(Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor);
+    return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
+                                               /*read_only=*/true);
   }
 
   Feature feature(Value tensor) {
