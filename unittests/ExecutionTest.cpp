@@ -70,6 +70,16 @@ protected:
     return t;
   }
 
+  /// A 1-D I64 tensor (an id list) of `values`.
+  static HostTensor ids(std::vector<int64_t> values) {
+    HostTensor t;
+    t.dtype = DType::I64;
+    t.shape = {int64_t(values.size())};
+    t.allocate();
+    std::copy(values.begin(), values.end(), t.as<int64_t>());
+    return t;
+  }
+
   HostTensor randomIntegers(std::vector<int64_t> shape, int bound) {
     HostTensor t;
     t.shape = std::move(shape);
@@ -555,14 +565,6 @@ TEST_F(ExecutionTest, GraphFromCooAndRuntimeChecks) {
     })mlir";
   auto program = compile(source, false);
   ASSERT_TRUE(program);
-  auto ids = [](std::vector<int64_t> values) {
-    HostTensor t;
-    t.dtype = DType::I64;
-    t.shape = {int64_t(values.size())};
-    t.allocate();
-    std::copy(values.begin(), values.end(), t.as<int64_t>());
-    return t;
-  };
   HostTensor src = ids({0, 1, 3, 3, 2}), dst = ids({1, 1, 0, 2, 2}),
              count = ids({4}), x = random({4, 2});
   auto out = program->run(
@@ -649,14 +651,6 @@ TEST_F(ExecutionTest, ScatterRowsReplacesListedRowsOnly) {
     })mlir";
   auto program = compile(source, false);
   ASSERT_TRUE(program);
-  auto ids = [](std::vector<int64_t> values) {
-    HostTensor t;
-    t.dtype = DType::I64;
-    t.shape = {int64_t(values.size())};
-    t.allocate();
-    std::copy(values.begin(), values.end(), t.as<int64_t>());
-    return t;
-  };
   for (std::vector<int64_t> list :
        {std::vector<int64_t>{4, 0, 2}, {}, {1}, {0, 1, 2, 3, 4}}) {
     int64_t n = 5, m = int64_t(list.size());

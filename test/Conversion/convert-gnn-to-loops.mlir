@@ -269,3 +269,25 @@ func.func @dense(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) ->
   %l = gnn.log_softmax %n : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %l : tensor<?x4xf32>
 }
+
+// -----
+
+// Rows of a static shape are scattered as slice inserts into the
+// destination tensor itself, so bufferization can update it in place; rows
+// of a dynamic shape are copied element by element into a fresh buffer.
+// CHECK-LABEL: func @scatter
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<?x8x16xf32>)
+// CHECK: func.call @gnn_rt_id_out_of_range
+// CHECK: tensor.extract_slice {{.*}} [1, 8, 16] [1, 1, 1]
+// CHECK: tensor.insert_slice {{.*}} [1, 8, 16] [1, 1, 1]
+// CHECK: memref.alloc
+// CHECK: memref.copy
+// CHECK: scf.parallel
+// LLVM-LABEL: llvm.func @scatter
+// LLVM-NOT: gnn.
+func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<?xindex>,
+                   %t: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> (tensor<?x8x16xf32>, tensor<?x?xf32>) {
+  %a = gnn.scatter_rows %s into %x[%ids] : (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?xindex>) -> tensor<?x8x16xf32>
+  %b = gnn.scatter_rows %t into %y[%ids] : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xindex>) -> tensor<?x?xf32>
+  return %a, %b : tensor<?x8x16xf32>, tensor<?x?xf32>
+}
