@@ -704,3 +704,26 @@ TEST_F(ExecutionTest, ScatterRowsReplacesListedRowsOnly) {
   EXPECT_EQ(llvm::toString(out.takeError()),
             "id list entry 0: id 2 is out of range [0, 2)");
 }
+
+TEST_F(ExecutionTest, ProgramsLeaveTheirInputsAlone) {
+  // The scatter's destination is an argument read nowhere else: updating it
+  // in place would write into the caller's buffer (gnn-read-only-arguments
+  // makes bufferization copy it first).
+  std::string source = R"mlir(
+    func.func @main(%x: tensor<?x2x3xf32>, %s: tensor<?x2x3xf32>,
+                    %ids: tensor<?xindex>) -> tensor<?x2x3xf32> {
+      %r = gnn.scatter_rows %s into %x[%ids]
+          : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+      return %r : tensor<?x2x3xf32>
+    })mlir";
+  auto program = compile(source, false);
+  ASSERT_TRUE(program);
+  HostTensor x = random({4, 2, 3}), s = random({2, 2, 3}), list = ids({3, 1});
+  HostTensor before = x;
+  auto out = program->run({{nullptr, &x}, {nullptr, &s}, {nullptr, &list}});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  EXPECT_EQ(std::memcmp(x.data(), before.data(), x.numBytes()), 0);
+  EXPECT_EQ(std::memcmp((*out)[0].as<float>() + 6, s.as<float>() + 6,
+                        6 * sizeof(float)),
+            0);
+}
