@@ -29,6 +29,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 LogicalResult buildLowerToCPUPipeline(OpPassManager &pm,
                                       const LowerToCPUOptions &options);
 
+/// The first half of buildLowerToCPUPipeline: (fusion,) loops and calls on
+/// buffers, deallocated; what the CPU gets before it becomes LLVM. For
+/// reading (which copies bufferization kept) and tests.
+void buildLowerToBuffersPipeline(OpPassManager &pm,
+                                 const LowerToCPUOptions &options);
+
 struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
   PassOptions::Option<bool> fuse{
       *this, "fuse",
@@ -65,7 +71,8 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
 LogicalResult buildLowerToNVVMPipeline(OpPassManager &pm,
                                        const LowerToNVVMOptions &options);
 
-/// Registers `gnn-lower-to-cpu`.
+/// Registers `gnn-lower-to-cpu`, `gnn-lower-to-buffers` and
+/// `gnn-lower-to-nvvm`.
 void registerGNNPipelines();
 
 } // namespace gnn

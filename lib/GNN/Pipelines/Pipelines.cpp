@@ -86,13 +86,18 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
 }
 } // namespace
 
-LogicalResult
-mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
-                                   const LowerToCPUOptions &options) {
+void mlir::gnn::buildLowerToBuffersPipeline(OpPassManager &pm,
+                                            const LowerToCPUOptions &options) {
   // Dense layers split over OpenMP's threads, so BLAS and the loops do not
   // compete for the cores.
   addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/false,
                        /*parallelDense=*/options.parallel);
+}
+
+LogicalResult
+mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
+                                   const LowerToCPUOptions &options) {
+  buildLowerToBuffersPipeline(pm, options);
   pm.addPass(gnn::createApproximateVectorMathPass());
   addHostToLLVM(pm, options.parallel, /*gpu=*/false);
   return success();
@@ -145,6 +150,13 @@ void mlir::gnn::registerGNNPipelines() {
       "Lowers gnn IR to the LLVM dialect for multithreaded CPU execution",
       [](OpPassManager &pm, const LowerToCPUOptions &options) {
         (void)buildLowerToCPUPipeline(pm, options);
+      });
+  PassPipelineRegistration<LowerToCPUOptions>(
+      "gnn-lower-to-buffers",
+      "The first half of gnn-lower-to-cpu: gnn IR to loops and runtime calls "
+      "on buffers (bufferized, deallocated), before LLVM",
+      [](OpPassManager &pm, const LowerToCPUOptions &options) {
+        buildLowerToBuffersPipeline(pm, options);
       });
   PassPipelineRegistration<LowerToNVVMOptions>(
       "gnn-lower-to-nvvm",

@@ -68,8 +68,27 @@ public:
                                                /*read_only=*/true);
   }
 
+  /// Like toMemref, for inputs that may be slices of a larger buffer at any
+  /// offset (a step's rows of a per-step k/v cache): row-major strides and a
+  /// dynamic offset, so bufferization hands over the slice without a copy.
+  Value toMemrefView(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    SmallVector<int64_t> strides(type.getRank(), 1);
+    for (int64_t i = type.getRank() - 2; i >= 0; --i)
+      strides[i] =
+          ShapedType::isDynamic(strides[i + 1]) || type.isDynamicDim(i + 1)
+              ? ShapedType::kDynamic
+              : strides[i + 1] * type.getDimSize(i + 1);
+    auto layout =
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
+    auto memrefType =
+        MemRefType::get(type.getShape(), type.getElementType(), layout);
+    return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
+                                               /*read_only=*/true);
+  }
+
   Feature feature(Value tensor) {
-    return {toMemref(tensor), cast<RankedTensorType>(tensor.getType())};
+    return {toMemrefView(tensor), cast<RankedTensorType>(tensor.getType())};
   }
 
   SmallVector<Feature> features(ValueRange tensors) {
