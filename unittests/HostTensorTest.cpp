@@ -47,6 +47,26 @@ TEST(HostTensor, AllocatesZeros) {
   EXPECT_NE(empty.data(), nullptr);
 }
 
+TEST(HostTensor, PooledStorageHoldsWhatIsWritten) {
+  // Large enough for the runtime's pool to keep the block when freed.
+  for (int round = 0; round < 3; ++round) {
+    HostTensor t;
+    t.shape = {1024, 257};
+    t.allocateUninitialized();
+    ASSERT_NE(t.data(), nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % alignof(double), 0u);
+    std::iota(t.as<float>(), t.as<float>() + t.numElements(), float(round));
+    HostTensor copy = t;
+    EXPECT_EQ(copy.as<float>()[0], float(round));
+    EXPECT_EQ(copy.as<float>()[t.numElements() - 1],
+              float(round + t.numElements() - 1));
+  }
+  HostTensor empty;
+  empty.shape = {0, 4};
+  empty.allocateUninitialized();
+  EXPECT_NE(empty.data(), nullptr);
+}
+
 TEST(HostTensor, CopiesAreDeepAndMovesKeepTheBuffer) {
   HostTensor a = iota({2, 3});
   HostTensor b = a;

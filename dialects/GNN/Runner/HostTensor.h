@@ -50,6 +50,10 @@ struct HostTensor {
   /// Allocates zeroed storage (8-byte aligned) for the current dtype and
   /// shape.
   void allocate();
+  /// Allocates storage that is not zeroed, from the runtime's pool (large
+  /// blocks are reused, not mapped and faulted in afresh): for tensors the
+  /// caller fills at once.
+  void allocateUninitialized();
   /// Takes over the elements at `elements` (row-major, for the current dtype
   /// and shape), which live in the block `block`, released by `release`.
   void adopt(void *block, void *elements, void (*release)(void *));

@@ -440,20 +440,27 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
     return ed.takeError();
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slotIds = ids(slots);
-  // The cache grows by the new rows, which @decode fills (in each of a
-  // universal_transformer's per-step blocks).
+  // The cache grows by the new rows, zeroed, which @decode fills (in each of
+  // a universal_transformer's per-step blocks).
   size_t rowBytes = size_t(config.dModel) * sizeof(float);
   int64_t blocks = universal() ? config.maxDepth : 1;
   std::vector<HostTensor> selfK, selfV;
   for (size_t i = 0; i < enc.selfK.size(); ++i)
     for (auto [from, to] :
          {std::tie(enc.selfK[i], selfK), std::tie(enc.selfV[i], selfV)}) {
-      HostTensor t = zeros(cacheShape(cached + fresh));
-      for (int64_t b = 0; cached && b < blocks; ++b)
-        std::memcpy(
-            static_cast<char *>(t.data()) + b * (cached + fresh) * rowBytes,
-            static_cast<const char *>(from.data()) + b * cached * rowBytes,
-            cached * rowBytes);
+      HostTensor t;
+      t.shape = cacheShape(cached + fresh);
+      t.allocateUninitialized();
+      for (int64_t b = 0; b < blocks; ++b) {
+        char *block =
+            static_cast<char *>(t.data()) + b * (cached + fresh) * rowBytes;
+        if (cached)
+          std::memcpy(block,
+                      static_cast<const char *>(from.data()) +
+                          b * cached * rowBytes,
+                      cached * rowBytes);
+        std::memset(block + cached * rowBytes, 0, fresh * rowBytes);
+      }
       to.push_back(std::move(t));
     }
   Expected<Outputs> out = run(model::kDecode,

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Runner/HostTensor.h"
+#include "gnnc/memory.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -88,6 +89,13 @@ void HostTensor::allocate() {
   if (!fresh)
     llvm::report_bad_alloc_error("HostTensor: out of memory");
   adopt(fresh, fresh, &std::free);
+}
+
+void HostTensor::allocateUninitialized() {
+  void *fresh = gnn_rt_alloc(std::max<size_t>(numBytes(), 1));
+  if (!fresh)
+    llvm::report_bad_alloc_error("HostTensor: out of memory");
+  adopt(fresh, fresh, &gnn_rt_free);
 }
 
 void HostTensor::adopt(void *newBlock, void *elements,
