@@ -106,6 +106,30 @@ func.func @fused(%g: !gnn.graph<general>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x
 
 // -----
 
+// With d a multiple of 8, a chunk's 8 dot products are lane-wise FMAs of
+// 8-wide pieces of q and k (d / 8 per edge), summed by one transposing tree
+// of shuffles (4 + 2 + 1 adds), with no horizontal sum per edge.
+// NOBLOCKS-LABEL: func @fused_chunk_dots
+// NOBLOCKS: scf.for {{.*}} step %c8{{.*}} -> (f32, f32, vector<8xf32>)
+// NOBLOCKS-NOT: vector.reduction <add>
+// NOBLOCKS-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// NOBLOCKS-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// NOBLOCKS-NOT: vector.reduction <add>
+// NOBLOCKS: vector.shuffle {{.*}} [0, 8, 2, 10, 4, 12, 6, 14]
+// NOBLOCKS: vector.shuffle {{.*}} [1, 9, 3, 11, 5, 13, 7, 15]
+// NOBLOCKS: vector.shuffle {{.*}} [0, 1, 8, 9, 4, 5, 12, 13]
+// NOBLOCKS: vector.shuffle {{.*}} [2, 3, 10, 11, 6, 7, 14, 15]
+// NOBLOCKS: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// NOBLOCKS: vector.shuffle {{.*}} [4, 5, 6, 7, 12, 13, 14, 15]
+// NOBLOCKS: vector.create_mask
+// NOBLOCKS: vector.reduction <maximumf>
+func.func @fused_chunk_dots(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x8xf32>) -> tensor<?x2x8xf32> {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(0.25) normalize : (!gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  return %o : tensor<?x2x8xf32>
+}
+
+// -----
+
 // Dynamic feature sizes take the scalar loops.
 // CHECK-LABEL: func @fused_dynamic
 // NOBLOCKS-LABEL: func @fused_dynamic
