@@ -36,12 +36,16 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace gnnbench;
 
+static llvm::cl::OptionCategory category("ACT benchmark options");
 static llvm::cl::opt<int> repeats("repeats", llvm::cl::init(9),
-                                  llvm::cl::desc("timed runs (median kept)"));
+                                  llvm::cl::desc("timed runs (median kept)"),
+                                  llvm::cl::cat(category));
 static llvm::cl::opt<bool>
-    quick("quick", llvm::cl::desc("smaller workloads (smoke run)"));
+    quick("quick", llvm::cl::desc("smaller workloads (smoke run)"),
+          llvm::cl::cat(category));
 static llvm::cl::opt<int> threads("num-threads", llvm::cl::init(0),
-                                  llvm::cl::desc("threads (0: all cores)"));
+                                  llvm::cl::desc("threads (0: all cores)"),
+                                  llvm::cl::cat(category));
 
 namespace {
 constexpr int kHeads = 8, kDk = 16;
@@ -82,7 +86,16 @@ std::string source() {
 } // namespace
 
 int main(int argc, char **argv) {
+  llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(argc, argv, "ACT attention benchmark\n");
+  if (repeats < 1) {
+    llvm::errs() << "--repeats must be at least 1\n";
+    return 1;
+  }
+  if (threads < 0) {
+    llvm::errs() << "--num-threads must be 0 (all cores) or more\n";
+    return 1;
+  }
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
   MLIRContext context(registry);

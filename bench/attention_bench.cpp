@@ -41,16 +41,21 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace gnnbench;
 
+static llvm::cl::OptionCategory category("attention benchmark options");
 static llvm::cl::opt<int> repeats("repeats", llvm::cl::init(5),
-                                  llvm::cl::desc("timed runs (median kept)"));
+                                  llvm::cl::desc("timed runs (median kept)"),
+                                  llvm::cl::cat(category));
 static llvm::cl::opt<bool>
-    quick("quick", llvm::cl::desc("smaller workloads (smoke run)"));
+    quick("quick", llvm::cl::desc("smaller workloads (smoke run)"),
+          llvm::cl::cat(category));
 static llvm::cl::opt<std::string>
     device("device", llvm::cl::init("cpu"),
-           llvm::cl::desc("where the compiled kernels run: cpu or cuda"));
+           llvm::cl::desc("where the compiled kernels run: cpu or cuda"),
+           llvm::cl::cat(category));
 static llvm::cl::opt<std::string>
     only("workloads", llvm::cl::init("abcd"),
-         llvm::cl::desc("the workloads to run, by letter (e.g. 'ac')"));
+         llvm::cl::desc("the workloads to run, by letter (e.g. 'ac')"),
+         llvm::cl::cat(category));
 
 namespace {
 constexpr int kHeads = 8, kDk = 64;
@@ -190,7 +195,12 @@ std::vector<Workload> workloads() {
 } // namespace
 
 int main(int argc, char **argv) {
+  llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(argc, argv, "attention benchmark\n");
+  if (repeats < 1) {
+    llvm::errs() << "--repeats must be at least 1\n";
+    return 1;
+  }
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
   bool onGPU = device == "cuda";
