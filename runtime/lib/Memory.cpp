@@ -1,8 +1,9 @@
 //===- Memory.cpp - buffers of compiled CPU programs ----------------------===//
 //
-// Part of gnnc's runtime. Large blocks are page-aligned and page-rounded;
-// when freed they are kept in a size-ordered pool and handed out again for a
-// request they exceed by at most a quarter. Small blocks are malloc's.
+// Part of gnnc's runtime. Large blocks are page-aligned, their sizes rounded
+// up to a size class; when freed they are kept in a size-ordered pool and
+// handed out again for a request they exceed by at most a quarter. Small
+// blocks are malloc's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,21 @@ uint64_t roundUp(uint64_t bytes, uint64_t to) {
   return (bytes + to - 1) / to * to;
 }
 
+/// The capacity of a large block for `bytes`: whole pages in classes of four
+/// per doubling (4, 5, 6 or 7 times a power of two pages), at most a quarter
+/// over the request. A request that grows a little at a time (a k/v cache
+/// growing by some rows per decoding step) so lands in the class of a block
+/// freed a step before instead of needing a fresh one each time.
+uint64_t capacityFor(uint64_t bytes) {
+  uint64_t pages = roundUp(bytes, kPage) / kPage;
+  uint64_t unit = 1;
+  while (pages > 8 * unit)
+    unit *= 2;
+  // Now pages <= 8 * unit: the smallest multiple of unit covers it, and
+  // unit <= pages / 4 once pages > 8, so the class is within a quarter.
+  return roundUp(pages, unit) * kPage;
+}
+
 /// A quarter of physical memory, at most 4 GiB, is kept for reuse.
 uint64_t maxKeptBytes() {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
@@ -46,7 +62,7 @@ public:
     if (bytes < kMinKeptBytes || alignment > kPage ||
         bytes > UINT64_MAX - kPage)
       return systemAlloc(alignment, bytes);
-    uint64_t capacity = roundUp(bytes, kPage);
+    uint64_t capacity = capacityFor(bytes);
     std::lock_guard<std::mutex> lock(mutex);
     auto it = kept.lower_bound(capacity);
     if (it != kept.end() && it->first - capacity <= capacity / 4) {

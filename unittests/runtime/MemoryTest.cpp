@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,28 @@ TEST(RuntimeMemory, LargeBlocksAreReusedForRequestsOfAboutTheirSize) {
   gnn_rt_free(d);
   gnn_rt_release_cached_memory();
   EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
+}
+
+TEST(RuntimeMemory, GrowingRequestsReuseBlocksOfTheirClass) {
+  // A buffer that grows by 1% per step (a k/v cache while decoding), freed
+  // after its successor is allocated: a few classes serve all steps.
+  gnn_rt_release_cached_memory();
+  std::set<void *> blocks;
+  void *previous = nullptr;
+  for (int step = 0; step < 40; ++step) {
+    uint64_t bytes = kLarge + kLarge * uint64_t(step) / 100;
+    auto *p = static_cast<char *>(gnn_rt_alloc(bytes));
+    ASSERT_NE(p, nullptr);
+    p[0] = p[bytes - 1] = 1;
+    blocks.insert(p);
+    gnn_rt_free(previous);
+    previous = p;
+  }
+  gnn_rt_free(previous);
+  // 8 MiB to 11.1 MiB spans two classes (8 and 10 MiB, then 12 MiB); each
+  // needs two blocks (the live one and its successor).
+  EXPECT_LE(blocks.size(), 6u);
+  gnn_rt_release_cached_memory();
 }
 
 TEST(RuntimeMemory, AlignmentIsHonoured) {
