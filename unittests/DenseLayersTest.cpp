@@ -182,3 +182,45 @@ TEST_F(DenseLayersTest, MismatchedSizesAreErrors) {
             std::string::npos);
 }
 } // namespace
+
+/// layer_norm over rows of a static width: multiples of 8 take vector
+/// pieces, others scalars; both match a double-precision reference.
+TEST_F(DenseLayersTest, StaticWidthLayerNorm) {
+  for (int64_t width : {8, 12, 16, 128, 136}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    std::string row = "tensor<?x" + std::to_string(width) + "xf32>";
+    std::string vec = "tensor<" + std::to_string(width) + "xf32>";
+    std::string source =
+        "func.func @main(%y: " + row + ", %g: " + vec + ", %h: " + vec +
+        ") -> " + row +
+        " {\n  %n = gnn.layer_norm %y, %g, %h eps(1.0e-05) : (" + row + ", " +
+        vec + ", " + vec + ") -> " + row + "\n  return %n : " + row + "\n}\n";
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, ParserConfig(&context));
+    ASSERT_TRUE(module);
+    auto compiled = JitProgram::compile(std::move(module), "main", {}, {});
+    ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+    for (int64_t rows : {0, 1, 37}) {
+      // Rows offset from zero: the variance is the difference of large sums.
+      HostTensor y = random({rows, width}, 3.0f), g = random({width}, 1.0f),
+                 h = random({width});
+      auto results =
+          (*compiled)->run({{nullptr, &y}, {nullptr, &g}, {nullptr, &h}});
+      ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
+      std::vector<double> want(rows * width), slack(rows * width, 1e-5);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float *x = y.as<float>() + r * width;
+        double mean = 0.0, var = 0.0;
+        for (int64_t i = 0; i < width; ++i)
+          mean += x[i] / double(width);
+        for (int64_t i = 0; i < width; ++i)
+          var += (x[i] - mean) * (x[i] - mean) / double(width);
+        for (int64_t i = 0; i < width; ++i)
+          want[r * width + i] =
+              (x[i] - mean) / std::sqrt(var + 1e-5) * g.as<float>()[i] +
+              h.as<float>()[i];
+      }
+      expectNear((*results)[0], want, slack, "layer_norm");
+    }
+  }
+}

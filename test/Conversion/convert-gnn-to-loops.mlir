@@ -296,6 +296,26 @@ func.func @dense(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) ->
 
 // -----
 
+// Rows of a static width that is a multiple of 8: layer_norm sums 8-wide
+// pieces lane-wise, one horizontal add per sum, and writes 8-wide pieces.
+// CHECK-LABEL: func @layer_norm_vectors
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} step %c8{{.*}} -> (vector<8xf32>)
+// CHECK: vector.load {{.*}} : memref<?x24xf32>, vector<8xf32>
+// CHECK: vector.reduction <add>
+// CHECK: scf.for {{.*}} step %c8{{.*}} -> (vector<8xf32>)
+// CHECK: vector.reduction <add>
+// CHECK: math.rsqrt
+// CHECK: scf.for {{.*}} step %c8
+// CHECK: vector.load {{.*}} : memref<24xf32>, vector<8xf32>
+// CHECK: vector.store {{.*}} : memref<?x24xf32>, vector<8xf32>
+func.func @layer_norm_vectors(%y: tensor<?x24xf32>, %g: tensor<24xf32>) -> tensor<?x24xf32> {
+  %n = gnn.layer_norm %y, %g, %g eps(1.0e-05) : (tensor<?x24xf32>, tensor<24xf32>, tensor<24xf32>) -> tensor<?x24xf32>
+  return %n : tensor<?x24xf32>
+}
+
+// -----
+
 // Rows of a static shape are scattered as slice inserts into the
 // destination tensor itself, so bufferization can update it in place; rows
 // of a dynamic shape are copied element by element into a fresh buffer.

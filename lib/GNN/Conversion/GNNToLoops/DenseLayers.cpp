@@ -3,13 +3,15 @@
 // Part of gnnc. gnn.linear becomes calls of the runtime's BLAS-backed dense
 // layer: one over all rows, or (parallel-dense) one per thread over a block
 // of rows; layer_norm and log_softmax become a parallel loop over rows with
-// sequential reductions inside a row.
+// reductions inside a row (layer_norm's lane-wise in vectors where the width
+// allows).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Lowering.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -20,6 +22,8 @@ namespace {
 /// their C interface with memref descriptors.
 constexpr llvm::StringLiteral kLinearFn = "gnn_rt_linear";
 constexpr llvm::StringLiteral kLinearNoBiasFn = "gnn_rt_linear_nobias";
+/// Vector width of layer norms over rows of a static width (AVX2: 8 floats).
+constexpr int64_t kNormLanes = 8;
 /// The OpenMP runtime's thread count, for splitting dense layers.
 constexpr llvm::StringLiteral kMaxThreadsFn = "omp_get_max_threads";
 } // namespace
@@ -111,11 +115,12 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
   return l.replaceWithBuffers(op, out);
 }
 
-/// A sequential sum of `term(j)` over j in [0, n).
+/// A sequential sum of `term(j)` over j in [0, n) by `step` (scalars, or
+/// vectors summed lane-wise).
 static Value sumLoop(Lowering &l, Value n, Type type,
-                     function_ref<Value(Value)> term) {
+                     function_ref<Value(Value)> term, int64_t step = 1) {
   auto loop = l.b.create<scf::ForOp>(
-      l.loc, l.idx(0), n, l.idx(1), ValueRange{l.floatConst(type, 0.0)},
+      l.loc, l.idx(0), n, l.idx(step), ValueRange{l.floatConst(type, 0.0)},
       [&](OpBuilder &nested, Location, Value j, ValueRange acc) {
         OpBuilder::InsertionGuard guard(l.b);
         l.b.setInsertionPoint(nested.getInsertionBlock(),
@@ -159,33 +164,64 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op) {
   Value n = b.create<arith::UIToFPOp>(
       loc, f, b.create<arith::IndexCastOp>(loc, b.getI64Type(), width));
   Value eps = l.floatConst(f, op.getEps().convertToDouble());
+  // Rows of a static width that is a multiple of kNormLanes go kNormLanes
+  // elements at a time: the sums accumulate lane-wise (no chain of scalar
+  // adds) with one horizontal add per sum.
+  int64_t staticWidth = type.getDimSize(1);
+  int64_t lanes =
+      !ShapedType::isDynamic(staticWidth) && staticWidth % kNormLanes == 0
+          ? kNormLanes
+          : 1;
+  Type piece = lanes == 1 ? f : VectorType::get({lanes}, f);
+  auto load = [&](Value memref, ValueRange index) -> Value {
+    if (lanes == 1)
+      return b.create<memref::LoadOp>(loc, memref, index);
+    return b.create<vector::LoadOp>(loc, piece, memref, index);
+  };
+  auto splat = [&](Value scalar) -> Value {
+    if (lanes == 1)
+      return scalar;
+    return b.create<vector::BroadcastOp>(loc, piece, scalar);
+  };
+  auto total = [&](Value sum) -> Value {
+    if (lanes == 1)
+      return sum;
+    return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, sum);
+  };
   l.guarded(ok, [&] {
     l.parallel(rows, [&](Value r) {
-      auto x = [&](Value j) {
-        return b.create<memref::LoadOp>(loc, input, ValueRange{r, j})
-            .getResult();
-      };
+      auto x = [&](Value j) { return load(input, ValueRange{r, j}); };
       Value mean = b.create<arith::DivFOp>(
-          loc, sumLoop(l, width, f, [&](Value j) { return x(j); }), n);
+          loc,
+          total(sumLoop(
+              l, width, piece, [&](Value j) { return x(j); }, lanes)),
+          n);
+      Value meanPiece = splat(mean);
       Value var = b.create<arith::DivFOp>(
           loc,
-          sumLoop(l, width, f,
-                  [&](Value j) {
-                    Value c = b.create<arith::SubFOp>(loc, x(j), mean);
-                    return b.create<arith::MulFOp>(loc, c, c).getResult();
-                  }),
+          total(sumLoop(
+              l, width, piece,
+              [&](Value j) {
+                Value c = b.create<arith::SubFOp>(loc, x(j), meanPiece);
+                return b.create<arith::MulFOp>(loc, c, c).getResult();
+              },
+              lanes)),
           n);
-      Value inv =
-          b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps));
-      l.loopNest({width}, [&](ValueRange j) {
-        Value c = b.create<arith::SubFOp>(loc, x(j[0]), mean);
-        Value w = b.create<memref::LoadOp>(loc, weight, j[0]);
-        Value s = b.create<arith::MulFOp>(
-            loc, b.create<arith::MulFOp>(loc, c, inv), w);
-        Value y = b.create<arith::AddFOp>(
-            loc, s, b.create<memref::LoadOp>(loc, bias, j[0]));
-        b.create<memref::StoreOp>(loc, y, out, ValueRange{r, j[0]});
-      });
+      Value inv = splat(
+          b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps)));
+      l.serial(
+          l.idx(0), width,
+          [&](Value j) {
+            Value c = b.create<arith::SubFOp>(loc, x(j), meanPiece);
+            Value s = b.create<arith::MulFOp>(
+                loc, b.create<arith::MulFOp>(loc, c, inv), load(weight, j));
+            Value y = b.create<arith::AddFOp>(loc, s, load(bias, j));
+            if (lanes == 1)
+              b.create<memref::StoreOp>(loc, y, out, ValueRange{r, j});
+            else
+              b.create<vector::StoreOp>(loc, y, out, ValueRange{r, j});
+          },
+          lanes);
     });
   });
   return l.replaceWithBuffers(op, out);

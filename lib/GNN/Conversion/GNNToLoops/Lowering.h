@@ -285,9 +285,10 @@ public:
     return results;
   }
 
-  /// A sequential scf.for over [lo, hi).
-  void serial(Value lo, Value hi, function_ref<void(Value)> body) {
-    b.create<scf::ForOp>(loc, lo, hi, idx(1), ValueRange{},
+  /// A sequential scf.for over [lo, hi) by `step`.
+  void serial(Value lo, Value hi, function_ref<void(Value)> body,
+              int64_t step = 1) {
+    b.create<scf::ForOp>(loc, lo, hi, idx(step), ValueRange{},
                          [&](OpBuilder &nested, Location, Value i, ValueRange) {
                            OpBuilder::InsertionGuard guard(b);
                            b.setInsertionPoint(nested.getInsertionBlock(),
