@@ -183,18 +183,21 @@ TEST_F(DenseLayersTest, MismatchedSizesAreErrors) {
 }
 } // namespace
 
-/// layer_norm over rows of a static width: multiples of 8 take vector
-/// pieces, others scalars; both match a double-precision reference.
-TEST_F(DenseLayersTest, StaticWidthLayerNorm) {
-  for (int64_t width : {8, 12, 16, 128, 136}) {
+/// layer_norm and log_softmax over rows of a static width: 8-wide pieces up
+/// to the last whole one, then single elements (widths below 8: only
+/// those); both match a double-precision reference.
+TEST_F(DenseLayersTest, StaticWidthRows) {
+  for (int64_t width : {3, 8, 12, 16, 29, 128, 136}) {
     SCOPED_TRACE("width " + std::to_string(width));
     std::string row = "tensor<?x" + std::to_string(width) + "xf32>";
     std::string vec = "tensor<" + std::to_string(width) + "xf32>";
     std::string source =
         "func.func @main(%y: " + row + ", %g: " + vec + ", %h: " + vec +
-        ") -> " + row +
-        " {\n  %n = gnn.layer_norm %y, %g, %h eps(1.0e-05) : (" + row + ", " +
-        vec + ", " + vec + ") -> " + row + "\n  return %n : " + row + "\n}\n";
+        ") -> (" + row + ", " + row +
+        ") {\n  %n = gnn.layer_norm %y, %g, %h eps(1.0e-05) : (" + row + ", " +
+        vec + ", " + vec + ") -> " + row + "\n  %l = gnn.log_softmax %n : (" +
+        row + ") -> " + row + "\n  return %n, %l : " + row + ", " + row +
+        "\n}\n";
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(source, ParserConfig(&context));
     ASSERT_TRUE(module);
@@ -207,20 +210,28 @@ TEST_F(DenseLayersTest, StaticWidthLayerNorm) {
       auto results =
           (*compiled)->run({{nullptr, &y}, {nullptr, &g}, {nullptr, &h}});
       ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
-      std::vector<double> want(rows * width), slack(rows * width, 1e-5);
+      std::vector<double> norm(rows * width), logProbs(rows * width),
+          slack(rows * width, 1e-5);
       for (int64_t r = 0; r < rows; ++r) {
         const float *x = y.as<float>() + r * width;
-        double mean = 0.0, var = 0.0;
+        double *n = norm.data() + r * width;
+        double mean = 0.0, var = 0.0, max = -INFINITY, sum = 0.0;
         for (int64_t i = 0; i < width; ++i)
           mean += x[i] / double(width);
         for (int64_t i = 0; i < width; ++i)
           var += (x[i] - mean) * (x[i] - mean) / double(width);
+        for (int64_t i = 0; i < width; ++i) {
+          n[i] = (x[i] - mean) / std::sqrt(var + 1e-5) * g.as<float>()[i] +
+                 h.as<float>()[i];
+          max = std::max(max, n[i]);
+        }
         for (int64_t i = 0; i < width; ++i)
-          want[r * width + i] =
-              (x[i] - mean) / std::sqrt(var + 1e-5) * g.as<float>()[i] +
-              h.as<float>()[i];
+          sum += std::exp(n[i] - max);
+        for (int64_t i = 0; i < width; ++i)
+          logProbs[r * width + i] = n[i] - max - std::log(sum);
       }
-      expectNear((*results)[0], want, slack, "layer_norm");
+      expectNear((*results)[0], norm, slack, "layer_norm");
+      expectNear((*results)[1], logProbs, slack, "log_softmax");
     }
   }
 }

@@ -296,22 +296,30 @@ func.func @dense(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) ->
 
 // -----
 
-// Rows of a static width that is a multiple of 8: layer_norm sums 8-wide
-// pieces lane-wise, one horizontal add per sum, and writes 8-wide pieces.
-// CHECK-LABEL: func @layer_norm_vectors
+// Rows of a static width: layer_norm and log_softmax take 8-wide pieces up
+// to the last whole one (sums and maxima lane-wise, one horizontal
+// reduction each), then the rest element by element.
+// CHECK-LABEL: func @rows_in_pieces
 // CHECK: scf.parallel
-// CHECK: scf.for {{.*}} step %c8{{.*}} -> (vector<8xf32>)
-// CHECK: vector.load {{.*}} : memref<?x24xf32>, vector<8xf32>
+// CHECK: scf.for {{.*}} = %c0{{.*}} to %c16{{.*}} step %c8{{.*}} -> (vector<8xf32>)
+// CHECK: vector.load {{.*}} : memref<?x20xf32>, vector<8xf32>
 // CHECK: vector.reduction <add>
-// CHECK: scf.for {{.*}} step %c8{{.*}} -> (vector<8xf32>)
-// CHECK: vector.reduction <add>
+// CHECK: scf.for {{.*}} = %c16{{.*}} to %{{.*}} step %c1{{.*}} -> (f32)
 // CHECK: math.rsqrt
-// CHECK: scf.for {{.*}} step %c8
-// CHECK: vector.load {{.*}} : memref<24xf32>, vector<8xf32>
-// CHECK: vector.store {{.*}} : memref<?x24xf32>, vector<8xf32>
-func.func @layer_norm_vectors(%y: tensor<?x24xf32>, %g: tensor<24xf32>) -> tensor<?x24xf32> {
-  %n = gnn.layer_norm %y, %g, %g eps(1.0e-05) : (tensor<?x24xf32>, tensor<24xf32>, tensor<24xf32>) -> tensor<?x24xf32>
-  return %n : tensor<?x24xf32>
+// CHECK: scf.for {{.*}} = %c0{{.*}} to %c16{{.*}} step %c8
+// CHECK: vector.load {{.*}} : memref<20xf32>, vector<8xf32>
+// CHECK: vector.store {{.*}} : memref<?x20xf32>, vector<8xf32>
+// CHECK: scf.for {{.*}} = %c16{{.*}} to %{{.*}} step %c1
+// CHECK: memref.store
+// CHECK: scf.parallel
+// CHECK: vector.reduction <maximumf>
+// CHECK: math.exp {{.*}} : vector<8xf32>
+// CHECK: vector.reduction <add>
+// CHECK: math.log
+func.func @rows_in_pieces(%y: tensor<?x20xf32>, %g: tensor<20xf32>) -> tensor<?x20xf32> {
+  %n = gnn.layer_norm %y, %g, %g eps(1.0e-05) : (tensor<?x20xf32>, tensor<20xf32>, tensor<20xf32>) -> tensor<?x20xf32>
+  %l = gnn.log_softmax %n : (tensor<?x20xf32>) -> tensor<?x20xf32>
+  return %l : tensor<?x20xf32>
 }
 
 // -----

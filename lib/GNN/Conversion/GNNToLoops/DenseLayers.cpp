@@ -3,8 +3,7 @@
 // Part of gnnc. gnn.linear becomes calls of the runtime's BLAS-backed dense
 // layer: one over all rows, or (parallel-dense) one per thread over a block
 // of rows; layer_norm and log_softmax become a parallel loop over rows with
-// reductions inside a row (layer_norm's lane-wise in vectors where the width
-// allows).
+// reductions inside a row, in vector pieces where the width is static.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +21,8 @@ namespace {
 /// their C interface with memref descriptors.
 constexpr llvm::StringLiteral kLinearFn = "gnn_rt_linear";
 constexpr llvm::StringLiteral kLinearNoBiasFn = "gnn_rt_linear_nobias";
-/// Vector width of layer norms over rows of a static width (AVX2: 8 floats).
+/// Vector width of layer_norm and log_softmax rows of a static width (AVX2:
+/// 8 floats).
 constexpr int64_t kNormLanes = 8;
 /// The OpenMP runtime's thread count, for splitting dense layers.
 constexpr llvm::StringLiteral kMaxThreadsFn = "omp_get_max_threads";
@@ -115,38 +115,82 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
   return l.replaceWithBuffers(op, out);
 }
 
-/// A sequential sum of `term(j)` over j in [0, n) by `step` (scalars, or
-/// vectors summed lane-wise).
-static Value sumLoop(Lowering &l, Value n, Type type,
-                     function_ref<Value(Value)> term, int64_t step = 1) {
-  auto loop = l.b.create<scf::ForOp>(
-      l.loc, l.idx(0), n, l.idx(step), ValueRange{l.floatConst(type, 0.0)},
-      [&](OpBuilder &nested, Location, Value j, ValueRange acc) {
-        OpBuilder::InsertionGuard guard(l.b);
-        l.b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-        l.b.create<scf::YieldOp>(
-            l.loc,
-            l.b.create<arith::AddFOp>(l.loc, acc[0], term(j)).getResult());
-      });
-  return loop.getResult(0);
-}
+namespace {
+/// A row of `width` elements taken in pieces: with a static width,
+/// kNormLanes-wide vectors up to the last whole one, then single elements;
+/// with a dynamic width, single elements. Reductions accumulate lane-wise
+/// (no chain of scalar adds) with one horizontal reduction per row.
+class RowPieces {
+public:
+  RowPieces(Lowering &l, Type elem, int64_t staticWidth, Value width)
+      : l(l), elem(elem), width(width),
+        vector(VectorType::get({kNormLanes}, elem)),
+        whole(ShapedType::isDynamic(staticWidth)
+                  ? 0
+                  : staticWidth - staticWidth % kNormLanes) {}
 
-/// A sequential maximum of row `r` of `memref` over [0, n); -inf if n = 0.
-static Value maxLoop(Lowering &l, Value memref, Value r, Value n, Type type) {
-  Value init = l.floatConst(type, -std::numeric_limits<double>::infinity());
-  auto loop = l.b.create<scf::ForOp>(
-      l.loc, l.idx(0), n, l.idx(1), ValueRange{init},
-      [&](OpBuilder &nested, Location, Value j, ValueRange acc) {
-        OpBuilder::InsertionGuard guard(l.b);
-        l.b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-        Value x = l.b.create<memref::LoadOp>(l.loc, memref, ValueRange{r, j});
-        l.b.create<scf::YieldOp>(
-            l.loc, l.b.create<arith::MaximumFOp>(l.loc, acc[0], x).getResult());
-      });
-  return loop.getResult(0);
-}
+  /// The piece of type `piece` (elem or the vector) at `index`.
+  Value load(Type piece, Value memref, ValueRange index) {
+    if (piece == elem)
+      return l.b.create<memref::LoadOp>(l.loc, memref, index);
+    return l.b.create<vector::LoadOp>(l.loc, piece, memref, index);
+  }
+
+  void store(Value value, Value memref, ValueRange index) {
+    if (value.getType() == elem)
+      l.b.create<memref::StoreOp>(l.loc, value, memref, index);
+    else
+      l.b.create<vector::StoreOp>(l.loc, value, memref, index);
+  }
+
+  Value splat(Type piece, Value scalar) {
+    if (piece == elem)
+      return scalar;
+    return l.b.create<vector::BroadcastOp>(l.loc, piece, scalar);
+  }
+
+  /// `term(j, piece)` over the row combined by `kind` (ADD or MAXIMUMF),
+  /// starting from `init`.
+  Value reduce(vector::CombiningKind kind, double init,
+               function_ref<Value(Value, Type)> term) {
+    auto combine = [&](Value a, Value b) -> Value {
+      if (kind == vector::CombiningKind::ADD)
+        return l.b.create<arith::AddFOp>(l.loc, a, b);
+      return l.b.create<arith::MaximumFOp>(l.loc, a, b);
+    };
+    Value acc = l.floatConst(elem, init);
+    if (whole > 0) {
+      Value lanes = l.forLoop(
+          l.idx(0), l.idx(whole), ValueRange{l.floatConst(vector, init)},
+          [&](Value j, ValueRange state) {
+            return SmallVector<Value>{combine(state[0], term(j, vector))};
+          },
+          l.idx(kNormLanes))[0];
+      acc = l.b.create<vector::ReductionOp>(l.loc, kind, lanes);
+    }
+    return l.forLoop(
+        l.idx(whole), width, ValueRange{acc}, [&](Value j, ValueRange state) {
+          return SmallVector<Value>{combine(state[0], term(j, elem))};
+        })[0];
+  }
+
+  /// `body(j, piece)` for every piece of the row.
+  void forEach(function_ref<void(Value, Type)> body) {
+    if (whole > 0)
+      l.serial(
+          l.idx(0), l.idx(whole), [&](Value j) { body(j, vector); },
+          kNormLanes);
+    l.serial(l.idx(whole), width, [&](Value j) { body(j, elem); });
+  }
+
+private:
+  Lowering &l;
+  Type elem;
+  Value width;
+  VectorType vector;
+  int64_t whole;
+};
+} // namespace
 
 LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op) {
   Lowering l(op);
@@ -164,64 +208,31 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op) {
   Value n = b.create<arith::UIToFPOp>(
       loc, f, b.create<arith::IndexCastOp>(loc, b.getI64Type(), width));
   Value eps = l.floatConst(f, op.getEps().convertToDouble());
-  // Rows of a static width that is a multiple of kNormLanes go kNormLanes
-  // elements at a time: the sums accumulate lane-wise (no chain of scalar
-  // adds) with one horizontal add per sum.
-  int64_t staticWidth = type.getDimSize(1);
-  int64_t lanes =
-      !ShapedType::isDynamic(staticWidth) && staticWidth % kNormLanes == 0
-          ? kNormLanes
-          : 1;
-  Type piece = lanes == 1 ? f : VectorType::get({lanes}, f);
-  auto load = [&](Value memref, ValueRange index) -> Value {
-    if (lanes == 1)
-      return b.create<memref::LoadOp>(loc, memref, index);
-    return b.create<vector::LoadOp>(loc, piece, memref, index);
-  };
-  auto splat = [&](Value scalar) -> Value {
-    if (lanes == 1)
-      return scalar;
-    return b.create<vector::BroadcastOp>(loc, piece, scalar);
-  };
-  auto total = [&](Value sum) -> Value {
-    if (lanes == 1)
-      return sum;
-    return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, sum);
-  };
+  RowPieces row(l, f, type.getDimSize(1), width);
   l.guarded(ok, [&] {
     l.parallel(rows, [&](Value r) {
-      auto x = [&](Value j) { return load(input, ValueRange{r, j}); };
+      auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
       Value mean = b.create<arith::DivFOp>(
-          loc,
-          total(sumLoop(
-              l, width, piece, [&](Value j) { return x(j); }, lanes)),
-          n);
-      Value meanPiece = splat(mean);
+          loc, row.reduce(vector::CombiningKind::ADD, 0.0, x), n);
       Value var = b.create<arith::DivFOp>(
           loc,
-          total(sumLoop(
-              l, width, piece,
-              [&](Value j) {
-                Value c = b.create<arith::SubFOp>(loc, x(j), meanPiece);
-                return b.create<arith::MulFOp>(loc, c, c).getResult();
-              },
-              lanes)),
+          row.reduce(vector::CombiningKind::ADD, 0.0,
+                     [&](Value j, Type t) {
+                       Value c = b.create<arith::SubFOp>(loc, x(j, t),
+                                                         row.splat(t, mean));
+                       return b.create<arith::MulFOp>(loc, c, c).getResult();
+                     }),
           n);
-      Value inv = splat(
-          b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps)));
-      l.serial(
-          l.idx(0), width,
-          [&](Value j) {
-            Value c = b.create<arith::SubFOp>(loc, x(j), meanPiece);
-            Value s = b.create<arith::MulFOp>(
-                loc, b.create<arith::MulFOp>(loc, c, inv), load(weight, j));
-            Value y = b.create<arith::AddFOp>(loc, s, load(bias, j));
-            if (lanes == 1)
-              b.create<memref::StoreOp>(loc, y, out, ValueRange{r, j});
-            else
-              b.create<vector::StoreOp>(loc, y, out, ValueRange{r, j});
-          },
-          lanes);
+      Value inv =
+          b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps));
+      row.forEach([&](Value j, Type t) {
+        Value c = b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, mean));
+        Value s = b.create<arith::MulFOp>(
+            loc, b.create<arith::MulFOp>(loc, c, row.splat(t, inv)),
+            row.load(t, weight, j));
+        row.store(b.create<arith::AddFOp>(loc, s, row.load(t, bias, j)), out,
+                  {r, j});
+      });
     });
   });
   return l.replaceWithBuffers(op, out);
@@ -236,21 +247,23 @@ LogicalResult mlir::gnn::loops::lowerLogSoftmax(LogSoftmaxOp op) {
   Type f = type.getElementType();
   Value rows = l.dim(input, 0), width = l.dim(input, 1);
   Value out = l.alloc(type, rows, {width});
+  RowPieces row(l, f, type.getDimSize(1), width);
   l.parallel(rows, [&](Value r) {
-    auto x = [&](Value j) {
-      return b.create<memref::LoadOp>(loc, input, ValueRange{r, j}).getResult();
-    };
-    Value max = maxLoop(l, input, r, width, f);
-    Value sum = sumLoop(l, width, f, [&](Value j) {
-      return b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, x(j), max))
-          .getResult();
-    });
+    auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
+    Value max = row.reduce(vector::CombiningKind::MAXIMUMF,
+                           -std::numeric_limits<double>::infinity(), x);
+    Value sum =
+        row.reduce(vector::CombiningKind::ADD, 0.0, [&](Value j, Type t) {
+          return b
+              .create<math::ExpOp>(
+                  loc, b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, max)))
+              .getResult();
+        });
     Value shift =
         b.create<arith::AddFOp>(loc, max, b.create<math::LogOp>(loc, sum));
-    l.loopNest({width}, [&](ValueRange j) {
-      b.create<memref::StoreOp>(loc,
-                                b.create<arith::SubFOp>(loc, x(j[0]), shift),
-                                out, ValueRange{r, j[0]});
+    row.forEach([&](Value j, Type t) {
+      row.store(b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, shift)), out,
+                {r, j});
     });
   });
   return l.replaceWithBuffers(op, out);
