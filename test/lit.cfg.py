@@ -23,7 +23,7 @@ llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_t
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gnn_tools_dir, append_path=True)
 
-tools = ["gnn-opt", "gnn-run"]
+tools = ["gnn-opt", "gnn-run", "gnn-bench-attention", "gnn-bench-act"]
 if config.gnn_fuzz_tests:
     tools.append("gnn-mutate")
     config.available_features.add("fuzz")
