@@ -121,10 +121,11 @@ SourceRange loops::sourceRange(Lowering &l, const GraphParts &g, Value first,
   return {lo, contiguous};
 }
 
-SmallVector<Value> loops::rowStart(Lowering &l, Value row, ValueRange head) {
+SmallVector<Value> loops::rowStart(Lowering &l, Value row, ValueRange head,
+                                   int64_t column) {
   SmallVector<Value> index = {row};
   llvm::append_range(index, head);
-  index.push_back(l.idx(0));
+  index.push_back(l.idx(column));
   return index;
 }
 
@@ -186,9 +187,9 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
   });
 }
 
-/// Edges per chunk of chunkedAttentionRow, and the vector width of its dot
-/// products (AVX2: 8 floats).
-constexpr int64_t kChunk = 8;
+/// Edges per chunk of chunkedAttentionRow: one vector of scores. chunkDots'
+/// shuffle tree needs as many edges as lanes.
+constexpr int64_t kChunk = kVectorLanes;
 
 /// The dot products of q's row with the k rows of a chunk's kChunk sources,
 /// as one vector, when d is a multiple of kChunk: each edge accumulates
@@ -199,11 +200,7 @@ constexpr int64_t kChunk = 8;
 static Value chunkDots(Lowering &l, const AttentionPlan &p, int64_t d, Value v,
                        ValueRange head, ArrayRef<Value> sources) {
   auto pieceType = VectorType::get({kChunk}, p.elem);
-  auto at = [&](Value row, int64_t c) {
-    SmallVector<Value> index = rowStart(l, row, head);
-    index.back() = l.idx(c);
-    return index;
-  };
+  auto at = [&](Value row, int64_t c) { return rowStart(l, row, head, c); };
   SmallVector<Value> partial(kChunk, l.floatConst(pieceType, 0.0));
   for (int64_t c = 0; c < d; c += kChunk) {
     Value q =
@@ -258,10 +255,11 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
   auto broadcast = [&](Value x) {
     return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
   };
-  // Whole q rows only where chunkDots does not apply.
-  Value qRow = d % kChunk == 0 ? Value()
-                               : l.b.create<vector::LoadOp>(l.loc, qType,
-                                                            p.q.memref, at(v));
+  // chunkDots takes q and k in pieces; otherwise whole q rows.
+  bool inPieces = d % kChunk == 0;
+  Value qRow =
+      inPieces ? Value()
+               : l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
   SmallVector<Value> init = {l.floatConst(t, 0.0), l.floatConst(t, negInf),
                              l.floatConst(vType, 0.0)};
   ValueRange result = l.forLoop(
@@ -283,7 +281,7 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
           sources.push_back(l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, s));
         }
         Value dots;
-        if (d % kChunk == 0) {
+        if (inPieces) {
           dots = chunkDots(l, p, d, v, head, sources);
         } else {
           dots = l.floatConst(chunkType, 0.0);

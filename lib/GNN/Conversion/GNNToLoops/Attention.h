@@ -69,8 +69,10 @@ struct SourceRange {
 SourceRange sourceRange(Lowering &l, const GraphParts &g, Value first,
                         Value degree);
 
-/// The index of element 0 of row `row`, head `head` of a feature.
-SmallVector<Value> rowStart(Lowering &l, Value row, ValueRange head);
+/// The index of element `column` (default 0) of row `row`, head `head` of a
+/// feature.
+SmallVector<Value> rowStart(Lowering &l, Value row, ValueRange head,
+                            int64_t column = 0);
 
 /// Writes a destination's weighted sum `acc` (a vector) and sum of weights
 /// `z` at `index`: both without `normalize`, else their quotient.

@@ -40,7 +40,7 @@ constexpr int64_t kMinRows = 16;
 /// Rows outside runs go in groups of this many, heads outside.
 constexpr int64_t kRowGroup = 32;
 /// Vector width of the softmax loops over a score row.
-constexpr int64_t kLanes = 8;
+constexpr int64_t kLanes = kVectorLanes;
 /// The runtime's GEMM (runtime/include/gnnc/dense.h).
 constexpr llvm::StringLiteral kGemmFn = "gnn_rt_gemm";
 

@@ -21,9 +21,6 @@ namespace {
 /// their C interface with memref descriptors.
 constexpr llvm::StringLiteral kLinearFn = "gnn_rt_linear";
 constexpr llvm::StringLiteral kLinearNoBiasFn = "gnn_rt_linear_nobias";
-/// Vector width of layer_norm and log_softmax rows of a static width (AVX2:
-/// 8 floats).
-constexpr int64_t kNormLanes = 8;
 /// The OpenMP runtime's thread count, for splitting dense layers.
 constexpr llvm::StringLiteral kMaxThreadsFn = "omp_get_max_threads";
 } // namespace
@@ -117,17 +114,17 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
 
 namespace {
 /// A row of `width` elements taken in pieces: with a static width,
-/// kNormLanes-wide vectors up to the last whole one, then single elements;
+/// kVectorLanes-wide vectors up to the last whole one, then single elements;
 /// with a dynamic width, single elements. Reductions accumulate lane-wise
 /// (no chain of scalar adds) with one horizontal reduction per row.
 class RowPieces {
 public:
   RowPieces(Lowering &l, Type elem, int64_t staticWidth, Value width)
       : l(l), elem(elem), width(width),
-        vector(VectorType::get({kNormLanes}, elem)),
+        vector(VectorType::get({kVectorLanes}, elem)),
         whole(ShapedType::isDynamic(staticWidth)
                   ? 0
-                  : staticWidth - staticWidth % kNormLanes) {}
+                  : staticWidth - staticWidth % kVectorLanes) {}
 
   /// The piece of type `piece` (elem or the vector) at `index`.
   Value load(Type piece, Value memref, ValueRange index) {
@@ -165,7 +162,7 @@ public:
           [&](Value j, ValueRange state) {
             return SmallVector<Value>{combine(state[0], term(j, vector))};
           },
-          l.idx(kNormLanes))[0];
+          l.idx(kVectorLanes))[0];
       acc = l.b.create<vector::ReductionOp>(l.loc, kind, lanes);
     }
     return l.forLoop(
@@ -179,7 +176,7 @@ public:
     if (whole > 0)
       l.serial(
           l.idx(0), l.idx(whole), [&](Value j) { body(j, vector); },
-          kNormLanes);
+          kVectorLanes);
     l.serial(l.idx(whole), width, [&](Value j) { body(j, elem); });
   }
 

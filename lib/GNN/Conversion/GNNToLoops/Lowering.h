@@ -24,6 +24,8 @@ namespace mlir::gnn::loops {
 constexpr llvm::StringLiteral kEdgeErrorFn = "gnn_rt_edge_out_of_range";
 constexpr llvm::StringLiteral kRowsErrorFn = "gnn_rt_rows_mismatch";
 constexpr llvm::StringLiteral kIdErrorFn = "gnn_rt_id_out_of_range";
+/// f32 lanes of the vectors the CPU loops compute in (AVX2's 8).
+constexpr int64_t kVectorLanes = 8;
 
 /// A run-time size check: dim `dim` of `memref` must be `expected`; `code`
 /// says what was compared (a target's rows, or kItemSizeCode).
@@ -73,14 +75,9 @@ public:
   /// dynamic offset, so bufferization hands over the slice without a copy.
   Value toMemrefView(Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
-    SmallVector<int64_t> strides(type.getRank(), 1);
-    for (int64_t i = type.getRank() - 2; i >= 0; --i)
-      strides[i] =
-          ShapedType::isDynamic(strides[i + 1]) || type.isDynamicDim(i + 1)
-              ? ShapedType::kDynamic
-              : strides[i + 1] * type.getDimSize(i + 1);
-    auto layout =
-        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
+    auto rowMajor = MemRefType::get(type.getShape(), type.getElementType());
+    auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                         getStridesAndOffset(rowMajor).first);
     auto memrefType =
         MemRefType::get(type.getShape(), type.getElementType(), layout);
     return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
