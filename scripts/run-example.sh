@@ -17,8 +17,10 @@ echo "== gnn-run --config examples/$task/config.json --src examples/$task/test.s
 build/bin/gnn-run --config "examples/$task/config.json" \
   --src "examples/$task/test.src" --out "$dir/decoded.txt" "$@"
 echo "== first lines (source => decoded)"
-paste -d'|' "examples/$task/test.src" "$dir/decoded.txt" | head -3 |
-  sed 's/|/  =>  /'
+# sed reads all of paste's output (head would close the pipe early, and
+# paste's SIGPIPE would end the script under pipefail).
+paste -d'|' "examples/$task/test.src" "$dir/decoded.txt" |
+  sed -n '1,3s/|/  =>  /p'
 echo "== accuracy against examples/$task/test.ref"
 python3 scripts/py/accuracy.py "$dir/decoded.txt" "examples/$task/test.ref"
 if grep -q '"universal_transformer"' "examples/$task/config.json"; then
