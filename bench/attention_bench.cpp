@@ -13,6 +13,7 @@
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
 #include "gnnc/cuda.h"
+#include "gnnc/dense.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -31,11 +32,6 @@
 #include <map>
 #include <random>
 #include <thread>
-
-extern "C" void sgemm_(const char *, const char *, const int *, const int *,
-                       const int *, const float *, const float *, const int *,
-                       const float *, const int *, const float *, float *,
-                       const int *);
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -60,18 +56,18 @@ static llvm::cl::opt<std::string>
 namespace {
 constexpr int kHeads = 8, kDk = 64;
 
-/// Single-precision GEMM throughput: this machine's practical peak.
+/// Single-precision GEMM throughput through the runtime's OpenBLAS: this
+/// machine's practical peak.
 double measurePeakGflops() {
-  int n = quick ? 512 : 1536;
+  int64_t n = quick ? 512 : 1536;
   std::vector<float> a(size_t(n) * n, 1.0f), b(size_t(n) * n, 0.5f),
       c(size_t(n) * n);
-  float one = 1.0f, zero = 0.0f;
+  auto matrix = [n](std::vector<float> &m) {
+    return gnn_memref2d_f32{m.data(), m.data(), 0, {n, n}, {n, 1}};
+  };
+  gnn_memref2d_f32 x = matrix(a), y = matrix(b), z = matrix(c);
   double seconds = medianSeconds(
-      [&] {
-        sgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero,
-               c.data(), &n);
-      },
-      3);
+      [&] { _mlir_ciface_gnn_rt_gemm(&x, &y, &z, 0, 1.0f, 0.0f); }, 3);
   return 2.0 * n * n * double(n) / seconds / 1e9;
 }
 
@@ -242,9 +238,10 @@ int main(int argc, char **argv) {
   std::map<std::string,
            std::pair<std::unique_ptr<JitProgram>, std::unique_ptr<JitProgram>>>
       programs;
-  fmt::print("machine: {} hardware threads; OpenBLAS sgemm peak {:.1f} "
-             "GFLOP/s\n",
-             std::thread::hardware_concurrency(), peak);
+  const char *core = gnn_rt_blas_core();
+  fmt::print("machine: {} hardware threads; OpenBLAS ({} kernels) sgemm "
+             "peak {:.1f} GFLOP/s\n",
+             std::thread::hardware_concurrency(), core ? core : "?", peak);
   if (onGPU)
     fmt::print("kernels on {}: 'run' is a whole call (q, k, v and the graph "
                "copied in, the result copied out); 'kernels' is the time the "

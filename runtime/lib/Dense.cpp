@@ -5,10 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/dense.h"
+#include "Blas.h"
 #include "LinearShapes.h"
 #include "gnnc/errors.h"
-
-#include <cblas.h>
 
 namespace {
 using namespace gnnc;
@@ -27,10 +26,13 @@ void multiply(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
   bool dense = view(a, x) & view(b, y) & view(c, z);
   int64_t inner = x.cols;
   if (dense) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans,
-                transposeB ? CblasTrans : CblasNoTrans, int(z.rows),
-                int(z.cols), int(inner), alpha, x.data, int(x.ld), y.data,
-                int(y.ld), beta, z.data, int(z.ld));
+    const Blas *api = blas();
+    if (!api)
+      return;
+    api->sgemm(CblasRowMajor, CblasNoTrans,
+               transposeB ? CblasTrans : CblasNoTrans, int(z.rows), int(z.cols),
+               int(inner), alpha, x.data, int(x.ld), y.data, int(y.ld), beta,
+               z.data, int(z.ld));
     return;
   }
   for (int64_t i = 0; i < z.rows; ++i)
@@ -107,6 +109,6 @@ extern "C" void _mlir_ciface_gnn_rt_linear_nobias(gnn_memref2d_f32 *input,
 }
 
 extern "C" void gnn_rt_set_dense_threads(int threads) {
-  if (threads > 0)
-    openblas_set_num_threads(threads);
+  if (const Blas *api = threads > 0 ? blas() : nullptr)
+    api->setNumThreads(threads);
 }

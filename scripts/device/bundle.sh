@@ -29,6 +29,12 @@ binaries=("$build"/bin/* "$build"/unittests/GNNUnitTests \
 ldd "${binaries[@]}" 2>/dev/null | awk '/=> \//{print $3}' | sort -u |
   grep -v -e "^$llvm/" -e "^$PWD/$build/" \
     -e '/lib\(c\|m\|dl\|rt\|pthread\|stdc++\|gcc_s\)\.so' >"$build/device-deps.txt"
+# The runtime opens OpenBLAS with dlopen, so ldd does not list it (packed
+# under its soname, the name the runtime opens).
+openblas=/lib/x86_64-linux-gnu/libopenblas.so.0
+{ echo "$openblas"; ldd "$openblas" | awk '/=> \//{print $3}' |
+  grep -v -e '/lib\(c\|m\|dl\|rt\|pthread\|stdc++\|gcc_s\)\.so'; } >>"$build/device-deps.txt"
+sort -u -o "$build/device-deps.txt" "$build/device-deps.txt"
 
 xz_tar() { # OUT DIR FILES...
   local out=$1 dir=$2

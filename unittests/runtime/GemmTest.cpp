@@ -122,3 +122,19 @@ TEST(RuntimeGemm, MismatchedSizesAreReported) {
     EXPECT_EQ(x, 7.0f);
 }
 } // namespace
+
+// The runtime names OpenBLAS's kernels from the CPU's features before it
+// opens the library: on a CPU model newer than the OpenBLAS release, the
+// library's own detection would fall back to its generic SSE3 kernels.
+TEST(Blas, KernelsUseTheCpusVectorUnits) {
+  const char *core = gnn_rt_blas_core();
+  ASSERT_NE(core, nullptr);
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    EXPECT_STREQ(core, "SkylakeX");
+  else if (__builtin_cpu_supports("avx2"))
+    EXPECT_STRNE(core, "Prescott");
+#endif
+}

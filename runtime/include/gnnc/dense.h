@@ -61,6 +61,13 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
 /* Sets the number of threads the dense layers use (OpenBLAS). */
 GNNC_EXPORT void gnn_rt_set_dense_threads(int threads);
 
+/* The name of the OpenBLAS kernels the dense layers run ("SkylakeX",
+ * "Haswell", ...), or null if OpenBLAS cannot be loaded. The runtime opens
+ * OpenBLAS when it loads: where OPENBLAS_CORETYPE is not set, it sets it
+ * from the CPU's vector features first, because OpenBLAS falls back to its
+ * generic kernels on CPU models newer than its release. */
+GNNC_EXPORT const char *gnn_rt_blas_core(void);
+
 #ifdef __cplusplus
 }
 #endif

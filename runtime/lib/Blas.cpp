@@ -1,0 +1,105 @@
+//===- Blas.cpp - OpenBLAS, loaded at run time ----------------------------===//
+//
+// Part of gnnc's runtime. OpenBLAS picks its kernels from the CPU model when
+// it loads, and falls back to its generic SSE3 ("Prescott") kernels on CPUs
+// newer than its release: Debian 12's 0.3.21 does so on Emerald Rapids, where
+// sgemm then runs at half speed. OpenBLAS reads OPENBLAS_CORETYPE before it
+// looks at the model, so the runtime sets it from the CPU's features (unless
+// the user has) and only then opens the library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Blas.h"
+
+#include "gnnc/dense.h"
+#include "gnnc/errors.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <string>
+
+namespace {
+using namespace gnnc;
+
+/// The OpenBLAS kernels for this CPU's vector features: those OpenBLAS
+/// itself picks on the CPUs it knows (its Cooperlake kernels are SkylakeX's
+/// plus bfloat16 routines, and 0.3.21 does not accept that name in
+/// OPENBLAS_CORETYPE). Null where the generic ones are right.
+const char *coreForThisCpu() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  bool avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  if (avx512)
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return __builtin_cpu_is("amd") ? "Zen" : "Haswell";
+  if (__builtin_cpu_supports("avx"))
+    return "Sandybridge";
+#endif
+  return nullptr;
+}
+
+struct Loaded {
+  Blas api;
+  std::string why; // empty when loaded
+};
+
+template <typename Fn> bool bind(void *library, const char *name, Fn &fn) {
+  fn = reinterpret_cast<Fn>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+Loaded load() {
+  Loaded l;
+  const char *chosen = std::getenv("OPENBLAS_CORETYPE");
+  if (!chosen || !*chosen)
+    if (const char *core = coreForThisCpu())
+      setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/1);
+  void *library = nullptr;
+  for (const char *name : {"libopenblas.so.0", "libopenblas.so"})
+    if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+      break;
+  if (!library) {
+    const char *reason = dlerror();
+    l.why = std::string("cannot load OpenBLAS (libopenblas.so.0): ") +
+            (reason ? reason : "not found");
+    return l;
+  }
+  const char *missing = nullptr;
+  auto need = [&](const char *name, auto &fn) {
+    if (!missing && !bind(library, name, fn))
+      missing = name;
+  };
+  need("cblas_sgemm", l.api.sgemm);
+  need("openblas_set_num_threads", l.api.setNumThreads);
+  need("openblas_get_corename", l.api.coreName);
+  if (missing)
+    l.why = std::string("the loaded OpenBLAS lacks ") + missing;
+  return l;
+}
+
+const Loaded &loaded() {
+  static const Loaded l = load();
+  return l;
+}
+
+// Loaded with the runtime, while the process has one thread: setenv must
+// not race with other threads' getenv.
+[[gnu::constructor]] void loadWithTheRuntime() { (void)loaded(); }
+} // namespace
+
+const Blas *gnnc::blas() {
+  const Loaded &l = loaded();
+  if (!l.why.empty()) {
+    gnn_rt_report(l.why.c_str());
+    return nullptr;
+  }
+  return &l.api;
+}
+
+extern "C" const char *gnn_rt_blas_core(void) {
+  const Loaded &l = loaded();
+  return l.why.empty() ? l.api.coreName() : nullptr;
+}
