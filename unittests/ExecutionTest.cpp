@@ -728,3 +728,83 @@ TEST_F(ExecutionTest, ProgramsLeaveTheirInputsAlone) {
                         6 * sizeof(float)),
             0);
 }
+
+TEST_F(ExecutionTest, WritableArgumentsAreUpdatedInPlace) {
+  // A writable argument and the result marked as its update: handed over
+  // (`updated`), the caller's storage receives the update and the result is a
+  // view of it; given read-only (`tensor`), a private copy is updated and the
+  // caller's tensor stays as it was. Other results are unaffected.
+  std::string source = R"mlir(
+    func.func @main(%c: tensor<?x2x3xf32> {bufferization.writable = true, gnn.name = "cache"},
+                    %s: tensor<?x2x3xf32>, %ids: tensor<?xindex>)
+        -> (tensor<?x2x3xf32> {gnn.updates = "cache", gnn.name = "cache"},
+            tensor<?x2x3xf32> {gnn.name = "rows"}) {
+      %r = gnn.scatter_rows %s into %c[%ids]
+          : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+      %g = gnn.gather_rows %r[%ids]
+          : (tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+      return %r, %g : tensor<?x2x3xf32>, tensor<?x2x3xf32>
+    })mlir";
+  auto program = compile(source, false);
+  ASSERT_TRUE(program);
+  ASSERT_EQ(program->getResults()[0].updates, 0u);
+  HostTensor s = random({2, 2, 3}), list = ids({3, 1});
+  auto want = [&](const HostTensor &before) {
+    std::vector<double> w(before.as<float>(),
+                          before.as<float>() + before.numElements());
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 6; ++j)
+        w[list.as<int64_t>()[i] * 6 + j] = s.as<float>()[i * 6 + j];
+    return w;
+  };
+  std::vector<double> gathered(s.as<float>(), s.as<float>() + s.numElements());
+
+  HostTensor cache = random({4, 2, 3});
+  std::vector<double> updatedCache = want(cache);
+  Argument handedOver;
+  handedOver.updated = &cache;
+  auto out = program->run({handedOver, {nullptr, &s}, {nullptr, &list}});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  EXPECT_EQ((*out)[0].data(), cache.data());
+  expectClose(cache, updatedCache, "handed over");
+  expectClose((*out)[1], gathered, "gathered rows");
+
+  HostTensor readOnly = random({4, 2, 3}), before = readOnly;
+  out = program->run({{nullptr, &readOnly}, {nullptr, &s}, {nullptr, &list}});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  EXPECT_EQ(std::memcmp(readOnly.data(), before.data(), before.numBytes()), 0);
+  EXPECT_NE((*out)[0].data(), readOnly.data());
+  expectClose((*out)[0], want(before), "private copy");
+  expectClose((*out)[1], gathered, "gathered rows");
+}
+
+TEST_F(ExecutionTest, OnlyWritableArgumentsCanBeUpdated) {
+  std::string source = R"mlir(
+    func.func @main(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+      return %x : tensor<?x2xf32>
+    })mlir";
+  auto program = compile(source, false);
+  ASSERT_TRUE(program);
+  HostTensor x = random({3, 2});
+  Argument a;
+  a.updated = &x;
+  auto out = program->run({a});
+  ASSERT_FALSE(bool(out));
+  EXPECT_EQ(llvm::toString(out.takeError()),
+            "argument 'arg0' is read-only; it cannot be updated in place");
+
+  // A result may only update a writable argument of its type.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      R"mlir(
+    func.func @main(%x: tensor<?x2xf32> {gnn.name = "x"})
+        -> (tensor<?x2xf32> {gnn.updates = "x"}) {
+      return %x : tensor<?x2xf32>
+    })mlir",
+      ParserConfig(&context));
+  ASSERT_TRUE(module);
+  auto bad = JitProgram::compile(std::move(module), "main", {}, {});
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "result 'result0' of 'main' updates 'x', which is not a writable "
+            "argument of its type");
+}

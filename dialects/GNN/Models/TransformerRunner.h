@@ -90,9 +90,9 @@ private:
   /// dec_steps for a universal_transformer), one per hypothesis.
   llvm::Expected<TensorMap> decodeStep(Encoded &enc,
                                        std::vector<Hypothesis *> &live);
-  /// The shape of a self-attention k/v cache of `rows` decoder nodes: [rows,
-  /// heads, dk], or per ACT step [max_depth, rows, heads, dk].
-  std::vector<int64_t> cacheShape(int64_t rows) const;
+  /// The shape of one decoder node's row of a self-attention k/v cache:
+  /// [heads, dk], or for every ACT step [max_depth, heads, dk].
+  std::vector<int64_t> cacheRowShape() const;
   /// @decode's log_probs (and dec_steps), by name.
   llvm::Expected<TensorMap>
   decoderResults(std::map<std::string, HostTensor> &outputs) const;
@@ -109,8 +109,8 @@ private:
   Inputs decoderInputs(const Encoded &enc, const gnn_graph *dd,
                        const gnn_graph *ed, const HostTensor &tokens,
                        const HostTensor &positions, const HostTensor &slots,
-                       const std::vector<HostTensor> &selfK,
-                       const std::vector<HostTensor> &selfV) const;
+                       llvm::ArrayRef<HostTensor *> selfK,
+                       llvm::ArrayRef<HostTensor *> selfV) const;
 
   ModelConfig config;
   int threads = 0;

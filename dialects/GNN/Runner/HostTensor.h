@@ -57,6 +57,9 @@ struct HostTensor {
   /// Takes over the elements at `elements` (row-major, for the current dtype
   /// and shape), which live in the block `block`, released by `release`.
   void adopt(void *block, void *elements, void (*release)(void *));
+  /// Refers to the elements at `elements` (row-major, for the current dtype
+  /// and shape) without owning them: their owner must outlive this tensor.
+  void borrow(void *elements) { adopt(nullptr, elements, &releaseNothing); }
   /// The rows of `parts` (at least one; same dtype and row shape) one after
   /// the other.
   static HostTensor concatRows(llvm::ArrayRef<HostTensor> parts);

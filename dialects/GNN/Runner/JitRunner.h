@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,13 @@ namespace gnn {
 struct Parameter {
   std::string name;
   bool isGraph = false;
+  /// The program updates this tensor argument in place (it is marked
+  /// `bufferization.writable = true`; other arguments are read-only).
+  bool writable = false;
+  /// For a result marked `gnn.updates`: the writable parameter whose update
+  /// it is. The program leaves it in that argument's buffer (it is not one
+  /// of the compiled function's results).
+  std::optional<unsigned> updates;
   DType dtype = DType::F32;
   /// Static sizes, or ShapedType::kDynamic.
   std::vector<int64_t> shape;
@@ -47,10 +55,19 @@ struct RowRequirement {
 struct Argument {
   const gnn_graph *graph = nullptr;
   const HostTensor *tensor = nullptr;
+  /// Set instead of `tensor` for a writable parameter whose storage the
+  /// caller hands over for the call: the program updates it in place, and
+  /// the result that is its update (`gnn.updates`) comes back as a view of
+  /// it (no copy; valid while this tensor lives). A writable parameter given
+  /// a `tensor` instead is updated in a private copy, which that result
+  /// then owns.
+  HostTensor *updated = nullptr;
   /// The tensor (a weight) keeps its address and contents for as long as
   /// the program lives: a GPU program copies it to the device at its first
   /// call and reuses that copy afterwards.
   bool constant = false;
+
+  const HostTensor *value() const { return updated ? updated : tensor; }
 };
 
 /// Where compiled code runs.

@@ -93,7 +93,11 @@ def ReadOnlyArgumentsPass : Pass<"gnn-read-only-arguments", "ModuleOp"> {
     were, so this pass sets `bufferization.writable = false` on every tensor
     argument of every public function with a body; bufferization then copies
     such an argument once where it would be updated, and reads the others
-    in place. Arguments already marked keep their marking.
+    in place. Arguments already marked keep their marking: one marked
+    `bufferization.writable = true` is updated in the caller's buffer, and a
+    result marked `gnn.updates = "name"` (see gnn-return-updated-arguments)
+    must name such an argument (by `gnn.name`) of its type, or the pass
+    fails.
 
     ```mlir
     func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32>
@@ -103,6 +107,42 @@ def ReadOnlyArgumentsPass : Pass<"gnn-read-only-arguments", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def ReturnUpdatedArgumentsPass
+    : Pass<"gnn-return-updated-arguments", "ModuleOp"> {
+  let summary = "Leaves the updates of writable arguments in the caller's "
+                "buffers instead of returning them";
+  let description = [{
+    Runs after one-shot bufferization. A result of a public function marked
+    `gnn.updates = "name"` is the new value of the function's writable
+    argument named `name` (its `gnn.name`; `bufferization.writable = true`):
+    a decoder cache that the caller hands over and reads back. Where
+    bufferization updated the argument in place, the function returns the
+    argument's own buffer, which the deallocation pipeline would then copy
+    so that the caller owns a fresh one. This pass removes such results
+    instead; where the update went elsewhere, it first copies it into the
+    argument. The caller reads each update from the buffer it passed.
+
+    ```mlir
+    func.func @step(%c: memref<?x4xf32> {bufferization.writable = true,
+                                         gnn.name = "cache"})
+        -> (memref<?x4xf32> {gnn.updates = "cache"}) {
+      ...
+      return %c : memref<?x4xf32>
+    }
+    // becomes
+    func.func @step(%c: memref<?x4xf32> {bufferization.writable = true,
+                                         gnn.name = "cache"}) {
+      ...
+      return
+    }
+    ```
+
+    A marked result whose argument is missing, not writable or not a
+    buffer of the same shape is an error.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 #endif // GNN_TRANSFORMS_PASSES_TD

@@ -68,6 +68,15 @@ public:
     return ssa;
   }
 
+  /// An input the function updates in place and returns (a decoder cache
+  /// whose storage the runner hands over): marked
+  /// `bufferization.writable = true`, so it is not copied first.
+  std::string updatedInput(const std::string &name, const std::string &type) {
+    std::string ssa = input(name, type);
+    args.back().writable = true;
+    return ssa;
+  }
+
   /// A weight argument, added on first use.
   std::string weight(const std::string &name, std::vector<int64_t> shape) {
     auto it = weights.find(name);
@@ -302,12 +311,19 @@ public:
               llvm::ArrayRef<std::pair<std::string, std::string>> results) {
     out << "func.func @" << name << "(";
     for (auto [i, a] : llvm::enumerate(args))
-      out << (i ? ",\n    " : "") << a.ssa << ": " << a.type
-          << " {gnn.name = \"" << a.name << "\"}";
+      out << (i ? ",\n    " : "") << a.ssa << ": " << a.type << " {"
+          << (a.writable ? "bufferization.writable = true, " : "")
+          << "gnn.name = \"" << a.name << "\"}";
     out << ")\n    -> (";
-    for (auto [i, r] : llvm::enumerate(results))
-      out << (i ? ", " : "") << typeOf(r.first) << " {gnn.name = \"" << r.second
-          << "\"}";
+    // A result named like a writable input is its update, left in the
+    // caller's buffer (gnn-return-updated-arguments).
+    for (auto [i, r] : llvm::enumerate(results)) {
+      bool update = llvm::any_of(
+          args, [&](const Arg &a) { return a.writable && a.name == r.second; });
+      out << (i ? ", " : "") << typeOf(r.first) << " {"
+          << (update ? "gnn.updates = \"" + r.second + "\", " : "")
+          << "gnn.name = \"" << r.second << "\"}";
+    }
     out << ") {\n  %c0 = arith.constant 0 : index\n" << body << "  return ";
     for (auto [i, r] : llvm::enumerate(results))
       out << (i ? ", " : "") << r.first;
@@ -342,6 +358,7 @@ private:
 
   struct Arg {
     std::string ssa, type, name;
+    bool writable = false;
   };
   llvm::function_ref<bool(llvm::StringRef)> hasWeight;
   std::string body;

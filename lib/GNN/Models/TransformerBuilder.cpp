@@ -90,8 +90,8 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
     crossV.push_back(f.input(model::crossV(i), f.heads()));
   }
   for (int64_t i = 0; i < c.layers; ++i) {
-    selfK.push_back(f.input(model::selfK(i), f.heads()));
-    selfV.push_back(f.input(model::selfV(i), f.heads()));
+    selfK.push_back(f.updatedInput(model::selfK(i), f.heads()));
+    selfV.push_back(f.updatedInput(model::selfV(i), f.heads()));
   }
   std::string y =
       f.embed("tgt_embed.lut.weight", c.tgtVocab, tokens, positions, pe);

@@ -88,6 +88,64 @@ HostTensor sinusoidTable(int64_t rows, int64_t d) {
   return t;
 }
 
+/// A decoder k/v cache: one row per decoded node (the outermost dimension),
+/// in storage with room for more, so that a step appends its nodes' rows
+/// without moving the earlier ones (the storage doubles when full).
+class RowCache {
+public:
+  explicit RowCache(std::vector<int64_t> rowShape)
+      : rowShape(std::move(rowShape)) {}
+
+  /// Appends `fresh` zeroed rows, which the next @decode fills; returns all
+  /// rows, a view that the next append invalidates.
+  HostTensor &append(int64_t fresh) {
+    int64_t rows = view.shape.empty() ? 0 : view.shape[0];
+    int64_t capacity = storage.shape.empty() ? 0 : storage.shape[0];
+    size_t rowBytes = rowElements() * sizeof(float);
+    if (rows + fresh > capacity) {
+      HostTensor larger;
+      larger.shape = shapeOf(std::max(rows + fresh, 2 * capacity));
+      larger.allocateUninitialized();
+      if (rows)
+        std::memcpy(larger.data(), storage.data(), rows * rowBytes);
+      storage = std::move(larger);
+    }
+    std::memset(static_cast<char *>(storage.data()) + rows * rowBytes, 0,
+                fresh * rowBytes);
+    view = HostTensor();
+    view.shape = shapeOf(rows + fresh);
+    view.borrow(storage.data());
+    return view;
+  }
+
+  /// Takes @decode's result for this cache: the view itself when the
+  /// program updated it in place, else (a GPU program's copy) its rows.
+  Error store(const HostTensor &result, llvm::StringRef name) {
+    if (result.data() == view.data())
+      return Error::success();
+    if (result.shape != view.shape)
+      return fail("@decode returns '" + name + "' of shape " +
+                  result.describe() + ", expected " + view.describe());
+    std::memcpy(view.data(), result.data(), view.numBytes());
+    return Error::success();
+  }
+
+private:
+  int64_t rowElements() const {
+    return std::accumulate(rowShape.begin(), rowShape.end(), int64_t(1),
+                           std::multiplies<int64_t>());
+  }
+  std::vector<int64_t> shapeOf(int64_t rows) const {
+    std::vector<int64_t> shape = {rows};
+    shape.insert(shape.end(), rowShape.begin(), rowShape.end());
+    return shape;
+  }
+
+  std::vector<int64_t> rowShape;
+  HostTensor storage; // [capacity, rowShape...]
+  HostTensor view;    // its first rows
+};
+
 /// Names that are run-time inputs rather than weights.
 bool isRuntimeInput(llvm::StringRef name, int64_t layers) {
   static const char *fixed[] = {
@@ -259,6 +317,8 @@ Error TransformerModel::bindWeights() {
 struct TransformerModel::Inputs {
   std::map<std::string, const gnn_graph *> graphs;
   std::map<std::string, const HostTensor *> tensors;
+  /// Tensors the program updates in place (the decoder's k/v caches).
+  std::map<std::string, HostTensor *> updated;
 };
 
 namespace {
@@ -283,6 +343,9 @@ Expected<Outputs> TransformerModel::run(const char *entry, const Inputs &inputs,
         return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
                     "' that the runner does not provide");
       a.graph = it->second;
+    } else if (auto updated = inputs.updated.find(p.name);
+               updated != inputs.updated.end()) {
+      a.updated = updated->second;
     } else {
       auto it = inputs.tensors.find(p.name);
       if (it == inputs.tensors.end())
@@ -335,7 +398,8 @@ Error takeLayers(Outputs &outputs, int64_t layers,
 struct TransformerModel::Encoded {
   std::vector<int64_t> offsets, lengths;
   int64_t numSrc = 0;
-  std::vector<HostTensor> crossK, crossV, selfK, selfV;
+  std::vector<HostTensor> crossK, crossV;
+  std::vector<RowCache> selfK, selfV;
   int64_t cacheRows = 0;
   /// ACT step counts of the source tokens (universal_transformer).
   std::optional<HostTensor> encSteps;
@@ -403,8 +467,8 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
                            model::kCrossKV, enc.crossK, enc.crossV))
     return std::move(e);
   for (int64_t i = 0; i < layers; ++i) {
-    enc.selfK.push_back(zeros(cacheShape(0)));
-    enc.selfV.push_back(zeros(cacheShape(0)));
+    enc.selfK.emplace_back(cacheRowShape());
+    enc.selfV.emplace_back(cacheRowShape());
   }
   return enc;
 }
@@ -440,48 +504,36 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
     return ed.takeError();
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slotIds = ids(slots);
-  // The cache grows by the new rows, zeroed, which @decode fills (in each of
-  // a universal_transformer's per-step blocks).
-  size_t rowBytes = size_t(config.dModel) * sizeof(float);
-  int64_t blocks = universal() ? config.maxDepth : 1;
-  std::vector<HostTensor> selfK, selfV;
-  for (size_t i = 0; i < enc.selfK.size(); ++i)
-    for (auto [from, to] :
-         {std::tie(enc.selfK[i], selfK), std::tie(enc.selfV[i], selfV)}) {
-      HostTensor t;
-      t.shape = cacheShape(cached + fresh);
-      t.allocateUninitialized();
-      for (int64_t b = 0; b < blocks; ++b) {
-        char *block =
-            static_cast<char *>(t.data()) + b * (cached + fresh) * rowBytes;
-        if (cached)
-          std::memcpy(block,
-                      static_cast<const char *>(from.data()) +
-                          b * cached * rowBytes,
-                      cached * rowBytes);
-        std::memset(block + cached * rowBytes, 0, fresh * rowBytes);
-      }
-      to.push_back(std::move(t));
-    }
+  std::vector<HostTensor *> selfK, selfV;
+  for (size_t i = 0; i < enc.selfK.size(); ++i) {
+    selfK.push_back(&enc.selfK[i].append(fresh));
+    selfV.push_back(&enc.selfV[i].append(fresh));
+  }
   Expected<Outputs> out = run(model::kDecode,
                               decoderInputs(enc, dd->get(), ed->get(), tokenIds,
                                             positionIds, slotIds, selfK, selfV),
                               fresh);
   if (!out)
     return out.takeError();
-  if (Error e = takeLayers(*out, int64_t(enc.selfK.size()), model::selfK,
-                           model::selfV, model::kDecode, enc.selfK, enc.selfV))
-    return std::move(e);
+  for (size_t i = 0; i < enc.selfK.size(); ++i)
+    for (auto [name, cache] : {std::pair(model::selfK(i), &enc.selfK[i]),
+                               std::pair(model::selfV(i), &enc.selfV[i])}) {
+      Expected<HostTensor> result = take(*out, name, model::kDecode);
+      if (!result)
+        return result.takeError();
+      if (Error e = cache->store(*result, name))
+        return std::move(e);
+    }
   enc.cacheRows = cached + fresh;
   for (auto [j, h] : llvm::enumerate(live))
     h->rows.push_back(cached + int64_t(j));
   return decoderResults(*out);
 }
 
-std::vector<int64_t> TransformerModel::cacheShape(int64_t rows) const {
+std::vector<int64_t> TransformerModel::cacheRowShape() const {
   if (universal())
-    return {config.maxDepth, rows, config.heads, config.dk()};
-  return {rows, config.heads, config.dk()};
+    return {config.maxDepth, config.heads, config.dk()};
+  return {config.heads, config.dk()};
 }
 
 Expected<TensorMap> TransformerModel::decoderResults(Outputs &out) const {
@@ -501,8 +553,8 @@ Expected<TensorMap> TransformerModel::decoderResults(Outputs &out) const {
 TransformerModel::Inputs TransformerModel::decoderInputs(
     const Encoded &enc, const gnn_graph *dd, const gnn_graph *ed,
     const HostTensor &tokens, const HostTensor &positions,
-    const HostTensor &slots, const std::vector<HostTensor> &selfK,
-    const std::vector<HostTensor> &selfV) const {
+    const HostTensor &slots, llvm::ArrayRef<HostTensor *> selfK,
+    llvm::ArrayRef<HostTensor *> selfV) const {
   Inputs in;
   in.graphs[model::kDD] = dd;
   in.graphs[model::kED] = ed;
@@ -516,8 +568,8 @@ TransformerModel::Inputs TransformerModel::decoderInputs(
     in.tensors[model::crossV(i)] = &enc.crossV[i];
   }
   for (size_t i = 0; i < selfK.size(); ++i) {
-    in.tensors[model::selfK(i)] = &selfK[i];
-    in.tensors[model::selfV(i)] = &selfV[i];
+    in.updated[model::selfK(i)] = selfK[i];
+    in.updated[model::selfV(i)] = selfV[i];
   }
   return in;
 }
@@ -554,10 +606,14 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
   std::iota(slotValues.begin(), slotValues.end(), 0);
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slots = ids(slotValues);
-  std::vector<HostTensor> selfK, selfV;
+  // The whole targets at once: a cache of their rows, filled in place.
+  std::vector<RowCache> caches;
+  std::vector<HostTensor *> selfK, selfV;
+  for (size_t i = 0; i < 2 * enc->selfK.size(); ++i)
+    caches.emplace_back(cacheRowShape());
   for (size_t i = 0; i < enc->selfK.size(); ++i) {
-    selfK.push_back(zeros(cacheShape(rows)));
-    selfV.push_back(zeros(cacheShape(rows)));
+    selfK.push_back(&caches[2 * i].append(rows));
+    selfV.push_back(&caches[2 * i + 1].append(rows));
   }
   Expected<Outputs> out =
       run(model::kDecode,

@@ -346,9 +346,8 @@ std::string stepRows(FunctionWriter &f, std::string &cache,
                      const std::string &step, const std::string &latest,
                      const std::string &slots, const std::string &cacheType) {
   std::string rows = f.fresh(), slice = f.fresh();
-  f.raw("  " + rows + " = tensor.dim " + cache + ", " +
-        f.constantOf("1", "index") + " : " + cacheType + "\n");
-  std::string box = "[" + step + ", 0, 0, 0] [1, " + rows + ", " +
+  f.raw("  " + rows + " = tensor.dim " + cache + ", %c0 : " + cacheType + "\n");
+  std::string box = "[0, " + step + ", 0, 0] [" + rows + ", 1, " +
                     std::to_string(f.h) + ", " + std::to_string(f.dk) +
                     "] [1, 1, 1, 1]";
   f.raw("  " + slice + " = tensor.extract_slice " + cache + box + " : " +
@@ -364,7 +363,9 @@ std::string stepRows(FunctionWriter &f, std::string &cache,
 void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionWriter f(c, hasWeight);
-  std::string cacheType = "tensor<" + std::to_string(c.maxDepth) + "x?x" +
+  // A node's rows of every step are one row of the cache, so that the
+  // runner appends the new nodes' rows without moving the others.
+  std::string cacheType = "tensor<?x" + std::to_string(c.maxDepth) + "x" +
                           std::to_string(f.h) + "x" + std::to_string(f.dk) +
                           "xf32>";
   std::string dd = f.input(model::kDD, FunctionWriter::kGraph);
@@ -376,8 +377,8 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
   std::string timePE = f.input(model::kTimePE, f.x());
   std::string crossK = f.input(model::crossK(0), f.heads());
   std::string crossV = f.input(model::crossV(0), f.heads());
-  std::string selfK = f.input(model::selfK(0), cacheType);
-  std::string selfV = f.input(model::selfV(0), cacheType);
+  std::string selfK = f.updatedInput(model::selfK(0), cacheType);
+  std::string selfV = f.updatedInput(model::selfV(0), cacheType);
   std::string y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, tokens);
   const std::string L = "decoder.layer";
   // The new nodes' latest k/v, and the cache of every node's k/v per step.

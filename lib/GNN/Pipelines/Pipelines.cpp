@@ -46,6 +46,9 @@ void addLoweringToBuffers(OpPassManager &pm, bool fuse, bool gpuKernels,
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  // Updates of writable arguments (decoder caches) stay in the caller's
+  // buffers rather than being returned, which deallocation would copy.
+  pm.addPass(gnn::createReturnUpdatedArgumentsPass());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
   // Buffers that deallocation must keep alive across loop iterations are

@@ -13,6 +13,7 @@
 #include "gnnc/errors.h"
 #include "gnnc/memory.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -26,6 +27,7 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
+#include <deque>
 #include <set>
 
 using namespace mlir;
@@ -184,6 +186,9 @@ signatureOf(func::FuncOp fn, llvm::ArrayRef<std::string> names) {
       p.name = name.str();
     else
       p.name = "arg" + std::to_string(i);
+    auto writable = fn.getArgAttrOfType<BoolAttr>(
+        i, bufferization::BufferizationDialect::kWritableAttrName);
+    p.writable = writable && writable.getValue();
     if (isa<GraphType>(type)) {
       p.isGraph = true;
     } else if (auto tensor = dyn_cast<RankedTensorType>(type)) {
@@ -213,6 +218,17 @@ signatureOf(func::FuncOp fn, llvm::ArrayRef<std::string> names) {
       p.name = "result" + std::to_string(i);
     p.dtype = *dtype;
     p.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    if (auto updated = fn.getResultAttrOfType<StringAttr>(i, "gnn.updates")) {
+      auto it = llvm::find_if(entry.parameters, [&](const Parameter &a) {
+        return a.writable && a.name == updated.getValue() &&
+               a.dtype == p.dtype && a.shape == p.shape;
+      });
+      if (it == entry.parameters.end())
+        return error("result '" + p.name + "' of '" + entry.name +
+                     "' updates '" + updated.getValue() +
+                     "', which is not a writable argument of its type");
+      p.updates = unsigned(it - entry.parameters.begin());
+    }
     entry.results.push_back(std::move(p));
   }
   entry.requirements = collectRequirements(fn);
@@ -416,9 +432,12 @@ llvm::Error check(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
         return error("argument '" + p.name + "' must be a graph");
       continue;
     }
-    if (!a.tensor)
+    if (!a.value())
       return error("argument '" + p.name + "' must be a tensor");
-    const HostTensor &t = *a.tensor;
+    if (a.updated && !p.writable)
+      return error("argument '" + p.name +
+                   "' is read-only; it cannot be updated in place");
+    const HostTensor &t = *a.value();
     if (t.dtype != p.dtype)
       return error("argument '" + p.name + "' has dtype " + dtypeName(t.dtype) +
                    ", expected " + dtypeName(p.dtype));
@@ -434,7 +453,7 @@ llvm::Error check(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   }
   for (const RowRequirement &r : entry.requirements) {
     const gnn_graph &g = *args[r.graphArg].graph;
-    const HostTensor &t = *args[r.arg].tensor;
+    const HostTensor &t = *args[r.arg].value();
     const std::string &name = parameters[r.arg].name;
     const std::string &graphName = parameters[r.graphArg].name;
     int64_t rows = t.shape.empty() ? 0 : t.shape[0];
@@ -488,10 +507,17 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   pointers.reserve(args.size() * 6 + 1);
   std::vector<void *> packed;
   std::set<const void *> inputBuffers;
+  // Writable parameters: the storage the caller handed over, or a private
+  // copy; where the program updated them (the argument's buffer).
+  std::map<unsigned, HostTensor *> updatedTensors;
+  std::map<unsigned, const void *> updatedBuffers;
+  std::deque<HostTensor> privateCopies;
 
+  // Updates of writable arguments are not returned.
   size_t resultWords = 0;
   for (const Parameter &r : results)
-    resultWords += 3 + 2 * r.shape.size();
+    if (!r.updates)
+      resultWords += 3 + 2 * r.shape.size();
   std::vector<int64_t> resultStorage(std::max<size_t>(resultWords, 1));
   if (!results.empty()) {
     pointers.push_back(resultStorage.data());
@@ -532,11 +558,18 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
           return std::move(e);
       continue;
     }
-    const HostTensor &t = *args[i].tensor;
+    const HostTensor *t = args[i].value();
+    if (p.writable)
+      updatedTensors[i] =
+          args[i].updated ? args[i].updated : &privateCopies.emplace_back(*t);
+    if (p.writable)
+      t = updatedTensors[i];
     if (llvm::Error e =
-            addBuffer(t.data(), t.numElements() * dtypeSize(t.dtype), t.shape,
-                      args[i].constant))
+            addBuffer(t->data(), t->numElements() * dtypeSize(t->dtype),
+                      t->shape, args[i].constant))
       return std::move(e);
+    if (p.writable)
+      updatedBuffers[i] = reinterpret_cast<const void *>(descriptors.back()[0]);
   }
 
   if (llvm::Error e =
@@ -547,11 +580,31 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     (void)gnn_cuda_synchronize(); // failures are reported
   bool failedInside = gnn_rt_take_error(message, sizeof(message));
 
+  // The update of writable argument i: a view of the storage the caller
+  // handed over (a GPU program's update is copied back into it first), or
+  // the private copy.
+  auto updatedResult = [&](unsigned i) {
+    HostTensor &in = *updatedTensors[i];
+    if (device == Device::CUDA && in.numBytes() > 0 &&
+        !gnn_cuda_copy(in.data(), updatedBuffers[i], in.numBytes()))
+      failedInside |= gnn_rt_take_error(message, sizeof(message));
+    if (!args[i].updated)
+      return std::move(in);
+    HostTensor view;
+    view.dtype = in.dtype;
+    view.shape = in.shape;
+    view.borrow(in.data());
+    return view;
+  };
   std::vector<HostTensor> outputs;
   std::set<void *> released;
   std::vector<void *> copied;
   const int64_t *word = resultStorage.data();
   for (const Parameter &r : results) {
+    if (r.updates) {
+      outputs.push_back(updatedResult(*r.updates));
+      continue;
+    }
     size_t rank = r.shape.size();
     auto *allocated = reinterpret_cast<void *>(word[0]);
     auto *aligned = reinterpret_cast<char *>(word[1]);

@@ -20,6 +20,30 @@ namespace mlir::gnn {
 using namespace mlir;
 
 namespace {
+/// A result marked as the update of an argument (`gnn.updates = "name"`,
+/// see gnn-return-updated-arguments) must name a writable tensor argument
+/// of its type: the program writes the caller's buffer only there.
+LogicalResult checkUpdates(func::FuncOp function) {
+  StringRef writableName =
+      bufferization::BufferizationDialect::kWritableAttrName;
+  for (unsigned r = 0; r < function.getNumResults(); ++r) {
+    auto name = function.getResultAttrOfType<StringAttr>(r, "gnn.updates");
+    if (!name)
+      continue;
+    bool found = llvm::any_of(function.getArguments(), [&](BlockArgument a) {
+      unsigned i = a.getArgNumber();
+      auto writable = function.getArgAttrOfType<BoolAttr>(i, writableName);
+      return function.getArgAttr(i, "gnn.name") == name && writable &&
+             writable.getValue() && a.getType() == function.getResultTypes()[r];
+    });
+    if (!found)
+      return function.emitOpError()
+             << "result #" << r << " updates argument " << name
+             << ", which is not a writable tensor of its type";
+  }
+  return success();
+}
+
 struct ReadOnlyArgumentsPass
     : gnn::impl::ReadOnlyArgumentsPassBase<ReadOnlyArgumentsPass> {
   void runOnOperation() override {
@@ -32,6 +56,8 @@ struct ReadOnlyArgumentsPass
         if (isa<TensorType>(argument.getType()) &&
             !function.getArgAttr(i, name))
           function.setArgAttr(i, name, readOnly);
+      if (failed(checkUpdates(function)))
+        return signalPassFailure();
     }
   }
 };

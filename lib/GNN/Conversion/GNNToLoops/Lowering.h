@@ -71,13 +71,17 @@ public:
   }
 
   /// Like toMemref, for inputs that may be slices of a larger buffer at any
-  /// offset (a step's rows of a per-step k/v cache): row-major strides and a
-  /// dynamic offset, so bufferization hands over the slice without a copy.
+  /// offset and row stride (a step's rows of a per-step k/v cache whose
+  /// rows hold every step): row-major within a row, any offset and distance
+  /// between rows, so bufferization hands over the slice without a copy.
   Value toMemrefView(Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
     auto rowMajor = MemRefType::get(type.getShape(), type.getElementType());
-    auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                                         getStridesAndOffset(rowMajor).first);
+    SmallVector<int64_t> strides = getStridesAndOffset(rowMajor).first;
+    if (strides.size() > 1)
+      strides.front() = ShapedType::kDynamic;
+    auto layout =
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
     auto memrefType =
         MemRefType::get(type.getShape(), type.getElementType(), layout);
     return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
