@@ -95,6 +95,11 @@ class RowCache {
 public:
   explicit RowCache(std::vector<int64_t> rowShape)
       : rowShape(std::move(rowShape)) {}
+  // A copy's view would still borrow the original's storage.
+  RowCache(const RowCache &) = delete;
+  RowCache &operator=(const RowCache &) = delete;
+  RowCache(RowCache &&) = default;
+  RowCache &operator=(RowCache &&) = default;
 
   /// Appends `fresh` zeroed rows, which the next @decode fills; returns all
   /// rows, a view that the next append invalidates.
@@ -118,8 +123,10 @@ public:
     return view;
   }
 
-  /// Takes @decode's result for this cache: the view itself when the
-  /// program updated it in place, else (a GPU program's copy) its rows.
+  /// Takes @decode's result for this cache: the view itself when the result
+  /// is marked as the update of the cache argument (`gnn.updates`, as the
+  /// built modules mark it), else (a module given as IR without the mark)
+  /// its rows are copied in.
   Error store(const HostTensor &result, llvm::StringRef name) {
     if (result.data() == view.data())
       return Error::success();
@@ -606,14 +613,16 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
   std::iota(slotValues.begin(), slotValues.end(), 0);
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slots = ids(slotValues);
-  // The whole targets at once: a cache of their rows, filled in place.
-  std::vector<RowCache> caches;
+  // The whole targets at once: caches of their rows, filled in place.
+  std::vector<RowCache> kCaches, vCaches;
   std::vector<HostTensor *> selfK, selfV;
-  for (size_t i = 0; i < 2 * enc->selfK.size(); ++i)
-    caches.emplace_back(cacheRowShape());
   for (size_t i = 0; i < enc->selfK.size(); ++i) {
-    selfK.push_back(&caches[2 * i].append(rows));
-    selfV.push_back(&caches[2 * i + 1].append(rows));
+    kCaches.emplace_back(cacheRowShape());
+    vCaches.emplace_back(cacheRowShape());
+  }
+  for (size_t i = 0; i < kCaches.size(); ++i) {
+    selfK.push_back(&kCaches[i].append(rows));
+    selfV.push_back(&vCaches[i].append(rows));
   }
   Expected<Outputs> out =
       run(model::kDecode,

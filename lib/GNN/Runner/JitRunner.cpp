@@ -560,10 +560,8 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     }
     const HostTensor *t = args[i].value();
     if (p.writable)
-      updatedTensors[i] =
+      t = updatedTensors[i] =
           args[i].updated ? args[i].updated : &privateCopies.emplace_back(*t);
-    if (p.writable)
-      t = updatedTensors[i];
     if (llvm::Error e =
             addBuffer(t->data(), t->numElements() * dtypeSize(t->dtype),
                       t->shape, args[i].constant))
