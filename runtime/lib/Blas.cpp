@@ -10,12 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Blas.h"
+#include "DynamicLibrary.h"
 
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
 #include <cstdlib>
-#include <dlfcn.h>
+#include <dlfcn.h> // dlerror
 #include <string>
 
 namespace {
@@ -46,36 +47,24 @@ struct Loaded {
   std::string why; // empty when loaded
 };
 
-template <typename Fn> bool bind(void *library, const char *name, Fn &fn) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  return fn != nullptr;
-}
-
 Loaded load() {
   Loaded l;
   const char *chosen = std::getenv("OPENBLAS_CORETYPE");
   if (!chosen || !*chosen)
     if (const char *core = coreForThisCpu())
       setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/1);
-  void *library = nullptr;
-  for (const char *name : {"libopenblas.so.0", "libopenblas.so"})
-    if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-      break;
+  void *library = openFirst({"libopenblas.so.0", "libopenblas.so"});
   if (!library) {
     const char *reason = dlerror();
     l.why = std::string("cannot load OpenBLAS (libopenblas.so.0): ") +
             (reason ? reason : "not found");
     return l;
   }
-  const char *missing = nullptr;
-  auto need = [&](const char *name, auto &fn) {
-    if (!missing && !bind(library, name, fn))
-      missing = name;
-  };
-  need("cblas_sgemm", l.api.sgemm);
-  need("openblas_set_num_threads", l.api.setNumThreads);
-  need("openblas_get_corename", l.api.coreName);
-  if (missing)
+  Symbols symbols(library);
+  symbols.need("cblas_sgemm", l.api.sgemm);
+  symbols.need("openblas_set_num_threads", l.api.setNumThreads);
+  symbols.need("openblas_get_corename", l.api.coreName);
+  if (const char *missing = symbols.missing())
     l.why = std::string("the loaded OpenBLAS lacks ") + missing;
   return l;
 }

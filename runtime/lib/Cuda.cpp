@@ -8,11 +8,11 @@
 
 #include "gnnc/cuda.h"
 #include "CudaDriver.h"
+#include "DynamicLibrary.h"
 #include "gnnc/errors.h"
 
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <string>
@@ -45,11 +45,6 @@ State &state() {
   return s;
 }
 
-template <typename Fn> bool bind(void *library, const char *name, Fn &fn) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  return fn != nullptr;
-}
-
 std::string describe(CUresult result) {
   const char *text = nullptr;
   if (state().driver.getErrorString)
@@ -58,42 +53,38 @@ std::string describe(CUresult result) {
 }
 
 void initialize(State &s) {
-  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void *library = gnnc::openFirst({"libcuda.so.1"});
   if (!library) {
     s.why = "no CUDA driver: libcuda.so.1 cannot be loaded";
     return;
   }
   Driver &d = s.driver;
-  const char *missing = nullptr;
-  auto need = [&](const char *name, auto &fn) {
-    if (!missing && !bind(library, name, fn))
-      missing = name;
-  };
-  need("cuInit", d.init);
-  need("cuDeviceGetCount", d.deviceGetCount);
-  need("cuDeviceGet", d.deviceGet);
-  need("cuDeviceGetAttribute", d.deviceGetAttribute);
-  need("cuDeviceGetName", d.deviceGetName);
-  need("cuDevicePrimaryCtxRetain", d.primaryCtxRetain);
-  need("cuCtxSetCurrent", d.ctxSetCurrent);
-  need("cuCtxSynchronize", d.ctxSynchronize);
-  need("cuModuleLoadData", d.moduleLoadData);
-  need("cuModuleGetFunction", d.moduleGetFunction);
-  need("cuLaunchKernel", d.launchKernel);
-  need("cuStreamCreate", d.streamCreate);
-  need("cuStreamSynchronize", d.streamSynchronize);
-  need("cuMemAllocManaged", d.memAllocManaged);
-  need("cuMemFree_v2", d.memFree);
-  need("cuGetErrorString", d.getErrorString);
-  need("cuMemsetD32_v2", d.memsetD32);
-  need("cuMemcpy", d.memcpy);
-  need("cuEventCreate", d.eventCreate);
-  need("cuEventRecord", d.eventRecord);
-  need("cuEventSynchronize", d.eventSynchronize);
-  need("cuEventElapsedTime", d.eventElapsedTime);
-  need("cuEventDestroy_v2", d.eventDestroy);
-  bind(library, "cuMemPrefetchAsync_v2", d.memPrefetch);
-  if (missing) {
+  gnnc::Symbols symbols(library);
+  symbols.need("cuInit", d.init);
+  symbols.need("cuDeviceGetCount", d.deviceGetCount);
+  symbols.need("cuDeviceGet", d.deviceGet);
+  symbols.need("cuDeviceGetAttribute", d.deviceGetAttribute);
+  symbols.need("cuDeviceGetName", d.deviceGetName);
+  symbols.need("cuDevicePrimaryCtxRetain", d.primaryCtxRetain);
+  symbols.need("cuCtxSetCurrent", d.ctxSetCurrent);
+  symbols.need("cuCtxSynchronize", d.ctxSynchronize);
+  symbols.need("cuModuleLoadData", d.moduleLoadData);
+  symbols.need("cuModuleGetFunction", d.moduleGetFunction);
+  symbols.need("cuLaunchKernel", d.launchKernel);
+  symbols.need("cuStreamCreate", d.streamCreate);
+  symbols.need("cuStreamSynchronize", d.streamSynchronize);
+  symbols.need("cuMemAllocManaged", d.memAllocManaged);
+  symbols.need("cuMemFree_v2", d.memFree);
+  symbols.need("cuGetErrorString", d.getErrorString);
+  symbols.need("cuMemsetD32_v2", d.memsetD32);
+  symbols.need("cuMemcpy", d.memcpy);
+  symbols.need("cuEventCreate", d.eventCreate);
+  symbols.need("cuEventRecord", d.eventRecord);
+  symbols.need("cuEventSynchronize", d.eventSynchronize);
+  symbols.need("cuEventElapsedTime", d.eventElapsedTime);
+  symbols.need("cuEventDestroy_v2", d.eventDestroy);
+  symbols.bind("cuMemPrefetchAsync_v2", d.memPrefetch);
+  if (const char *missing = symbols.missing()) {
     s.why = std::string("the CUDA driver lacks ") + missing;
     return;
   }

@@ -10,13 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDriver.h"
+#include "DynamicLibrary.h"
 #include "LinearShapes.h"
 #include "gnnc/cuda.h"
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
 #include <cstring>
-#include <dlfcn.h>
 #include <mutex>
 #include <string>
 
@@ -44,21 +44,16 @@ std::string blasWhy;
 std::mutex blasMutex;
 
 void openBlas() {
-  const char *names[] = {"libcublas.so.13", "libcublas.so.12",
-                         "libcublas.so.11", "libcublas.so"};
-  void *library = nullptr;
-  for (const char *name : names)
-    if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-      break;
+  void *library = openFirst({"libcublas.so.13", "libcublas.so.12",
+                             "libcublas.so.11", "libcublas.so"});
   if (!library) {
     blasWhy = "cuBLAS (libcublas.so) cannot be loaded";
     return;
   }
-  blasState.create = reinterpret_cast<decltype(Blas::create)>(
-      dlsym(library, "cublasCreate_v2"));
-  blasState.sgemm =
-      reinterpret_cast<decltype(Blas::sgemm)>(dlsym(library, "cublasSgemm_v2"));
-  if (!blasState.create || !blasState.sgemm) {
+  Symbols symbols(library);
+  symbols.need("cublasCreate_v2", blasState.create);
+  symbols.need("cublasSgemm_v2", blasState.sgemm);
+  if (symbols.missing()) {
     blasWhy = "cuBLAS lacks cublasCreate_v2 or cublasSgemm_v2";
     return;
   }
