@@ -76,11 +76,11 @@ void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
   int64_t inner = transposeB ? y.cols : y.rows;
   int64_t cols = transposeB ? y.rows : y.cols;
   if (x.cols != inner)
-    return gnn_rt_rows_mismatch(x.cols, inner, kItemSizeCode);
+    return gnn_rt_rows_mismatch(nullptr, x.cols, inner, kItemSizeCode);
   if (z.rows != x.rows)
-    return gnn_rt_rows_mismatch(z.rows, x.rows, kInputRowsCode);
+    return gnn_rt_rows_mismatch(nullptr, z.rows, x.rows, kInputRowsCode);
   if (z.cols != cols)
-    return gnn_rt_rows_mismatch(z.cols, cols, kItemSizeCode);
+    return gnn_rt_rows_mismatch(nullptr, z.cols, cols, kItemSizeCode);
   if (z.rows == 0 || z.cols == 0)
     return;
   multiply(a, b, c, transposeB, alpha, beta);

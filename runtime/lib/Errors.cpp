@@ -1,6 +1,7 @@
 //===- Errors.cpp - errors raised by compiled gnn programs ----------------===//
 //
-// Part of gnnc's runtime.
+// Part of gnnc's runtime. Each context keeps its first report; compiled
+// code reports from any of its threads, so a context is guarded by a mutex.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,74 +9,101 @@
 
 #include <cstdio>
 #include <mutex>
+#include <new>
 #include <string>
 
+struct gnn_rt_context {
+  std::mutex mutex;
+  std::string pending; // empty: no error
+};
+
 namespace {
-std::mutex mutex;
-std::string pending; // empty: no error
+gnn_rt_context *orDefault(gnn_rt_context *context) {
+  return context ? context : gnn_rt_default_context();
+}
+
+/// Formats a report only when the context has none yet.
+template <typename... Args>
+void reportf(gnn_rt_context *context, const char *format, Args... args) {
+  context = orDefault(context);
+  std::lock_guard<std::mutex> lock(context->mutex);
+  if (!context->pending.empty())
+    return;
+  char text[256];
+  std::snprintf(text, sizeof(text), format, args...);
+  context->pending = text;
+}
 } // namespace
 
-extern "C" void gnn_rt_report(const char *message) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (pending.empty())
-    pending = message && *message ? message : "unknown error";
+extern "C" gnn_rt_context *gnn_rt_context_create(void) {
+  return new (std::nothrow) gnn_rt_context();
 }
 
-extern "C" void gnn_rt_edge_out_of_range(int64_t edge, int64_t node,
-                                         int64_t bound, int64_t isSource) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!pending.empty())
-    return;
-  char text[256];
-  std::snprintf(
-      text, sizeof(text), "edge %lld: %s node %lld is out of range [0, %lld)",
-      static_cast<long long>(edge), isSource ? "source" : "destination",
-      static_cast<long long>(node), static_cast<long long>(bound));
-  pending = text;
+extern "C" void gnn_rt_context_destroy(gnn_rt_context *context) {
+  if (context != gnn_rt_default_context())
+    delete context;
 }
 
-extern "C" void gnn_rt_rows_mismatch(int64_t rows, int64_t expected,
-                                     int64_t target) {
+extern "C" gnn_rt_context *gnn_rt_default_context(void) {
+  static gnn_rt_context process;
+  return &process;
+}
+
+extern "C" void gnn_rt_context_report(gnn_rt_context *context,
+                                      const char *message) {
+  context = orDefault(context);
+  std::lock_guard<std::mutex> lock(context->mutex);
+  if (context->pending.empty())
+    context->pending = message && *message ? message : "unknown error";
+}
+
+extern "C" int gnn_rt_context_take_error(gnn_rt_context *context, char *err,
+                                         size_t errSize) {
+  context = orDefault(context);
+  std::lock_guard<std::mutex> lock(context->mutex);
+  if (context->pending.empty())
+    return 0;
+  if (errSize > 0)
+    std::snprintf(err, errSize, "%s", context->pending.c_str());
+  context->pending.clear();
+  return 1;
+}
+
+extern "C" void gnn_rt_edge_out_of_range(gnn_rt_context *context, int64_t edge,
+                                         int64_t node, int64_t bound,
+                                         int64_t isSource) {
+  reportf(context, "edge %lld: %s node %lld is out of range [0, %lld)",
+          static_cast<long long>(edge), isSource ? "source" : "destination",
+          static_cast<long long>(node), static_cast<long long>(bound));
+}
+
+extern "C" void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
+                                     int64_t expected, int64_t target) {
   static const char *what[] = {"source nodes", "destination nodes", "edges",
                                "rows of the op's inputs"};
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!pending.empty())
-    return;
-  char text[256];
   if (target == 4)
-    std::snprintf(text, sizeof(text),
-                  "a feature has size %lld in a per-row dimension, but the op "
-                  "needs %lld",
-                  static_cast<long long>(rows),
-                  static_cast<long long>(expected));
+    reportf(context,
+            "a feature has size %lld in a per-row dimension, but the op "
+            "needs %lld",
+            static_cast<long long>(rows), static_cast<long long>(expected));
   else
-    std::snprintf(text, sizeof(text),
-                  "a feature has %lld rows, but the op needs %lld (%s)",
-                  static_cast<long long>(rows),
-                  static_cast<long long>(expected),
-                  what[target >= 0 && target < 4 ? target : 3]);
-  pending = text;
+    reportf(context, "a feature has %lld rows, but the op needs %lld (%s)",
+            static_cast<long long>(rows), static_cast<long long>(expected),
+            what[target >= 0 && target < 4 ? target : 3]);
 }
 
-extern "C" void gnn_rt_id_out_of_range(int64_t position, int64_t id,
+extern "C" void gnn_rt_id_out_of_range(gnn_rt_context *context,
+                                       int64_t position, int64_t id,
                                        int64_t bound) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!pending.empty())
-    return;
-  char text[256];
-  std::snprintf(text, sizeof(text),
-                "id list entry %lld: id %lld is out of range [0, %lld)",
-                static_cast<long long>(position), static_cast<long long>(id),
-                static_cast<long long>(bound));
-  pending = text;
+  reportf(context, "id list entry %lld: id %lld is out of range [0, %lld)",
+          static_cast<long long>(position), static_cast<long long>(id),
+          static_cast<long long>(bound));
+}
+
+extern "C" void gnn_rt_report(const char *message) {
+  gnn_rt_context_report(nullptr, message);
 }
 
 extern "C" int gnn_rt_take_error(char *err, size_t errSize) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (pending.empty())
-    return 0;
-  if (errSize > 0)
-    std::snprintf(err, errSize, "%s", pending.c_str());
-  pending.clear();
-  return 1;
+  return gnn_rt_context_take_error(nullptr, err, errSize);
 }

@@ -34,17 +34,19 @@ inline bool view(const gnn_memref2d_f32 *m, Matrix &out) {
 }
 
 /// The sizes of out = input @ weight^T + bias fit together; a mismatch is
-/// reported and the layer must compute nothing.
+/// reported (to the process-wide context: dense layers take no context yet)
+/// and the layer must compute nothing.
 inline bool linearSizesFit(const Matrix &x, const Matrix &w, const Matrix &y,
                            const gnn_memref1d_f32 *bias) {
   if (x.cols != w.cols)
-    return gnn_rt_rows_mismatch(x.cols, w.cols, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(nullptr, x.cols, w.cols, kItemSizeCode), false;
   if (y.rows != x.rows)
-    return gnn_rt_rows_mismatch(y.rows, x.rows, kInputRowsCode), false;
+    return gnn_rt_rows_mismatch(nullptr, y.rows, x.rows, kInputRowsCode), false;
   if (y.cols != w.rows)
-    return gnn_rt_rows_mismatch(y.cols, w.rows, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(nullptr, y.cols, w.rows, kItemSizeCode), false;
   if (bias && bias->sizes[0] != w.rows)
-    return gnn_rt_rows_mismatch(bias->sizes[0], w.rows, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(nullptr, bias->sizes[0], w.rows, kItemSizeCode),
+           false;
   return true;
 }
 } // namespace gnnc

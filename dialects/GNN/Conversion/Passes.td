@@ -13,6 +13,80 @@ include "mlir/Pass/PassBase.td"
 // GNNToLoops
 //===----------------------------------------------------------------------===//
 
+def GNNDecomposeGraphsPass : Pass<"gnn-decompose-graphs", "ModuleOp"> {
+  let summary = "Passes every graph that crosses a non-gnn op as its parts";
+  let description = [{
+    A 1:N type conversion of `!gnn.graph` into the index arrays of the
+    runtime's `gnn_graph` (`runtime/include/gnnc/graph.h`, `gnn_graph_part`),
+    in this order: the number of source nodes (`index`), then
+    `tensor<?xindex>` arrays `src` and `dst` (per edge id), `in_ptr`
+    (num_dst + 1 offsets), `in_src` and `in_eid` (per CSR slot). It rewrites
+    function signatures (each part keeps its graph's argument or result
+    attributes), `func.call`, `func.return`, `scf.for`, `scf.while`,
+    `scf.if` (with their yields and conditions) and `arith.select`; a gnn op
+    that uses a graph then finds it as an `unrealized_conversion_cast` of the
+    parts, and a graph that a gnn op builds is cast to its parts where it
+    leaves. `convert-gnn-to-loops` runs it first. A graph that crosses any
+    other op is an error.
+
+    ```mlir
+    func.func private @layer(%g: !gnn.graph<complete>, %x: tensor<?x4xf32>)
+        -> tensor<?x4xf32>
+    func.func @f(%g: !gnn.graph<complete>, %x: tensor<?x4xf32>)
+        -> tensor<?x4xf32> {
+      %y = func.call @layer(%g, %x)
+          : (!gnn.graph<complete>, tensor<?x4xf32>) -> tensor<?x4xf32>
+      return %y : tensor<?x4xf32>
+    }
+    // becomes
+    func.func private @layer(index, tensor<?xindex>, tensor<?xindex>,
+        tensor<?xindex>, tensor<?xindex>, tensor<?xindex>, tensor<?x4xf32>)
+        -> tensor<?x4xf32>
+    func.func @f(%n: index, %src: tensor<?xindex>, %dst: tensor<?xindex>,
+                 %in_ptr: tensor<?xindex>, %in_src: tensor<?xindex>,
+                 %in_eid: tensor<?xindex>, %x: tensor<?x4xf32>)
+        -> tensor<?x4xf32> {
+      %y = func.call @layer(%n, %src, %dst, %in_ptr, %in_src, %in_eid, %x)
+          : (...) -> tensor<?x4xf32>
+      return %y : tensor<?x4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def GNNPassRuntimeContextPass : Pass<"gnn-pass-runtime-context", "ModuleOp"> {
+  let summary = "Gives every function the caller's runtime context and "
+                "passes it to calls and error reports";
+  let description = [{
+    Lowered code reports bad input (ids out of range, features of the wrong
+    size) to the runtime. So that programs running in one process keep
+    their errors apart, reports go into a `gnn_rt_context` that the caller
+    of the program passes (`runtime/include/gnnc/errors.h`): every
+    `func.func` with a body gets a first argument `!llvm.ptr` marked
+    `gnn.runtime_context`, every call of such a function passes the
+    caller's, and so does every call of the runtime's error reports
+    (`gnn_rt_edge_out_of_range`, `gnn_rt_rows_mismatch`,
+    `gnn_rt_id_out_of_range`), whose declarations gain the argument.
+    Running it twice changes nothing.
+
+    ```mlir
+    func.func @f(%ids: tensor<?xindex>) {
+      func.call @gnn_rt_id_out_of_range(%i, %id, %n) : (i64, i64, i64) -> ()
+    }
+    // becomes
+    func.func @f(%rt: !llvm.ptr {gnn.runtime_context}, %ids: tensor<?xindex>) {
+      func.call @gnn_rt_id_out_of_range(%rt, %i, %id, %n)
+          : (!llvm.ptr, i64, i64, i64) -> ()
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
   let summary = "Lowers gnn ops to loops over the graph's index arrays";
   let description = [{
@@ -27,7 +101,10 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     loops are `scf.parallel` (one iteration per edge or destination node, no
     shared writes).
 
-    A `!gnn.graph` function argument becomes six arguments, in this order:
+    Graphs are first decomposed into their parts as `gnn-decompose-graphs`
+    does, so they may be passed to and returned from functions, carried by
+    `scf.for`/`scf.while`/`scf.if` and chosen by `arith.select`; a
+    `!gnn.graph` function argument becomes six arguments, in this order:
     the number of source nodes (`index`), then `tensor<?xindex>` arrays
     `src` and `dst` (per edge id), `in_ptr` (num_dst + 1 offsets), `in_src`
     and `in_eid` (per CSR slot). Public functions get

@@ -73,6 +73,11 @@ struct Argument {
 /// Where compiled code runs.
 enum class Device { CPU, CUDA };
 
+/// The runtime functions bound into programs compiled for `device`, by
+/// linked symbol: one for each entry of abi::kRuntimeFunctions (null where
+/// the runtime lacks one, which a unit test rules out).
+std::map<std::string, void *> runtimeSymbols(Device device);
+
 struct CompileOptions {
   bool fuse = true;
   /// CPU: outer loops on all cores.

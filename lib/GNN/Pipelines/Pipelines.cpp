@@ -33,6 +33,8 @@ void addLoweringToBuffers(OpPassManager &pm, bool fuse, bool gpuKernels,
   loops.gpuKernels = gpuKernels;
   loops.parallelDense = parallelDense;
   pm.addPass(gnn::createConvertGNNToLoopsPass(loops));
+  // Errors go into the context the caller passes.
+  pm.addPass(gnn::createGNNPassRuntimeContextPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Runner/JitRunner.h"
+#include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
@@ -378,18 +379,12 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     add("mgpuStreamCreate", &gnn_cuda_stream_create);
     add("mgpuStreamDestroy", &gnn_cuda_stream_destroy);
     add("mgpuStreamSynchronize", &gnn_cuda_stream_synchronize);
-    add("gnn_rt_edge_out_of_range", &gnn_rt_edge_out_of_range);
-    add("gnn_rt_rows_mismatch", &gnn_rt_rows_mismatch);
-    add("gnn_rt_id_out_of_range", &gnn_rt_id_out_of_range);
     // MLIR's runtime copy between strided memrefs.
     add("memrefCopy", &memrefCopy);
-    // Dense layers on cuBLAS when the program runs on the GPU.
-    add("_mlir_ciface_gnn_rt_linear",
-        onGPU ? &gnn_cuda_linear : &_mlir_ciface_gnn_rt_linear);
-    add("_mlir_ciface_gnn_rt_linear_nobias",
-        onGPU ? &gnn_cuda_linear_nobias : &_mlir_ciface_gnn_rt_linear_nobias);
-    // The block tiles of the CPU attention kernel.
-    add("_mlir_ciface_gnn_rt_gemm", &_mlir_ciface_gnn_rt_gemm);
+    for (const auto &[name, address] :
+         runtimeSymbols(onGPU ? Device::CUDA : Device::CPU))
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   // Generate machine code now rather than on the first call.
@@ -398,6 +393,33 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
       return error("JIT compilation of '" + e.name +
                    "' failed: " + llvm::toString(fn.takeError()));
   return program;
+}
+
+std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
+  bool onGPU = device == Device::CUDA;
+  auto address = [&](llvm::StringRef name) -> void * {
+    // Dense layers run on cuBLAS when the program runs on the GPU.
+    if (name == abi::kLinear)
+      return onGPU ? reinterpret_cast<void *>(&gnn_cuda_linear)
+                   : reinterpret_cast<void *>(&_mlir_ciface_gnn_rt_linear);
+    if (name == abi::kLinearNoBias)
+      return onGPU
+                 ? reinterpret_cast<void *>(&gnn_cuda_linear_nobias)
+                 : reinterpret_cast<void *>(&_mlir_ciface_gnn_rt_linear_nobias);
+    if (name == abi::kGemm)
+      return reinterpret_cast<void *>(&_mlir_ciface_gnn_rt_gemm);
+    if (name == abi::kEdgeOutOfRange)
+      return reinterpret_cast<void *>(&gnn_rt_edge_out_of_range);
+    if (name == abi::kRowsMismatch)
+      return reinterpret_cast<void *>(&gnn_rt_rows_mismatch);
+    if (name == abi::kIdOutOfRange)
+      return reinterpret_cast<void *>(&gnn_rt_id_out_of_range);
+    return nullptr;
+  };
+  std::map<std::string, void *> symbols;
+  for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions)
+    symbols[abi::symbolOf(f)] = address(f.name);
+  return symbols;
 }
 
 void JitProgram::setThreads(int threads) {
@@ -523,6 +545,15 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     pointers.push_back(resultStorage.data());
     packed.push_back(&pointers.back());
   }
+  // This run's errors go into a context of its own (the first argument);
+  // the process-wide one holds the runtime's own failures (libraries, GPU
+  // driver).
+  std::unique_ptr<gnn_rt_context, void (*)(gnn_rt_context *)> context(
+      gnn_rt_context_create(), &gnn_rt_context_destroy);
+  if (!context)
+    return error("out of memory for the runtime context");
+  void *contextArgument = context.get();
+  packed.push_back(&contextArgument);
   char message[512];
   (void)gnn_rt_take_error(message, sizeof(message)); // stale reports
   ArgumentPlacement placement(device);
@@ -545,17 +576,23 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   };
   for (auto [i, p] : llvm::enumerate(parameters)) {
     if (p.isGraph) {
+      // The parts in gnn_graph_part order (the graph type conversion's).
       const gnn_graph &g = *args[i].graph;
       scalars.push_back(g.num_src);
       packed.push_back(&scalars.back());
-      for (auto [array, n] : {std::make_pair(g.src, g.num_edges),
-                              std::make_pair(g.dst, g.num_edges),
-                              std::make_pair(g.in_ptr, g.num_dst + 1),
-                              std::make_pair(g.in_src, g.num_edges),
-                              std::make_pair(g.in_eid, g.num_edges)})
+      std::pair<const int64_t *, int64_t> arrays[GNN_GRAPH_NUM_PARTS];
+      arrays[GNN_GRAPH_PART_SRC] = {g.src, g.num_edges};
+      arrays[GNN_GRAPH_PART_DST] = {g.dst, g.num_edges};
+      arrays[GNN_GRAPH_PART_IN_PTR] = {g.in_ptr, g.num_dst + 1};
+      arrays[GNN_GRAPH_PART_IN_SRC] = {g.in_src, g.num_edges};
+      arrays[GNN_GRAPH_PART_IN_EID] = {g.in_eid, g.num_edges};
+      static_assert(GNN_GRAPH_PART_NUM_SRC == 0, "the count comes first");
+      for (int part = GNN_GRAPH_PART_SRC; part < GNN_GRAPH_NUM_PARTS; ++part) {
+        auto [array, n] = arrays[part];
         if (llvm::Error e = addBuffer(array, n * sizeof(int64_t), {n},
                                       /*constant=*/false))
           return std::move(e);
+      }
       continue;
     }
     const HostTensor *t = args[i].value();
@@ -576,7 +613,9 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
                  "' failed: " + llvm::toString(std::move(e)));
   if (device == Device::CUDA)
     (void)gnn_cuda_synchronize(); // failures are reported
-  bool failedInside = gnn_rt_take_error(message, sizeof(message));
+  bool failedInside =
+      gnn_rt_context_take_error(context.get(), message, sizeof(message)) ||
+      gnn_rt_take_error(message, sizeof(message));
 
   // The update of writable argument i: a view of the storage the caller
   // handed over (a GPU program's update is copied back into it first), or

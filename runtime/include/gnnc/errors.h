@@ -18,31 +18,54 @@
 extern "C" {
 #endif
 
+/* Where errors go: compiled programs receive a context as their first
+ * argument and report into it, so that programs running in one process (a
+ * training step and an evaluation, two threads) keep their errors apart.
+ * Each context holds at most one error: the first report wins. */
+typedef struct gnn_rt_context gnn_rt_context;
+
+/* A new context without an error; NULL if memory is exhausted. */
+GNNC_EXPORT gnn_rt_context *gnn_rt_context_create(void);
+GNNC_EXPORT void gnn_rt_context_destroy(gnn_rt_context *context);
+
+/* The process-wide context: reports with a NULL context, and the runtime's
+ * own failures (a library that cannot be loaded, a failed GPU driver call),
+ * which are not tied to one program, go here. */
+GNNC_EXPORT gnn_rt_context *gnn_rt_default_context(void);
+
+/* Reports an error in words. Thread-safe; the context's first report wins. */
+GNNC_EXPORT void gnn_rt_context_report(gnn_rt_context *context,
+                                       const char *message);
+
+/* Returns non-zero if an error was reported into the context since the last
+ * call, writes its message into err (if err_size > 0) and clears it. */
+GNNC_EXPORT int gnn_rt_context_take_error(gnn_rt_context *context, char *err,
+                                          size_t err_size);
+
 /* Called by code lowered from gnn.graph_from_coo: edge `edge` names node
  * `node`, outside [0, bound) of the source (is_source != 0) or destination
- * nodes. Thread-safe; the first report wins. */
-GNNC_EXPORT void gnn_rt_edge_out_of_range(int64_t edge, int64_t node,
+ * nodes. */
+GNNC_EXPORT void gnn_rt_edge_out_of_range(gnn_rt_context *context,
+                                          int64_t edge, int64_t node,
                                           int64_t bound, int64_t is_source);
 
 /* Called by lowered gnn ops: a feature has size `rows` (in its row
  * dimension, or in a per-row dimension when target is 4) where the op needs
  * `expected` (target 0: source nodes, 1: destination nodes, 2: edges, 3: the
  * rows of the op's other inputs). The op computes nothing. */
-GNNC_EXPORT void gnn_rt_rows_mismatch(int64_t rows, int64_t expected,
-                                      int64_t target);
+GNNC_EXPORT void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
+                                      int64_t expected, int64_t target);
 
 /* Called by lowered gnn ops that take id lists (gather_rows, scatter_rows,
  * in_subgraph): entry `position` of the list is `id`, outside [0, bound).
  * The entry is skipped. */
-GNNC_EXPORT void gnn_rt_id_out_of_range(int64_t position, int64_t id,
+GNNC_EXPORT void gnn_rt_id_out_of_range(gnn_rt_context *context,
+                                        int64_t position, int64_t id,
                                         int64_t bound);
 
-/* Reports an error in words (the GPU runtime's failed driver calls).
- * Thread-safe; the first report wins. */
+/* gnn_rt_context_report and gnn_rt_context_take_error on the default
+ * context. */
 GNNC_EXPORT void gnn_rt_report(const char *message);
-
-/* Returns non-zero if an error was reported since the last call, writes its
- * message into err (if err_size > 0) and clears it. */
 GNNC_EXPORT int gnn_rt_take_error(char *err, size_t err_size);
 
 #ifdef __cplusplus

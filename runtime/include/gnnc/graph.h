@@ -35,6 +35,22 @@ typedef enum gnn_structure {
   GNN_STRUCTURE_BIPARTITE = 3
 } gnn_structure;
 
+/* The values a `!gnn.graph` is passed as to, from and within compiled code,
+ * in this order: the number of source nodes (an index), then the arrays
+ * src, dst, in_ptr, in_src and in_eid of a gnn_graph (1-D index memrefs).
+ * The number of destinations is in_ptr's length - 1, the number of edges
+ * src's length. The compiler's graph type conversion and the runner's
+ * argument packing both follow this list. */
+typedef enum gnn_graph_part {
+  GNN_GRAPH_PART_NUM_SRC = 0,
+  GNN_GRAPH_PART_SRC = 1,
+  GNN_GRAPH_PART_DST = 2,
+  GNN_GRAPH_PART_IN_PTR = 3,
+  GNN_GRAPH_PART_IN_SRC = 4,
+  GNN_GRAPH_PART_IN_EID = 5,
+  GNN_GRAPH_NUM_PARTS = 6
+} gnn_graph_part;
+
 typedef struct gnn_graph {
   gnn_structure structure;
   int64_t num_src;

@@ -41,8 +41,6 @@ constexpr int64_t kMinRows = 16;
 constexpr int64_t kRowGroup = 32;
 /// Vector width of the softmax loops over a score row.
 constexpr int64_t kLanes = kVectorLanes;
-/// The runtime's GEMM (runtime/include/gnnc/dense.h).
-constexpr llvm::StringLiteral kGemmFn = "gnn_rt_gemm";
 
 class BlockKernel {
 public:
@@ -55,7 +53,7 @@ public:
                                                {ShapedType::kDynamic, 1}));
     auto module =
         b.getInsertionBlock()->getParent()->getParentOfType<ModuleOp>();
-    declareFunction(module, kGemmFn,
+    declareFunction(module, abi::kGemm,
                     {matrixType, matrixType, matrixType, b.getI32Type(), t, t},
                     {}, /*cInterface=*/true);
   }
@@ -357,7 +355,7 @@ private:
   /// c = a @ op(bMatrix) + beta * c through the runtime.
   void gemm(Value a, Value bMatrix, Value c, bool transposeB, double beta) {
     b.create<func::CallOp>(
-        loc, kGemmFn, TypeRange{},
+        loc, abi::kGemm, TypeRange{},
         ValueRange{a, bMatrix, c,
                    b.create<arith::ConstantIntOp>(loc, transposeB ? 1 : 0, 32),
                    l.floatConst(t, 1.0), l.floatConst(t, beta)});

@@ -17,10 +17,6 @@ using namespace mlir::gnn;
 using namespace mlir::gnn::loops;
 
 namespace {
-/// The runtime's dense layers (runtime/include/gnnc/dense.h), called through
-/// their C interface with memref descriptors.
-constexpr llvm::StringLiteral kLinearFn = "gnn_rt_linear";
-constexpr llvm::StringLiteral kLinearNoBiasFn = "gnn_rt_linear_nobias";
 /// The OpenMP runtime's thread count, for splitting dense layers.
 constexpr llvm::StringLiteral kMaxThreadsFn = "omp_get_max_threads";
 } // namespace
@@ -63,7 +59,7 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
   Value out = l.alloc(type, rows, {outCols});
   Value bias =
       op.getBias() ? castTo(l.toMemref(op.getBias()), vector) : Value();
-  StringRef callee = op.getBias() ? kLinearFn : kLinearNoBiasFn;
+  StringRef callee = op.getBias() ? abi::kLinear : abi::kLinearNoBias;
   auto module = op->getParentOfType<ModuleOp>();
   auto call = [&](Value x, Value y) {
     SmallVector<Value> args = {x, weightMatrix};

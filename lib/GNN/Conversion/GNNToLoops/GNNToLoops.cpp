@@ -288,9 +288,10 @@ static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op) {
   Lowering l(op);
   if (failed(l.graph(op, op.getGraph())))
     return failure();
-  auto cast = op.getGraph().getDefiningOp<UnrealizedConversionCastOp>();
-  for (auto [result, part] : llvm::zip_equal(
-           op.getResults(), ValueRange{cast.getOperand(1), cast.getOperand(2)}))
+  SmallVector<Value> parts = *getGraphParts(op.getGraph());
+  for (auto [result, part] :
+       llvm::zip_equal(op.getResults(), ValueRange{parts[GNN_GRAPH_PART_SRC],
+                                                   parts[GNN_GRAPH_PART_DST]}))
     result.replaceAllUsesWith(
         part.getType() == result.getType()
             ? part
@@ -437,7 +438,7 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
       Value bound = b.create<arith::SelectOp>(loc, badSrc, op.getNumSrc(),
                                               op.getNumDst());
       b.create<func::CallOp>(
-          loc, kEdgeErrorFn, TypeRange{},
+          loc, abi::kEdgeOutOfRange, TypeRange{},
           ValueRange{l.i64(e), l.i64(node), l.i64(bound),
                      b.create<arith::ExtUIOp>(loc, b.getI64Type(), badSrc)});
     });
@@ -674,59 +675,6 @@ static LogicalResult lowerFilterEdges(FilterEdgesOp op) {
   return l.replaceWithBuffers(op, out);
 }
 
-//===----------------------------------------------------------------------===//
-// Function signatures
-//===----------------------------------------------------------------------===//
-
-/// Replaces each graph argument by its index arrays, packed back into a
-/// graph value by a cast that the op lowerings look through.
-static LogicalResult expandGraphArguments(func::FuncOp fn) {
-  MLIRContext *ctx = fn.getContext();
-  auto ids = RankedTensorType::get({ShapedType::kDynamic}, IndexType::get(ctx));
-  SmallVector<Type> parts = {IndexType::get(ctx), ids, ids, ids, ids, ids};
-  for (Type t : fn.getResultTypes())
-    if (isa<GraphType>(t))
-      return fn.emitOpError("returns a graph, which cannot be lowered");
-  // Each part of a graph keeps the graph's argument attributes.
-  SmallVector<Type> inputs;
-  SmallVector<Attribute> argAttrs;
-  ArrayAttr oldAttrs = fn.getArgAttrsAttr();
-  for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
-    Attribute attrs = oldAttrs ? oldAttrs[i] : DictionaryAttr::get(ctx, {});
-    if (isa<GraphType>(t)) {
-      llvm::append_range(inputs, parts);
-      argAttrs.append(parts.size(), attrs);
-    } else {
-      inputs.push_back(t);
-      argAttrs.push_back(attrs);
-    }
-  }
-  if (!fn.isExternal()) {
-    Block &entry = fn.getBody().front();
-    OpBuilder b(ctx);
-    b.setInsertionPointToStart(&entry);
-    for (int i = int(entry.getNumArguments()) - 1; i >= 0; --i) {
-      BlockArgument arg = entry.getArgument(i);
-      if (!isa<GraphType>(arg.getType()))
-        continue;
-      SmallVector<Value> values;
-      for (auto [k, type] : llvm::enumerate(parts))
-        values.push_back(entry.insertArgument(i + 1 + k, type, arg.getLoc()));
-      auto cast = b.create<UnrealizedConversionCastOp>(
-          arg.getLoc(), TypeRange{arg.getType()}, values);
-      arg.replaceAllUsesWith(cast.getResult(0));
-      entry.eraseArgument(i);
-    }
-  }
-  fn.setFunctionType(FunctionType::get(ctx, inputs, fn.getResultTypes()));
-  if (oldAttrs)
-    fn.setArgAttrsAttr(ArrayAttr::get(ctx, argAttrs));
-  if (fn.isPublic())
-    fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                UnitAttr::get(ctx));
-  return success();
-}
-
 namespace {
 struct ConvertGNNToLoopsPass
     : public gnn::impl::ConvertGNNToLoopsPassBase<ConvertGNNToLoopsPass> {
@@ -734,31 +682,24 @@ struct ConvertGNNToLoopsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (failed(expandGraphArguments(fn)))
-        return signalPassFailure();
-    WalkResult calls = module.walk([](func::CallOp call) {
-      for (Type t : call.getOperandTypes())
-        if (isa<GraphType>(t))
-          return call.emitOpError("passes a graph to a call, which cannot be "
-                                  "lowered"),
-                 WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    if (calls.wasInterrupted())
+    if (failed(decomposeGraphs(module)))
       return signalPassFailure();
+    // Entry points are called through their C wrappers.
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn.isPublic())
+        fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    UnitAttr::get(fn.getContext()));
 
-    // The runtime functions that lowered code reports bad input to.
+    // The runtime functions that lowered code reports bad input to (their
+    // context argument comes with gnn-pass-runtime-context).
     OpBuilder b(module.getBodyRegion());
-    Type i64 = b.getI64Type();
-    for (auto [name, arity] :
-         {std::make_pair(kEdgeErrorFn, 4), std::make_pair(kRowsErrorFn, 3),
-          std::make_pair(kIdErrorFn, 3)}) {
-      if (module.lookupSymbol(name))
+    for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions) {
+      if (!f.takesContext || module.lookupSymbol(f.name))
         continue;
       auto decl = b.create<func::FuncOp>(
-          module.getLoc(), name,
-          b.getFunctionType(SmallVector<Type>(arity, i64), {}));
+          module.getLoc(), f.name,
+          b.getFunctionType(SmallVector<Type>(f.i64Arguments, b.getI64Type()),
+                            {}));
       decl.setPrivate();
     }
 
@@ -808,12 +749,8 @@ struct ConvertGNNToLoopsPass
       if (failed(result))
         return signalPassFailure();
     }
-    // The graph casts are dead now.
-    module.walk([](UnrealizedConversionCastOp cast) {
-      if (cast.use_empty() && cast.getNumResults() == 1 &&
-          isa<GraphType>(cast.getResult(0).getType()))
-        cast.erase();
-    });
+    // Graphs built by gnn ops and passed on are their parts now.
+    foldGraphCasts(module);
   }
 };
 } // namespace

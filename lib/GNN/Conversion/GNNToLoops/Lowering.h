@@ -9,6 +9,8 @@
 #ifndef GNN_CONVERSION_GNNTOLOOPS_LOWERING_H
 #define GNN_CONVERSION_GNNTOLOOPS_LOWERING_H
 
+#include "GNN/Conversion/GraphParts.h"
+#include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/IR/GNNOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -20,10 +22,6 @@
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::gnn::loops {
-/// The runtime functions through which lowered code reports bad input.
-constexpr llvm::StringLiteral kEdgeErrorFn = "gnn_rt_edge_out_of_range";
-constexpr llvm::StringLiteral kRowsErrorFn = "gnn_rt_rows_mismatch";
-constexpr llvm::StringLiteral kIdErrorFn = "gnn_rt_id_out_of_range";
 /// f32 lanes of the vectors the CPU loops compute in (AVX2's 8).
 constexpr int64_t kVectorLanes = 8;
 
@@ -36,9 +34,6 @@ struct SizeCheck {
   int64_t code;
 };
 constexpr int64_t kInputRowsCode = 3, kItemSizeCode = 4;
-
-/// Number of function arguments a graph becomes.
-constexpr unsigned kGraphParts = 6;
 
 /// The index arrays of a graph, as memrefs.
 struct GraphParts {
@@ -105,20 +100,21 @@ public:
     return b.create<memref::DimOp>(loc, memref, i);
   }
 
-  /// The arrays of a graph that is a function argument or built by
-  /// gnn.graph_from_coo (both lowered to a cast of the arrays).
+  /// The arrays of a graph: after gnn-decompose-graphs and the lowering of
+  /// the ops that build graphs, every graph is a cast of its parts.
   FailureOr<GraphParts> graph(Operation *user, Value graphValue) {
-    auto cast = graphValue.getDefiningOp<UnrealizedConversionCastOp>();
-    if (!cast || cast.getNumOperands() != kGraphParts)
-      return user->emitOpError("uses a graph that is neither a function "
-                               "argument nor built by gnn.graph_from_coo");
+    FailureOr<SmallVector<Value>> cast = getGraphParts(graphValue);
+    if (failed(cast))
+      return user->emitOpError("uses a graph whose parts are unknown: it is "
+                               "neither decomposed nor built by a gnn op");
+    ArrayRef<Value> p = *cast;
     GraphParts parts;
-    parts.numSrc = cast.getOperand(0);
-    parts.src = toMemref(cast.getOperand(1));
-    parts.dst = toMemref(cast.getOperand(2));
-    parts.inPtr = toMemref(cast.getOperand(3));
-    parts.inSrc = toMemref(cast.getOperand(4));
-    parts.inEid = toMemref(cast.getOperand(5));
+    parts.numSrc = p[GNN_GRAPH_PART_NUM_SRC];
+    parts.src = toMemref(p[GNN_GRAPH_PART_SRC]);
+    parts.dst = toMemref(p[GNN_GRAPH_PART_DST]);
+    parts.inPtr = toMemref(p[GNN_GRAPH_PART_IN_PTR]);
+    parts.inSrc = toMemref(p[GNN_GRAPH_PART_IN_SRC]);
+    parts.inEid = toMemref(p[GNN_GRAPH_PART_IN_EID]);
     parts.numDst = b.create<arith::SubIOp>(loc, dim(parts.inPtr, 0), idx(1));
     parts.numEdges = dim(parts.src, 0);
     return parts;
@@ -308,7 +304,7 @@ public:
     Value ok =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, bound);
     unless(ok, [&] {
-      b.create<func::CallOp>(loc, kIdErrorFn, TypeRange{},
+      b.create<func::CallOp>(loc, abi::kIdOutOfRange, TypeRange{},
                              ValueRange{i64(i), i64(id), i64(bound)});
     });
     return {ok, b.create<arith::SelectOp>(loc, ok, id, idx(0))};
@@ -458,7 +454,7 @@ public:
                                          expected);
       unless(ok, [&] {
         b.create<func::CallOp>(
-            loc, kRowsErrorFn, TypeRange{},
+            loc, abi::kRowsMismatch, TypeRange{},
             ValueRange{i64(rows), i64(expected),
                        b.create<arith::ConstantIntOp>(loc, target, 64)});
       });

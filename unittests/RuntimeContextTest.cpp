@@ -1,0 +1,145 @@
+//===- RuntimeContextTest.cpp - errors stay with the program that made them ==//
+//
+// Part of gnnc. Two compiled programs run at the same time in one process,
+// each with bad input of its own: each run reports its own error, and a run
+// with good input beside a failing one succeeds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Conversion/RuntimeABI.h"
+#include "GNN/InitAll.h"
+#include "GNN/Runner/JitRunner.h"
+#include "gnnc/errors.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "gtest/gtest.h"
+
+#include <dlfcn.h>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::gnn;
+
+namespace {
+constexpr const char *kGather = R"mlir(
+  func.func @main(%x: tensor<?x4xf32>, %ids: tensor<?xindex>) -> tensor<?x4xf32> {
+    %r = gnn.gather_rows %x[%ids] : (tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x4xf32>
+    return %r : tensor<?x4xf32>
+  })mlir";
+
+HostTensor rows(int64_t n) {
+  HostTensor t;
+  t.shape = {n, 4};
+  t.allocate();
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.as<float>()[i] = float(i);
+  return t;
+}
+
+HostTensor ids(std::vector<int64_t> values) {
+  HostTensor t;
+  t.dtype = DType::I64;
+  t.shape = {int64_t(values.size())};
+  t.allocate();
+  std::copy(values.begin(), values.end(), t.as<int64_t>());
+  return t;
+}
+
+std::unique_ptr<JitProgram> compile(MLIRContext &context) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kGather, ParserConfig(&context));
+  if (!module)
+    return nullptr;
+  auto program = JitProgram::compile(std::move(module), "main", {}, {});
+  if (!program) {
+    ADD_FAILURE() << llvm::toString(program.takeError());
+    return nullptr;
+  }
+  return std::move(*program);
+}
+
+/// The error of a run, or "" when it succeeded.
+std::string errorOf(JitProgram &program, const HostTensor &x,
+                    const HostTensor &list) {
+  auto out = program.run({{nullptr, &x}, {nullptr, &list}});
+  return out ? "" : llvm::toString(out.takeError());
+}
+} // namespace
+
+TEST(RuntimeContextTest, ConcurrentProgramsKeepTheirOwnErrors) {
+  DialectRegistry registry;
+  gnn::registerAllDialectsAndExtensions(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::unique_ptr<JitProgram> first = compile(context);
+  std::unique_ptr<JitProgram> second = compile(context);
+  ASSERT_TRUE(first && second);
+
+  HostTensor x3 = rows(3), x5 = rows(5);
+  HostTensor bad7 = ids({0, 7, 1}), bad9 = ids({9}), good = ids({2, 0});
+  constexpr int kRuns = 200;
+  std::vector<std::string> firstErrors(kRuns), secondErrors(kRuns),
+      goodErrors(kRuns);
+  std::thread a([&] {
+    for (int i = 0; i < kRuns; ++i)
+      firstErrors[i] = errorOf(*first, x3, bad7);
+  });
+  std::thread b([&] {
+    for (int i = 0; i < kRuns; ++i) {
+      secondErrors[i] = errorOf(*second, x5, bad9);
+      goodErrors[i] = errorOf(*second, x5, good);
+    }
+  });
+  a.join();
+  b.join();
+  for (int i = 0; i < kRuns; ++i) {
+    EXPECT_EQ(firstErrors[i], "id list entry 1: id 7 is out of range [0, 3)")
+        << "run " << i;
+    EXPECT_EQ(secondErrors[i], "id list entry 0: id 9 is out of range [0, 5)")
+        << "run " << i;
+    EXPECT_EQ(goodErrors[i], "") << "run " << i;
+  }
+  // Nothing leaked into the process-wide context.
+  EXPECT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+}
+
+TEST(RuntimeContextTest, ContextsAreIndependent) {
+  gnn_rt_context *a = gnn_rt_context_create();
+  gnn_rt_context *b = gnn_rt_context_create();
+  ASSERT_TRUE(a && b);
+  gnn_rt_id_out_of_range(a, 1, 2, 3);
+  gnn_rt_id_out_of_range(a, 4, 5, 6); // the first report wins
+  gnn_rt_rows_mismatch(b, 7, 8, 2);
+  char message[128];
+  ASSERT_EQ(gnn_rt_context_take_error(a, message, sizeof(message)), 1);
+  EXPECT_STREQ(message, "id list entry 1: id 2 is out of range [0, 3)");
+  EXPECT_EQ(gnn_rt_context_take_error(a, message, sizeof(message)), 0);
+  ASSERT_EQ(gnn_rt_context_take_error(b, message, sizeof(message)), 1);
+  EXPECT_STREQ(message, "a feature has 7 rows, but the op needs 8 (edges)");
+  EXPECT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+  // A null context is the process-wide one.
+  gnn_rt_edge_out_of_range(nullptr, 0, -1, 4, 1);
+  ASSERT_EQ(gnn_rt_take_error(message, sizeof(message)), 1);
+  EXPECT_STREQ(message, "edge 0: source node -1 is out of range [0, 4)");
+  gnn_rt_context_destroy(a);
+  gnn_rt_context_destroy(b);
+}
+
+TEST(RuntimeABITest, EveryListedFunctionIsBoundAndExported) {
+  for (Device device : {Device::CPU, Device::CUDA}) {
+    std::map<std::string, void *> bound = runtimeSymbols(device);
+    EXPECT_EQ(bound.size(), std::size(gnn::abi::kRuntimeFunctions));
+    for (const gnn::abi::RuntimeFunction &f : gnn::abi::kRuntimeFunctions) {
+      std::string symbol = gnn::abi::symbolOf(f);
+      ASSERT_TRUE(bound.count(symbol)) << symbol;
+      EXPECT_NE(bound[symbol], nullptr) << symbol;
+      if (device != Device::CPU)
+        continue;
+      // On the CPU the program calls the runtime's exported function itself.
+      void *exported = dlsym(RTLD_DEFAULT, symbol.c_str());
+      EXPECT_NE(exported, nullptr) << symbol << " is not exported";
+      EXPECT_EQ(bound[symbol], exported) << symbol;
+    }
+  }
+}
