@@ -47,11 +47,6 @@ inline std::string symbolOf(const RuntimeFunction &f) {
   return (f.cInterface ? "_mlir_ciface_" : "") + f.name.str();
 }
 
-/// The argument attribute that marks a function's runtime context (a
-/// `!llvm.ptr` to a gnn_rt_context, the first argument of every function
-/// with a body after gnn-pass-runtime-context).
-constexpr llvm::StringLiteral kRuntimeContextAttr = "gnn.runtime_context";
-
 } // namespace mlir::gnn::abi
 
 #endif // GNN_CONVERSION_RUNTIMEABI_H

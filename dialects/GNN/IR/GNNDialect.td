@@ -36,10 +36,22 @@ def GNN_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let extraClassDeclaration = [{
     void registerTypes();
     void registerAttributes();
+
+    /// Argument and result attributes of the functions gnnc runs. `gnn.name`
+    /// (a non-empty string) names an argument or result for the runner;
+    /// `gnn.updates` (a result's) names the writable argument whose new
+    /// value the result is; `gnn.runtime_context` (a unit argument
+    /// attribute) marks the runtime context that lowering adds.
+    static constexpr ::llvm::StringLiteral kNameAttrName = "gnn.name";
+    static constexpr ::llvm::StringLiteral kUpdatesAttrName = "gnn.updates";
+    static constexpr ::llvm::StringLiteral kRuntimeContextAttrName =
+        "gnn.runtime_context";
   }];
 }
 

@@ -7,6 +7,8 @@
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/IR/GNNOps.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 using namespace mlir;
 using namespace mlir::gnn;
 
@@ -25,4 +27,52 @@ Operation *GNNDialect::materializeConstant(OpBuilder &builder, Attribute value,
                                            Type type, Location loc) {
   // Counts fold to index constants.
   return arith::ConstantOp::materialize(builder, value, type, loc);
+}
+
+static LogicalResult verifyName(Operation *op, NamedAttribute attr) {
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' must be a non-empty string";
+  return success();
+}
+
+LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                   unsigned,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kNameAttrName)
+    return verifyName(op, attr);
+  if (name == kRuntimeContextAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    return success();
+  }
+  return op->emitError() << "'" << name
+                         << "' is not an argument attribute of the gnn "
+                            "dialect (gnn.name, gnn.runtime_context)";
+}
+
+LogicalResult GNNDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                      unsigned,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kNameAttrName)
+    return verifyName(op, attr);
+  if (name != kUpdatesAttrName)
+    return op->emitError() << "'" << name
+                           << "' is not a result attribute of the gnn "
+                              "dialect (gnn.name, gnn.updates)";
+  if (failed(verifyName(op, attr)))
+    return failure();
+  // The updated argument must exist.
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return success();
+  StringAttr updated = cast<StringAttr>(attr.getValue());
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+    if (function.getArgAttr(i, kNameAttrName) == updated)
+      return success();
+  return op->emitError() << "'" << name << "' names '" << updated.getValue()
+                         << "', which is no argument's gnn.name";
 }

@@ -9,6 +9,7 @@
 #ifndef GNN_MODELS_FUNCTIONWRITER_H
 #define GNN_MODELS_FUNCTIONWRITER_H
 
+#include "GNN/IR/GNNDialect.h"
 #include "GNN/Models/ModelConfig.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -313,7 +314,7 @@ public:
     for (auto [i, a] : llvm::enumerate(args))
       out << (i ? ",\n    " : "") << a.ssa << ": " << a.type << " {"
           << (a.writable ? "bufferization.writable = true, " : "")
-          << "gnn.name = \"" << a.name << "\"}";
+          << mlir::gnn::GNNDialect::kNameAttrName << " = \"" << a.name << "\"}";
     out << ")\n    -> (";
     // A result named like a writable input is its update, left in the
     // caller's buffer (gnn-return-updated-arguments).
@@ -321,8 +322,12 @@ public:
       bool update = llvm::any_of(
           args, [&](const Arg &a) { return a.writable && a.name == r.second; });
       out << (i ? ", " : "") << typeOf(r.first) << " {"
-          << (update ? "gnn.updates = \"" + r.second + "\", " : "")
-          << "gnn.name = \"" << r.second << "\"}";
+          << (update ? (mlir::gnn::GNNDialect::kUpdatesAttrName + " = \"" +
+                        r.second + "\", ")
+                           .str()
+                     : "")
+          << mlir::gnn::GNNDialect::kNameAttrName << " = \"" << r.second
+          << "\"}";
     }
     out << ") {\n  %c0 = arith.constant 0 : index\n" << body << "  return ";
     for (auto [i, r] : llvm::enumerate(results))

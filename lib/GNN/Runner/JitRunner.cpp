@@ -183,7 +183,8 @@ signatureOf(func::FuncOp fn, llvm::ArrayRef<std::string> names) {
     Parameter p;
     if (i < names.size() && !names[i].empty())
       p.name = names[i];
-    else if (auto name = fn.getArgAttrOfType<StringAttr>(i, "gnn.name"))
+    else if (auto name = fn.getArgAttrOfType<StringAttr>(
+                 i, gnn::GNNDialect::kNameAttrName))
       p.name = name.str();
     else
       p.name = "arg" + std::to_string(i);
@@ -213,13 +214,15 @@ signatureOf(func::FuncOp fn, llvm::ArrayRef<std::string> names) {
       return error("result #" + llvm::Twine(i) + " of '" + entry.name +
                    "' must be a ranked tensor of a supported element type");
     Parameter p;
-    if (auto name = fn.getResultAttrOfType<StringAttr>(i, "gnn.name"))
+    if (auto name = fn.getResultAttrOfType<StringAttr>(
+            i, gnn::GNNDialect::kNameAttrName))
       p.name = name.str();
     else
       p.name = "result" + std::to_string(i);
     p.dtype = *dtype;
     p.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-    if (auto updated = fn.getResultAttrOfType<StringAttr>(i, "gnn.updates")) {
+    if (auto updated = fn.getResultAttrOfType<StringAttr>(
+            i, gnn::GNNDialect::kUpdatesAttrName)) {
       auto it = llvm::find_if(entry.parameters, [&](const Parameter &a) {
         return a.writable && a.name == updated.getValue() &&
                a.dtype == p.dtype && a.shape == p.shape;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,14 +28,16 @@ LogicalResult checkUpdates(func::FuncOp function) {
   StringRef writableName =
       bufferization::BufferizationDialect::kWritableAttrName;
   for (unsigned r = 0; r < function.getNumResults(); ++r) {
-    auto name = function.getResultAttrOfType<StringAttr>(r, "gnn.updates");
+    auto name = function.getResultAttrOfType<StringAttr>(
+        r, gnn::GNNDialect::kUpdatesAttrName);
     if (!name)
       continue;
     bool found = llvm::any_of(function.getArguments(), [&](BlockArgument a) {
       unsigned i = a.getArgNumber();
       auto writable = function.getArgAttrOfType<BoolAttr>(i, writableName);
-      return function.getArgAttr(i, "gnn.name") == name && writable &&
-             writable.getValue() && a.getType() == function.getResultTypes()[r];
+      return function.getArgAttr(i, gnn::GNNDialect::kNameAttrName) == name &&
+             writable && writable.getValue() &&
+             a.getType() == function.getResultTypes()[r];
     });
     if (!found)
       return function.emitOpError()

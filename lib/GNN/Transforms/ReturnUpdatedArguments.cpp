@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,7 +22,8 @@ namespace mlir::gnn {
 using namespace mlir;
 
 namespace {
-constexpr llvm::StringLiteral kUpdates = "gnn.updates", kName = "gnn.name";
+constexpr llvm::StringLiteral kUpdates = gnn::GNNDialect::kUpdatesAttrName,
+                              kName = gnn::GNNDialect::kNameAttrName;
 
 /// The buffer argument of `function` named `name` that result `result`
 /// updates, or null after an error. Bufferization drops the arguments'

@@ -699,3 +699,46 @@ func.func @f(%g: !gnn.graph<complete>, %n: tensor<?xindex>) {
   %s, %e = gnn.in_subgraph %g, %n : (!gnn.graph<complete>, tensor<?xindex>) -> (!gnn.graph<general, edges = 6>, tensor<5xindex>)
   return
 }
+
+// -----
+
+// expected-error @+1 {{'gnn.name' must be a non-empty string}}
+func.func @name_not_a_string(%x: tensor<?xf32> {gnn.name = 3 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'gnn.name' must be a non-empty string}}
+func.func @empty_name(%x: tensor<?xf32> {gnn.name = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'gnn.updates' is not an argument attribute of the gnn dialect (gnn.name, gnn.runtime_context)}}
+func.func @updates_on_an_argument(%x: tensor<?xf32> {gnn.updates = "x"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'gnn.runtime_context' must be a unit attribute}}
+func.func @context_with_a_value(%x: tensor<?xf32> {gnn.runtime_context = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'gnn.updates' names 'cache', which is no argument's gnn.name}}
+func.func @updates_unknown_argument(%x: tensor<?xf32> {gnn.name = "x"})
+    -> (tensor<?xf32> {gnn.updates = "cache"}) {
+  return %x : tensor<?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'gnn.label' is not a result attribute of the gnn dialect (gnn.name, gnn.updates)}}
+func.func @unknown_result_attribute(%x: tensor<?xf32>) -> (tensor<?xf32> {gnn.label = "y"}) {
+  return %x : tensor<?xf32>
+}

@@ -9,6 +9,7 @@
 
 #include "GNN/Conversion/Passes.h"
 #include "GNN/Conversion/RuntimeABI.h"
+#include "GNN/IR/GNNDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
@@ -29,7 +30,7 @@ static bool takesContext(StringRef callee) {
 
 static bool hasContext(func::FuncOp fn) {
   return fn.getNumArguments() > 0 &&
-         fn.getArgAttr(0, abi::kRuntimeContextAttr) != nullptr;
+         fn.getArgAttr(0, GNNDialect::kRuntimeContextAttrName) != nullptr;
 }
 
 namespace {
@@ -62,8 +63,9 @@ struct GNNPassRuntimeContextPass
           0, pointer,
           DictionaryAttr::get(
               ctx,
-              {NamedAttribute(StringAttr::get(ctx, abi::kRuntimeContextAttr),
-                              UnitAttr::get(ctx))}),
+              {NamedAttribute(
+                  StringAttr::get(ctx, GNNDialect::kRuntimeContextAttrName),
+                  UnitAttr::get(ctx))}),
           fn.getLoc());
     }
 
