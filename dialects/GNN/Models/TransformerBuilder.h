@@ -11,6 +11,9 @@
 
 #include "GNN/Models/ModelConfig.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
@@ -62,18 +65,23 @@ inline std::string selfV(int64_t i) { return "self_v." + std::to_string(i); }
 
 /// The gnn IR of an architecture "transformer" model. `hasWeight` says
 /// which optional tensors (attention biases) the weights file holds.
-std::string
-buildTransformerIR(const ModelConfig &config,
-                   llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+/// The models as verified modules of gnn IR, built with OpBuilder (weights
+/// are function arguments named after their tensors; `hasWeight` tells
+/// which optional ones, e.g. biases, the weights file has). Null, with the
+/// verifier's diagnostics emitted on `context`, if a builder made invalid
+/// IR.
+OwningOpRef<ModuleOp>
+buildTransformerModule(MLIRContext &context, const ModelConfig &config,
+                       llvm::function_ref<bool(llvm::StringRef)> hasWeight);
 
-/// The gnn IR of an architecture "universal_transformer" model.
-std::string buildUniversalTransformerIR(
-    const ModelConfig &config,
+OwningOpRef<ModuleOp> buildUniversalTransformerModule(
+    MLIRContext &context, const ModelConfig &config,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight);
 
-/// The gnn IR of `config`'s architecture.
-std::string buildModelIR(const ModelConfig &config,
-                         llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+/// The module of `config`'s architecture.
+OwningOpRef<ModuleOp>
+buildModelModule(MLIRContext &context, const ModelConfig &config,
+                 llvm::function_ref<bool(llvm::StringRef)> hasWeight);
 
 } // namespace mlir::gnn
 

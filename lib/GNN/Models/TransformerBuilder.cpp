@@ -1,13 +1,14 @@
 //===- TransformerBuilder.cpp - the Transformer as gnn IR -----------------===//
 //
-// Part of gnnc. The module is written as text and parsed by the caller: the
-// text is what `gnn-run --emit-ir` shows, and writing it reads like the
-// model's math.
+// Part of gnnc. Three functions: @encode (the encoder stack over the source
+// graph), @cross_kv (every decoder layer's cross-attention keys and values
+// of the memory) and @decode (the decoder stack for new target nodes, with
+// a k/v cache that the runner grows in place).
 //
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Models/TransformerBuilder.h"
-#include "FunctionWriter.h"
+#include "FunctionBuilder.h"
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -32,59 +33,55 @@ std::pair<std::string, std::string> crossModules(const ModelConfig &c,
   return {};
 }
 
-void writeEncoder(llvm::raw_ostream &out, const ModelConfig &c,
+void buildEncoder(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  FunctionWriter f(c, hasWeight);
-  std::string ee = f.input(model::kEE, FunctionWriter::kGraph);
-  std::string tokens = f.input(model::kSrcTokens, FunctionWriter::kIds);
-  std::string positions = f.input(model::kSrcPositions, FunctionWriter::kIds);
-  std::string pe = f.input(model::kPE, f.x());
-  std::string x =
-      f.embed("src_embed.lut.weight", c.srcVocab, tokens, positions, pe);
+  FunctionBuilder f(module, model::kEncode, c, hasWeight);
+  Value ee = f.input(model::kEE, f.graph());
+  Value tokens = f.input(model::kSrcTokens, f.ids());
+  Value positions = f.input(model::kSrcPositions, f.ids());
+  Value pe = f.input(model::kPE, f.x());
+  Value x = f.embed("src_embed.lut.weight", c.srcVocab, tokens, positions, pe);
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string L = layerName("encoder", i);
-    std::string n = f.layerNorm(x, L + ".sublayer.0.norm");
+    Value n = f.layerNorm(x, L + ".sublayer.0.norm");
     std::string A = L + ".self_attn.linears.";
-    std::string q = f.splitHeads(f.linear(n, A + "0", f.d, f.d));
-    std::string k = f.splitHeads(f.linear(n, A + "1", f.d, f.d));
-    std::string v = f.splitHeads(f.linear(n, A + "2", f.d, f.d));
-    std::string a = f.mergeHeads(f.attention(ee, q, k, v));
+    Value q = f.splitHeads(f.linear(n, A + "0", f.d, f.d));
+    Value k = f.splitHeads(f.linear(n, A + "1", f.d, f.d));
+    Value v = f.splitHeads(f.linear(n, A + "2", f.d, f.d));
+    Value a = f.mergeHeads(f.attention(ee, q, k, v));
     x = f.residual(x, f.linear(a, A + "3", f.d, f.d));
     x = f.residual(x, f.feedForward(f.layerNorm(x, L + ".sublayer.1.norm"),
                                     L + ".feed_forward"));
   }
   x = f.layerNorm(x, "encoder.norm");
-  f.setType(x, f.x());
-  f.finish(out, model::kEncode, {{x, model::kMemory}});
+  f.finish({{x, model::kMemory}});
 }
 
-void writeCrossKV(llvm::raw_ostream &out, const ModelConfig &c,
+void buildCrossKV(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  FunctionWriter f(c, hasWeight);
-  std::string mem = f.input(model::kMemory, f.x());
-  std::vector<std::pair<std::string, std::string>> results;
+  FunctionBuilder f(module, model::kCrossKV, c, hasWeight);
+  Value mem = f.input(model::kMemory, f.x());
+  std::vector<std::pair<Value, std::string>> results;
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string A = crossModules(c, layerName("decoder", i)).first;
-    std::string k = f.splitHeads(f.linear(mem, A + ".linears.1", f.d, f.d));
-    std::string v = f.splitHeads(f.linear(mem, A + ".linears.2", f.d, f.d));
-    f.setType(k, f.heads());
-    f.setType(v, f.heads());
+    Value k = f.splitHeads(f.linear(mem, A + ".linears.1", f.d, f.d));
+    Value v = f.splitHeads(f.linear(mem, A + ".linears.2", f.d, f.d));
     results.push_back({k, model::crossK(i)});
     results.push_back({v, model::crossV(i)});
   }
-  f.finish(out, model::kCrossKV, results);
+  f.finish(results);
 }
 
-void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
+void buildDecoder(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  FunctionWriter f(c, hasWeight);
-  std::string dd = f.input(model::kDD, FunctionWriter::kGraph);
-  std::string ed = f.input(model::kED, FunctionWriter::kGraph);
-  std::string tokens = f.input(model::kTgtTokens, FunctionWriter::kIds);
-  std::string positions = f.input(model::kTgtPositions, FunctionWriter::kIds);
-  std::string slots = f.input(model::kCacheSlots, FunctionWriter::kIds);
-  std::string pe = f.input(model::kPE, f.x());
-  std::vector<std::string> crossK, crossV, selfK, selfV;
+  FunctionBuilder f(module, model::kDecode, c, hasWeight);
+  Value dd = f.input(model::kDD, f.graph());
+  Value ed = f.input(model::kED, f.graph());
+  Value tokens = f.input(model::kTgtTokens, f.ids());
+  Value positions = f.input(model::kTgtPositions, f.ids());
+  Value slots = f.input(model::kCacheSlots, f.ids());
+  Value pe = f.input(model::kPE, f.x());
+  std::vector<Value> crossK, crossV, selfK, selfV;
   for (int64_t i = 0; i < c.layers; ++i) {
     crossK.push_back(f.input(model::crossK(i), f.heads()));
     crossV.push_back(f.input(model::crossV(i), f.heads()));
@@ -93,69 +90,52 @@ void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
     selfK.push_back(f.updatedInput(model::selfK(i), f.heads()));
     selfV.push_back(f.updatedInput(model::selfV(i), f.heads()));
   }
-  std::string y =
-      f.embed("tgt_embed.lut.weight", c.tgtVocab, tokens, positions, pe);
-  std::vector<std::pair<std::string, std::string>> results;
-  auto scatter = [&](const std::string &rowsOf, const std::string &cache) {
-    std::string r = f.fresh();
-    return std::make_pair(
-        r, "  " + r + " = gnn.scatter_rows " + rowsOf + " into " + cache + "[" +
-               slots + "] : (" + f.heads() + ", " + f.heads() + ", " +
-               FunctionWriter::kIds + ") -> " + f.heads() + "\n");
-  };
+  Value y = f.embed("tgt_embed.lut.weight", c.tgtVocab, tokens, positions, pe);
+  std::vector<std::pair<Value, std::string>> results;
   for (int64_t i = 0; i < c.layers; ++i) {
     bool last = i == c.layers - 1;
     std::string L = layerName("decoder", i);
     std::string S = L + ".self_attn.linears.";
-    std::string n = f.layerNorm(y, L + ".sublayer.0.norm");
-    std::string q = f.splitHeads(f.linear(n, S + "0", f.d, f.d));
-    std::string k = f.splitHeads(f.linear(n, S + "1", f.d, f.d));
-    std::string v = f.splitHeads(f.linear(n, S + "2", f.d, f.d));
-    auto [kAll, kText] = scatter(k, selfK[i]);
-    auto [vAll, vText] = scatter(v, selfV[i]);
-    f.raw(kText + vText);
-    f.setType(kAll, f.heads());
-    f.setType(vAll, f.heads());
+    Value n = f.layerNorm(y, L + ".sublayer.0.norm");
+    Value q = f.splitHeads(f.linear(n, S + "0", f.d, f.d));
+    Value k = f.splitHeads(f.linear(n, S + "1", f.d, f.d));
+    Value v = f.splitHeads(f.linear(n, S + "2", f.d, f.d));
+    // The new nodes' k/v go into their cache slots.
+    Value kAll = f.scatter(k, selfK[i], slots);
+    Value vAll = f.scatter(v, selfV[i], slots);
     results.push_back({kAll, model::selfK(i)});
     results.push_back({vAll, model::selfV(i)});
-    std::string a = f.mergeHeads(f.attention(dd, q, kAll, vAll));
+    Value a = f.mergeHeads(f.attention(dd, q, kAll, vAll));
     y = f.residual(y, f.linear(a, S + "3", f.d, f.d));
     if (last)
       y = f.layerNorm(y, "decoder.norm");
     auto [A, O] = crossModules(c, L);
-    std::string cq = f.splitHeads(f.linear(
-        f.layerNorm(y, L + ".sublayer.1.norm"), A + ".linears.0", f.d, f.d));
-    std::string ca = f.mergeHeads(f.attention(ed, cq, crossK[i], crossV[i]));
+    Value cq = f.splitHeads(f.linear(f.layerNorm(y, L + ".sublayer.1.norm"),
+                                     A + ".linears.0", f.d, f.d));
+    Value ca = f.mergeHeads(f.attention(ed, cq, crossK[i], crossV[i]));
     y = f.residual(y, f.linear(ca, O + ".linears.3", f.d, f.d));
     y = f.residual(y, f.feedForward(f.layerNorm(y, L + ".sublayer.2.norm"),
                                     L + ".feed_forward"));
     if (last)
       y = f.layerNorm(y, "decoder.norm");
   }
-  std::string logits = f.linear(y, "generator.proj", f.d, c.tgtVocab);
-  std::string lp = f.fresh();
-  f.raw("  " + lp + " = gnn.log_softmax " + logits + " : (" +
-        f.rows(c.tgtVocab) + ") -> " + f.rows(c.tgtVocab) + "\n");
-  f.setType(lp, f.rows(c.tgtVocab));
+  Value lp = f.logSoftmax(f.linear(y, "generator.proj", f.d, c.tgtVocab));
   results.insert(results.begin(), {lp, model::kLogProbs});
-  f.finish(out, model::kDecode, results);
+  f.finish(results);
 }
 } // namespace
 
-std::string mlir::gnn::buildTransformerIR(
-    const ModelConfig &config,
+OwningOpRef<ModuleOp> mlir::gnn::buildTransformerModule(
+    MLIRContext &context, const ModelConfig &config,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  return moduleText("A Transformer (" + std::to_string(config.layers) +
-                        " layers, d_model " + std::to_string(config.dModel) +
-                        ", " + std::to_string(config.heads) + " heads)",
-                    config, hasWeight,
-                    {writeEncoder, writeCrossKV, writeDecoder});
+  return buildModule(context, config, hasWeight,
+                     {buildEncoder, buildCrossKV, buildDecoder});
 }
 
-std::string
-mlir::gnn::buildModelIR(const ModelConfig &config,
-                        llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
+OwningOpRef<ModuleOp> mlir::gnn::buildModelModule(
+    MLIRContext &context, const ModelConfig &config,
+    llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   return config.architecture == Architecture::UniversalTransformer
-             ? buildUniversalTransformerIR(config, hasWeight)
-             : buildTransformerIR(config, hasWeight);
+             ? buildUniversalTransformerModule(context, config, hasWeight)
+             : buildTransformerModule(context, config, hasWeight);
 }

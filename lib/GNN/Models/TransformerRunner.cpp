@@ -205,11 +205,23 @@ static Expected<TensorMap> loadWeights(const ModelConfig &config,
   return weights;
 }
 
-static std::string modelText(const ModelConfig &config,
-                             const TensorMap &weights) {
-  return buildModelIR(config, [&](llvm::StringRef name) {
-    return weights.count(name.str()) != 0;
+/// The model's module, built and verified.
+static Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &ctx,
+                                                  const ModelConfig &config,
+                                                  const TensorMap &weights) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    return success();
   });
+  OwningOpRef<ModuleOp> module =
+      buildModelModule(ctx, config, [&](llvm::StringRef name) {
+        return weights.count(name.str()) != 0;
+      });
+  if (!module)
+    return fail("the built model is not valid IR:\n" + diagnostics);
+  return std::move(module);
 }
 
 Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
@@ -218,8 +230,7 @@ Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
   Expected<TensorMap> weights = loadWeights(config, weightsPath);
   if (!weights)
     return weights.takeError();
-  Expected<OwningOpRef<ModuleOp>> module =
-      parseModule(ctx, modelText(config, *weights), "the built model");
+  Expected<OwningOpRef<ModuleOp>> module = buildModel(ctx, config, *weights);
   if (!module)
     return module.takeError();
   std::string text;
@@ -264,19 +275,16 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
     }
   }
 
-  std::string text;
-  std::string name = "the built model";
+  Expected<OwningOpRef<ModuleOp>> module = OwningOpRef<ModuleOp>();
   if (!options.irPath.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(options.irPath);
     if (!buffer)
       return fail("cannot read '" + options.irPath +
                   "': " + buffer.getError().message());
-    text = (*buffer)->getBuffer().str();
-    name = options.irPath;
+    module = parseModule(ctx, (*buffer)->getBuffer(), options.irPath);
   } else {
-    text = modelText(config, m->weights);
+    module = buildModel(ctx, config, m->weights);
   }
-  Expected<OwningOpRef<ModuleOp>> module = parseModule(ctx, text, name);
   if (!module)
     return module.takeError();
   Expected<std::unique_ptr<JitProgram>> program = JitProgram::compile(

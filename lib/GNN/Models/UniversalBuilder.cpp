@@ -14,19 +14,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FunctionWriter.h"
+#include "FunctionBuilder.h"
 #include "GNN/Models/TransformerBuilder.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::models;
 
 namespace {
-/// One value the ACT loop carries.
-struct Carried {
-  std::string init, type;
-};
-
 /// The ACT state the loop carries, in order; the layer's own values (its
 /// k/v) follow.
 enum Slot { kStep, kActive, kX, kS, kR, kSumP, kSteps, kNumSlots };
@@ -34,416 +32,315 @@ enum Slot { kStep, kActive, kX, kS, kR, kSumP, kSteps, kNumSlots };
 /// The shared layer applied to the active nodes at step `step`: from their
 /// compacted state `x` (encodings added) and the ids of the active nodes,
 /// returns the new compacted state and updates the values it carries.
-using LayerStep = std::function<std::string(
-    FunctionWriter &f, const std::string &x, const std::string &active,
-    const std::string &step, std::vector<std::string> &carried)>;
+using LayerStep =
+    std::function<Value(FunctionBuilder &f, Value x, Value active, Value step,
+                        SmallVectorImpl<Value> &carried)>;
 
 /// What the ACT loop leaves: the accumulated state s [N, d], the step
 /// counts (tensor<?xindex>), the number of steps run and the layer's
 /// carried values.
 struct ActResult {
-  std::string s, steps, stepsRun;
-  std::vector<std::string> carried;
+  Value s, steps, stepsRun;
+  SmallVector<Value> carried;
 };
 
-std::string typeList(const std::vector<Carried> &c) {
-  std::string s;
-  for (auto [i, v] : llvm::enumerate(c))
-    s += (i ? ", " : "") + v.type;
-  return s;
-}
-
-/// Writes the ACT loop over the nodes of `x0` (embedded tokens).
+/// Builds the ACT loop over the nodes of `x0` (embedded tokens).
 /// `positions` are the rows of `pe` to add per node, `timePE` the time
 /// table, `halt` the halting unit's weights prefix; `layer` carries
 /// `carried` (initial values) through the loop.
-ActResult actLoop(FunctionWriter &f, const std::string &x0,
-                  const std::string &tokens, const std::string &positions,
-                  const std::string &pe, const std::string &timePE,
-                  const std::string &halt, const std::vector<Carried> &carried,
-                  const LayerStep &layer) {
+ActResult actLoop(FunctionBuilder &f, Value x0, Value tokens, Value positions,
+                  Value pe, Value timePE, const std::string &halt,
+                  ValueRange carried, const LayerStep &layer) {
   const ModelConfig &c = f.c;
-  std::string x = f.x(), one = f.rows(1), ids = FunctionWriter::kIds;
+  ImplicitLocOpBuilder &b = f.b;
+  Type x = f.x(), one = f.rows(1), ids = f.ids();
+  Type f32 = b.getF32Type(), index = b.getIndexType();
   // A constant per node: [N] from the tokens, [N, 1] as its column.
-  auto perNode = [&](const std::string &value, const std::string &element) {
-    std::string type = "tensor<?x" + element + ">";
-    return f.apply(
-        {{tokens, ids, "index"}}, type,
-        [&](llvm::ArrayRef<std::string>) {
-          return f.constantOf(value, element);
-        },
-        element);
+  auto perNode = [&](TypedAttr value) {
+    auto type = RankedTensorType::get({ShapedType::kDynamic}, value.getType());
+    return f.apply({tokens}, type, [&](ValueRange) -> Value {
+      return b.create<arith::ConstantOp>(value);
+    });
   };
-  auto column = [&](const std::string &value) {
-    std::string flat = perNode(value, "f32"), n = f.fresh(), r = f.fresh();
-    f.raw("  " + n + " = tensor.dim " + flat + ", %c0 : tensor<?xf32>\n");
-    f.raw("  " + r + " = tensor.expand_shape " + flat +
-          " [[0, 1]] output_shape [" + n + ", 1] : tensor<?xf32> into " + one +
-          "\n");
-    return r;
+  auto column = [&](double value) -> Value {
+    Value flat = perNode(b.getF32FloatAttr(value));
+    Value n = f.numRows(flat);
+    return b.create<tensor::ExpandShapeOp>(
+        one, flat, SmallVector<ReassociationIndices>{{0, 1}},
+        SmallVector<OpFoldResult>{n, b.getIndexAttr(1)});
   };
   // Every node starts active, with s = 0, r = 1, sum_p = 0 and step = 0.
-  std::string all = f.fresh(), node = f.fresh();
-  f.raw("  " + all + " = gnn.filter_nodes(" + tokens + ") {\n  ^bb0(" + node +
-        ": index):\n");
-  std::string yes = f.constantOf("1", "i1");
-  f.raw("    gnn.yield " + yes + " : i1\n  } : (" + ids + ") -> " + ids + "\n");
-  std::string nodePE = f.gather(pe, x, positions);
-  std::vector<Carried> init(kNumSlots);
-  std::string zero = f.fresh();
-  f.raw("  " + zero + " = arith.constant 0 : index\n");
-  init[kStep] = {zero, "index"};
-  init[kActive] = {all, ids};
-  init[kX] = {x0, x};
-  std::string zeros = f.apply({{x0, x}}, x, [&](llvm::ArrayRef<std::string>) {
-    return f.constant(0.0);
+  Value all = f.filterNodes({tokens}, Value(), [&](ValueRange) -> Value {
+    return b.create<arith::ConstantIntOp>(1, 1);
   });
-  init[kS] = {zeros, x};
-  init[kR] = {column("1.0"), one};
-  init[kSumP] = {column("0.0"), one};
-  init[kSteps] = {perNode("0", "index"), ids};
+  Value nodePE = f.gather(pe, positions);
+  SmallVector<Value> init(kNumSlots);
+  Value zero = f.index(0);
+  init[kStep] = zero;
+  init[kActive] = all;
+  init[kX] = x0;
+  init[kS] = f.apply({x0}, x, [&](ValueRange) { return f.constant(0.0); });
+  init[kR] = column(1.0);
+  init[kSumP] = column(0.0);
+  init[kSteps] = perNode(b.getIndexAttr(0));
   llvm::append_range(init, carried);
-  int slots = int(init.size());
+  TypeRange types = ValueRange(init).getTypes();
+  SmallVector<Type> loopTypes(types.begin(), types.end());
+  SmallVector<Location> locs(init.size(), b.getLoc());
 
-  std::string depth = f.fresh(), lastStep = f.fresh();
-  f.raw("  " + depth + " = arith.constant " + std::to_string(c.maxDepth) +
-        " : index\n");
-  f.raw("  " + lastStep + " = arith.constant " +
-        std::to_string(c.maxDepth - 1) + " : index\n");
-
-  // Before: continue while a node is active and steps remain.
-  std::string loop = f.fresh();
-  std::vector<std::string> before, after;
-  for (int i = 0; i < slots; ++i) {
-    before.push_back(f.fresh());
-    after.push_back(f.fresh());
+  Value depth = f.index(c.maxDepth);
+  Value lastStep = f.index(c.maxDepth - 1);
+  auto loop = b.create<scf::WhileOp>(loopTypes, init);
+  {
+    // Before: continue while a node is active and steps remain.
+    OpBuilder::InsertionGuard guard(b);
+    Block *before = b.createBlock(&loop.getBefore(), {}, loopTypes, locs);
+    ValueRange in = before->getArguments();
+    Value count = f.numRows(in[kActive]);
+    Value any = b.create<arith::CmpIOp>(arith::CmpIPredicate::ugt, count, zero);
+    Value more =
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, in[kStep], depth);
+    Value go = b.create<arith::AndIOp>(any, more);
+    b.create<scf::ConditionOp>(go, in);
   }
-  std::string header =
-      "  " + loop + ":" + std::to_string(slots) + " = scf.while (";
-  for (auto [i, v] : llvm::enumerate(init))
-    header += (i ? ", " : "") + before[i] + " = " + v.init;
-  header += ") : (" + typeList(init) + ") -> (" + typeList(init) + ") {\n";
-  f.raw(header);
-  std::string count = f.fresh(), any = f.fresh(), more = f.fresh(),
-              go = f.fresh();
-  f.raw("  " + count + " = tensor.dim " + before[kActive] + ", %c0 : " + ids +
-        "\n");
-  f.raw("  " + any + " = arith.cmpi ugt, " + count + ", " + zero +
-        " : index\n");
-  f.raw("  " + more + " = arith.cmpi ult, " + before[kStep] + ", " + depth +
-        " : index\n");
-  f.raw("  " + go + " = arith.andi " + any + ", " + more + " : i1\n");
-  std::string condition = "  scf.condition(" + go + ") ";
-  for (int i = 0; i < slots; ++i)
-    condition += (i ? ", " : "") + before[i];
-  f.raw(condition + " : " + typeList(init) + "\n  } do {\n  ^bb0(");
-  std::string blockArgs;
-  for (auto [i, v] : llvm::enumerate(init))
-    blockArgs += (i ? ", " : "") + after[i] + ": " + v.type;
-  f.raw(blockArgs + "):\n");
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&loop.getAfter(), {}, loopTypes, locs);
+  ValueRange after = body->getArguments();
 
   // After: one step on the active nodes A.
-  const std::string &A = after[kActive];
-  std::string notLast = f.fresh();
-  f.raw("  " + notLast + " = arith.cmpi ne, " + after[kStep] + ", " + lastStep +
-        " : index\n");
+  Value A = after[kActive];
+  Value notLast =
+      b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, after[kStep], lastStep);
   // x = x + pe[pos] + time_pe[step]; step += 1.
-  std::string stepsA = f.gather(after[kSteps], ids, A);
-  std::string xa =
-      f.apply({{f.gather(after[kX], x, A), x},
-               {f.gather(nodePE, x, A), x},
-               {f.gather(timePE, x, stepsA), x}},
-              x, [&](llvm::ArrayRef<std::string> e) {
-                return f.scalarOp("arith.addf",
-                                  f.scalarOp("arith.addf", e[0], e[1]), e[2]);
-              });
-  std::string steps =
-      f.scatter(f.apply(
-                    {{stepsA, ids, "index"}}, ids,
-                    [&](llvm::ArrayRef<std::string> e) {
-                      return f.scalarOp("arith.addi", e[0],
-                                        f.constantOf("1", "index"), "index");
-                    },
-                    "index"),
-                after[kSteps], A, ids);
-  std::vector<std::string> layerValues(after.begin() + kNumSlots, after.end());
+  Value stepsA = f.gather(after[kSteps], A);
+  Value xa = f.apply(
+      {f.gather(after[kX], A), f.gather(nodePE, A), f.gather(timePE, stepsA)},
+      x, [&](ValueRange e) -> Value {
+        return b.create<arith::AddFOp>(b.create<arith::AddFOp>(e[0], e[1]),
+                                       e[2]);
+      });
+  Value steps =
+      f.scatter(f.apply({stepsA}, ids,
+                        [&](ValueRange e) -> Value {
+                          return b.create<arith::AddIOp>(e[0], f.index(1));
+                        }),
+                after[kSteps], A);
+  SmallVector<Value> layerValues(after.begin() + kNumSlots, after.end());
   xa = layer(f, xa, A, after[kStep], layerValues);
 
   // Halting: p = sigmoid(linear(LN(x))); sum_p += p; a node continues while
   // sum_p < threshold and steps remain; s accumulates p * x, or r * x when
   // the node halts.
-  std::string logit =
+  Value logit =
       f.linear(f.layerNorm(xa, halt + ".norm"), halt + ".linear", f.d, 1);
-  std::string p =
-      f.apply({{logit, one}}, one, [&](llvm::ArrayRef<std::string> e) {
-        std::string minus = f.fresh();
-        f.raw("    " + minus + " = arith.negf " + e[0] + " : f32\n");
-        std::string ex = f.fresh();
-        f.raw("    " + ex + " = math.exp " + minus + " : f32\n");
-        std::string unit = f.constant(1.0);
-        return f.scalarOp("arith.divf", unit,
-                          f.scalarOp("arith.addf", unit, ex));
+  Value p = f.apply({logit}, one, [&](ValueRange e) -> Value {
+    Value ex = b.create<math::ExpOp>(b.create<arith::NegFOp>(e[0]));
+    Value unit = f.constant(1.0);
+    return b.create<arith::DivFOp>(unit, b.create<arith::AddFOp>(unit, ex));
+  });
+  Value sumP =
+      f.apply({f.gather(after[kSumP], A), p}, one, [&](ValueRange e) -> Value {
+        return b.create<arith::AddFOp>(e[0], e[1]);
       });
-  std::string sumP = f.apply({{f.gather(after[kSumP], one, A), one}, {p, one}},
-                             one, [&](llvm::ArrayRef<std::string> e) {
-                               return f.scalarOp("arith.addf", e[0], e[1]);
-                             });
-  auto continues = [&](const std::string &sum) {
-    std::string below =
-        f.scalarOp("arith.cmpf olt,", sum, f.constant(float(c.actThreshold)));
-    return f.scalarOp("arith.andi", below, notLast, "i1");
+  auto continues = [&](Value sum) -> Value {
+    Value threshold = f.constant(float(c.actThreshold));
+    Value below =
+        b.create<arith::CmpFOp>(arith::CmpFPredicate::OLT, sum, threshold);
+    return b.create<arith::AndIOp>(below, notLast);
   };
-  std::string ra = f.gather(after[kR], one, A);
-  std::string weight =
-      f.apply({{sumP, one}, {p, one}, {ra, one}}, one,
-              [&](llvm::ArrayRef<std::string> e) {
-                std::string r = f.fresh();
-                f.raw("    " + r + " = arith.select " + continues(e[0]) + ", " +
-                      e[1] + ", " + e[2] + " : f32\n");
-                return r;
-              });
-  std::string sa =
-      f.apply({{f.gather(after[kS], x, A), x}, {weight, one}, {xa, x}}, x,
-              [&](llvm::ArrayRef<std::string> e) {
-                return f.scalarOp("arith.addf", e[0],
-                                  f.scalarOp("arith.mulf", e[1], e[2]));
-              });
-  std::string rNew = f.apply(
-      {{sumP, one}, {ra, one}}, one, [&](llvm::ArrayRef<std::string> e) {
-        std::string rest = f.scalarOp("arith.subf", f.constant(1.0), e[0]);
-        std::string r = f.fresh();
-        f.raw("    " + r + " = arith.select " + continues(e[0]) + ", " + rest +
-              ", " + e[1] + " : f32\n");
-        return r;
-      });
-  std::vector<std::string> next(kNumSlots);
+  Value ra = f.gather(after[kR], A);
+  Value weight = f.apply({sumP, p, ra}, one, [&](ValueRange e) -> Value {
+    return b.create<arith::SelectOp>(continues(e[0]), e[1], e[2]);
+  });
+  Value sa = f.apply({f.gather(after[kS], A), weight, xa}, x,
+                     [&](ValueRange e) -> Value {
+                       return b.create<arith::AddFOp>(
+                           e[0], b.create<arith::MulFOp>(e[1], e[2]));
+                     });
+  Value rNew = f.apply({sumP, ra}, one, [&](ValueRange e) -> Value {
+    Value rest = b.create<arith::SubFOp>(f.constant(1.0), e[0]);
+    return b.create<arith::SelectOp>(continues(e[0]), rest, e[1]);
+  });
+  SmallVector<Value> next(kNumSlots);
   llvm::append_range(next, layerValues);
-  next[kSumP] = f.scatter(sumP, after[kSumP], A, one);
+  next[kSumP] = f.scatter(sumP, after[kSumP], A);
   // The nodes that continue, among the active ones.
-  std::string kept = f.fresh(), sum = f.fresh();
-  f.raw("  " + kept + " = gnn.filter_nodes(" + next[kSumP] + ") from " + A +
-        " {\n  ^bb0(" + sum + ": f32):\n");
-  std::string keep = continues(sum);
-  f.raw("    gnn.yield " + keep + " : i1\n  } : (" + one + ", " + ids +
-        ") -> " + ids + "\n");
-  next[kStep] = f.scalarOp("arith.addi", after[kStep],
-                           f.constantOf("1", "index"), "index");
+  Value kept = f.filterNodes(
+      {next[kSumP]}, A, [&](ValueRange e) -> Value { return continues(e[0]); });
+  next[kStep] = b.create<arith::AddIOp>(after[kStep], f.index(1));
   next[kActive] = kept;
-  next[kX] = f.scatter(xa, after[kX], A, x);
-  next[kS] = f.scatter(sa, after[kS], A, x);
-  next[kR] = f.scatter(rNew, after[kR], A, one);
+  next[kX] = f.scatter(xa, after[kX], A);
+  next[kS] = f.scatter(sa, after[kS], A);
+  next[kR] = f.scatter(rNew, after[kR], A);
   next[kSteps] = steps;
-  std::string yield = "  scf.yield ";
-  for (int i = 0; i < slots; ++i)
-    yield += (i ? ", " : "") + next[i];
-  f.raw(yield + " : " + typeList(init) + "\n  }\n");
-  auto result = [&](int i) { return loop + "#" + std::to_string(i); };
-  ActResult r{result(kS), result(kSteps), result(kStep), {}};
-  for (int i = kNumSlots; i < slots; ++i)
-    r.carried.push_back(result(i));
+  b.create<scf::YieldOp>(next);
+  (void)f32;
+  (void)index;
+  ActResult r{
+      loop.getResult(kS), loop.getResult(kSteps), loop.getResult(kStep), {}};
+  for (unsigned i = kNumSlots; i < loop.getNumResults(); ++i)
+    r.carried.push_back(loop.getResult(i));
   return r;
 }
 
 /// Step counts as int32, one per node.
-std::string stepCounts(FunctionWriter &f, const std::string &steps) {
-  std::string r = f.apply(
-      {{steps, FunctionWriter::kIds, "index"}}, "tensor<?xi32>",
-      [&](llvm::ArrayRef<std::string> e) {
-        std::string n = f.fresh();
-        f.raw("    " + n + " = arith.index_cast " + e[0] + " : index to i32\n");
-        return n;
-      },
-      "i32");
-  f.setType(r, "tensor<?xi32>");
-  return r;
+Value stepCounts(FunctionBuilder &f, Value steps) {
+  auto type = RankedTensorType::get({ShapedType::kDynamic}, f.b.getI32Type());
+  return f.apply({steps}, type, [&](ValueRange e) -> Value {
+    return f.b.create<arith::IndexCastOp>(f.b.getI32Type(), e[0]);
+  });
 }
 
 /// q, k, v of `prefix`'s attention from the normalized state; k and v are
 /// written into the k/v of all nodes at the active rows (the others keep
 /// the k/v of their last active step).
-std::string selfQKV(FunctionWriter &f, const std::string &n,
-                    const std::string &prefix, const std::string &active,
-                    std::string &k, std::string &v) {
-  std::string q = f.splitHeads(f.linear(n, prefix + "0", f.d, f.d));
-  k = f.scatter(f.splitHeads(f.linear(n, prefix + "1", f.d, f.d)), k, active,
-                f.heads());
-  v = f.scatter(f.splitHeads(f.linear(n, prefix + "2", f.d, f.d)), v, active,
-                f.heads());
+Value selfQKV(FunctionBuilder &f, Value n, const std::string &prefix,
+              Value active, Value &k, Value &v) {
+  Value q = f.splitHeads(f.linear(n, prefix + "0", f.d, f.d));
+  k = f.scatter(f.splitHeads(f.linear(n, prefix + "1", f.d, f.d)), k, active);
+  v = f.scatter(f.splitHeads(f.linear(n, prefix + "2", f.d, f.d)), v, active);
   return q;
 }
 
 /// Zeros shaped [rows of x, heads, dk].
-std::string zeroHeads(FunctionWriter &f, const std::string &x) {
+Value zeroHeads(FunctionBuilder &f, Value x) {
   return f.splitHeads(
-      f.apply({{x, f.x()}}, f.x(),
-              [&](llvm::ArrayRef<std::string>) { return f.constant(0.0); }));
+      f.apply({x}, f.x(), [&](ValueRange) { return f.constant(0.0); }));
 }
 
-/// The in-edges of the active nodes of `graph`.
-std::string activeGraph(FunctionWriter &f, const std::string &graph,
-                        const std::string &active) {
-  std::string sub = f.fresh(), eids = f.fresh();
-  f.raw("  " + sub + ", " + eids + " = gnn.in_subgraph " + graph + ", " +
-        active + " : (" + FunctionWriter::kGraph + ", " + FunctionWriter::kIds +
-        ") -> (" + FunctionWriter::kGraph + ", " + FunctionWriter::kIds +
-        ")\n");
-  return sub;
-}
-
-void writeEncoder(llvm::raw_ostream &out, const ModelConfig &c,
+void buildEncoder(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  FunctionWriter f(c, hasWeight);
-  std::string ee = f.input(model::kEE, FunctionWriter::kGraph);
-  std::string tokens = f.input(model::kSrcTokens, FunctionWriter::kIds);
-  std::string positions = f.input(model::kSrcPositions, FunctionWriter::kIds);
-  std::string pe = f.input(model::kPE, f.x());
-  std::string timePE = f.input(model::kTimePE, f.x());
-  std::string x0 = f.embedTokens("src_embed.lut.weight", c.srcVocab, tokens);
+  FunctionBuilder f(module, model::kEncode, c, hasWeight);
+  Value ee = f.input(model::kEE, f.graph());
+  Value tokens = f.input(model::kSrcTokens, f.ids());
+  Value positions = f.input(model::kSrcPositions, f.ids());
+  Value pe = f.input(model::kPE, f.x());
+  Value timePE = f.input(model::kTimePE, f.x());
+  Value x0 = f.embedTokens("src_embed.lut.weight", c.srcVocab, tokens);
   const std::string L = "encoder.layer";
   // Every node's k/v, starting from zeros (only active nodes' are read).
-  std::string zeros = zeroHeads(f, x0);
-  ActResult act = actLoop(
-      f, x0, tokens, positions, pe, timePE, "halt_enc",
-      {{zeros, f.heads()}, {zeros, f.heads()}},
-      [&](FunctionWriter &f, const std::string &x, const std::string &active,
-          const std::string &, std::vector<std::string> &kv) {
-        std::string &k = kv[0], &v = kv[1];
-        std::string A = L + ".self_attn.linears.";
-        std::string n = f.layerNorm(x, L + ".sublayer.0.norm");
-        std::string q = selfQKV(f, n, A, active, k, v);
-        std::string a =
-            f.mergeHeads(f.attention(activeGraph(f, ee, active), q, k, v));
-        std::string y = f.residual(x, f.linear(a, A + "3", f.d, f.d));
-        return f.residual(y,
-                          f.feedForward(f.layerNorm(y, L + ".sublayer.1.norm"),
-                                        L + ".feed_forward"));
-      });
-  std::string memory = f.layerNorm(act.s, "encoder.norm");
-  f.setType(memory, f.x());
+  Value zeros = zeroHeads(f, x0);
+  ActResult act =
+      actLoop(f, x0, tokens, positions, pe, timePE, "halt_enc", {zeros, zeros},
+              [&](FunctionBuilder &f, Value x, Value active, Value,
+                  SmallVectorImpl<Value> &kv) {
+                std::string A = L + ".self_attn.linears.";
+                Value n = f.layerNorm(x, L + ".sublayer.0.norm");
+                Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
+                Value a = f.mergeHeads(
+                    f.attention(f.inSubgraph(ee, active), q, kv[0], kv[1]));
+                Value y = f.residual(x, f.linear(a, A + "3", f.d, f.d));
+                return f.residual(
+                    y, f.feedForward(f.layerNorm(y, L + ".sublayer.1.norm"),
+                                     L + ".feed_forward"));
+              });
+  Value memory = f.layerNorm(act.s, "encoder.norm");
   f.finish(
-      out, model::kEncode,
       {{memory, model::kMemory}, {stepCounts(f, act.steps), model::kEncSteps}});
 }
 
-void writeCrossKV(llvm::raw_ostream &out, const ModelConfig &c,
+void buildCrossKV(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  FunctionWriter f(c, hasWeight);
-  std::string mem = f.input(model::kMemory, f.x());
+  FunctionBuilder f(module, model::kCrossKV, c, hasWeight);
+  Value mem = f.input(model::kMemory, f.x());
   std::string A = "decoder.layer.self_attn.linears.";
-  std::string k = f.splitHeads(f.linear(mem, A + "1", f.d, f.d));
-  std::string v = f.splitHeads(f.linear(mem, A + "2", f.d, f.d));
-  f.setType(k, f.heads());
-  f.setType(v, f.heads());
-  f.finish(out, model::kCrossKV,
-           {{k, model::crossK(0)}, {v, model::crossV(0)}});
+  Value k = f.splitHeads(f.linear(mem, A + "1", f.d, f.d));
+  Value v = f.splitHeads(f.linear(mem, A + "2", f.d, f.d));
+  f.finish({{k, model::crossK(0)}, {v, model::crossV(0)}});
 }
 
 /// The k/v of every decoder node as of ACT step `step`: the cache's rows of
 /// that step with the new nodes' latest k/v (`latest`, one row per new
 /// node) written into their slots; the result is stored back into the cache
 /// (`cache` is updated) for the nodes decoded later.
-std::string stepRows(FunctionWriter &f, std::string &cache,
-                     const std::string &step, const std::string &latest,
-                     const std::string &slots, const std::string &cacheType) {
-  std::string rows = f.fresh(), slice = f.fresh();
-  f.raw("  " + rows + " = tensor.dim " + cache + ", %c0 : " + cacheType + "\n");
-  std::string box = "[0, " + step + ", 0, 0] [" + rows + ", 1, " +
-                    std::to_string(f.h) + ", " + std::to_string(f.dk) +
-                    "] [1, 1, 1, 1]";
-  f.raw("  " + slice + " = tensor.extract_slice " + cache + box + " : " +
-        cacheType + " to " + f.heads() + "\n");
-  std::string all = f.scatter(latest, slice, slots, f.heads());
-  std::string stored = f.fresh();
-  f.raw("  " + stored + " = tensor.insert_slice " + all + " into " + cache +
-        box + " : " + f.heads() + " into " + cacheType + "\n");
-  cache = stored;
+Value stepRows(FunctionBuilder &f, Value &cache, Value step, Value latest,
+               Value slots) {
+  ImplicitLocOpBuilder &b = f.b;
+  Value rows = f.numRows(cache);
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), step,
+                                       b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {rows, b.getIndexAttr(1),
+                                     b.getIndexAttr(f.h), b.getIndexAttr(f.dk)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  Value slice = b.create<tensor::ExtractSliceOp>(f.heads(), cache, offsets,
+                                                 sizes, strides);
+  Value all = f.scatter(latest, slice, slots);
+  cache = b.create<tensor::InsertSliceOp>(all, cache, offsets, sizes, strides);
   return all;
 }
 
-void writeDecoder(llvm::raw_ostream &out, const ModelConfig &c,
+void buildDecoder(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  FunctionWriter f(c, hasWeight);
+  FunctionBuilder f(module, model::kDecode, c, hasWeight);
+  ImplicitLocOpBuilder &b = f.b;
   // A node's rows of every step are one row of the cache, so that the
   // runner appends the new nodes' rows without moving the others.
-  std::string cacheType = "tensor<?x" + std::to_string(c.maxDepth) + "x" +
-                          std::to_string(f.h) + "x" + std::to_string(f.dk) +
-                          "xf32>";
-  std::string dd = f.input(model::kDD, FunctionWriter::kGraph);
-  std::string ed = f.input(model::kED, FunctionWriter::kGraph);
-  std::string tokens = f.input(model::kTgtTokens, FunctionWriter::kIds);
-  std::string positions = f.input(model::kTgtPositions, FunctionWriter::kIds);
-  std::string slots = f.input(model::kCacheSlots, FunctionWriter::kIds);
-  std::string pe = f.input(model::kPE, f.x());
-  std::string timePE = f.input(model::kTimePE, f.x());
-  std::string crossK = f.input(model::crossK(0), f.heads());
-  std::string crossV = f.input(model::crossV(0), f.heads());
-  std::string selfK = f.updatedInput(model::selfK(0), cacheType);
-  std::string selfV = f.updatedInput(model::selfV(0), cacheType);
-  std::string y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, tokens);
+  auto cacheType = RankedTensorType::get(
+      {ShapedType::kDynamic, c.maxDepth, f.h, f.dk}, b.getF32Type());
+  Value dd = f.input(model::kDD, f.graph());
+  Value ed = f.input(model::kED, f.graph());
+  Value tokens = f.input(model::kTgtTokens, f.ids());
+  Value positions = f.input(model::kTgtPositions, f.ids());
+  Value slots = f.input(model::kCacheSlots, f.ids());
+  Value pe = f.input(model::kPE, f.x());
+  Value timePE = f.input(model::kTimePE, f.x());
+  Value crossK = f.input(model::crossK(0), f.heads());
+  Value crossV = f.input(model::crossV(0), f.heads());
+  Value selfK = f.updatedInput(model::selfK(0), cacheType);
+  Value selfV = f.updatedInput(model::selfV(0), cacheType);
+  Value y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, tokens);
   const std::string L = "decoder.layer";
   // The new nodes' latest k/v, and the cache of every node's k/v per step.
-  std::string zeros = zeroHeads(f, y0);
+  Value zeros = zeroHeads(f, y0);
   ActResult act = actLoop(
       f, y0, tokens, positions, pe, timePE, "halt_dec",
-      {{zeros, f.heads()},
-       {zeros, f.heads()},
-       {selfK, cacheType},
-       {selfV, cacheType}},
-      [&](FunctionWriter &f, const std::string &y, const std::string &active,
-          const std::string &step, std::vector<std::string> &kv) {
+      {zeros, zeros, selfK, selfV},
+      [&](FunctionBuilder &f, Value y, Value active, Value step,
+          SmallVectorImpl<Value> &kv) {
         std::string A = L + ".self_attn.linears.";
-        std::string n = f.layerNorm(y, L + ".sublayer.0.norm");
-        std::string q = selfQKV(f, n, A, active, kv[0], kv[1]);
-        std::string k = stepRows(f, kv[2], step, kv[0], slots, cacheType);
-        std::string v = stepRows(f, kv[3], step, kv[1], slots, cacheType);
-        std::string a =
-            f.mergeHeads(f.attention(activeGraph(f, dd, active), q, k, v));
-        std::string z = f.residual(y, f.linear(a, A + "3", f.d, f.d));
-        std::string cq = f.splitHeads(f.linear(
-            f.layerNorm(z, L + ".sublayer.1.norm"), A + "0", f.d, f.d));
-        std::string ca = f.mergeHeads(
-            f.attention(activeGraph(f, ed, active), cq, crossK, crossV));
+        Value n = f.layerNorm(y, L + ".sublayer.0.norm");
+        Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
+        Value k = stepRows(f, kv[2], step, kv[0], slots);
+        Value v = stepRows(f, kv[3], step, kv[1], slots);
+        Value a = f.mergeHeads(f.attention(f.inSubgraph(dd, active), q, k, v));
+        Value z = f.residual(y, f.linear(a, A + "3", f.d, f.d));
+        Value cq = f.splitHeads(f.linear(f.layerNorm(z, L + ".sublayer.1.norm"),
+                                         A + "0", f.d, f.d));
+        Value ca = f.mergeHeads(
+            f.attention(f.inSubgraph(ed, active), cq, crossK, crossV));
         z = f.residual(z, f.linear(ca, A + "3", f.d, f.d));
         return f.residual(z,
                           f.feedForward(f.layerNorm(z, L + ".sublayer.2.norm"),
                                         L + ".feed_forward"));
       });
   // At the steps after all new nodes halted, they keep their last k/v.
-  std::string rest = f.fresh(), t = f.fresh(), kc = f.fresh(), vc = f.fresh();
-  f.raw("  " + rest + ":2 = scf.for " + t + " = " + act.stepsRun + " to " +
-        f.constantOf(std::to_string(c.maxDepth), "index") + " step " +
-        f.constantOf("1", "index") + " iter_args(" + kc + " = " +
-        act.carried[2] + ", " + vc + " = " + act.carried[3] + ") -> (" +
-        cacheType + ", " + cacheType + ") {\n");
-  std::string kNext = kc, vNext = vc;
-  stepRows(f, kNext, t, act.carried[0], slots, cacheType);
-  stepRows(f, vNext, t, act.carried[1], slots, cacheType);
-  f.raw("  scf.yield " + kNext + ", " + vNext + " : " + cacheType + ", " +
-        cacheType + "\n  }\n");
-  std::string kCache = rest + "#0", vCache = rest + "#1";
-  f.setType(kCache, cacheType);
-  f.setType(vCache, cacheType);
-
-  std::string logits = f.linear(f.layerNorm(act.s, "decoder.norm"),
-                                "generator.proj", f.d, c.tgtVocab);
-  std::string lp = f.fresh();
-  f.raw("  " + lp + " = gnn.log_softmax " + logits + " : (" +
-        f.rows(c.tgtVocab) + ") -> " + f.rows(c.tgtVocab) + "\n");
-  f.setType(lp, f.rows(c.tgtVocab));
-  f.finish(out, model::kDecode,
-           {{lp, model::kLogProbs},
+  Value unit = f.index(1);
+  Value depth = f.index(c.maxDepth);
+  auto rest = b.create<scf::ForOp>(act.stepsRun, depth, unit,
+                                   ValueRange{act.carried[2], act.carried[3]});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rest.getBody());
+    Value t = rest.getInductionVar();
+    Value kNext = rest.getRegionIterArgs()[0];
+    Value vNext = rest.getRegionIterArgs()[1];
+    stepRows(f, kNext, t, act.carried[0], slots);
+    stepRows(f, vNext, t, act.carried[1], slots);
+    b.create<scf::YieldOp>(ValueRange{kNext, vNext});
+  }
+  Value logits = f.linear(f.layerNorm(act.s, "decoder.norm"), "generator.proj",
+                          f.d, c.tgtVocab);
+  Value lp = f.logSoftmax(logits);
+  f.finish({{lp, model::kLogProbs},
             {stepCounts(f, act.steps), model::kDecSteps},
-            {kCache, model::selfK(0)},
-            {vCache, model::selfV(0)}});
+            {rest.getResult(0), model::selfK(0)},
+            {rest.getResult(1), model::selfV(0)}});
 }
 } // namespace
 
-std::string mlir::gnn::buildUniversalTransformerIR(
-    const ModelConfig &config,
+OwningOpRef<ModuleOp> mlir::gnn::buildUniversalTransformerModule(
+    MLIRContext &context, const ModelConfig &config,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  return moduleText(
-      "A Universal Transformer (d_model " + std::to_string(config.dModel) +
-          ", " + std::to_string(config.heads) + " heads, ACT over at most " +
-          std::to_string(config.maxDepth) + " steps)",
-      config, hasWeight, {writeEncoder, writeCrossKV, writeDecoder});
+  return buildModule(context, config, hasWeight,
+                     {buildEncoder, buildCrossKV, buildDecoder});
 }

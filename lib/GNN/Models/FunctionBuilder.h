@@ -1,0 +1,128 @@
+//===- FunctionBuilder.h - model functions built as gnn IR ------*- C++ -*-===//
+//
+// Part of gnnc. The model builders create their functions with an
+// ImplicitLocOpBuilder through helpers that read like the model's math
+// (linear, layerNorm, attention, ...): every op is built typed, so a mistake
+// is a verifier error at build time, not a parse error in the runner.
+// Weight arguments are added as the body first uses them. Private to
+// lib/GNN/Models.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_MODELS_FUNCTIONBUILDER_H
+#define GNN_MODELS_FUNCTIONBUILDER_H
+
+#include "GNN/IR/GNNOps.h"
+#include "GNN/Models/ModelConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir::gnn::models {
+
+/// Builds one function of a model module.
+class FunctionBuilder {
+public:
+  FunctionBuilder(ModuleOp module, llvm::StringRef name,
+                  const ModelConfig &config,
+                  llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+
+  // Types.
+  RankedTensorType rows(int64_t width);
+  RankedTensorType x() { return rows(d); }
+  RankedTensorType heads();
+  RankedTensorType heads1();
+  RankedTensorType ids();
+  GraphType graph();
+
+  /// A run-time argument named `name` (its gnn.name).
+  Value input(llvm::StringRef name, Type type);
+  /// An input the function updates in place and returns (a decoder cache
+  /// whose storage the runner hands over): marked
+  /// `bufferization.writable = true`, so it is not copied first.
+  Value updatedInput(llvm::StringRef name, Type type);
+  /// A weight argument, added on first use.
+  Value weight(const std::string &name, llvm::ArrayRef<int64_t> shape);
+
+  // Scalars (in the body of an elementwise function) and index constants.
+  Value constant(double v);
+  Value index(int64_t v);
+
+  Value linear(Value in, const std::string &prefix, int64_t inWidth,
+               int64_t outWidth);
+  Value layerNorm(Value in, const std::string &prefix);
+  Value logSoftmax(Value in);
+
+  /// An elementwise node function (gnn.apply_nodes) of `in`: `body` builds
+  /// the result element from the input elements.
+  Value apply(ValueRange in, Type resultType,
+              llvm::function_ref<Value(ValueRange)> body);
+  Value gather(Value source, Value ids, Type resultType = {});
+  Value scatter(Value source, Value dest, Value ids);
+  /// The ids of the rows of `in` (or of `candidates`) for which `keep`
+  /// holds.
+  Value filterNodes(ValueRange in, Value candidates,
+                    llvm::function_ref<Value(ValueRange)> keep);
+  /// The in-edges of `nodes` in `graph`.
+  Value inSubgraph(Value graph, Value nodes);
+
+  Value residual(Value a, Value b);
+  Value feedForward(Value in, const std::string &prefix);
+  /// lut[token] * sqrt(d).
+  Value embedTokens(const std::string &lutName, int64_t vocab, Value tokens);
+  /// lut[token] * sqrt(d) + pe[position].
+  Value embed(const std::string &lutName, int64_t vocab, Value tokens,
+              Value positions, Value pe);
+  /// [?, d] viewed as [?, h, dk] (head-major), and back.
+  Value splitHeads(Value in);
+  Value mergeHeads(Value in);
+  /// The number of rows of `in`.
+  Value numRows(Value in);
+  /// Attention of queries q (destinations) over keys/values k, v (sources)
+  /// along `graph`, written as DGL's propagate_attention.
+  Value attention(Value graph, Value q, Value k, Value v);
+
+  /// Returns `results`, each with its gnn.name (a result named like a
+  /// writable input is marked as its update), and sets the signature.
+  void finish(llvm::ArrayRef<std::pair<Value, std::string>> results);
+
+  ImplicitLocOpBuilder b;
+  const ModelConfig &c;
+  int64_t d, h, dk;
+
+private:
+  func::FuncOp fn;
+  Block *entry;
+  Value zero; // index 0, for tensor.dim
+  llvm::function_ref<bool(llvm::StringRef)> hasWeight;
+  struct Arg {
+    std::string name;
+    bool writable = false;
+  };
+  std::vector<Arg> args;
+  std::map<std::string, Value> weights;
+};
+
+/// Builds one function of a model module.
+using FunctionBuild = void (*)(ModuleOp, const ModelConfig &,
+                               llvm::function_ref<bool(llvm::StringRef)>);
+
+/// A verified model module of `functions`; null (with the verifier's
+/// diagnostics emitted) when a builder made invalid IR.
+OwningOpRef<ModuleOp>
+buildModule(MLIRContext &context, const ModelConfig &config,
+            llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+            std::initializer_list<FunctionBuild> functions);
+
+} // namespace mlir::gnn::models
+
+#endif // GNN_MODELS_FUNCTIONBUILDER_H
