@@ -1,0 +1,210 @@
+//===- ModelLoading.cpp - weights, tables, the module, compiling ---------===//
+//
+// Part of gnnc. TransformerModel::load: reads and checks the weights, makes the
+// position tables, builds (or reads) the module, compiles it and binds the
+// weights to the entry points' arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelRunnerDetail.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::gnn;
+using namespace mlir::gnn::detail;
+
+namespace {
+/// The sinusoidal table of semantics.md, computed in float32 as PyTorch
+/// computes it.
+HostTensor sinusoidTable(int64_t rows, int64_t d) {
+  HostTensor t = zeros({rows, d});
+  float *pe = t.as<float>();
+  float step = float(-std::log(10000.0) / double(d));
+  for (int64_t i = 0; 2 * i < d; ++i) {
+    float div = std::exp(float(2 * i) * step);
+    for (int64_t pos = 0; pos < rows; ++pos) {
+      float angle = float(pos) * div;
+      pe[pos * d + 2 * i] = std::sin(angle);
+      if (2 * i + 1 < d)
+        pe[pos * d + 2 * i + 1] = std::cos(angle);
+    }
+  }
+  return t;
+}
+
+/// Names that are run-time inputs rather than weights.
+bool isRuntimeInput(llvm::StringRef name, int64_t layers) {
+  static const char *fixed[] = {
+      model::kEE,           model::kED,           model::kDD,
+      model::kSrcTokens,    model::kSrcPositions, model::kTgtTokens,
+      model::kTgtPositions, model::kCacheSlots,   model::kPE,
+      model::kMemory,       model::kTimePE};
+  for (const char *f : fixed)
+    if (name == f)
+      return true;
+  for (int64_t i = 0; i < layers; ++i)
+    if (name == model::crossK(i) || name == model::crossV(i) ||
+        name == model::selfK(i) || name == model::selfV(i))
+      return true;
+  return false;
+}
+
+Expected<OwningOpRef<ModuleOp>>
+parseModule(MLIRContext &ctx, llvm::StringRef text, llvm::StringRef name) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(&ctx), name);
+  if (!module)
+    return fail("cannot parse " + name + ":\n" + diagnostics);
+  return std::move(module);
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+/// Checks that gnn-run can run `config` and reads its weights from `path`
+/// (default: the config's), checked against the model's contract.
+static Expected<TensorMap> loadWeights(const ModelConfig &config,
+                                       const std::string &path) {
+  const std::string &file = path.empty() ? config.weightsPath : path;
+  if (file.empty())
+    return fail("config: no weights file (set \"weights\" or pass --weights)");
+  Expected<TensorMap> weights = readSafeTensors(file);
+  if (!weights)
+    return fail("weights: " + llvm::toString(weights.takeError()));
+  if (Error e = checkWeights(config, *weights))
+    return std::move(e);
+  return weights;
+}
+
+/// The model's module, built and verified.
+static Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &ctx,
+                                                  const ModelConfig &config,
+                                                  const TensorMap &weights) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module =
+      buildModelModule(ctx, config, [&](llvm::StringRef name) {
+        return weights.count(name.str()) != 0;
+      });
+  if (!module)
+    return fail("the built model is not valid IR:\n" + diagnostics);
+  return std::move(module);
+}
+
+Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
+                                               const ModelConfig &config,
+                                               const std::string &weightsPath) {
+  Expected<TensorMap> weights = loadWeights(config, weightsPath);
+  if (!weights)
+    return weights.takeError();
+  Expected<OwningOpRef<ModuleOp>> module = buildModel(ctx, config, *weights);
+  if (!module)
+    return module.takeError();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (*module)->print(os);
+  os << "\n";
+  return text;
+}
+
+Expected<std::unique_ptr<TransformerModel>>
+TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
+                       const ModelOptions &options) {
+  std::unique_ptr<TransformerModel> m(new TransformerModel());
+  m->config = config;
+  m->threads = options.threads;
+  Expected<TensorMap> weights = loadWeights(config, options.weightsPath);
+  if (!weights)
+    return weights.takeError();
+  m->weights = std::move(*weights);
+
+  // Positions: the file's table (viewed as [N, d]) or the sinusoids.
+  int64_t rows = std::max(config.maxLen, options.positions);
+  auto table = m->weights.find("pos_enc.pe");
+  if (table != m->weights.end()) {
+    m->pe = table->second;
+    m->pe.shape = {m->pe.shape[1], m->pe.shape[2]};
+    if (m->pe.shape[0] < rows)
+      return fail("weights: 'pos_enc.pe' has " + llvm::Twine(m->pe.shape[0]) +
+                  " positions, fewer than the " + llvm::Twine(rows) +
+                  " needed");
+  } else {
+    m->pe = sinusoidTable(rows, config.dModel);
+  }
+  // ACT steps: the file's time table or the sinusoids.
+  if (config.architecture == Architecture::UniversalTransformer) {
+    auto time = m->weights.find("time_enc.pe");
+    if (time != m->weights.end()) {
+      m->timePE = time->second;
+      m->timePE.shape = {m->timePE.shape[1], m->timePE.shape[2]};
+    } else {
+      m->timePE = sinusoidTable(config.maxDepth, config.dModel);
+    }
+  }
+
+  Expected<OwningOpRef<ModuleOp>> module = OwningOpRef<ModuleOp>();
+  if (!options.irPath.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(options.irPath);
+    if (!buffer)
+      return fail("cannot read '" + options.irPath +
+                  "': " + buffer.getError().message());
+    module = parseModule(ctx, (*buffer)->getBuffer(), options.irPath);
+  } else {
+    module = buildModel(ctx, config, m->weights);
+  }
+  if (!module)
+    return module.takeError();
+  Expected<std::unique_ptr<JitProgram>> program = JitProgram::compile(
+      std::move(*module), {model::kEncode, model::kCrossKV, model::kDecode},
+      options.compile);
+  if (!program)
+    return program.takeError();
+  m->program = std::move(*program);
+  if (Error e = m->bindWeights())
+    return std::move(e);
+  return m;
+}
+
+Error TransformerModel::bindWeights() {
+  for (const char *entry : {model::kEncode, model::kCrossKV, model::kDecode}) {
+    const EntryPoint *e = program->lookup(entry);
+    std::vector<const HostTensor *> &args = bound[entry];
+    for (const Parameter &p : e->parameters) {
+      if (isRuntimeInput(p.name, config.layers)) {
+        args.push_back(nullptr);
+        continue;
+      }
+      auto it = weights.find(p.name);
+      if (it == weights.end())
+        return fail("weights: missing tensor '" + p.name + "', which @" +
+                    entry + " reads");
+      const HostTensor &t = it->second;
+      bool fits = t.dtype == p.dtype && t.shape.size() == p.shape.size();
+      for (size_t i = 0; fits && i < t.shape.size(); ++i)
+        fits = ShapedType::isDynamic(p.shape[i]) || p.shape[i] == t.shape[i];
+      if (!fits)
+        return fail("weights: tensor '" + p.name + "' is " + t.describe() +
+                    ", which does not fit @" + entry + "'s argument");
+      args.push_back(&t);
+    }
+  }
+  return Error::success();
+}

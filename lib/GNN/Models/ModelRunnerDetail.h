@@ -1,0 +1,199 @@
+//===- ModelRunnerDetail.h - shared by the model runner's files -*- C++ -*-===//
+//
+// Part of gnnc. Helpers and the private state types of TransformerModel
+// that its loading, execution and search files share. Private to
+// lib/GNN/Models.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_MODELS_MODELRUNNERDETAIL_H
+#define GNN_MODELS_MODELRUNNERDETAIL_H
+
+#include "GNN/Models/TransformerBuilder.h"
+#include "GNN/Models/TransformerRunner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <optional>
+
+namespace mlir::gnn::detail {
+using llvm::Error;
+using llvm::Expected;
+
+inline Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+struct GraphDeleter {
+  void operator()(gnn_graph *g) const { gnn_graph_free(g); }
+};
+using GraphPtr = std::unique_ptr<gnn_graph, GraphDeleter>;
+
+/// Wraps a runtime graph builder's result.
+inline Expected<GraphPtr> built(int status, gnn_graph *graph, const char *err) {
+  if (status != 0)
+    return fail(llvm::Twine("cannot build a graph: ") + err);
+  return GraphPtr(graph);
+}
+
+inline Expected<GraphPtr> fromCoo(int64_t numSrc, int64_t numDst,
+                                  const std::vector<int64_t> &src,
+                                  const std::vector<int64_t> &dst) {
+  gnn_graph *g = nullptr;
+  char err[256] = {0};
+  int status = gnn_graph_from_coo(numSrc, numDst, int64_t(src.size()),
+                                  src.data(), dst.data(), &g, err, sizeof(err));
+  return built(status, g, err);
+}
+
+inline HostTensor ids(const std::vector<int64_t> &values) {
+  HostTensor t;
+  t.dtype = DType::I64;
+  t.shape = {int64_t(values.size())};
+  t.allocate();
+  if (!values.empty())
+    std::memcpy(t.data(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
+inline HostTensor zeros(std::vector<int64_t> shape) {
+  HostTensor t;
+  t.dtype = DType::F32;
+  t.shape = std::move(shape);
+  t.allocate();
+  return t;
+}
+
+/// A decoder k/v cache: one row per decoded node (the outermost dimension),
+/// in storage with room for more, so that a step appends its nodes' rows
+/// without moving the earlier ones (the storage doubles when full).
+class RowCache {
+public:
+  explicit RowCache(std::vector<int64_t> rowShape)
+      : rowShape(std::move(rowShape)) {}
+  // A copy's view would still borrow the original's storage.
+  RowCache(const RowCache &) = delete;
+  RowCache &operator=(const RowCache &) = delete;
+  RowCache(RowCache &&) = default;
+  RowCache &operator=(RowCache &&) = default;
+
+  /// Appends `fresh` zeroed rows, which the next @decode fills; returns all
+  /// rows, a view that the next append invalidates.
+  HostTensor &append(int64_t fresh) {
+    int64_t rows = view.shape.empty() ? 0 : view.shape[0];
+    int64_t capacity = storage.shape.empty() ? 0 : storage.shape[0];
+    size_t rowBytes = rowElements() * sizeof(float);
+    if (rows + fresh > capacity) {
+      HostTensor larger;
+      larger.shape = shapeOf(std::max(rows + fresh, 2 * capacity));
+      larger.allocateUninitialized();
+      if (rows)
+        std::memcpy(larger.data(), storage.data(), rows * rowBytes);
+      storage = std::move(larger);
+    }
+    std::memset(static_cast<char *>(storage.data()) + rows * rowBytes, 0,
+                fresh * rowBytes);
+    view = HostTensor();
+    view.shape = shapeOf(rows + fresh);
+    view.borrow(storage.data());
+    return view;
+  }
+
+  /// Takes @decode's result for this cache: the view itself when the result
+  /// is marked as the update of the cache argument (`gnn.updates`, as the
+  /// built modules mark it), else (a module given as IR without the mark)
+  /// its rows are copied in.
+  Error store(const HostTensor &result, llvm::StringRef name) {
+    if (result.data() == view.data())
+      return Error::success();
+    if (result.shape != view.shape)
+      return fail("@decode returns '" + name + "' of shape " +
+                  result.describe() + ", expected " + view.describe());
+    std::memcpy(view.data(), result.data(), view.numBytes());
+    return Error::success();
+  }
+
+private:
+  int64_t rowElements() const {
+    return std::accumulate(rowShape.begin(), rowShape.end(), int64_t(1),
+                           std::multiplies<int64_t>());
+  }
+  std::vector<int64_t> shapeOf(int64_t rows) const {
+    std::vector<int64_t> shape = {rows};
+    shape.insert(shape.end(), rowShape.begin(), rowShape.end());
+    return shape;
+  }
+
+  std::vector<int64_t> rowShape;
+  HostTensor storage; // [capacity, rowShape...]
+  HostTensor view;    // its first rows
+};
+
+/// Results of one call, by name.
+using Outputs = std::map<std::string, HostTensor>;
+
+inline Expected<HostTensor> take(Outputs &outputs, const std::string &name,
+                                 llvm::StringRef entry) {
+  auto it = outputs.find(name);
+  if (it == outputs.end())
+    return fail("@" + entry + " returns no '" + name + "'");
+  return std::move(it->second);
+}
+/// Moves the per-layer results kName(i) / vName(i) of `entry` into ks / vs.
+inline Error takeLayers(Outputs &outputs, int64_t layers,
+                        std::string (*kName)(int64_t),
+                        std::string (*vName)(int64_t), llvm::StringRef entry,
+                        std::vector<HostTensor> &ks,
+                        std::vector<HostTensor> &vs) {
+  ks.clear();
+  vs.clear();
+  for (int64_t i = 0; i < layers; ++i) {
+    Expected<HostTensor> k = take(outputs, kName(i), entry);
+    if (!k)
+      return k.takeError();
+    Expected<HostTensor> v = take(outputs, vName(i), entry);
+    if (!v)
+      return v.takeError();
+    ks.push_back(std::move(*k));
+    vs.push_back(std::move(*v));
+  }
+  return Error::success();
+}
+
+} // namespace mlir::gnn::detail
+
+namespace mlir::gnn {
+/// Run-time arguments of one call, by name.
+struct TransformerModel::Inputs {
+  std::map<std::string, const gnn_graph *> graphs;
+  std::map<std::string, const HostTensor *> tensors;
+  /// Tensors the program updates in place (the decoder's k/v caches).
+  std::map<std::string, HostTensor *> updated;
+};
+
+/// An encoded batch and the decoder's k/v cache.
+struct TransformerModel::Encoded {
+  std::vector<int64_t> offsets, lengths;
+  int64_t numSrc = 0;
+  std::vector<HostTensor> crossK, crossV;
+  std::vector<detail::RowCache> selfK, selfV;
+  int64_t cacheRows = 0;
+  /// ACT step counts of the source tokens (universal_transformer).
+  std::optional<HostTensor> encSteps;
+};
+
+/// A decoder sequence: its tokens (from <sos>) and the cache rows of the
+/// nodes computed so far.
+struct TransformerModel::Hypothesis {
+  int64_t example = 0;
+  Sequence tokens = {kSos};
+  std::vector<int64_t> rows;
+  double logProb = 0.0;
+  double score = 0.0;
+  bool finished = false;
+};
+} // namespace mlir::gnn
+
+#endif // GNN_MODELS_MODELRUNNERDETAIL_H
