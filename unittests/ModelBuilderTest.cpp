@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../lib/GNN/Models/FunctionBuilder.h"
+#include "../lib/GNN/Models/Builders/FunctionBuilder.h"
 #include "GNN/InitAll.h"
 #include "GNN/Models/TransformerBuilder.h"
 

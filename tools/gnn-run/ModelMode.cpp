@@ -8,6 +8,8 @@
 #include "ModelMode.h"
 
 #include "GNN/Models/TransformerRunner.h"
+#include "GNN/Support/OutputFile.h"
+#include "GNN/Support/Tokenizer.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,107 +34,6 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// Lines of a file; a final newline ends the last line.
-Expected<std::vector<std::string>> readLines(const std::string &path,
-                                             const char *what) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
-    return error(llvm::Twine("cannot read ") + what + " file '" + path +
-                 "': " + buffer.getError().message());
-  std::vector<std::string> lines;
-  llvm::StringRef text = (*buffer)->getBuffer();
-  while (!text.empty()) {
-    auto [line, rest] = text.split('\n');
-    lines.push_back(line.rtrim('\r').str());
-    text = rest;
-  }
-  return lines;
-}
-
-/// Maps a line's tokens to ids.
-class Tokenizer {
-public:
-  Tokenizer(bool ids, std::vector<std::string> vocab)
-      : ids(ids), vocab(std::move(vocab)) {
-    for (auto [i, t] : llvm::enumerate(this->vocab))
-      index[t] = int64_t(i);
-  }
-
-  Expected<Sequence> parse(llvm::StringRef line, int64_t vocabSize,
-                           const llvm::Twine &where) const {
-    llvm::SmallVector<llvm::StringRef> words;
-    llvm::SplitString(line, words, " \t\r\v\f");
-    if (words.empty())
-      return error(where + " is empty");
-    Sequence out;
-    for (auto [i, w] : llvm::enumerate(words)) {
-      int64_t id;
-      if (ids) {
-        if (w.getAsInteger(10, id))
-          return error(where + ", token " + llvm::Twine(i + 1) + ": '" + w +
-                       "' is not an integer id");
-      } else {
-        auto it = index.find(w.str());
-        if (it == index.end())
-          return error(where + ", token " + llvm::Twine(i + 1) +
-                       ": unknown token '" + w + "'");
-        id = it->second;
-      }
-      if (id < 0 || id >= vocabSize)
-        return error(where + ", token " + llvm::Twine(i + 1) + ": id " +
-                     llvm::Twine(id) + " is out of range [0, " +
-                     llvm::Twine(vocabSize) + ")");
-      out.push_back(id);
-    }
-    return out;
-  }
-
-  /// Tokens, or ids when reading ids or when an id has no token (a model
-  /// vocabulary larger than the token file).
-  std::string print(const Sequence &s) const {
-    bool asIds = ids || llvm::any_of(s, [&](int64_t id) {
-                   return id < 0 || id >= int64_t(vocab.size());
-                 });
-    std::string line;
-    for (auto [i, id] : llvm::enumerate(s)) {
-      if (i)
-        line += ' ';
-      line += asIds ? std::to_string(id) : vocab[size_t(id)];
-    }
-    return line;
-  }
-
-private:
-  bool ids;
-  std::vector<std::string> vocab;
-  std::map<std::string, int64_t> index;
-};
-
-Expected<std::vector<Sequence>>
-readSequences(const std::string &path, const char *what,
-              const Tokenizer &tokenizer, int64_t vocabSize, int64_t maxLen) {
-  auto lines = readLines(path, what);
-  if (!lines)
-    return lines.takeError();
-  if (lines->empty())
-    return error(llvm::Twine(what) + " file '" + path + "' has no sequences");
-  std::vector<Sequence> out;
-  for (auto [i, line] : llvm::enumerate(*lines)) {
-    std::string where = std::string(what) + " line " + std::to_string(i + 1);
-    auto seq = tokenizer.parse(line, vocabSize, where);
-    if (!seq)
-      return seq.takeError();
-    if (int64_t(seq->size()) > maxLen)
-      return error(where + " has " + llvm::Twine(seq->size()) +
-                   " tokens, more than max_len (" + llvm::Twine(maxLen) + ")");
-    out.push_back(std::move(*seq));
-  }
-  return out;
-}
 } // namespace
 
 int runModel(MLIRContext &context, const ModelRunOptions &o) {
@@ -148,11 +49,11 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
       llvm::outs() << *text;
       return 0;
     }
-    std::error_code ec;
-    llvm::raw_fd_ostream file(o.out, ec);
-    if (ec)
-      return fail("cannot write '" + o.out + "': " + ec.message());
-    file << *text;
+    if (llvm::Error e = writeFileAtomically(o.out, [&](llvm::raw_ostream &os) {
+          os << *text;
+          return llvm::Error::success();
+        }))
+      return fail(llvm::toString(std::move(e)));
     return 0;
   }
 
@@ -303,11 +204,12 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
     if (o.out.empty()) {
       llvm::outs() << text;
     } else {
-      std::error_code ec;
-      llvm::raw_fd_ostream file(o.out, ec);
-      if (ec)
-        return fail("cannot write '" + o.out + "': " + ec.message());
-      file << text;
+      if (llvm::Error e =
+              writeFileAtomically(o.out, [&](llvm::raw_ostream &os) {
+                os << text;
+                return llvm::Error::success();
+              }))
+        return fail(llvm::toString(std::move(e)));
     }
   }
   double compileSeconds =

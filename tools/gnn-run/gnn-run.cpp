@@ -18,7 +18,7 @@
 #include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
-#include "GNN/Runner/SafeTensors.h"
+#include "GNN/Support/SafeTensors.h"
 #include "ModelMode.h"
 
 #include "gnnc/cuda.h"

@@ -9,7 +9,7 @@
 #ifndef GNN_MODELS_MODELCONFIG_H
 #define GNN_MODELS_MODELCONFIG_H
 
-#include "GNN/Runner/SafeTensors.h"
+#include "GNN/Support/SafeTensors.h"
 
 #include "llvm/Support/Error.h"
 

@@ -12,6 +12,7 @@
 
 #include "GNN/Models/ModelConfig.h"
 #include "GNN/Runner/JitRunner.h"
+#include "GNN/Support/Tokenizer.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -20,8 +21,6 @@
 #include <vector>
 
 namespace mlir::gnn {
-
-using Sequence = std::vector<int64_t>;
 
 /// Special token ids.
 constexpr int64_t kSos = 0, kEos = 1;

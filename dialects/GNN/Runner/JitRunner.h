@@ -10,7 +10,7 @@
 #ifndef GNN_RUNNER_JITRUNNER_H
 #define GNN_RUNNER_JITRUNNER_H
 
-#include "GNN/Runner/HostTensor.h"
+#include "GNN/Support/HostTensor.h"
 #include "gnnc/graph.h"
 
 #include "mlir/IR/BuiltinOps.h"

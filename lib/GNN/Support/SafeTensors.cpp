@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GNN/Runner/SafeTensors.h"
+#include "GNN/Support/SafeTensors.h"
+#include "GNN/Support/OutputFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -158,13 +159,9 @@ std::string mlir::gnn::serializeSafeTensors(const TensorMap &tensors) {
 }
 
 Error mlir::gnn::writeSafeTensors(StringRef path, const TensorMap &tensors) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return fail(path, "cannot write: " + ec.message());
-  os << serializeSafeTensors(tensors);
-  os.close();
-  if (os.has_error())
-    return fail(path, "write failed: " + os.error().message());
-  return Error::success();
+  std::string bytes = serializeSafeTensors(tensors);
+  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+    os << bytes;
+    return Error::success();
+  });
 }

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GNN/Runner/HostTensor.h"
+#include "GNN/Support/HostTensor.h"
 #include "gnnc/memory.h"
 
 #include "llvm/ADT/StringSwitch.h"

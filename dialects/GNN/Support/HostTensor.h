@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GNN_RUNNER_HOSTTENSOR_H
-#define GNN_RUNNER_HOSTTENSOR_H
+#ifndef GNN_SUPPORT_HOSTTENSOR_H
+#define GNN_SUPPORT_HOSTTENSOR_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -73,4 +73,4 @@ private:
 
 } // namespace mlir::gnn
 
-#endif // GNN_RUNNER_HOSTTENSOR_H
+#endif // GNN_SUPPORT_HOSTTENSOR_H

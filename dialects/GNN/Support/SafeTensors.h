@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GNN_RUNNER_SAFETENSORS_H
-#define GNN_RUNNER_SAFETENSORS_H
+#ifndef GNN_SUPPORT_SAFETENSORS_H
+#define GNN_SUPPORT_SAFETENSORS_H
 
-#include "GNN/Runner/HostTensor.h"
+#include "GNN/Support/HostTensor.h"
 
 #include "llvm/Support/Error.h"
 
@@ -29,4 +29,4 @@ llvm::Error writeSafeTensors(llvm::StringRef path, const TensorMap &tensors);
 
 } // namespace mlir::gnn
 
-#endif // GNN_RUNNER_SAFETENSORS_H
+#endif // GNN_SUPPORT_SAFETENSORS_H

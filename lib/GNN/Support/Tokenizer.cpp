@@ -1,0 +1,105 @@
+//===- Tokenizer.cpp - sequences of token ids from text lines -------------===//
+//
+// Part of gnnc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Support/Tokenizer.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir::gnn;
+using llvm::Expected;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+Expected<std::vector<std::string>> mlir::gnn::readLines(const std::string &path,
+                                                        const char *what) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return error(llvm::Twine("cannot read ") + what + " file '" + path +
+                 "': " + buffer.getError().message());
+  std::vector<std::string> lines;
+  llvm::StringRef text = (*buffer)->getBuffer();
+  while (!text.empty()) {
+    auto [line, rest] = text.split('\n');
+    lines.push_back(line.rtrim('\r').str());
+    text = rest;
+  }
+  return lines;
+}
+
+Tokenizer::Tokenizer(bool ids, std::vector<std::string> vocab)
+    : ids(ids), vocab(std::move(vocab)) {
+  for (auto [i, t] : llvm::enumerate(this->vocab))
+    index[t] = int64_t(i);
+}
+
+Expected<Sequence> Tokenizer::parse(llvm::StringRef line, int64_t vocabSize,
+                                    const llvm::Twine &where) const {
+  llvm::SmallVector<llvm::StringRef> words;
+  llvm::SplitString(line, words, " \t\r\v\f");
+  if (words.empty())
+    return error(where + " is empty");
+  Sequence out;
+  for (auto [i, w] : llvm::enumerate(words)) {
+    int64_t id;
+    if (ids) {
+      if (w.getAsInteger(10, id))
+        return error(where + ", token " + llvm::Twine(i + 1) + ": '" + w +
+                     "' is not an integer id");
+    } else {
+      auto it = index.find(w.str());
+      if (it == index.end())
+        return error(where + ", token " + llvm::Twine(i + 1) +
+                     ": unknown token '" + w + "'");
+      id = it->second;
+    }
+    if (id < 0 || id >= vocabSize)
+      return error(where + ", token " + llvm::Twine(i + 1) + ": id " +
+                   llvm::Twine(id) + " is out of range [0, " +
+                   llvm::Twine(vocabSize) + ")");
+    out.push_back(id);
+  }
+  return out;
+}
+
+std::string Tokenizer::print(const Sequence &s) const {
+  bool asIds = ids || llvm::any_of(s, [&](int64_t id) {
+                 return id < 0 || id >= int64_t(vocab.size());
+               });
+  std::string line;
+  for (auto [i, id] : llvm::enumerate(s)) {
+    if (i)
+      line += ' ';
+    line += asIds ? std::to_string(id) : vocab[size_t(id)];
+  }
+  return line;
+}
+
+Expected<std::vector<Sequence>>
+mlir::gnn::readSequences(const std::string &path, const char *what,
+                         const Tokenizer &tokenizer, int64_t vocabSize,
+                         int64_t maxLen) {
+  auto lines = readLines(path, what);
+  if (!lines)
+    return lines.takeError();
+  if (lines->empty())
+    return error(llvm::Twine(what) + " file '" + path + "' has no sequences");
+  std::vector<Sequence> out;
+  for (auto [i, line] : llvm::enumerate(*lines)) {
+    std::string where = std::string(what) + " line " + std::to_string(i + 1);
+    auto seq = tokenizer.parse(line, vocabSize, where);
+    if (!seq)
+      return seq.takeError();
+    if (int64_t(seq->size()) > maxLen)
+      return error(where + " has " + llvm::Twine(seq->size()) +
+                   " tokens, more than max_len (" + llvm::Twine(maxLen) + ")");
+    out.push_back(std::move(*seq));
+  }
+  return out;
+}
