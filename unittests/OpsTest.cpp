@@ -7,14 +7,18 @@
 
 #include "GNN/IR/GNNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "gtest/gtest.h"
+
+#include <set>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -140,3 +144,48 @@ TEST_F(GNNOpsTest, CanonicalizationMergesScaledExp) {
   EXPECT_DOUBLE_EQ(scale.getA().convertToDouble(), 0.25);
 }
 } // namespace
+
+/// Every gnn op that reads float features along a graph declares what their
+/// rows are indexed by (GraphFeatureOpInterface), for every such operand:
+/// the runner checks arguments through it, so an op that skipped it would
+/// leave its inputs unchecked before a call. ops.mlir shows every op (a new
+/// op fails here until it is added there).
+TEST(GraphFeatureOpInterfaceTest, EveryGraphOpDeclaresItsFeatureRows) {
+  MLIRContext context;
+  context.loadDialect<GNNDialect, func::FuncDialect, arith::ArithDialect>();
+  ParserConfig config(&context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
+      GNN_SOURCE_DIR "/test/Dialect/GNN/ops.mlir", config);
+  ASSERT_TRUE(module);
+  std::set<std::string> seen;
+  module->walk([&](Operation *op) {
+    if (!isa<GNNDialect>(op->getDialect()))
+      return;
+    seen.insert(op->getName().getStringRef().str());
+    bool onGraph =
+        llvm::any_of(op->getOperandTypes(), llvm::IsaPred<GraphType>);
+    SmallVector<Value> features;
+    for (Value v : op->getOperands())
+      if (auto t = dyn_cast<RankedTensorType>(v.getType());
+          t && isa<FloatType>(t.getElementType()))
+        features.push_back(v);
+    if (!onGraph || features.empty())
+      return;
+    auto iface = dyn_cast<GraphFeatureOpInterface>(op);
+    ASSERT_TRUE(iface) << op->getName().getStringRef().str()
+                       << " reads features along a graph but does not "
+                          "implement GraphFeatureOpInterface";
+    SmallVector<FeatureRows> rows;
+    iface.getRowRequirements(rows);
+    for (Value f : features)
+      EXPECT_TRUE(llvm::any_of(
+          rows, [&](const FeatureRows &r) { return r.feature == f; }))
+          << op->getName().getStringRef().str()
+          << " leaves a feature operand without its rows";
+    EXPECT_EQ(iface.getFeatureGraph(), op->getOperand(0));
+  });
+  for (RegisteredOperationName name : context.getRegisteredOperations())
+    if (name.getDialectNamespace() == GNNDialect::getDialectNamespace())
+      EXPECT_TRUE(seen.count(name.getStringRef().str()))
+          << name.getStringRef().str() << " is missing from ops.mlir";
+}

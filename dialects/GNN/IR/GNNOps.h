@@ -9,6 +9,7 @@
 
 #include "GNN/IR/GNNAttrs.h"
 #include "GNN/IR/GNNDialect.h"
+#include "GNN/IR/GNNInterfaces.h"
 #include "GNN/IR/GNNTypes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -10,6 +10,7 @@
 include "GNN/IR/GNNDialect.td"
 include "GNN/IR/GNNAttrs.td"
 include "GNN/IR/GNNTypes.td"
+include "GNN/IR/GNNInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -118,6 +119,7 @@ def GNN_InSubgraphOp : GNN_Op<"in_subgraph", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def GNN_ApplyEdgesOp : GNN_Op<"apply_edges", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<GNN_GraphFeatureOpInterface>,
     SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "computes a value on every edge";
   let description = [{
@@ -180,6 +182,7 @@ def GNN_ApplyEdgesOp : GNN_Op<"apply_edges", [Pure, AttrSizedOperandSegments,
 }
 
 def GNN_SendAndRecvOp : GNN_Op<"send_and_recv", [Pure,
+    DeclareOpInterfaceMethods<GNN_GraphFeatureOpInterface>,
     AttrSizedOperandSegments]> {
   let summary = "sends messages along edges and reduces them per destination";
   let description = [{
@@ -223,7 +226,8 @@ def GNN_SendAndRecvOp : GNN_Op<"send_and_recv", [Pure,
   }];
 }
 
-def GNN_ReduceOp : GNN_Op<"reduce", [Pure]> {
+def GNN_ReduceOp : GNN_Op<"reduce", [Pure,
+    DeclareOpInterfaceMethods<GNN_GraphFeatureOpInterface>]> {
   let summary = "aggregates an edge feature into the destination nodes";
   let description = [{
     Every destination node aggregates the rows of `input` (an edge feature)
@@ -301,6 +305,7 @@ def GNN_FilterNodesOp : GNN_Op<"filter_nodes", [Pure, AttrSizedOperandSegments,
 }
 
 def GNN_FilterEdgesOp : GNN_Op<"filter_edges", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<GNN_GraphFeatureOpInterface>,
     SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "the ids of the edges that satisfy a predicate";
   let description = [{
@@ -335,7 +340,8 @@ def GNN_FilterEdgesOp : GNN_Op<"filter_edges", [Pure, AttrSizedOperandSegments,
 // Fused kernels
 //===----------------------------------------------------------------------===//
 
-def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure]> {
+def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure,
+    DeclareOpInterfaceMethods<GNN_GraphFeatureOpInterface>]> {
   let summary = "attention over the edges of a graph in one pass";
   let description = [{
     For every destination node `v` and every edge `u -> v` (all edges, or

@@ -63,7 +63,8 @@ std::optional<DType> dtypeOf(Type type) {
   return std::nullopt;
 }
 
-/// Row requirements that gnn ops put on the entry's tensor arguments.
+/// Row requirements that gnn ops (GraphFeatureOpInterface) put on the
+/// entry's tensor arguments.
 std::vector<RowRequirement> collectRequirements(func::FuncOp fn) {
   std::vector<RowRequirement> out;
   auto argIndex = [&](Value v) -> std::optional<unsigned> {
@@ -72,39 +73,26 @@ std::vector<RowRequirement> collectRequirements(func::FuncOp fn) {
       return std::nullopt;
     return arg.getArgNumber();
   };
-  auto require = [&](Value graph, Value tensor, RowRequirement::Kind kind) {
-    std::optional<unsigned> g = argIndex(graph), t = argIndex(tensor);
-    if (g && t && tensor)
-      out.push_back({*t, *g, kind});
-  };
-  auto kindOf = [](Target t) {
-    return t == Target::Src   ? RowRequirement::SrcRows
-           : t == Target::Dst ? RowRequirement::DstRows
-                              : RowRequirement::EdgeRows;
-  };
-  fn.walk([&](Operation *op) {
-    if (auto o = dyn_cast<ApplyEdgesOp>(op)) {
-      for (unsigned i = 0; i < o.getInputs().size(); ++i)
-        require(o.getGraph(), o.getInputs()[i], kindOf(o.getInputTarget(i)));
-      if (o.getEdges())
-        require(o.getGraph(), o.getEdges(), RowRequirement::EdgeIds);
-    } else if (auto o = dyn_cast<SendAndRecvOp>(op)) {
-      for (unsigned i = 0; i < o.getNumResults(); ++i)
-        for (auto [j, input] : llvm::enumerate(o.getMessageInputs(i)))
-          require(o.getGraph(), input, kindOf(o.getMessage(i).getTarget(j)));
-      if (o.getEdges())
-        require(o.getGraph(), o.getEdges(), RowRequirement::EdgeIds);
-    } else if (auto o = dyn_cast<ReduceOp>(op)) {
-      require(o.getGraph(), o.getInput(), RowRequirement::EdgeRows);
-      if (o.getEdges())
-        require(o.getGraph(), o.getEdges(), RowRequirement::EdgeIds);
-    } else if (auto o = dyn_cast<FusedAttentionOp>(op)) {
-      require(o.getGraph(), o.getQuery(), RowRequirement::DstRows);
-      require(o.getGraph(), o.getKey(), RowRequirement::SrcRows);
-      require(o.getGraph(), o.getValue(), RowRequirement::SrcRows);
-      if (o.getEdges())
-        require(o.getGraph(), o.getEdges(), RowRequirement::EdgeIds);
+  auto kindOf = [](RowKind kind) {
+    switch (kind) {
+    case RowKind::SrcNodes:
+      return RowRequirement::SrcRows;
+    case RowKind::DstNodes:
+      return RowRequirement::DstRows;
+    case RowKind::Edges:
+      return RowRequirement::EdgeRows;
+    case RowKind::EdgeIds:
+      return RowRequirement::EdgeIds;
     }
+    llvm_unreachable("unknown row kind");
+  };
+  fn.walk([&](GraphFeatureOpInterface op) {
+    SmallVector<FeatureRows> rows;
+    op.getRowRequirements(rows);
+    std::optional<unsigned> g = argIndex(op.getFeatureGraph());
+    for (const FeatureRows &r : rows)
+      if (std::optional<unsigned> t = argIndex(r.feature); g && t)
+        out.push_back({*t, *g, kindOf(r.kind)});
   });
   return out;
 }
