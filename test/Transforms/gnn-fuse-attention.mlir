@@ -146,6 +146,28 @@ func.func @no_exp(%g: !gnn.graph<complete>, %q: tensor<?x2x4xf32>, %k: tensor<?x
   return %wv, %z : tensor<?x2x4xf32>, tensor<?x2x1xf32>
 }
 
+// Keys shared by every head (broadcast in the score) and values with one
+// head: the fused op's shape rule (query and key alike, value with the
+// query's heads) cannot express them.
+// CHECK-LABEL: func @broadcast_heads
+// CHECK-NOT: gnn.fused_attention
+// CHECK: gnn.send_and_recv
+func.func @broadcast_heads(%g: !gnn.graph<complete>, %q: tensor<?x2x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf32>) -> (tensor<?x2x4xf32>, tensor<?x2x1xf32>) {
+  %e = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.5), exp] : (!gnn.graph<complete>, tensor<?x1x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<complete>, tensor<?x1x4xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x4xf32>, tensor<?x2x1xf32>)
+  return %wv, %z : tensor<?x2x4xf32>, tensor<?x2x1xf32>
+}
+
+// Values without the query's heads (broadcast by u_mul_e).
+// CHECK-LABEL: func @value_without_heads
+// CHECK-NOT: gnn.fused_attention
+// CHECK: gnn.send_and_recv
+func.func @value_without_heads(%g: !gnn.graph<complete>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x4xf32>) -> (tensor<?x2x4xf32>, tensor<?x2x1xf32>) {
+  %e = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.5), exp] : (!gnn.graph<complete>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum] : (!gnn.graph<complete>, tensor<?x4xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x4xf32>, tensor<?x2x1xf32>)
+  return %wv, %z : tensor<?x2x4xf32>, tensor<?x2x1xf32>
+}
+
 // CHECK-LABEL: func @clamp_after_exp
 // CHECK-NOT: gnn.fused_attention
 func.func @clamp_after_exp(%g: !gnn.graph<complete>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x4xf32>) -> (tensor<?x2x4xf32>, tensor<?x2x1xf32>) {

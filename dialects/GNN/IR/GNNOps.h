@@ -26,6 +26,23 @@ ArrayRef<int64_t> getItemShape(ShapedType feature);
 FailureOr<SmallVector<int64_t>> broadcastItemShapes(ArrayRef<int64_t> a,
                                                     ArrayRef<int64_t> b);
 
+/// Whether two per-row shapes agree in rank and wherever both are static.
+bool areCompatibleItemShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b);
+
+/// gnn.fused_attention's per-row shape rule: query and key [heads..., d]
+/// alike, value [heads..., dv] with the query's heads. Fails, with the
+/// reason in `why` when given, where they break it. The verifier and the
+/// fusion pass (which must not build an op that would not verify) share it.
+LogicalResult verifyAttentionInputShapes(ArrayRef<int64_t> query,
+                                         ArrayRef<int64_t> key,
+                                         ArrayRef<int64_t> value,
+                                         std::string *why = nullptr);
+
+/// The per-row shapes of gnn.fused_attention's results: the weighted sum
+/// [heads..., dv] and the sum of weights [heads..., 1].
+SmallVector<SmallVector<int64_t>, 2>
+getAttentionResultItemShapes(ArrayRef<int64_t> query, ArrayRef<int64_t> value);
+
 /// Simplifies a chain of elementwise functions without changing any value:
 /// drops scale(1), multiplies adjacent scales, intersects adjacent
 /// overlapping clamps.

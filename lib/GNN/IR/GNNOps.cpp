@@ -65,13 +65,18 @@ static RankedTensorType getFeatureType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-static bool areCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+bool mlir::gnn::areCompatibleItemShapes(ArrayRef<int64_t> a,
+                                        ArrayRef<int64_t> b) {
   if (a.size() != b.size())
     return false;
   for (auto [x, y] : llvm::zip_equal(a, b))
     if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
       return false;
   return true;
+}
+
+static bool areCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  return areCompatibleItemShapes(a, b);
 }
 
 static StringRef describeTarget(Target target) {
@@ -765,24 +770,49 @@ LogicalResult FusedAttentionOp::verify() {
   ArrayRef<int64_t> q = getItemShape(getFeatureType(getQuery()));
   ArrayRef<int64_t> k = getItemShape(getFeatureType(getKey()));
   ArrayRef<int64_t> v = getItemShape(getFeatureType(getValue()));
-  if (!areCompatible(q, k))
-    return emitOpError() << "query per-row shape " << shapeToString(q)
-                         << " differs from the key's " << shapeToString(k);
-  if (!areCompatible(q.drop_back(), v.drop_back()))
-    return emitOpError() << "value per-row shape " << shapeToString(v)
-                         << " does not have the query's heads "
-                         << shapeToString(q.drop_back());
-  SmallVector<int64_t> zShape(q.drop_back());
-  zShape.push_back(1);
+  std::string why;
+  if (failed(verifyAttentionInputShapes(q, k, v, &why)))
+    return emitOpError() << why;
+  SmallVector<SmallVector<int64_t>, 2> itemShapes =
+      getAttentionResultItemShapes(q, v);
   for (auto [i, result] : llvm::enumerate(getResults())) {
     std::string name = "result #" + std::to_string(i);
     if (getFeatureType(result).getElementType() != element)
       return emitOpError() << name << " element type differs from the query's";
     if (failed(rows.check(Target::Dst, result, name)) ||
-        failed(verifyResultItemShape(*this, result, i == 0 ? v : zShape, name)))
+        failed(verifyResultItemShape(*this, result, itemShapes[i], name)))
       return failure();
   }
   return success();
+}
+
+LogicalResult mlir::gnn::verifyAttentionInputShapes(ArrayRef<int64_t> q,
+                                                    ArrayRef<int64_t> k,
+                                                    ArrayRef<int64_t> v,
+                                                    std::string *why) {
+  auto fail = [&](const Twine &message) {
+    if (why)
+      *why = message.str();
+    return failure();
+  };
+  if (q.empty() || k.empty() || v.empty())
+    return fail("query, key and value need a per-row feature dimension");
+  if (!areCompatible(q, k))
+    return fail("query per-row shape " + shapeToString(q) +
+                " differs from the key's " + shapeToString(k));
+  if (!areCompatible(q.drop_back(), v.drop_back()))
+    return fail("value per-row shape " + shapeToString(v) +
+                " does not have the query's heads " +
+                shapeToString(q.drop_back()));
+  return success();
+}
+
+SmallVector<SmallVector<int64_t>, 2>
+mlir::gnn::getAttentionResultItemShapes(ArrayRef<int64_t> q,
+                                        ArrayRef<int64_t> v) {
+  SmallVector<int64_t> sum(v), weights(q.drop_back());
+  weights.push_back(1);
+  return {sum, weights};
 }
 
 //===----------------------------------------------------------------------===//
