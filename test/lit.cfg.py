@@ -10,7 +10,7 @@ from lit.llvm import llvm_config
 config.name = "GNN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "__pycache__", "golden", "golden-ut"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Shared", "__pycache__", "golden", "golden-ut"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gnn_obj_root, "test")
 
