@@ -55,19 +55,28 @@ bool isRuntimeInput(llvm::StringRef name, int64_t layers) {
   return false;
 }
 
+/// The module `make` returns, or an error of `what` with the diagnostics
+/// emitted while it ran.
 Expected<OwningOpRef<ModuleOp>>
-parseModule(MLIRContext &ctx, llvm::StringRef text, llvm::StringRef name) {
+moduleOrError(MLIRContext &ctx, const llvm::Twine &what,
+              llvm::function_ref<OwningOpRef<ModuleOp>()> make) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
     os << diag.getLocation() << ": " << diag << "\n";
     return success();
   });
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(&ctx), name);
+  OwningOpRef<ModuleOp> module = make();
   if (!module)
-    return fail("cannot parse " + name + ":\n" + diagnostics);
+    return fail(what + ":\n" + diagnostics);
   return std::move(module);
+}
+
+Expected<OwningOpRef<ModuleOp>>
+parseModule(MLIRContext &ctx, llvm::StringRef text, llvm::StringRef name) {
+  return moduleOrError(ctx, "cannot parse " + name, [&] {
+    return parseSourceString<ModuleOp>(text, ParserConfig(&ctx), name);
+  });
 }
 } // namespace
 
@@ -94,19 +103,11 @@ static Expected<TensorMap> loadWeights(const ModelConfig &config,
 static Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &ctx,
                                                   const ModelConfig &config,
                                                   const TensorMap &weights) {
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
-    os << diag.getLocation() << ": " << diag << "\n";
-    return success();
+  return moduleOrError(ctx, "the built model is not valid IR", [&] {
+    return buildModelModule(ctx, config, [&](llvm::StringRef name) {
+      return weights.count(name.str()) != 0;
+    });
   });
-  OwningOpRef<ModuleOp> module =
-      buildModelModule(ctx, config, [&](llvm::StringRef name) {
-        return weights.count(name.str()) != 0;
-      });
-  if (!module)
-    return fail("the built model is not valid IR:\n" + diagnostics);
-  return std::move(module);
 }
 
 Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
