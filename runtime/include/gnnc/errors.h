@@ -45,9 +45,9 @@ GNNC_EXPORT int gnn_rt_context_take_error(gnn_rt_context *context, char *err,
 /* Called by code lowered from gnn.graph_from_coo: edge `edge` names node
  * `node`, outside [0, bound) of the source (is_source != 0) or destination
  * nodes. */
-GNNC_EXPORT void gnn_rt_edge_out_of_range(gnn_rt_context *context,
-                                          int64_t edge, int64_t node,
-                                          int64_t bound, int64_t is_source);
+GNNC_EXPORT void gnn_rt_edge_out_of_range(gnn_rt_context *context, int64_t edge,
+                                          int64_t node, int64_t bound,
+                                          int64_t is_source);
 
 /* Called by lowered gnn ops: a feature has size `rows` (in its row
  * dimension, or in a per-row dimension when target is 4) where the op needs
