@@ -49,10 +49,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
       llvm::outs() << *text;
       return 0;
     }
-    if (llvm::Error e = writeFileAtomically(o.out, [&](llvm::raw_ostream &os) {
-          os << *text;
-          return llvm::Error::success();
-        }))
+    if (llvm::Error e = writeFileAtomically(o.out, *text))
       return fail(llvm::toString(std::move(e)));
     return 0;
   }
@@ -204,11 +201,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
     if (o.out.empty()) {
       llvm::outs() << text;
     } else {
-      if (llvm::Error e =
-              writeFileAtomically(o.out, [&](llvm::raw_ostream &os) {
-                os << text;
-                return llvm::Error::success();
-              }))
+      if (llvm::Error e = writeFileAtomically(o.out, text))
         return fail(llvm::toString(std::move(e)));
     }
   }

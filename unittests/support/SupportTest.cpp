@@ -66,55 +66,44 @@ TEST_F(SupportTest, TokenizerWordsAndIds) {
 TEST_F(SupportTest, ReadSequencesChecksLengthsAndEmptyFiles) {
   Tokenizer ids(true, {});
   std::string file = path("src.txt");
-  ASSERT_FALSE(errorOf(writeFileAtomically(file, [](llvm::raw_ostream &os) {
-                 os << "1 2\r\n3\n";
-                 return llvm::Error::success();
-               })).size());
+  ASSERT_EQ(errorOf(writeFileAtomically(file, "1 2\r\n3\n")), "");
   auto seqs = readSequences(file, "source", ids, 5, 2);
   ASSERT_TRUE(bool(seqs)) << llvm::toString(seqs.takeError());
   EXPECT_EQ(seqs->size(), 2u);
   EXPECT_EQ(errorOf(readSequences(file, "source", ids, 5, 1).takeError()),
             "source line 1 has 2 tokens, more than max_len (1)");
   std::string empty = path("empty.txt");
-  ASSERT_EQ(
-      errorOf(writeFileAtomically(
-          empty, [](llvm::raw_ostream &) { return llvm::Error::success(); })),
-      "");
+  ASSERT_EQ(errorOf(writeFileAtomically(empty, "")), "");
   EXPECT_EQ(errorOf(readSequences(empty, "source", ids, 5, 2).takeError()),
             "source file '" + empty + "' has no sequences");
 }
 
 TEST_F(SupportTest, FailedWritesLeaveTheOldFile) {
+  auto entries = [&] {
+    std::error_code ec;
+    int n = 0;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      ++n;
+    return n;
+  };
   std::string file = path("out.txt");
-  ASSERT_EQ(errorOf(writeFileAtomically(file,
-                                        [](llvm::raw_ostream &os) {
-                                          os << "old";
-                                          return llvm::Error::success();
-                                        })),
-            "");
-  std::string error =
-      errorOf(writeFileAtomically(file, [](llvm::raw_ostream &os) {
-        os << "half of the new";
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "stopped");
-      }));
-  EXPECT_NE(error.find("stopped"), std::string::npos) << error;
-  EXPECT_EQ(contentsOf(file), "old");
-  // No temporary file is left behind.
-  std::error_code ec;
-  int entries = 0;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
-    ++entries;
-  EXPECT_EQ(entries, 1);
+  ASSERT_EQ(errorOf(writeFileAtomically(file, "old")), "");
+  ASSERT_EQ(errorOf(writeFileAtomically(file, "new, longer")), "");
+  EXPECT_EQ(contentsOf(file), "new, longer");
+  // A target that cannot be replaced (a directory) stays as it was, and no
+  // temporary file is left behind.
+  std::string directory = path("taken");
+  ASSERT_FALSE(llvm::sys::fs::create_directory(directory));
+  std::string error = errorOf(writeFileAtomically(directory, "content"));
+  EXPECT_NE(error.find(directory), std::string::npos) << error;
+  EXPECT_TRUE(llvm::sys::fs::is_directory(directory));
+  EXPECT_EQ(entries(), 2);
   // A directory that does not exist is an error naming the file.
   std::string missing = path("no/such/dir/out.txt");
-  EXPECT_NE(errorOf(writeFileAtomically(missing,
-                                        [](llvm::raw_ostream &) {
-                                          return llvm::Error::success();
-                                        }))
-                .find(missing),
+  EXPECT_NE(errorOf(writeFileAtomically(missing, "")).find(missing),
             std::string::npos);
+  EXPECT_EQ(entries(), 2);
 }
 
 TEST_F(SupportTest, SafeTensorsRoundTripThroughAtomicWrites) {

@@ -12,17 +12,12 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <functional>
 
 namespace mlir::gnn {
 
-/// Writes `path` with `write`: whole or not at all ("-" is standard
-/// output). Errors name the file.
-llvm::Error
-writeFileAtomically(llvm::StringRef path,
-                    std::function<llvm::Error(llvm::raw_ostream &)> write);
+/// Writes `content` to `path` whole or not at all ("-" is standard output).
+/// Errors name the file.
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef content);
 
 } // namespace mlir::gnn
 

@@ -6,16 +6,12 @@
 
 #include "GNN/Support/OutputFile.h"
 
-llvm::Error mlir::gnn::writeFileAtomically(
-    llvm::StringRef path,
-    std::function<llvm::Error(llvm::raw_ostream &)> write) {
-  // The content is made first, so a failing `write` never touches the file
-  // system; then LLVM writes a temporary file in the target's directory and
-  // renames it over the target.
-  std::string content;
-  llvm::raw_string_ostream os(content);
-  if (llvm::Error e = write(os))
-    return e;
+#include "llvm/Support/raw_ostream.h"
+
+llvm::Error mlir::gnn::writeFileAtomically(llvm::StringRef path,
+                                           llvm::StringRef content) {
+  // LLVM writes a temporary file in the target's directory and renames it
+  // over the target once everything is written.
   if (llvm::Error e = llvm::writeToOutput(path, [&](llvm::raw_ostream &out) {
         out << content;
         return llvm::Error::success();

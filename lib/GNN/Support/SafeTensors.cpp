@@ -159,9 +159,5 @@ std::string mlir::gnn::serializeSafeTensors(const TensorMap &tensors) {
 }
 
 Error mlir::gnn::writeSafeTensors(StringRef path, const TensorMap &tensors) {
-  std::string bytes = serializeSafeTensors(tensors);
-  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
-    os << bytes;
-    return Error::success();
-  });
+  return writeFileAtomically(path, serializeSafeTensors(tensors));
 }
