@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Models/TransformerBuilder.h"
-#include "FunctionBuilder.h"
+#include "ModelInputs.h"
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -36,11 +36,9 @@ std::pair<std::string, std::string> crossModules(const ModelConfig &c,
 void buildEncoder(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kEncode, c, hasWeight);
-  Value ee = f.input(model::kEE, f.graph());
-  Value tokens = f.input(model::kSrcTokens, f.ids());
-  Value positions = f.input(model::kSrcPositions, f.ids());
-  Value pe = f.input(model::kPE, f.x());
-  Value x = f.embed("src_embed.lut.weight", c.srcVocab, tokens, positions, pe);
+  EncoderInputs in = encoderInputs(f);
+  Value x = f.embed("src_embed.lut.weight", c.srcVocab, in.tokens, in.positions,
+                    in.pe);
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string L = layerName("encoder", i);
     Value n = f.layerNorm(x, L + ".sublayer.0.norm");
@@ -48,7 +46,7 @@ void buildEncoder(ModuleOp module, const ModelConfig &c,
     Value q = f.splitHeads(f.linear(n, A + "0", f.d, f.d));
     Value k = f.splitHeads(f.linear(n, A + "1", f.d, f.d));
     Value v = f.splitHeads(f.linear(n, A + "2", f.d, f.d));
-    Value a = f.mergeHeads(f.attention(ee, q, k, v));
+    Value a = f.mergeHeads(f.attention(in.graph, q, k, v));
     x = f.residual(x, f.linear(a, A + "3", f.d, f.d));
     x = f.residual(x, f.feedForward(f.layerNorm(x, L + ".sublayer.1.norm"),
                                     L + ".feed_forward"));
@@ -75,12 +73,7 @@ void buildCrossKV(ModuleOp module, const ModelConfig &c,
 void buildDecoder(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kDecode, c, hasWeight);
-  Value dd = f.input(model::kDD, f.graph());
-  Value ed = f.input(model::kED, f.graph());
-  Value tokens = f.input(model::kTgtTokens, f.ids());
-  Value positions = f.input(model::kTgtPositions, f.ids());
-  Value slots = f.input(model::kCacheSlots, f.ids());
-  Value pe = f.input(model::kPE, f.x());
+  DecoderInputs in = decoderInputs(f);
   std::vector<Value> crossK, crossV, selfK, selfV;
   for (int64_t i = 0; i < c.layers; ++i) {
     crossK.push_back(f.input(model::crossK(i), f.heads()));
@@ -90,7 +83,8 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
     selfK.push_back(f.updatedInput(model::selfK(i), f.heads()));
     selfV.push_back(f.updatedInput(model::selfV(i), f.heads()));
   }
-  Value y = f.embed("tgt_embed.lut.weight", c.tgtVocab, tokens, positions, pe);
+  Value y = f.embed("tgt_embed.lut.weight", c.tgtVocab, in.tokens, in.positions,
+                    in.pe);
   std::vector<std::pair<Value, std::string>> results;
   for (int64_t i = 0; i < c.layers; ++i) {
     bool last = i == c.layers - 1;
@@ -101,18 +95,18 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
     Value k = f.splitHeads(f.linear(n, S + "1", f.d, f.d));
     Value v = f.splitHeads(f.linear(n, S + "2", f.d, f.d));
     // The new nodes' k/v go into their cache slots.
-    Value kAll = f.scatter(k, selfK[i], slots);
-    Value vAll = f.scatter(v, selfV[i], slots);
+    Value kAll = f.scatter(k, selfK[i], in.slots);
+    Value vAll = f.scatter(v, selfV[i], in.slots);
     results.push_back({kAll, model::selfK(i)});
     results.push_back({vAll, model::selfV(i)});
-    Value a = f.mergeHeads(f.attention(dd, q, kAll, vAll));
+    Value a = f.mergeHeads(f.attention(in.dd, q, kAll, vAll));
     y = f.residual(y, f.linear(a, S + "3", f.d, f.d));
     if (last)
       y = f.layerNorm(y, "decoder.norm");
     auto [A, O] = crossModules(c, L);
     Value cq = f.splitHeads(f.linear(f.layerNorm(y, L + ".sublayer.1.norm"),
                                      A + ".linears.0", f.d, f.d));
-    Value ca = f.mergeHeads(f.attention(ed, cq, crossK[i], crossV[i]));
+    Value ca = f.mergeHeads(f.attention(in.ed, cq, crossK[i], crossV[i]));
     y = f.residual(y, f.linear(ca, O + ".linears.3", f.d, f.d));
     y = f.residual(y, f.feedForward(f.layerNorm(y, L + ".sublayer.2.norm"),
                                     L + ".feed_forward"));

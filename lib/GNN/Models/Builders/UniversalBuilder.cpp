@@ -14,8 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FunctionBuilder.h"
-#include "GNN/Models/TransformerBuilder.h"
+#include "ModelInputs.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -211,29 +210,26 @@ Value zeroHeads(FunctionBuilder &f, Value x) {
 void buildEncoder(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kEncode, c, hasWeight);
-  Value ee = f.input(model::kEE, f.graph());
-  Value tokens = f.input(model::kSrcTokens, f.ids());
-  Value positions = f.input(model::kSrcPositions, f.ids());
-  Value pe = f.input(model::kPE, f.x());
+  EncoderInputs in = encoderInputs(f);
   Value timePE = f.input(model::kTimePE, f.x());
-  Value x0 = f.embedTokens("src_embed.lut.weight", c.srcVocab, tokens);
+  Value x0 = f.embedTokens("src_embed.lut.weight", c.srcVocab, in.tokens);
   const std::string L = "encoder.layer";
   // Every node's k/v, starting from zeros (only active nodes' are read).
   Value zeros = zeroHeads(f, x0);
-  ActResult act =
-      actLoop(f, x0, tokens, positions, pe, timePE, "halt_enc", {zeros, zeros},
-              [&](FunctionBuilder &f, Value x, Value active, Value,
-                  SmallVectorImpl<Value> &kv) {
-                std::string A = L + ".self_attn.linears.";
-                Value n = f.layerNorm(x, L + ".sublayer.0.norm");
-                Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
-                Value a = f.mergeHeads(
-                    f.attention(f.inSubgraph(ee, active), q, kv[0], kv[1]));
-                Value y = f.residual(x, f.linear(a, A + "3", f.d, f.d));
-                return f.residual(
-                    y, f.feedForward(f.layerNorm(y, L + ".sublayer.1.norm"),
-                                     L + ".feed_forward"));
-              });
+  ActResult act = actLoop(
+      f, x0, in.tokens, in.positions, in.pe, timePE, "halt_enc", {zeros, zeros},
+      [&](FunctionBuilder &f, Value x, Value active, Value,
+          SmallVectorImpl<Value> &kv) {
+        std::string A = L + ".self_attn.linears.";
+        Value n = f.layerNorm(x, L + ".sublayer.0.norm");
+        Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
+        Value a = f.mergeHeads(
+            f.attention(f.inSubgraph(in.graph, active), q, kv[0], kv[1]));
+        Value y = f.residual(x, f.linear(a, A + "3", f.d, f.d));
+        return f.residual(y,
+                          f.feedForward(f.layerNorm(y, L + ".sublayer.1.norm"),
+                                        L + ".feed_forward"));
+      });
   Value memory = f.layerNorm(act.s, "encoder.norm");
   f.finish(
       {{memory, model::kMemory}, {stepCounts(f, act.steps), model::kEncSteps}});
@@ -277,37 +273,33 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
   // runner appends the new nodes' rows without moving the others.
   auto cacheType = RankedTensorType::get(
       {ShapedType::kDynamic, c.maxDepth, f.h, f.dk}, b.getF32Type());
-  Value dd = f.input(model::kDD, f.graph());
-  Value ed = f.input(model::kED, f.graph());
-  Value tokens = f.input(model::kTgtTokens, f.ids());
-  Value positions = f.input(model::kTgtPositions, f.ids());
-  Value slots = f.input(model::kCacheSlots, f.ids());
-  Value pe = f.input(model::kPE, f.x());
+  DecoderInputs in = decoderInputs(f);
   Value timePE = f.input(model::kTimePE, f.x());
   Value crossK = f.input(model::crossK(0), f.heads());
   Value crossV = f.input(model::crossV(0), f.heads());
   Value selfK = f.updatedInput(model::selfK(0), cacheType);
   Value selfV = f.updatedInput(model::selfV(0), cacheType);
-  Value y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, tokens);
+  Value y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, in.tokens);
   const std::string L = "decoder.layer";
   // The new nodes' latest k/v, and the cache of every node's k/v per step.
   Value zeros = zeroHeads(f, y0);
   ActResult act = actLoop(
-      f, y0, tokens, positions, pe, timePE, "halt_dec",
+      f, y0, in.tokens, in.positions, in.pe, timePE, "halt_dec",
       {zeros, zeros, selfK, selfV},
       [&](FunctionBuilder &f, Value y, Value active, Value step,
           SmallVectorImpl<Value> &kv) {
         std::string A = L + ".self_attn.linears.";
         Value n = f.layerNorm(y, L + ".sublayer.0.norm");
         Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
-        Value k = stepRows(f, kv[2], step, kv[0], slots);
-        Value v = stepRows(f, kv[3], step, kv[1], slots);
-        Value a = f.mergeHeads(f.attention(f.inSubgraph(dd, active), q, k, v));
+        Value k = stepRows(f, kv[2], step, kv[0], in.slots);
+        Value v = stepRows(f, kv[3], step, kv[1], in.slots);
+        Value a =
+            f.mergeHeads(f.attention(f.inSubgraph(in.dd, active), q, k, v));
         Value z = f.residual(y, f.linear(a, A + "3", f.d, f.d));
         Value cq = f.splitHeads(f.linear(f.layerNorm(z, L + ".sublayer.1.norm"),
                                          A + "0", f.d, f.d));
         Value ca = f.mergeHeads(
-            f.attention(f.inSubgraph(ed, active), cq, crossK, crossV));
+            f.attention(f.inSubgraph(in.ed, active), cq, crossK, crossV));
         z = f.residual(z, f.linear(ca, A + "3", f.d, f.d));
         return f.residual(z,
                           f.feedForward(f.layerNorm(z, L + ".sublayer.2.norm"),
@@ -324,8 +316,8 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
     Value t = rest.getInductionVar();
     Value kNext = rest.getRegionIterArgs()[0];
     Value vNext = rest.getRegionIterArgs()[1];
-    stepRows(f, kNext, t, act.carried[0], slots);
-    stepRows(f, vNext, t, act.carried[1], slots);
+    stepRows(f, kNext, t, act.carried[0], in.slots);
+    stepRows(f, vNext, t, act.carried[1], in.slots);
     b.create<scf::YieldOp>(ValueRange{kNext, vNext});
   }
   Value logits = f.linear(f.layerNorm(act.s, "decoder.norm"), "generator.proj",
