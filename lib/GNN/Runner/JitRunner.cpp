@@ -387,29 +387,34 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
 }
 
 std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
-  bool onGPU = device == Device::CUDA;
-  auto address = [&](llvm::StringRef name) -> void * {
-    // Dense layers run on cuBLAS when the program runs on the GPU.
-    if (name == abi::kLinear)
-      return onGPU ? reinterpret_cast<void *>(&gnn_cuda_linear)
-                   : reinterpret_cast<void *>(&_mlir_ciface_gnn_rt_linear);
-    if (name == abi::kLinearNoBias)
-      return onGPU
-                 ? reinterpret_cast<void *>(&gnn_cuda_linear_nobias)
-                 : reinterpret_cast<void *>(&_mlir_ciface_gnn_rt_linear_nobias);
-    if (name == abi::kGemm)
-      return reinterpret_cast<void *>(&_mlir_ciface_gnn_rt_gemm);
-    if (name == abi::kEdgeOutOfRange)
-      return reinterpret_cast<void *>(&gnn_rt_edge_out_of_range);
-    if (name == abi::kRowsMismatch)
-      return reinterpret_cast<void *>(&gnn_rt_rows_mismatch);
-    if (name == abi::kIdOutOfRange)
-      return reinterpret_cast<void *>(&gnn_rt_id_out_of_range);
-    return nullptr;
+  auto fn = [](auto *address) { return reinterpret_cast<void *>(address); };
+  // Each listed function's CPU and GPU implementation: dense layers run on
+  // cuBLAS when the program runs on the GPU.
+  struct Binding {
+    llvm::StringRef name;
+    void *cpu, *gpu;
+  };
+  const Binding bindings[] = {
+      {abi::kLinear, fn(&_mlir_ciface_gnn_rt_linear), fn(&gnn_cuda_linear)},
+      {abi::kLinearNoBias, fn(&_mlir_ciface_gnn_rt_linear_nobias),
+       fn(&gnn_cuda_linear_nobias)},
+      {abi::kGemm, fn(&_mlir_ciface_gnn_rt_gemm),
+       fn(&_mlir_ciface_gnn_rt_gemm)},
+      {abi::kEdgeOutOfRange, fn(&gnn_rt_edge_out_of_range),
+       fn(&gnn_rt_edge_out_of_range)},
+      {abi::kRowsMismatch, fn(&gnn_rt_rows_mismatch),
+       fn(&gnn_rt_rows_mismatch)},
+      {abi::kIdOutOfRange, fn(&gnn_rt_id_out_of_range),
+       fn(&gnn_rt_id_out_of_range)},
   };
   std::map<std::string, void *> symbols;
-  for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions)
-    symbols[abi::symbolOf(f)] = address(f.name);
+  for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions) {
+    const Binding *b = llvm::find_if(
+        bindings, [&](const Binding &b) { return b.name == f.name; });
+    symbols[abi::symbolOf(f)] = b == std::end(bindings)  ? nullptr
+                                : device == Device::CUDA ? b->gpu
+                                                         : b->cpu;
+  }
   return symbols;
 }
 
