@@ -22,6 +22,10 @@ llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gnn_tools_dir, append_path=True)
+# The suite keeps its compiled programs apart from the user's cache; tests of
+# the cache itself pass a fresh --cache-dir.
+config.environment["GNNC_CACHE_DIR"] = os.path.join(
+    config.gnn_obj_root, "test", "compile-cache")
 
 tools = ["gnn-opt", "gnn-run", "gnn-bench-attention", "gnn-bench-act"]
 if config.gnn_fuzz_tests:

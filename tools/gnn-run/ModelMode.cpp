@@ -115,6 +115,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   options.compile.fuse = o.fuse;
   options.compile.parallel = o.threads != 1;
   options.compile.device = o.device;
+  options.compile.cache = o.cache;
   options.weightsPath = o.weights;
   options.irPath = o.ir;
   options.positions = maxLen;
@@ -207,6 +208,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   }
   double compileSeconds =
       std::chrono::duration<double>(compiled - start).count();
+  const CompileInfo &compile = (*model)->getCompileInfo();
   std::vector<double> sorted = runSeconds;
   std::sort(sorted.begin(), sorted.end());
   double seconds = sorted[sorted.size() / 2];
@@ -215,8 +217,10 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
                << " tokens in " << llvm::format("%.4f", seconds) << " s ("
                << llvm::format("%.0f", seconds > 0 ? tokens / seconds : 0.0)
                << " tokens/s; compiled in "
-               << llvm::format("%.2f", compileSeconds) << " s, "
-               << (o.fuse ? "fused" : "unfused");
+               << llvm::format("%.2f", compileSeconds) << " s ("
+               << (compile.cacheHit ? "compile cache hit" : "compiled")
+               << ", code " << llvm::format("%.2f", compile.seconds)
+               << " s), " << (o.fuse ? "fused" : "unfused");
   if (o.repeat > 1)
     llvm::errs() << "; median of " << o.repeat << " runs, min "
                  << llvm::format("%.4f", sorted.front()) << " s, max "

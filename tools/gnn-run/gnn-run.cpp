@@ -18,6 +18,7 @@
 #include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
+#include "GNN/Support/CompileCache.h"
 #include "GNN/Support/SafeTensors.h"
 #include "ModelMode.h"
 
@@ -77,6 +78,18 @@ static cl::opt<int64_t>
            cl::desc("run this many times after an untimed warm-up run and "
                     "report the median time (benchmarking; the last run's "
                     "results are written)"));
+
+static cl::opt<std::string> cacheDir(
+    "cache-dir", cl::cat(category),
+    cl::desc("compile cache directory (default: $GNNC_CACHE_DIR, else "
+             "$XDG_CACHE_HOME/gnnc, else ~/.cache/gnnc)"));
+static cl::opt<bool> noCache("no-cache", cl::cat(category),
+                             cl::desc("compile without the compile cache"));
+static cl::opt<int64_t> cacheMaxMB(
+    "cache-max-mb", cl::init(CompileCache::kDefaultMaxBytes >> 20),
+    cl::cat(category),
+    cl::desc("size limit of the compile cache; least recently used entries "
+             "go first (default 512)"));
 
 static cl::OptionCategory modelCategory("model options (with --config)");
 static cl::opt<std::string>
@@ -234,6 +247,14 @@ int main(int argc, char **argv) {
   } else if (device != "cpu") {
     return fail("--device must be cpu or cuda, not '" + device + "'");
   }
+  if (cacheMaxMB < 1 || cacheMaxMB > (int64_t(1) << 30))
+    return fail("--cache-max-mb must be between 1 and 2^30");
+  std::string cachePath =
+      cacheDir.empty() ? defaultCompileCacheDirectory() : cacheDir.getValue();
+  std::optional<CompileCache> cache;
+  if (!noCache && !cachePath.empty())
+    cache.emplace(cachePath, uint64_t(cacheMaxMB) << 20);
+  CompileCache *compileCache = cache ? &*cache : nullptr;
   if (!configFile.empty()) {
     gnnrun::ModelRunOptions o;
     o.config = configFile;
@@ -254,6 +275,7 @@ int main(int argc, char **argv) {
     o.threads = serial ? 1 : threads.getValue();
     o.alpha = alpha;
     o.repeat = repeat;
+    o.cache = compileCache;
     return gnnrun::runModel(context, o);
   }
   if (programFile.empty())
@@ -294,6 +316,7 @@ int main(int argc, char **argv) {
   options.fuse = !noFuse;
   options.parallel = !serial;
   options.device = target;
+  options.cache = compileCache;
   auto start = std::chrono::steady_clock::now();
   auto program =
       JitProgram::compile(std::move(module), entryName, names, options);
@@ -357,7 +380,10 @@ int main(int argc, char **argv) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
   llvm::errs() << "gnn-run: compiled @" << entryName << " in "
-               << llvm::format("%.1f", ms(start, compiled)) << " ms, ran in "
+               << llvm::format("%.1f", ms(start, compiled)) << " ms ("
+               << ((*program)->getCompileInfo().cacheHit ? "compile cache hit"
+                                                         : "compiled")
+               << "), ran in "
                << llvm::format("%.3f", runMs[runMs.size() / 2]) << " ms ("
                << (noFuse ? "unfused" : "fused");
   if (repeat > 1)

@@ -79,6 +79,11 @@ public:
   forwardIncremental(llvm::ArrayRef<Sequence> sources,
                      llvm::ArrayRef<Sequence> targets);
 
+  /// How the model's program was compiled (or found in the cache).
+  const CompileInfo &getCompileInfo() const {
+    return program->getCompileInfo();
+  }
+
 private:
   struct Encoded;
   struct Step;

@@ -24,9 +24,18 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(true)};
 };
 
-/// gnn IR on tensors to the LLVM dialect: (fusion,) loops, bufferization,
-/// deallocation, OpenMP, LLVM.
+/// The gnn-level rewrites every lowering begins with (attention fusion when
+/// `fuse`, identical kernels outlined once). Their result is still gnn IR;
+/// the compile cache keys programs by it.
+void buildGNNLevelPipeline(OpPassManager &pm, bool fuse);
+
+/// gnn IR on tensors to the LLVM dialect: the gnn-level passes, loops,
+/// bufferization, deallocation, OpenMP, LLVM.
 LogicalResult buildLowerToCPUPipeline(OpPassManager &pm,
+                                      const LowerToCPUOptions &options);
+/// buildLowerToCPUPipeline without its gnn-level passes (for IR that has
+/// been through buildGNNLevelPipeline).
+LogicalResult buildCPUCodegenPipeline(OpPassManager &pm,
                                       const LowerToCPUOptions &options);
 
 /// The first half of buildLowerToCPUPipeline: (fusion,) loops and calls on
@@ -69,6 +78,9 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
 /// through `_mlir_memref_to_llvm_alloc` (unified memory, in gnnc's CUDA
 /// runtime), so that code left on the host and kernels share buffers.
 LogicalResult buildLowerToNVVMPipeline(OpPassManager &pm,
+                                       const LowerToNVVMOptions &options);
+/// buildLowerToNVVMPipeline without its gnn-level passes.
+LogicalResult buildNVVMCodegenPipeline(OpPassManager &pm,
                                        const LowerToNVVMOptions &options);
 
 /// Registers `gnn-lower-to-cpu`, `gnn-lower-to-buffers` and

@@ -25,8 +25,9 @@
 #include <vector>
 
 namespace mlir {
-class ExecutionEngine;
 namespace gnn {
+class CompileCache;
+class ObjectJit;
 
 /// One parameter of the entry function, as the user sees it.
 struct Parameter {
@@ -85,6 +86,18 @@ struct CompileOptions {
   /// CUDA: gnn-lower-to-nvvm for device 0 of gnnc's CUDA runtime, buffers
   /// in unified memory.
   Device device = Device::CPU;
+  /// Object code is looked up here first and stored here after compiling
+  /// (none: always compile).
+  CompileCache *cache = nullptr;
+};
+
+/// How a program came to be.
+struct CompileInfo {
+  /// Its object code came from the compile cache.
+  bool cacheHit = false;
+  /// Wall time of compile(): passes, code generation or cache lookup, and
+  /// linking.
+  double seconds = 0;
 };
 
 /// The signature of one compiled function.
@@ -123,6 +136,8 @@ public:
   /// on (0: all cores); small calls run faster on one.
   static void setThreads(int threads);
 
+  const CompileInfo &getCompileInfo() const { return info; }
+
   /// The signature of entry `name`, or null.
   const EntryPoint *lookup(llvm::StringRef name) const;
 
@@ -142,8 +157,11 @@ private:
   /// its first use; false after the runtime reported why not.
   bool placeResident(const void *data, size_t bytes, const void *&placed);
 
-  std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<ObjectJit> jit;
   std::vector<EntryPoint> entries;
+  /// The packed wrapper of each entry.
+  std::vector<void (*)(void **)> packed;
+  CompileInfo info;
   Device device = Device::CPU;
   /// Device copies of constant arguments, by host address (GPU programs).
   struct ResidentCopy {

@@ -25,10 +25,8 @@ using namespace mlir;
 
 namespace {
 /// gnn ops to loops (and, for GPUs, attention kernels) over fresh buffers.
-void addLoweringToBuffers(OpPassManager &pm, bool fuse, bool gpuKernels,
+void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
                           bool parallelDense) {
-  if (fuse)
-    pm.addPass(gnn::createFuseAttentionPass());
   gnn::ConvertGNNToLoopsPassOptions loops;
   loops.gpuKernels = gpuKernels;
   loops.parallelDense = parallelDense;
@@ -91,28 +89,53 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
 }
 } // namespace
 
-void mlir::gnn::buildLowerToBuffersPipeline(OpPassManager &pm,
-                                            const LowerToCPUOptions &options) {
+void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse) {
+  if (fuse)
+    pm.addPass(gnn::createFuseAttentionPass());
+}
+
+/// The CPU lowering after the gnn-level passes, up to buffers.
+static void addCPULoweringToBuffers(OpPassManager &pm,
+                                    const gnn::LowerToCPUOptions &options) {
   // Dense layers split over OpenMP's threads, so BLAS and the loops do not
   // compete for the cores.
-  addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/false,
+  addLoweringToBuffers(pm, /*gpuKernels=*/false,
                        /*parallelDense=*/options.parallel);
 }
 
+void mlir::gnn::buildLowerToBuffersPipeline(OpPassManager &pm,
+                                            const LowerToCPUOptions &options) {
+  buildGNNLevelPipeline(pm, options.fuse);
+  addCPULoweringToBuffers(pm, options);
+}
+
 LogicalResult
-mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
+mlir::gnn::buildCPUCodegenPipeline(OpPassManager &pm,
                                    const LowerToCPUOptions &options) {
-  buildLowerToBuffersPipeline(pm, options);
+  addCPULoweringToBuffers(pm, options);
   pm.addPass(gnn::createApproximateVectorMathPass());
   addHostToLLVM(pm, options.parallel, /*gpu=*/false);
   return success();
 }
 
 LogicalResult
+mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
+                                   const LowerToCPUOptions &options) {
+  buildGNNLevelPipeline(pm, options.fuse);
+  return buildCPUCodegenPipeline(pm, options);
+}
+
+LogicalResult
 mlir::gnn::buildLowerToNVVMPipeline(OpPassManager &pm,
                                     const LowerToNVVMOptions &options) {
-  addLoweringToBuffers(pm, options.fuse, /*gpuKernels=*/true,
-                       /*parallelDense=*/false);
+  buildGNNLevelPipeline(pm, options.fuse);
+  return buildNVVMCodegenPipeline(pm, options);
+}
+
+LogicalResult
+mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
+                                    const LowerToNVVMOptions &options) {
+  addLoweringToBuffers(pm, /*gpuKernels=*/true, /*parallelDense=*/false);
   ParallelLoopsToGPUPassOptions offload;
   offload.blockSize = options.blockSize;
   pm.addPass(createParallelLoopsToGPUPass(offload));

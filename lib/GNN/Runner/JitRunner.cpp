@@ -9,6 +9,8 @@
 #include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
+#include "GNN/Runner/ObjectCode.h"
+#include "GNN/Support/CompileCache.h"
 #include "gnnc/cuda.h"
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
@@ -17,16 +19,16 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
-#include "llvm/Support/TargetSelect.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <deque>
 #include <set>
@@ -281,14 +283,18 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     program->entries.push_back(std::move(*signature));
   }
 
+  auto start = std::chrono::steady_clock::now();
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
     diagStream << diag.getLocation() << ": " << diag << "\n";
     return success();
   });
-  PassManager pm(ctx);
   program->device = options.device;
+  // What the code depends on besides the program.
+  std::string target = "device=cpu parallel=" +
+                       std::to_string(int(options.parallel));
+  LowerToNVVMOptions nvvmOptions;
   if (options.device == Device::CUDA) {
     llvm::Expected<std::string> chip = cudaChip();
     if (!chip)
@@ -296,49 +302,68 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     DialectRegistry gpuRegistry;
     registerAllGPUToLLVMIRTranslations(gpuRegistry);
     ctx->appendDialectRegistry(gpuRegistry);
-    LowerToNVVMOptions pipelineOptions;
-    pipelineOptions.fuse = options.fuse;
-    pipelineOptions.chip = *chip;
+    nvvmOptions.fuse = options.fuse;
+    nvvmOptions.chip = *chip;
     // PTX: the driver compiles it for the device (and caches the result),
     // so running needs no CUDA toolkit.
-    pipelineOptions.format = "isa";
-    if (failed(buildLowerToNVVMPipeline(pm, pipelineOptions)))
-      return error("cannot build the lowering pipeline");
-  } else {
-    LowerToCPUOptions pipelineOptions;
-    pipelineOptions.fuse = options.fuse;
-    pipelineOptions.parallel = options.parallel;
-    if (failed(buildLowerToCPUPipeline(pm, pipelineOptions)))
-      return error("cannot build the lowering pipeline");
+    nvvmOptions.format = "isa";
+    target = "device=cuda chip=" + *chip + " format=isa";
   }
-  if (failed(pm.run(*module)))
+
+  PassManager gnnLevel(ctx);
+  buildGNNLevelPipeline(gnnLevel, options.fuse);
+  if (failed(gnnLevel.run(*module)))
     return error("lowering failed:\n" + diagStream.str());
 
-  static bool initialized = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialized;
-  DialectRegistry registry;
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerOpenMPDialectTranslation(registry);
-  ctx->appendDialectRegistry(registry);
+  // The compile cache: the program after the gnn-level passes (with its
+  // locations, which error messages show), how it is lowered, for which
+  // host, by which build of gnnc and LLVM.
+  std::string key;
+  std::optional<std::vector<std::string>> objects;
+  std::vector<std::string> entryNames;
+  for (const EntryPoint &e : program->entries)
+    entryNames.push_back(e.name);
+  if (options.cache) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, OpPrintingFlags().enableDebugInfo());
+    std::string entryList = llvm::join(entryNames, ",");
+    key = compileCacheKey({"gnnc compile cache 1", executableIdentity(),
+                           LLVM_VERSION_STRING, hostTargetDescription(),
+                           target, entryList, text});
+    objects = options.cache->load(key);
+  }
+  program->info.cacheHit = objects.has_value();
 
-  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
-  SmallVector<StringRef> libs;
-  if (options.parallel && options.device == Device::CPU)
-    libs.push_back(GNN_OPENMP_LIBRARY);
-  engineOptions.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(*module, engineOptions);
-  if (!engine)
-    return error("JIT compilation failed: " +
-                 llvm::toString(engine.takeError()));
-  program->engine = std::move(*engine);
+  if (!objects) {
+    PassManager pm(ctx);
+    if (options.device == Device::CUDA) {
+      if (failed(buildNVVMCodegenPipeline(pm, nvvmOptions)))
+        return error("cannot build the lowering pipeline");
+    } else {
+      LowerToCPUOptions cpuOptions;
+      cpuOptions.fuse = options.fuse;
+      cpuOptions.parallel = options.parallel;
+      if (failed(buildCPUCodegenPipeline(pm, cpuOptions)))
+        return error("cannot build the lowering pipeline");
+    }
+    if (failed(pm.run(*module)))
+      return error("lowering failed:\n" + diagStream.str());
+    DialectRegistry registry;
+    registerBuiltinDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    registerOpenMPDialectTranslation(registry);
+    ctx->appendDialectRegistry(registry);
+    llvm::Expected<std::vector<std::string>> emitted =
+        emitHostObjects(*module, entryNames);
+    if (!emitted)
+      return error("JIT compilation failed: " +
+                   llvm::toString(emitted.takeError()));
+    objects = std::move(*emitted);
+    if (options.cache)
+      options.cache->storeOrWarn(key, *objects);
+  }
+
   // Every BLAS call of a CPU program runs on its calling thread: parallel
   // programs split each dense layer over OpenMP's threads (a multithreaded
   // BLAS inside would compete with them for the cores), serial ones run on
@@ -348,41 +373,47 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
   // Compiled code reports bad input and runs dense layers through the
   // runtime.
   bool onGPU = options.device == Device::CUDA;
-  program->engine->registerSymbols([onGPU](
-                                       llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    auto add = [&](llvm::StringRef name, auto *fn) {
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                                 llvm::JITSymbolFlags::Exported};
-    };
-    // Buffers: unified memory for a GPU, the runtime's reusing pool on the
-    // CPU. Launches go through gnnc's CUDA runtime (only called when
-    // compiled for CUDA).
-    add("_mlir_memref_to_llvm_alloc", onGPU ? &gnn_cuda_alloc : &gnn_rt_alloc);
-    add("_mlir_memref_to_llvm_aligned_alloc",
-        onGPU ? &gnn_cuda_aligned_alloc : &gnn_rt_aligned_alloc);
-    add("_mlir_memref_to_llvm_free", onGPU ? &gnn_cuda_free : &gnn_rt_free);
-    add("mgpuModuleLoad", &gnn_cuda_module_load);
-    add("mgpuModuleLoadJIT", &gnn_cuda_module_load_jit);
-    add("mgpuModuleUnload", &gnn_cuda_module_unload);
-    add("mgpuModuleGetFunction", &gnn_cuda_module_get_function);
-    add("mgpuLaunchKernel", &gnn_cuda_launch_kernel);
-    add("mgpuStreamCreate", &gnn_cuda_stream_create);
-    add("mgpuStreamDestroy", &gnn_cuda_stream_destroy);
-    add("mgpuStreamSynchronize", &gnn_cuda_stream_synchronize);
-    // MLIR's runtime copy between strided memrefs.
-    add("memrefCopy", &memrefCopy);
-    for (const auto &[name, address] :
-         runtimeSymbols(onGPU ? Device::CUDA : Device::CPU))
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                 llvm::JITSymbolFlags::Exported};
-    return symbols;
-  });
-  // Generate machine code now rather than on the first call.
-  for (const EntryPoint &e : program->entries)
-    if (auto fn = program->engine->lookupPacked("_mlir_ciface_" + e.name); !fn)
+  std::map<std::string, void *> symbols = runtimeSymbols(options.device);
+  auto add = [&](llvm::StringRef name, auto *fn) {
+    symbols[name.str()] = reinterpret_cast<void *>(fn);
+  };
+  // Buffers: unified memory for a GPU, the runtime's reusing pool on the
+  // CPU. Launches go through gnnc's CUDA runtime (only called when compiled
+  // for CUDA).
+  add("_mlir_memref_to_llvm_alloc", onGPU ? &gnn_cuda_alloc : &gnn_rt_alloc);
+  add("_mlir_memref_to_llvm_aligned_alloc",
+      onGPU ? &gnn_cuda_aligned_alloc : &gnn_rt_aligned_alloc);
+  add("_mlir_memref_to_llvm_free", onGPU ? &gnn_cuda_free : &gnn_rt_free);
+  add("mgpuModuleLoad", &gnn_cuda_module_load);
+  add("mgpuModuleLoadJIT", &gnn_cuda_module_load_jit);
+  add("mgpuModuleUnload", &gnn_cuda_module_unload);
+  add("mgpuModuleGetFunction", &gnn_cuda_module_get_function);
+  add("mgpuLaunchKernel", &gnn_cuda_launch_kernel);
+  add("mgpuStreamCreate", &gnn_cuda_stream_create);
+  add("mgpuStreamDestroy", &gnn_cuda_stream_destroy);
+  add("mgpuStreamSynchronize", &gnn_cuda_stream_synchronize);
+  // MLIR's runtime copy between strided memrefs.
+  add("memrefCopy", &memrefCopy);
+  std::vector<std::string> libraries;
+  if (options.parallel && options.device == Device::CPU)
+    libraries.push_back(GNN_OPENMP_LIBRARY);
+  llvm::Expected<std::unique_ptr<ObjectJit>> jit =
+      ObjectJit::load(*objects, symbols, libraries);
+  if (!jit)
+    return error("JIT compilation failed: " + llvm::toString(jit.takeError()));
+  program->jit = std::move(*jit);
+  // Link everything now rather than at the first call.
+  for (const EntryPoint &e : program->entries) {
+    llvm::Expected<ObjectJit::PackedFunction> fn =
+        program->jit->lookupPacked(e.name);
+    if (!fn)
       return error("JIT compilation of '" + e.name +
                    "' failed: " + llvm::toString(fn.takeError()));
+    program->packed.push_back(*fn);
+  }
+  program->info.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return program;
 }
 
@@ -523,7 +554,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   scalars.reserve(args.size());
   std::vector<void *> pointers;
   pointers.reserve(args.size() * 6 + 1);
-  std::vector<void *> packed;
+  std::vector<void *> packedArgs;
   std::set<const void *> inputBuffers;
   // Writable parameters: the storage the caller handed over, or a private
   // copy; where the program updated them (the argument's buffer).
@@ -539,7 +570,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   std::vector<int64_t> resultStorage(std::max<size_t>(resultWords, 1));
   if (!results.empty()) {
     pointers.push_back(resultStorage.data());
-    packed.push_back(&pointers.back());
+    packedArgs.push_back(&pointers.back());
   }
   // This run's errors go into a context of its own (the first argument);
   // the process-wide one holds the runtime's own failures (libraries, GPU
@@ -549,7 +580,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   if (!context)
     return error("out of memory for the runtime context");
   void *contextArgument = context.get();
-  packed.push_back(&contextArgument);
+  packedArgs.push_back(&contextArgument);
   char message[512];
   (void)gnn_rt_take_error(message, sizeof(message)); // stale reports
   ArgumentPlacement placement(device);
@@ -567,7 +598,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     descriptors.push_back(descriptor(placed, shape));
     inputBuffers.insert(placed);
     pointers.push_back(descriptors.back().data());
-    packed.push_back(&pointers.back());
+    packedArgs.push_back(&pointers.back());
     return llvm::Error::success();
   };
   for (auto [i, p] : llvm::enumerate(parameters)) {
@@ -575,7 +606,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       // The parts in gnn_graph_part order (the graph type conversion's).
       const gnn_graph &g = *args[i].graph;
       scalars.push_back(g.num_src);
-      packed.push_back(&scalars.back());
+      packedArgs.push_back(&scalars.back());
       std::pair<const int64_t *, int64_t> arrays[GNN_GRAPH_NUM_PARTS];
       arrays[GNN_GRAPH_PART_SRC] = {g.src, g.num_edges};
       arrays[GNN_GRAPH_PART_DST] = {g.dst, g.num_edges};
@@ -603,10 +634,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       updatedBuffers[i] = reinterpret_cast<const void *>(descriptors.back()[0]);
   }
 
-  if (llvm::Error e =
-          engine->invokePacked("_mlir_ciface_" + entry.name, packed))
-    return error("running '" + entry.name +
-                 "' failed: " + llvm::toString(std::move(e)));
+  packed[&entry - entries.data()](packedArgs.data());
   if (device == Device::CUDA)
     (void)gnn_cuda_synchronize(); // failures are reported
   bool failedInside =

@@ -1,0 +1,73 @@
+//===- ObjectCode.h - host object code and a JIT that loads it --*- C++ -*-===//
+//
+// Part of gnnc. A program in the LLVM dialect becomes relocatable object
+// files for the host CPU (optimized once, code generated on all cores), and
+// object files, fresh or from the compile cache, become callable code. The
+// objects are self-contained: each entry has a packed wrapper
+// (`packedName`), and what the module ran as global constructors and
+// destructors (a GPU program's kernel module loads) is gathered into
+// `_gnn_init` / `_gnn_fini`, which the JIT calls itself, so cached code
+// needs no platform support for initializers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_RUNNER_OBJECTCODE_H
+#define GNN_RUNNER_OBJECTCODE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm::orc {
+class LLJIT;
+} // namespace llvm::orc
+
+namespace mlir::gnn {
+
+/// The host's target triple, CPU name and features: machine code is
+/// specific to them (part of every compile cache key).
+std::string hostTargetDescription();
+
+/// The symbol of entry `name`'s packed wrapper: `void(void **args)`, where
+/// args[i] points at the i-th argument of `_mlir_ciface_<name>` (its
+/// result pointer first when it has results).
+std::string packedName(llvm::StringRef name);
+
+/// Object files for the host that hold `module` (LLVM dialect), with packed
+/// wrappers for `entries`; code generation is split over up to `threads`
+/// threads (0: all cores). Optimized at -O2.
+llvm::Expected<std::vector<std::string>>
+emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
+                unsigned threads = 0);
+
+/// Object code linked in memory and ready to call.
+class ObjectJit {
+public:
+  ~ObjectJit();
+
+  /// Links `objects` against `symbols` (by name), the shared libraries
+  /// `libraries` and the running process, then runs `_gnn_init` if the
+  /// objects define it.
+  static llvm::Expected<std::unique_ptr<ObjectJit>>
+  load(llvm::ArrayRef<std::string> objects,
+       const std::map<std::string, void *> &symbols,
+       llvm::ArrayRef<std::string> libraries);
+
+  using PackedFunction = void (*)(void **);
+  /// Entry `name`'s packed wrapper.
+  llvm::Expected<PackedFunction> lookupPacked(llvm::StringRef name);
+
+private:
+  ObjectJit() = default;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  void (*fini)() = nullptr;
+};
+
+} // namespace mlir::gnn
+
+#endif // GNN_RUNNER_OBJECTCODE_H

@@ -1,0 +1,75 @@
+//===- CompileCache.h - compiled object code kept on disk -------*- C++ -*-===//
+//
+// Part of gnnc (no MLIR). Object code of compiled programs, stored under a
+// key that covers everything that changes the code, so that a later run of
+// the same program skips compilation. Entries are checksummed (a damaged or
+// foreign entry is a miss and is removed), written to a temporary file and
+// renamed into place (concurrent writers are safe), and the directory is
+// kept under a size limit by evicting the least recently used entries.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_SUPPORT_COMPILECACHE_H
+#define GNN_SUPPORT_COMPILECACHE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::gnn {
+
+/// Where the cache lives unless a tool is told otherwise: $GNNC_CACHE_DIR,
+/// else $XDG_CACHE_HOME/gnnc, else $HOME/.cache/gnnc; empty when none of
+/// them is set.
+std::string defaultCompileCacheDirectory();
+
+/// Hashes the parts of a key (each length-prefixed, so no two lists of
+/// parts collide by concatenation) into 64 hex digits.
+std::string compileCacheKey(llvm::ArrayRef<llvm::StringRef> parts);
+
+/// The identity of the running executable (path, size, modification
+/// time): part of every key, so that a rebuilt gnnc never runs code that
+/// an older build compiled.
+std::string executableIdentity();
+
+class CompileCache {
+public:
+  static constexpr uint64_t kDefaultMaxBytes = 512ull << 20;
+
+  explicit CompileCache(std::string directory,
+                        uint64_t maxBytes = kDefaultMaxBytes)
+      : directory(std::move(directory)), maxBytes(maxBytes) {}
+
+  /// The objects stored under `key`, or nothing: missing, or damaged
+  /// (truncated, corrupt, another key's or another format's), which is
+  /// removed. A hit marks the entry as recently used.
+  std::optional<std::vector<std::string>> load(llvm::StringRef key);
+
+  /// Stores `objects` under `key` (replacing any entry), then evicts least
+  /// recently used entries while the directory holds more than the limit.
+  llvm::Error store(llvm::StringRef key, llvm::ArrayRef<std::string> objects);
+
+  /// Stores and, the first time storing fails, says on stderr that gnnc
+  /// goes on without the cache.
+  void storeOrWarn(llvm::StringRef key, llvm::ArrayRef<std::string> objects);
+
+  /// The file holding `key`'s entry.
+  std::string entryPath(llvm::StringRef key) const;
+  const std::string &getDirectory() const { return directory; }
+
+private:
+  void evict();
+
+  std::string directory;
+  uint64_t maxBytes;
+  bool warned = false;
+};
+
+} // namespace mlir::gnn
+
+#endif // GNN_SUPPORT_COMPILECACHE_H
