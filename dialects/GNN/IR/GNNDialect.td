@@ -38,6 +38,7 @@ def GNN_Dialect : Dialect {
   let hasConstantMaterializer = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let extraClassDeclaration = [{
     void registerTypes();
@@ -52,6 +53,9 @@ def GNN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kUpdatesAttrName = "gnn.updates";
     static constexpr ::llvm::StringLiteral kRuntimeContextAttrName =
         "gnn.runtime_context";
+    /// `gnn.kernel` (a unit attribute of a function) marks a kernel that
+    /// gnn-outline-kernels made.
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "gnn.kernel";
   }];
 }
 

@@ -49,6 +49,44 @@ def FuseAttentionPass : Pass<"gnn-fuse-attention"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Kernel outlining
+//===----------------------------------------------------------------------===//
+
+def OutlineKernelsPass : Pass<"gnn-outline-kernels", "ModuleOp"> {
+  let summary = "Generates each distinct gnn kernel once and calls it";
+  let description = [{
+    Every gnn op that lowers to loops of its own (`apply_edges`,
+    `send_and_recv`, `reduce`, `apply_nodes`, `filter_nodes`,
+    `filter_edges`, `fused_attention`, `layer_norm`, `log_softmax`) becomes
+    a call of a private kernel function holding that op alone. Ops that are
+    the same op with the same attributes, body and operand and result types
+    share one kernel, whatever their operands: a model's 18 attention ops of
+    one shape are compiled once, not 18 times, so compile time follows the
+    number of distinct kernels, not the size of the program. Kernels are
+    named `gnn_kernel_<op>` (made unique) and marked `gnn.kernel` and
+    `no_inline` (LLVM must not copy them back into every caller). Ops whose
+    body uses a value defined outside it, ops already in a kernel, and ops
+    with an operand that is a slice (`tensor.extract_slice`, possibly
+    reshaped) are left alone: kernels take identity-layout buffers, and a
+    slice would have to be copied first.
+    ```mlir
+    %a = gnn.fused_attention %g, %q1, %k1, %v1 scale(0.125) normalize : ...
+    %b = gnn.fused_attention %g, %q2, %k2, %v2 scale(0.125) normalize : ...
+    // becomes
+    %a = func.call @gnn_kernel_fused_attention(%g, %q1, %k1, %v1) : ...
+    %b = func.call @gnn_kernel_fused_attention(%g, %q2, %k2, %v2) : ...
+    func.func private @gnn_kernel_fused_attention(%g: !gnn.graph<general>,
+        %q: tensor<?x8x16xf32>, ...) -> tensor<?x8x16xf32>
+        attributes {gnn.kernel, no_inline} {
+      %r = gnn.fused_attention %g, %q, %k, %v scale(0.125) normalize : ...
+      return %r : tensor<?x8x16xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Vector math
 //===----------------------------------------------------------------------===//
 

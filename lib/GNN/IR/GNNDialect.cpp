@@ -37,6 +37,19 @@ static LogicalResult verifyName(Operation *op, NamedAttribute attr) {
   return success();
 }
 
+LogicalResult GNNDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != kKernelAttrName)
+    return op->emitError() << "'" << name
+                           << "' is not an operation attribute of the gnn "
+                              "dialect (gnn.kernel)";
+  if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+    return op->emitError() << "'" << name
+                           << "' must be a unit attribute of a function";
+  return success();
+}
+
 LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                    unsigned,
                                                    NamedAttribute attr) {

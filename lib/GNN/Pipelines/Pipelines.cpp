@@ -92,6 +92,8 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
 void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse) {
   if (fuse)
     pm.addPass(gnn::createFuseAttentionPass());
+  // Compile work follows the number of distinct kernels, not of ops.
+  pm.addPass(gnn::createOutlineKernelsPass());
 }
 
 /// The CPU lowering after the gnn-level passes, up to buffers.

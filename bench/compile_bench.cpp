@@ -1,0 +1,152 @@
+//===- compile_bench.cpp - compile time of models against depth -----------===//
+//
+// Part of gnnc. Builds the model modules gnn-run compiles (Transformer and
+// Universal Transformer, d_model 512, 8 heads, d_ff 2048: DGL's default
+// model) for several layer counts and times JitProgram::compile:
+//
+//   cold   no compile cache: gnn-level passes, lowering, LLVM -O2, code
+//          generation, linking
+//   store  the same into an empty cache (also writes the entry)
+//   warm   the next compile of the same module: a cache hit
+//
+//   build/bin/gnn-bench-compile [--layers 1,2,6,12] [--runs 3] [--quick]
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/InitAll.h"
+#include "GNN/Models/ModelConfig.h"
+#include "GNN/Models/TransformerBuilder.h"
+#include "GNN/Runner/JitRunner.h"
+#include "GNN/Support/CompileCache.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::gnn;
+
+static llvm::cl::OptionCategory category("compile benchmark options");
+static llvm::cl::list<int64_t>
+    layerCounts("layers", llvm::cl::CommaSeparated,
+                llvm::cl::desc("layer counts (default 1,2,6,12)"),
+                llvm::cl::cat(category));
+static llvm::cl::opt<int> runs("runs", llvm::cl::init(3),
+                               llvm::cl::desc("cold compiles per row (median)"),
+                               llvm::cl::cat(category));
+static llvm::cl::opt<int64_t> dModel("d-model", llvm::cl::init(512),
+                                     llvm::cl::desc("model width"),
+                                     llvm::cl::cat(category));
+static llvm::cl::opt<bool>
+    quick("quick", llvm::cl::desc("one run, layers 1 and 2 (smoke run)"),
+          llvm::cl::cat(category));
+
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+ModelConfig configFor(Architecture architecture, int64_t layers) {
+  ModelConfig c;
+  c.architecture = architecture;
+  c.layers = layers;
+  c.dModel = dModel;
+  c.heads = 8;
+  c.dFF = 4 * dModel;
+  c.srcVocab = c.tgtVocab = 32;
+  return c;
+}
+
+/// Seconds to compile the model module of `config`, and whether the
+/// compile cache had it.
+std::pair<double, bool> compileOnce(MLIRContext &context,
+                                    const ModelConfig &config,
+                                    CompileCache *cache) {
+  std::set<std::string> weights;
+  for (const WeightSpec &w : expectedWeights(config))
+    weights.insert(w.name);
+  OwningOpRef<ModuleOp> module = buildModelModule(
+      context, config, [&](llvm::StringRef n) { return weights.count(n.str()) > 0; });
+  if (!module) {
+    llvm::errs() << "the model builder failed\n";
+    std::exit(1);
+  }
+  std::vector<std::string> entries;
+  for (auto fn : module->getOps<func::FuncOp>())
+    if (fn.isPublic() && !fn.isExternal())
+      entries.push_back(fn.getSymName().str());
+  CompileOptions options;
+  options.cache = cache;
+  auto start = std::chrono::steady_clock::now();
+  auto program = JitProgram::compile(std::move(module), entries, options);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (!program) {
+    llvm::errs() << llvm::toString(program.takeError()) << "\n";
+    std::exit(1);
+  }
+  return {seconds, (*program)->getCompileInfo().cacheHit};
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "compile time of models against depth\n");
+  std::vector<int64_t> counts(layerCounts.begin(), layerCounts.end());
+  if (counts.empty())
+    counts = quick ? std::vector<int64_t>{1, 2}
+                   : std::vector<int64_t>{1, 2, 6, 12};
+  int n = quick ? 1 : std::max(1, runs.getValue());
+  DialectRegistry registry;
+  registerAllDialectsAndExtensions(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::SmallString<128> cacheDir;
+  if (llvm::sys::fs::createUniqueDirectory("gnnc-bench-cache", cacheDir)) {
+    llvm::errs() << "cannot create a temporary cache directory\n";
+    return 1;
+  }
+  fmt::print("compile time, d_model {}, 8 heads, d_ff {} (seconds; cold: "
+             "median of {})\n\n",
+             dModel.getValue(), 4 * dModel, n);
+  fmt::print("| model | layers | cold | store | warm (cache hit) |\n");
+  fmt::print("|---|---:|---:|---:|---:|\n");
+  for (Architecture a :
+       {Architecture::Transformer, Architecture::UniversalTransformer}) {
+    // The Universal Transformer has one shared layer: its depth is the ACT
+    // loop's, and its module does not change with `layers`.
+    bool universal = a == Architecture::UniversalTransformer;
+    for (int64_t layers : universal ? std::vector<int64_t>{1} : counts) {
+      ModelConfig config = configFor(a, layers);
+      std::vector<double> cold;
+      for (int i = 0; i < n; ++i)
+        cold.push_back(compileOnce(context, config, nullptr).first);
+      CompileCache cache{std::string(cacheDir)};
+      auto [store, storeHit] = compileOnce(context, config, &cache);
+      auto [warm, warmHit] = compileOnce(context, config, &cache);
+      if (storeHit || !warmHit) {
+        llvm::errs() << "unexpected cache behaviour (store hit " << storeHit
+                     << ", warm hit " << warmHit << ")\n";
+        return 1;
+      }
+      fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.3f} |\n",
+                 universal ? "universal_transformer" : "transformer",
+                 universal ? "shared" : std::to_string(layers), median(cold),
+                 store, warm);
+    }
+  }
+  (void)llvm::sys::fs::remove_directories(cacheDir);
+  return 0;
+}

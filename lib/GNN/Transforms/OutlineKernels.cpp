@@ -1,0 +1,151 @@
+//===- OutlineKernels.cpp - each distinct gnn kernel generated once -------===//
+//
+// Part of gnnc. Moves every gnn op that lowers to loops of its own into a
+// private function and makes equivalent ops (same op, attributes, body and
+// types) call the same one, so that lowering and LLVM see each distinct
+// kernel once however often a program uses it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/IR/GNNDialect.h"
+#include "GNN/IR/GNNOps.h"
+#include "GNN/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::gnn {
+#define GEN_PASS_DEF_OUTLINEKERNELSPASS
+#include "GNN/Transforms/Passes.h.inc"
+} // namespace mlir::gnn
+
+using namespace mlir;
+using namespace mlir::gnn;
+
+namespace {
+/// Ops that lower to loops (or a kernel) of their own.
+bool isKernelOp(Operation *op) {
+  return isa<ApplyEdgesOp, SendAndRecvOp, ReduceOp, ApplyNodesOp,
+             FilterNodesOp, FilterEdgesOp, FusedAttentionOp, LayerNormOp,
+             LogSoftmaxOp>(op);
+}
+
+/// Whether `v` may bufferize to a strided view (a slice of a larger
+/// tensor). Kernels take identity-layout buffers, so passing one would need
+/// a copy; such ops stay where they are and read the view directly.
+bool mayBeStridedView(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<tensor::ExtractSliceOp>(def))
+    return true;
+  if (isa<tensor::CastOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+          def))
+    return mayBeStridedView(def->getOperand(0));
+  // Updates written into their destination's buffer.
+  if (auto scatter = dyn_cast<ScatterRowsOp>(def))
+    return mayBeStridedView(scatter.getDest());
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+    return mayBeStridedView(
+        dps.getTiedOpOperand(cast<OpResult>(v))->get());
+  return false;
+}
+
+bool isKernelFunction(func::FuncOp fn) {
+  return fn->hasAttr(GNNDialect::kKernelAttrName);
+}
+
+/// Whether two kernel functions compute the same: same type and bodies
+/// equal up to renaming of values.
+bool sameKernel(func::FuncOp a, func::FuncOp b) {
+  if (a.getFunctionType() != b.getFunctionType())
+    return false;
+  DenseMap<Value, Value> equivalent;
+  auto mark = [&](Value l, Value r) { equivalent[l] = r; };
+  auto check = [&](Value l, Value r) {
+    return success(equivalent.lookup(l) == r);
+  };
+  return OperationEquivalence::isRegionEquivalentTo(
+      &a.getBody(), &b.getBody(), check, mark,
+      OperationEquivalence::IgnoreLocations);
+}
+
+/// The function type, op name and attributes: kernels that differ in any
+/// of them are never compared in full.
+llvm::hash_code kernelHash(func::FuncOp fn, Operation *op) {
+  return llvm::hash_combine(fn.getFunctionType(), op->getName(),
+                            op->getRawDictionaryAttrs(),
+                            op->hashProperties());
+}
+
+struct OutlineKernelsPass
+    : public gnn::impl::OutlineKernelsPassBase<OutlineKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    // Kernels by hash, including those of an earlier run.
+    DenseMap<llvm::hash_code, SmallVector<func::FuncOp>> kernels;
+    SmallVector<Operation *> candidates;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (isKernelFunction(fn)) {
+        if (!fn.isExternal() && !fn.getBody().front().empty())
+          kernels[kernelHash(fn, &fn.getBody().front().front())].push_back(
+              fn);
+        continue;
+      }
+      fn.walk([&](Operation *op) {
+        if (!isKernelOp(op))
+          return;
+        llvm::SetVector<Value> captured;
+        getUsedValuesDefinedAbove(op->getRegions(), captured);
+        if (captured.empty() &&
+            llvm::none_of(op->getOperands(), mayBeStridedView))
+          candidates.push_back(op);
+      });
+    }
+
+    OpBuilder b(module.getContext());
+    for (Operation *op : candidates) {
+      b.setInsertionPointToEnd(module.getBody());
+      auto type = b.getFunctionType(op->getOperandTypes(),
+                                    op->getResultTypes());
+      std::string name =
+          ("gnn_kernel_" + op->getName().stripDialect()).str();
+      auto kernel = b.create<func::FuncOp>(op->getLoc(), name, type);
+      kernel.setPrivate();
+      kernel->setAttr(GNNDialect::kKernelAttrName, b.getUnitAttr());
+      // LLVM must not copy the kernel back into each caller.
+      kernel->setAttr("no_inline", b.getUnitAttr());
+      Block *entry = kernel.addEntryBlock();
+      b.setInsertionPointToStart(entry);
+      IRMapping mapping;
+      mapping.map(op->getOperands(), entry->getArguments());
+      Operation *copy = b.clone(*op, mapping);
+      b.create<func::ReturnOp>(op->getLoc(), copy->getResults());
+
+      SmallVector<func::FuncOp> &same = kernels[kernelHash(kernel, copy)];
+      auto it = llvm::find_if(
+          same, [&](func::FuncOp k) { return sameKernel(k, kernel); });
+      func::FuncOp callee;
+      if (it != same.end()) {
+        callee = *it;
+        kernel.erase();
+      } else {
+        symbols.insert(kernel); // renamed if the name is taken
+        same.push_back(kernel);
+        callee = kernel;
+      }
+      b.setInsertionPoint(op);
+      auto call =
+          b.create<func::CallOp>(op->getLoc(), callee, op->getOperands());
+      op->replaceAllUsesWith(call.getResults());
+      op->erase();
+    }
+  }
+};
+} // namespace
