@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GNN/IR/FunctionEquivalence.h"
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/IR/GNNOps.h"
 #include "GNN/Transforms/Passes.h"
@@ -58,21 +59,6 @@ bool mayBeStridedView(Value v) {
 
 bool isKernelFunction(func::FuncOp fn) {
   return fn->hasAttr(GNNDialect::kKernelAttrName);
-}
-
-/// Whether two kernel functions compute the same: same type and bodies
-/// equal up to renaming of values.
-bool sameKernel(func::FuncOp a, func::FuncOp b) {
-  if (a.getFunctionType() != b.getFunctionType())
-    return false;
-  DenseMap<Value, Value> equivalent;
-  auto mark = [&](Value l, Value r) { equivalent[l] = r; };
-  auto check = [&](Value l, Value r) {
-    return success(equivalent.lookup(l) == r);
-  };
-  return OperationEquivalence::isRegionEquivalentTo(
-      &a.getBody(), &b.getBody(), check, mark,
-      OperationEquivalence::IgnoreLocations);
 }
 
 /// The function type, op name and attributes: kernels that differ in any
@@ -130,7 +116,7 @@ struct OutlineKernelsPass
 
       SmallVector<func::FuncOp> &same = kernels[kernelHash(kernel, copy)];
       auto it = llvm::find_if(
-          same, [&](func::FuncOp k) { return sameKernel(k, kernel); });
+          same, [&](func::FuncOp k) { return areEquivalentFunctions(k, kernel); });
       func::FuncOp callee;
       if (it != same.end()) {
         callee = *it;

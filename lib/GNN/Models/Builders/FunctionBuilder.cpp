@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FunctionBuilder.h"
+#include "GNN/IR/FunctionEquivalence.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -19,7 +20,8 @@ using namespace mlir::gnn::models;
 FunctionBuilder::FunctionBuilder(
     ModuleOp module, llvm::StringRef name, const ModelConfig &config,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight)
-    : b(module.getLoc(), module.getContext()), c(config), hasWeight(hasWeight) {
+    : b(module.getLoc(), module.getContext()), c(config), module(module),
+      hasWeight(hasWeight) {
   d = c.dModel;
   h = c.heads;
   dk = c.dk();
@@ -257,6 +259,50 @@ void FunctionBuilder::finish(
                        b.getStringAttr(r.second));
     fn.setResultAttr(i, name, b.getStringAttr(r.second));
   }
+}
+
+SmallVector<Value> FunctionBuilder::callLayer(llvm::StringRef name,
+                                              llvm::StringRef prefix,
+                                              const Named &inputs,
+                                              LayerBody body) {
+  auto callerName = [&](llvm::StringRef n) {
+    if (n.consume_front(kLayerPrefix) && (n.empty() || n.front() == '.'))
+      return (prefix + n).str();
+    return n.str();
+  };
+  auto layerHasWeight = [&](llvm::StringRef n) {
+    return hasWeight(callerName(n));
+  };
+  // A name no function has yet; kept if the layer is new.
+  std::string unique = name.str();
+  for (int i = 1; module.lookupSymbol(unique); ++i)
+    unique = name.str() + "_" + std::to_string(i);
+  FunctionBuilder layer(module, unique, c, layerHasWeight);
+  SmallVector<Value> in;
+  for (const auto &[value, inputName] : inputs)
+    in.push_back(layer.input(inputName, value.getType()));
+  layer.finish(body(layer, in));
+  layer.fn.setPrivate();
+  // LLVM must not copy the layer back into each caller.
+  layer.fn->setAttr("no_inline", b.getUnitAttr());
+
+  func::FuncOp callee = layer.fn;
+  for (auto existing : module.getOps<func::FuncOp>())
+    if (existing != layer.fn && existing.isPrivate() &&
+        areEquivalentFunctions(existing, layer.fn)) {
+      callee = existing;
+      break;
+    }
+  SmallVector<Value> operands;
+  for (const auto &[value, inputName] : inputs)
+    operands.push_back(value);
+  for (size_t i = inputs.size(); i < layer.args.size(); ++i) {
+    auto type = cast<RankedTensorType>(layer.fn.getArgumentTypes()[i]);
+    operands.push_back(weight(callerName(layer.args[i].name), type.getShape()));
+  }
+  if (callee != layer.fn)
+    layer.fn.erase();
+  return b.create<func::CallOp>(callee, operands).getResults();
 }
 
 OwningOpRef<ModuleOp> mlir::gnn::models::buildModule(

@@ -29,6 +29,9 @@
 
 namespace mlir::gnn::models {
 
+/// What a layer function's body calls its own layer in weight names.
+constexpr llvm::StringLiteral kLayerPrefix = "layer";
+
 /// Builds one function of a model module.
 class FunctionBuilder {
 public:
@@ -95,11 +98,27 @@ public:
   /// writable input is marked as its update), and sets the signature.
   void finish(llvm::ArrayRef<std::pair<Value, std::string>> results);
 
+  /// Named values: a function's inputs or results.
+  using Named = std::vector<std::pair<Value, std::string>>;
+  /// The body of a layer function: its results from its inputs.
+  using LayerBody =
+      llvm::function_ref<Named(FunctionBuilder &layer, ValueRange inputs)>;
+  /// Calls a private function `name` that `body` builds, with `inputs` and
+  /// the weights the body uses. The body names weights under kLayerPrefix
+  /// ("layer.sublayer.0.norm.weight"); the call passes this function's
+  /// weight named under `prefix` ("encoder.layers.3.sublayer.0.norm.weight").
+  /// Names outside kLayerPrefix are passed as they are. A function that an
+  /// earlier call built the same is called instead of a new one, so a stack
+  /// of N layers compiles one layer body, not N.
+  SmallVector<Value> callLayer(llvm::StringRef name, llvm::StringRef prefix,
+                               const Named &inputs, LayerBody body);
+
   ImplicitLocOpBuilder b;
   const ModelConfig &c;
   int64_t d, h, dk;
 
 private:
+  ModuleOp module;
   func::FuncOp fn;
   Block *entry;
   Value zero; // index 0, for tensor.dim

@@ -33,24 +33,58 @@ std::pair<std::string, std::string> crossModules(const ModelConfig &c,
   return {};
 }
 
+/// One encoder layer (pre-norm self-attention, then feed-forward), its
+/// weights named under kLayerPrefix.
+FunctionBuilder::Named encoderLayer(FunctionBuilder &f, Value x, Value graph) {
+  std::string L = kLayerPrefix.str();
+  Value n = f.layerNorm(x, L + ".sublayer.0.norm");
+  std::string A = L + ".self_attn.linears.";
+  Value q = f.splitHeads(f.linear(n, A + "0", f.d, f.d));
+  Value k = f.splitHeads(f.linear(n, A + "1", f.d, f.d));
+  Value v = f.splitHeads(f.linear(n, A + "2", f.d, f.d));
+  Value a = f.mergeHeads(f.attention(graph, q, k, v));
+  x = f.residual(x, f.linear(a, A + "3", f.d, f.d));
+  x = f.residual(x, f.feedForward(f.layerNorm(x, L + ".sublayer.1.norm"),
+                                  L + ".feed_forward"));
+  return {{x, "x"}};
+}
+
+/// The rest of a decoder layer once the new nodes' self-attention k/v are
+/// in the cache: in = {y, q, k (all), v (all), dd, ed, cross k, cross v}.
+FunctionBuilder::Named decoderLayer(FunctionBuilder &f, ValueRange in,
+                                    bool last) {
+  const ModelConfig &c = f.c;
+  std::string L = kLayerPrefix.str();
+  std::string S = L + ".self_attn.linears.";
+  Value y = in[0];
+  Value a = f.mergeHeads(f.attention(in[4], in[1], in[2], in[3]));
+  y = f.residual(y, f.linear(a, S + "3", f.d, f.d));
+  if (last)
+    y = f.layerNorm(y, "decoder.norm");
+  auto [A, O] = crossModules(c, L);
+  Value cq = f.splitHeads(f.linear(f.layerNorm(y, L + ".sublayer.1.norm"),
+                                   A + ".linears.0", f.d, f.d));
+  Value ca = f.mergeHeads(f.attention(in[5], cq, in[6], in[7]));
+  y = f.residual(y, f.linear(ca, O + ".linears.3", f.d, f.d));
+  y = f.residual(y, f.feedForward(f.layerNorm(y, L + ".sublayer.2.norm"),
+                                  L + ".feed_forward"));
+  if (last)
+    y = f.layerNorm(y, "decoder.norm");
+  return {{y, "y"}};
+}
+
 void buildEncoder(ModuleOp module, const ModelConfig &c,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kEncode, c, hasWeight);
   EncoderInputs in = encoderInputs(f);
   Value x = f.embed("src_embed.lut.weight", c.srcVocab, in.tokens, in.positions,
                     in.pe);
-  for (int64_t i = 0; i < c.layers; ++i) {
-    std::string L = layerName("encoder", i);
-    Value n = f.layerNorm(x, L + ".sublayer.0.norm");
-    std::string A = L + ".self_attn.linears.";
-    Value q = f.splitHeads(f.linear(n, A + "0", f.d, f.d));
-    Value k = f.splitHeads(f.linear(n, A + "1", f.d, f.d));
-    Value v = f.splitHeads(f.linear(n, A + "2", f.d, f.d));
-    Value a = f.mergeHeads(f.attention(in.graph, q, k, v));
-    x = f.residual(x, f.linear(a, A + "3", f.d, f.d));
-    x = f.residual(x, f.feedForward(f.layerNorm(x, L + ".sublayer.1.norm"),
-                                    L + ".feed_forward"));
-  }
+  for (int64_t i = 0; i < c.layers; ++i)
+    x = f.callLayer("encoder_layer", layerName("encoder", i),
+                    {{x, "x"}, {in.graph, model::kEE}},
+                    [](FunctionBuilder &l, ValueRange in) {
+                      return encoderLayer(l, in[0], in[1]);
+                    })[0];
   x = f.layerNorm(x, "encoder.norm");
   f.finish({{x, model::kMemory}});
 }
@@ -61,11 +95,17 @@ void buildCrossKV(ModuleOp module, const ModelConfig &c,
   Value mem = f.input(model::kMemory, f.x());
   std::vector<std::pair<Value, std::string>> results;
   for (int64_t i = 0; i < c.layers; ++i) {
-    std::string A = crossModules(c, layerName("decoder", i)).first;
-    Value k = f.splitHeads(f.linear(mem, A + ".linears.1", f.d, f.d));
-    Value v = f.splitHeads(f.linear(mem, A + ".linears.2", f.d, f.d));
-    results.push_back({k, model::crossK(i)});
-    results.push_back({v, model::crossV(i)});
+    SmallVector<Value> kv = f.callLayer(
+        "cross_kv_layer", layerName("decoder", i), {{mem, model::kMemory}},
+        [&](FunctionBuilder &l, ValueRange in) -> FunctionBuilder::Named {
+          std::string A = crossModules(c, kLayerPrefix.str()).first;
+          return {{l.splitHeads(l.linear(in[0], A + ".linears.1", l.d, l.d)),
+                   "k"},
+                  {l.splitHeads(l.linear(in[0], A + ".linears.2", l.d, l.d)),
+                   "v"}};
+        });
+    results.push_back({kv[0], model::crossK(i)});
+    results.push_back({kv[1], model::crossV(i)});
   }
   f.finish(results);
 }
@@ -89,29 +129,33 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
   for (int64_t i = 0; i < c.layers; ++i) {
     bool last = i == c.layers - 1;
     std::string L = layerName("decoder", i);
-    std::string S = L + ".self_attn.linears.";
-    Value n = f.layerNorm(y, L + ".sublayer.0.norm");
-    Value q = f.splitHeads(f.linear(n, S + "0", f.d, f.d));
-    Value k = f.splitHeads(f.linear(n, S + "1", f.d, f.d));
-    Value v = f.splitHeads(f.linear(n, S + "2", f.d, f.d));
+    SmallVector<Value> qkv = f.callLayer(
+        "decoder_self_qkv", L, {{y, "y"}},
+        [](FunctionBuilder &l, ValueRange in) -> FunctionBuilder::Named {
+          std::string S = kLayerPrefix.str() + ".self_attn.linears.";
+          Value n = l.layerNorm(in[0], kLayerPrefix.str() + ".sublayer.0.norm");
+          return {{l.splitHeads(l.linear(n, S + "0", l.d, l.d)), "q"},
+                  {l.splitHeads(l.linear(n, S + "1", l.d, l.d)), "k"},
+                  {l.splitHeads(l.linear(n, S + "2", l.d, l.d)), "v"}};
+        });
     // The new nodes' k/v go into their cache slots.
-    Value kAll = f.scatter(k, selfK[i], in.slots);
-    Value vAll = f.scatter(v, selfV[i], in.slots);
+    Value kAll = f.scatter(qkv[1], selfK[i], in.slots);
+    Value vAll = f.scatter(qkv[2], selfV[i], in.slots);
     results.push_back({kAll, model::selfK(i)});
     results.push_back({vAll, model::selfV(i)});
-    Value a = f.mergeHeads(f.attention(in.dd, q, kAll, vAll));
-    y = f.residual(y, f.linear(a, S + "3", f.d, f.d));
-    if (last)
-      y = f.layerNorm(y, "decoder.norm");
-    auto [A, O] = crossModules(c, L);
-    Value cq = f.splitHeads(f.linear(f.layerNorm(y, L + ".sublayer.1.norm"),
-                                     A + ".linears.0", f.d, f.d));
-    Value ca = f.mergeHeads(f.attention(in.ed, cq, crossK[i], crossV[i]));
-    y = f.residual(y, f.linear(ca, O + ".linears.3", f.d, f.d));
-    y = f.residual(y, f.feedForward(f.layerNorm(y, L + ".sublayer.2.norm"),
-                                    L + ".feed_forward"));
-    if (last)
-      y = f.layerNorm(y, "decoder.norm");
+    // DGL's example applies the final norm inside its last layer (twice).
+    y = f.callLayer(last ? "decoder_last_layer" : "decoder_layer", L,
+                    {{y, "y"},
+                     {qkv[0], "q"},
+                     {kAll, "k"},
+                     {vAll, "v"},
+                     {in.dd, model::kDD},
+                     {in.ed, model::kED},
+                     {crossK[i], "cross_k"},
+                     {crossV[i], "cross_v"}},
+                    [&](FunctionBuilder &l, ValueRange in) {
+                      return decoderLayer(l, in, last);
+                    })[0];
   }
   Value lp = f.logSoftmax(f.linear(y, "generator.proj", f.d, c.tgtVocab));
   results.insert(results.begin(), {lp, model::kLogProbs});
