@@ -5,7 +5,7 @@
 // model) for several layer counts and times JitProgram::compile:
 //
 //   cold   no compile cache: gnn-level passes, lowering, LLVM -O2, code
-//          generation, linking
+//          generation, linking (with the time of each)
 //   store  the same into an empty cache (also writes the entry)
 //   warm   the next compile of the same module: a cache hit
 //
@@ -50,11 +50,6 @@ static llvm::cl::opt<bool>
           llvm::cl::cat(category));
 
 namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 ModelConfig configFor(Architecture architecture, int64_t layers) {
   ModelConfig c;
   c.architecture = architecture;
@@ -66,9 +61,8 @@ ModelConfig configFor(Architecture architecture, int64_t layers) {
   return c;
 }
 
-/// Seconds to compile the model module of `config`, and whether the
-/// compile cache had it.
-std::pair<double, bool> compileOnce(MLIRContext &context,
+/// How compiling the model module of `config` went.
+CompileInfo compileOnce(MLIRContext &context,
                                     const ModelConfig &config,
                                     CompileCache *cache) {
   std::set<std::string> weights;
@@ -86,16 +80,12 @@ std::pair<double, bool> compileOnce(MLIRContext &context,
       entries.push_back(fn.getSymName().str());
   CompileOptions options;
   options.cache = cache;
-  auto start = std::chrono::steady_clock::now();
   auto program = JitProgram::compile(std::move(module), entries, options);
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
   if (!program) {
     llvm::errs() << llvm::toString(program.takeError()) << "\n";
     std::exit(1);
   }
-  return {seconds, (*program)->getCompileInfo().cacheHit};
+  return (*program)->getCompileInfo();
 }
 } // namespace
 
@@ -121,8 +111,9 @@ int main(int argc, char **argv) {
   fmt::print("compile time, d_model {}, 8 heads, d_ff {} (seconds; cold: "
              "median of {})\n\n",
              dModel.getValue(), 4 * dModel, n);
-  fmt::print("| model | layers | cold | store | warm (cache hit) |\n");
-  fmt::print("|---|---:|---:|---:|---:|\n");
+  fmt::print("| model | layers | cold | MLIR passes | LLVM | link | store | "
+             "warm (cache hit) |\n");
+  fmt::print("|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (Architecture a :
        {Architecture::Transformer, Architecture::UniversalTransformer}) {
     // The Universal Transformer has one shared layer: its depth is the ACT
@@ -130,21 +121,28 @@ int main(int argc, char **argv) {
     bool universal = a == Architecture::UniversalTransformer;
     for (int64_t layers : universal ? std::vector<int64_t>{1} : counts) {
       ModelConfig config = configFor(a, layers);
-      std::vector<double> cold;
+      std::vector<CompileInfo> cold;
       for (int i = 0; i < n; ++i)
-        cold.push_back(compileOnce(context, config, nullptr).first);
+        cold.push_back(compileOnce(context, config, nullptr));
+      std::sort(cold.begin(), cold.end(), [](auto &a, auto &b) {
+        return a.seconds < b.seconds;
+      });
+      const CompileInfo &mid = cold[cold.size() / 2];
       CompileCache cache{std::string(cacheDir)};
-      auto [store, storeHit] = compileOnce(context, config, &cache);
-      auto [warm, warmHit] = compileOnce(context, config, &cache);
-      if (storeHit || !warmHit) {
-        llvm::errs() << "unexpected cache behaviour (store hit " << storeHit
-                     << ", warm hit " << warmHit << ")\n";
+      CompileInfo store = compileOnce(context, config, &cache);
+      CompileInfo warm = compileOnce(context, config, &cache);
+      if (store.cacheHit || !warm.cacheHit) {
+        llvm::errs() << "unexpected cache behaviour (store hit "
+                     << store.cacheHit << ", warm hit " << warm.cacheHit
+                     << ")\n";
         return 1;
       }
-      fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.3f} |\n",
+      fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | "
+                 "{:.3f} |\n",
                  universal ? "universal_transformer" : "transformer",
-                 universal ? "shared" : std::to_string(layers), median(cold),
-                 store, warm);
+                 universal ? "shared" : std::to_string(layers), mid.seconds,
+                 mid.passSeconds, mid.llvmSeconds, mid.linkSeconds,
+                 store.seconds, warm.seconds);
     }
   }
   (void)llvm::sys::fs::remove_directories(cacheDir);

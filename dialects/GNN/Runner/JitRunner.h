@@ -98,6 +98,9 @@ struct CompileInfo {
   /// Wall time of compile(): passes, code generation or cache lookup, and
   /// linking.
   double seconds = 0;
+  /// Its parts: MLIR passes (gnn-level and, on a miss, the lowering), LLVM
+  /// (translation, -O2, code generation; 0 on a hit), linking in memory.
+  double passSeconds = 0, llvmSeconds = 0, linkSeconds = 0;
 };
 
 /// The signature of one compiled function.

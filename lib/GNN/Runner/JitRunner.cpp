@@ -284,6 +284,13 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
   }
 
   auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  // Adds the time since the last lap to `phase`.
+  auto lap = [&](double &phase) {
+    auto now = std::chrono::steady_clock::now();
+    phase += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
@@ -334,6 +341,7 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     objects = options.cache->load(key);
   }
   program->info.cacheHit = objects.has_value();
+  lap(program->info.passSeconds);
 
   if (!objects) {
     PassManager pm(ctx);
@@ -349,6 +357,7 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     }
     if (failed(pm.run(*module)))
       return error("lowering failed:\n" + diagStream.str());
+    lap(program->info.passSeconds);
     DialectRegistry registry;
     registerBuiltinDialectTranslation(registry);
     registerLLVMDialectTranslation(registry);
@@ -360,6 +369,7 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
       return error("JIT compilation failed: " +
                    llvm::toString(emitted.takeError()));
     objects = std::move(*emitted);
+    lap(program->info.llvmSeconds);
     if (options.cache)
       options.cache->storeOrWarn(key, *objects);
   }
@@ -411,9 +421,9 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
                    "' failed: " + llvm::toString(fn.takeError()));
     program->packed.push_back(*fn);
   }
+  lap(program->info.linkSeconds);
   program->info.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+      std::chrono::duration<double>(last - start).count();
   return program;
 }
 

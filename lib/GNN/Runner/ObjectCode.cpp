@@ -6,6 +6,7 @@
 
 #include "GNN/Runner/ObjectCode.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -140,6 +141,27 @@ emitObject(llvm::Module &module,
   return std::string(object.str());
 }
 
+/// Drops argument and result attributes that are not LLVM's (gnn.name,
+/// gnn.runtime_context, ...): they mean nothing to LLVM, and translation
+/// warns about each, printing the whole function every time.
+void dropForeignParameterAttributes(ModuleOp module) {
+  auto keep = [](DictionaryAttr attrs) -> DictionaryAttr {
+    if (!attrs)
+      return attrs;
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute a : attrs)
+      if (a.getName().getValue().starts_with("llvm."))
+        kept.push_back(a);
+    return DictionaryAttr::get(attrs.getContext(), kept);
+  };
+  module.walk([&](LLVM::LLVMFuncOp fn) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      fn.setArgAttrs(i, keep(fn.getArgAttrDict(i)));
+    for (unsigned i = 0; i < fn.getNumResults(); ++i)
+      fn.setResultAttrs(i, keep(fn.getResultAttrDict(i)));
+  });
+}
+
 size_t instructionCount(const llvm::Module &module) {
   size_t n = 0;
   for (const llvm::Function &f : module)
@@ -173,6 +195,7 @@ mlir::gnn::emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
   if (!machine)
     return machine.takeError();
 
+  dropForeignParameterAttributes(module);
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, ctx, "gnnc");
