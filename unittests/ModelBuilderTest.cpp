@@ -17,6 +17,8 @@
 #include "mlir/IR/Verifier.h"
 #include "gtest/gtest.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::gnn;
 
@@ -95,6 +97,65 @@ TEST_F(ModelBuilderTest, TransformerVariantsVerify) {
             [&](ReduceOp op) { hasMax |= op.getKind() == ReduceKind::Max; });
         EXPECT_EQ(hasMax, !clamp.has_value());
       }
+}
+
+/// Calls of each function in `module`, by callee.
+std::map<std::string, int> callCounts(ModuleOp module) {
+  std::map<std::string, int> counts;
+  module.walk([&](func::CallOp call) { ++counts[call.getCallee().str()]; });
+  return counts;
+}
+
+TEST_F(ModelBuilderTest, LayersAreOneFunctionCalledPerLayer) {
+  for (int64_t layers : {1, 2, 6}) {
+    ModelConfig c = smallConfig(Architecture::Transformer);
+    c.layers = layers;
+    OwningOpRef<ModuleOp> module =
+        buildModelModule(context, c, [](llvm::StringRef) { return true; });
+    ASSERT_TRUE(module);
+    std::vector<std::string> privates;
+    for (auto fn : module->getOps<func::FuncOp>())
+      if (fn.isPrivate()) {
+        privates.push_back(fn.getSymName().str());
+        EXPECT_TRUE(fn->hasAttr("no_inline")) << fn.getSymName().str();
+      }
+    // The same functions at every depth (the last decoder layer also
+    // applies the final norm, as DGL's example does).
+    std::vector<std::string> expected = {"encoder_layer", "cross_kv_layer",
+                                         "decoder_self_qkv"};
+    if (layers > 1)
+      expected.push_back("decoder_layer");
+    expected.push_back("decoder_last_layer");
+    EXPECT_EQ(privates, expected) << layers << " layers";
+    std::map<std::string, int> calls = callCounts(*module);
+    EXPECT_EQ(calls["encoder_layer"], layers);
+    EXPECT_EQ(calls["cross_kv_layer"], layers);
+    EXPECT_EQ(calls["decoder_self_qkv"], layers);
+    EXPECT_EQ(calls["decoder_layer"], layers - 1);
+    EXPECT_EQ(calls["decoder_last_layer"], 1);
+  }
+}
+
+TEST_F(ModelBuilderTest, LayersThatDifferGetTheirOwnFunction) {
+  // Layer 1 of the encoder has no bias on its query projection.
+  ModelConfig c = smallConfig(Architecture::Transformer);
+  c.layers = 3;
+  OwningOpRef<ModuleOp> module =
+      buildModelModule(context, c, [](llvm::StringRef name) {
+        return name != "encoder.layers.1.self_attn.linears.0.bias";
+      });
+  ASSERT_TRUE(module);
+  std::map<std::string, int> calls = callCounts(*module);
+  EXPECT_EQ(calls["encoder_layer"], 2);
+  EXPECT_EQ(calls["encoder_layer_1"], 1);
+  auto encode = module->lookupSymbol<func::FuncOp>(model::kEncode);
+  std::vector<std::string> args = names(encode, /*results=*/false);
+  EXPECT_EQ(std::count(args.begin(), args.end(),
+                       "encoder.layers.1.self_attn.linears.0.bias"),
+            0);
+  EXPECT_EQ(std::count(args.begin(), args.end(),
+                       "encoder.layers.2.self_attn.linears.0.bias"),
+            1);
 }
 
 TEST_F(ModelBuilderTest, UniversalTransformerVerifies) {

@@ -15,7 +15,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -109,9 +108,11 @@ struct OutlineKernelsPass
       kernel->setAttr("no_inline", b.getUnitAttr());
       Block *entry = kernel.addEntryBlock();
       b.setInsertionPointToStart(entry);
-      IRMapping mapping;
-      mapping.map(op->getOperands(), entry->getArguments());
-      Operation *copy = b.clone(*op, mapping);
+      // Operand i becomes argument i, also where one value is passed
+      // twice (the op's regions use no outside value).
+      Operation *copy = b.clone(*op);
+      for (auto [i, arg] : llvm::enumerate(entry->getArguments()))
+        copy->setOperand(i, arg);
       b.create<func::ReturnOp>(op->getLoc(), copy->getResults());
 
       SmallVector<func::FuncOp> &same = kernels[kernelHash(kernel, copy)];

@@ -1,0 +1,92 @@
+// RUN: gnn-opt %s -gnn-outline-kernels -split-input-file | FileCheck %s
+// RUN: gnn-opt %s -gnn-outline-kernels -gnn-outline-kernels -split-input-file | FileCheck %s
+
+// Three attention ops of one configuration share one kernel, whatever their
+// operands; a different scale is a different kernel. Kernels are private,
+// marked, and not to be inlined.
+// CHECK-LABEL: func @layers
+// CHECK-SAME: (%[[G:.*]]: !gnn.graph<general>, %[[A:.*]]: tensor<?x8x16xf32>, %[[B:.*]]: tensor<?x8x16xf32>)
+// CHECK-NEXT: %[[X:.*]] = call @gnn_kernel_fused_attention(%[[G]], %[[A]], %[[B]], %[[B]])
+// CHECK-NEXT: %[[Y:.*]] = call @gnn_kernel_fused_attention(%[[G]], %[[X]], %[[A]], %[[X]])
+// CHECK-NEXT: %[[Z:.*]] = call @gnn_kernel_fused_attention(%[[G]], %[[Y]], %[[Y]], %[[Y]])
+// CHECK-NEXT: %[[W:.*]] = call @gnn_kernel_fused_attention_0(%[[G]], %[[Z]], %[[Z]], %[[Z]])
+// CHECK-NEXT: return %[[W]]
+// CHECK: func.func private @gnn_kernel_fused_attention(%{{.*}}: !gnn.graph<general>, %{{.*}}: tensor<?x8x16xf32>, %{{.*}}: tensor<?x8x16xf32>, %{{.*}}: tensor<?x8x16xf32>) -> tensor<?x8x16xf32> attributes {gnn.kernel, no_inline}
+// CHECK-NEXT: gnn.fused_attention {{.*}} scale(2.500000e-01) normalize
+// CHECK-NEXT: return
+// CHECK: func.func private @gnn_kernel_fused_attention_0(
+// CHECK-NEXT: gnn.fused_attention {{.*}} scale(5.000000e-01) normalize
+// CHECK-NOT: func.func
+func.func @layers(%g: !gnn.graph<general>, %a: tensor<?x8x16xf32>, %b: tensor<?x8x16xf32>) -> tensor<?x8x16xf32> {
+  %x = gnn.fused_attention %g, %a, %b, %b scale(0.25) normalize : (!gnn.graph<general>, tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>) -> tensor<?x8x16xf32>
+  %y = gnn.fused_attention %g, %x, %a, %x scale(0.25) normalize : (!gnn.graph<general>, tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>) -> tensor<?x8x16xf32>
+  %z = gnn.fused_attention %g, %y, %y, %y scale(0.25) normalize : (!gnn.graph<general>, tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>) -> tensor<?x8x16xf32>
+  %w = gnn.fused_attention %g, %z, %z, %z scale(0.5) normalize : (!gnn.graph<general>, tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>) -> tensor<?x8x16xf32>
+  return %w : tensor<?x8x16xf32>
+}
+
+// -----
+
+// Bodies are compared up to the names of their values: a - b and the same
+// written with other names share a kernel; b - a does not. Types count too.
+// CHECK-LABEL: func @bodies
+// CHECK-NEXT: call @gnn_kernel_apply_nodes(
+// CHECK-NEXT: call @gnn_kernel_apply_nodes(
+// CHECK-NEXT: call @gnn_kernel_apply_nodes_0(
+// CHECK-NEXT: call @gnn_kernel_apply_nodes_1(
+// CHECK: func.func private @gnn_kernel_apply_nodes(
+// CHECK: arith.subf %[[P:.*]], %[[Q:.*]] : f32
+// CHECK: func.func private @gnn_kernel_apply_nodes_0(
+// CHECK: func.func private @gnn_kernel_apply_nodes_1(%{{.*}}: tensor<?x4xf32>
+func.func @bodies(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>, %c: tensor<?x4xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>) {
+  %0 = gnn.apply_nodes(%a, %b) {
+  ^bb0(%x: f32, %y: f32):
+    %d = arith.subf %x, %y : f32
+    gnn.yield %d : f32
+  } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %1 = gnn.apply_nodes(%b, %a) {
+  ^bb0(%p: f32, %q: f32):
+    %e = arith.subf %p, %q : f32
+    gnn.yield %e : f32
+  } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %2 = gnn.apply_nodes(%a, %b) {
+  ^bb0(%x: f32, %y: f32):
+    %d = arith.subf %y, %x : f32
+    gnn.yield %d : f32
+  } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %3 = gnn.apply_nodes(%c, %c) {
+  ^bb0(%x: f32, %y: f32):
+    %d = arith.subf %x, %y : f32
+    gnn.yield %d : f32
+  } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0, %1, %2, %3 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Left in place: a body that uses a value from outside, and an op reading
+// a slice (a kernel takes identity-layout buffers; the slice would be
+// copied), also through a reshape or an update written into it.
+// CHECK-LABEL: func @kept
+// CHECK: gnn.apply_nodes
+// CHECK: arith.mulf
+// CHECK: tensor.extract_slice
+// CHECK-NEXT: gnn.layer_norm
+// CHECK: gnn.scatter_rows
+// CHECK-NEXT: gnn.layer_norm
+// CHECK-NOT: call
+// CHECK-NOT: func.func private
+func.func @kept(%a: tensor<?x8xf32>, %s: f32, %big: tensor<?x2x8xf32>, %w: tensor<8xf32>, %ids: tensor<?xindex>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  %0 = gnn.apply_nodes(%a) {
+  ^bb0(%x: f32):
+    %m = arith.mulf %x, %s : f32
+    gnn.yield %m : f32
+  } : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %big, %c0 : tensor<?x2x8xf32>
+  %slice = tensor.extract_slice %big[0, 1, 0] [%n, 1, 8] [1, 1, 1] : tensor<?x2x8xf32> to tensor<?x8xf32>
+  %1 = gnn.layer_norm %slice, %w, %w eps(1.0e-05) : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %updated = gnn.scatter_rows %a into %slice[%ids] : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?xindex>) -> tensor<?x8xf32>
+  %2 = gnn.layer_norm %updated, %w, %w eps(1.0e-05) : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %0, %1, %2 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}
