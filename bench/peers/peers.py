@@ -312,7 +312,10 @@ def main():
                     help="comma-separated workload names to run (default: "
                          "all of copy/dgl-default, copy/tutorial, "
                          "long/dgl-default)")
+    ap.add_argument("--gnn-run", default=GNN_RUN,
+                    help="the gnn-run binary to time (default: the build's)")
     a = ap.parse_args()
+    globals()["GNN_RUN"] = a.gnn_run
     if not os.path.exists(GNN_RUN):
         sys.exit("build gnnc first (scripts/setup.sh)")
     if a.quick:

@@ -8,6 +8,7 @@
 
 #include "gnnc/graph.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -32,7 +33,15 @@ struct Error {
   }
 };
 
-/// Allocates a graph with room for its arrays; null if out of memory.
+/// Whether node and edge counts are within GNN_GRAPH_MAX_COUNT (so array
+/// sizes computed from them cannot overflow).
+bool countsFit(int64_t numSrc, int64_t numDst, int64_t numEdges) {
+  return numSrc <= GNN_GRAPH_MAX_COUNT && numDst <= GNN_GRAPH_MAX_COUNT &&
+         numEdges <= GNN_GRAPH_MAX_COUNT;
+}
+
+/// Allocates a graph with room for its arrays; null if out of memory. The
+/// counts are within GNN_GRAPH_MAX_COUNT.
 gnn_graph *allocate(gnn_structure structure, int64_t numSrc, int64_t numDst,
                     int64_t numEdges) {
   auto *graph = static_cast<gnn_graph *>(std::calloc(1, sizeof(gnn_graph)));
@@ -96,6 +105,11 @@ int buildBlocks(gnn_structure structure, const int64_t *srcSizes,
                 const int64_t *dstSizes, int64_t count, int64_t numSrc,
                 int64_t numDst, int64_t numEdges, SourceRange range,
                 gnn_graph **out, const Error &error, const char *what) {
+  if (!countsFit(numSrc, numDst, numEdges))
+    return error("%s: %lld nodes and %lld edges exceed the limit of %lld",
+                 what, static_cast<long long>(std::max(numSrc, numDst)),
+                 static_cast<long long>(numEdges),
+                 static_cast<long long>(GNN_GRAPH_MAX_COUNT));
   gnn_graph *graph = allocate(structure, numSrc, numDst, numEdges);
   if (!graph)
     return error("%s: out of memory for %lld edges", what,
@@ -131,6 +145,12 @@ extern "C" int gnn_graph_from_coo(int64_t numSrc, int64_t numDst,
   if (numSrc < 0 || numDst < 0 || numEdges < 0)
     return error("gnn_graph_from_coo: negative count (src %lld, dst %lld, "
                  "edges %lld)",
+                 static_cast<long long>(numSrc), static_cast<long long>(numDst),
+                 static_cast<long long>(numEdges));
+  if (!countsFit(numSrc, numDst, numEdges))
+    return error("gnn_graph_from_coo: counts exceed the limit of %lld (src "
+                 "%lld, dst %lld, edges %lld)",
+                 static_cast<long long>(GNN_GRAPH_MAX_COUNT),
                  static_cast<long long>(numSrc), static_cast<long long>(numDst),
                  static_cast<long long>(numEdges));
   if (numEdges > 0 && (!src || !dst))

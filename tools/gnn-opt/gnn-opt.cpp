@@ -2,11 +2,16 @@
 //
 // Part of gnnc. Parses, verifies, transforms and prints gnn IR, with the
 // upstream dialects and passes that the gnn lowerings produce and use.
+// Unlike mlir-opt, `-o FILE` is written whole or not at all: a failed run
+// leaves an existing FILE as it was, and an endless input (a device, a
+// pipe) is read only up to a bound.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/InitAll.h"
+#include "GNN/Support/InputFile.h"
+#include "GNN/Support/OutputFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -14,8 +19,12 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
   mlir::registerAllPasses();
   mlir::gnn::registerAllPasses();
 
@@ -24,6 +33,27 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary translates kernels to LLVM IR.
   mlir::registerAllGPUToLLVMIRTranslations(registry);
 
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "gnn optimizer driver\n", registry));
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
+      argc, argv, "gnn optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  auto fail = [](const llvm::Twine &message) {
+    llvm::WithColor::error(llvm::errs(), "gnn-opt") << message << "\n";
+    return 1;
+  };
+  auto input = mlir::gnn::readInputFile(inputFile, /*isText=*/true);
+  if (!input)
+    return fail("cannot read '" + inputFile +
+                "': " + llvm::toString(input.takeError()));
+  if (outputFile == "-")
+    return mlir::asMainReturnCode(mlir::MlirOptMain(
+        llvm::outs(), std::move(*input), registry, config));
+  std::string output;
+  llvm::raw_string_ostream os(output);
+  if (mlir::failed(
+          mlir::MlirOptMain(os, std::move(*input), registry, config)))
+    return 1;
+  if (llvm::Error e = mlir::gnn::writeFileAtomically(outputFile, output))
+    return fail(llvm::toString(std::move(e)));
+  return 0;
 }

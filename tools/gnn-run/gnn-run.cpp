@@ -19,6 +19,7 @@
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/InputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "ModelMode.h"
 
@@ -172,8 +173,19 @@ static llvm::Expected<int64_t> readCount(const TensorMap &tensors,
   return t.as<int64_t>()[0];
 }
 
-static llvm::Expected<gnn_graph *> buildGraph(const TensorMap &tensors,
-                                              const std::string &prefix) {
+/// Rows that the program requires of its tensor arguments in terms of one
+/// graph's counts: checked against the graph file's counts before the graph
+/// is built, so that a bad count is an error before anything large is
+/// allocated.
+struct CountCheck {
+  RowRequirement::Kind kind;
+  std::string tensor;
+  int64_t rows;
+};
+
+static llvm::Expected<gnn_graph *>
+buildGraph(const TensorMap &tensors, const std::string &prefix,
+           const std::string &graphName, llvm::ArrayRef<CountCheck> checks) {
   auto error = [](const llvm::Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
@@ -207,6 +219,20 @@ static llvm::Expected<gnn_graph *> buildGraph(const TensorMap &tensors,
       return d.takeError();
     numSrc = *s;
     numDst = *d;
+  }
+  for (const CountCheck &c : checks) {
+    if (c.kind == RowRequirement::EdgeIds)
+      continue;
+    int64_t count = c.kind == RowRequirement::SrcRows   ? numSrc
+                    : c.kind == RowRequirement::DstRows ? numDst
+                                                        : lists[0]->shape[0];
+    const char *what = c.kind == RowRequirement::SrcRows   ? "source nodes"
+                       : c.kind == RowRequirement::DstRows ? "destination nodes"
+                                                           : "edges";
+    if (count != c.rows)
+      return error("argument '" + c.tensor + "' has " + llvm::Twine(c.rows) +
+                   " rows, but graph '" + graphName + "' has " +
+                   llvm::Twine(count) + " " + what);
   }
   gnn_graph *graph = nullptr;
   char message[512];
@@ -272,6 +298,11 @@ int main(int argc, char **argv) {
     o.beamSize = beamSize;
     o.maxLen = maxLen;
     o.batchSize = batchSize;
+    // --serial is --threads 1; any other --threads with it is a mistake
+    // (and is still range-checked).
+    if (serial && threads != 0 && threads != 1)
+      return fail("--serial runs on one core; it contradicts --threads " +
+                  llvm::Twine(threads.getValue()));
     o.threads = serial ? 1 : threads.getValue();
     o.alpha = alpha;
     o.repeat = repeat;
@@ -283,10 +314,10 @@ int main(int argc, char **argv) {
   if (graphFile.empty() || outFile.empty())
     return fail("running a program needs --graph and --out");
 
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(programFile);
+  auto buffer = readInputFile(programFile, /*isText=*/true);
   if (!buffer)
     return fail("cannot read '" + programFile +
-                "': " + buffer.getError().message());
+                "': " + llvm::toString(buffer.takeError()));
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
@@ -330,12 +361,20 @@ int main(int argc, char **argv) {
       llvm::count_if(params, [](const Parameter &p) { return p.isGraph; });
   std::vector<std::unique_ptr<gnn_graph, void (*)(gnn_graph *)>> owned;
   std::vector<Argument> args;
-  for (const Parameter &p : params) {
+  const EntryPoint &entry = *(*program)->lookup(entryName);
+  for (auto [i, p] : llvm::enumerate(params)) {
     if (p.isGraph) {
       std::string prefix = p.name + ".";
       if (graphParams == 1 && !graphs->count(prefix + "src"))
         prefix.clear();
-      auto graph = buildGraph(*graphs, prefix);
+      std::vector<CountCheck> checks;
+      for (const RowRequirement &r : entry.requirements) {
+        auto input = inputs.find(params[r.arg].name);
+        if (r.graphArg == i && input != inputs.end() &&
+            !input->second.shape.empty())
+          checks.push_back({r.kind, input->first, input->second.shape[0]});
+      }
+      auto graph = buildGraph(*graphs, prefix, p.name, checks);
       if (!graph)
         return fail(llvm::toString(graph.takeError()));
       owned.emplace_back(*graph, gnn_graph_free);

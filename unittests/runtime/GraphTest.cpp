@@ -9,6 +9,8 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
+
 #include <memory>
 #include <random>
 #include <string>
@@ -113,6 +115,44 @@ TEST(RuntimeGraph, FromCooRejectsBadIds) {
   EXPECT_NE(std::string(err).find("missing edge arrays"), std::string::npos);
   // No error buffer is fine too.
   EXPECT_NE(gnn_graph_from_coo(2, 2, 3, nullptr, nullptr, &g, nullptr, 0), 0);
+}
+
+TEST(RuntimeGraph, HugeCountsAreErrorsNotOverflows) {
+  // (2^61 + 1) * 8 wraps to 8 bytes: such counts must be refused before
+  // anything is allocated from them.
+  std::vector<int64_t> src = {0, 1}, dst = {1, 0};
+  gnn_graph *g = nullptr;
+  char err[256];
+  for (int64_t n : {int64_t(1) << 61, GNN_GRAPH_MAX_COUNT + 1,
+                    std::numeric_limits<int64_t>::max()}) {
+    EXPECT_NE(gnn_graph_from_coo(2, n, 2, src.data(), dst.data(), &g, err,
+                                 sizeof(err)),
+              0);
+    EXPECT_EQ(g, nullptr);
+    EXPECT_NE(std::string(err).find("exceed the limit"), std::string::npos)
+        << err;
+    EXPECT_NE(gnn_graph_from_coo(n, 2, 2, src.data(), dst.data(), &g, err,
+                                 sizeof(err)),
+              0);
+    EXPECT_NE(gnn_graph_from_coo(2, 2, n, src.data(), dst.data(), &g, err,
+                                 sizeof(err)),
+              0);
+  }
+  // A count at the limit that does not fit in memory is an out-of-memory
+  // error, not a crash.
+  EXPECT_NE(gnn_graph_from_coo(2, GNN_GRAPH_MAX_COUNT, 2, src.data(),
+                               dst.data(), &g, err, sizeof(err)),
+            0);
+  EXPECT_EQ(g, nullptr);
+  EXPECT_NE(std::string(err).find("out of memory"), std::string::npos) << err;
+  // Blocks whose total passes the limit.
+  std::vector<int64_t> sizes = {GNN_GRAPH_MAX_COUNT, 1};
+  std::vector<int64_t> none = {0, 0};
+  EXPECT_NE(gnn_graph_bipartite_blocks(sizes.data(), none.data(), 2, &g, err,
+                                       sizeof(err)),
+            0);
+  EXPECT_NE(std::string(err).find("exceed the limit"), std::string::npos)
+      << err;
 }
 
 /// The edges of a block-diagonal structure in CSR order.

@@ -43,6 +43,27 @@ LogicalResult verifyAttentionInputShapes(ArrayRef<int64_t> query,
 SmallVector<SmallVector<int64_t>, 2>
 getAttentionResultItemShapes(ArrayRef<int64_t> query, ArrayRef<int64_t> value);
 
+/// The most elements one row of a feature with a static per-row shape may
+/// hold (2^24): wider rows are a verifier error. Kernels keep a row in
+/// registers or on the stack, and sizes beyond this only arise from bad
+/// input (a width of INT64_MAX once aborted the lowering).
+constexpr int64_t kMaxStaticRowElements = int64_t(1) << 24;
+
+/// Fails (with an error on `op`) where a ranked tensor operand or result
+/// of `op` has a static per-row shape with more than kMaxStaticRowElements
+/// elements.
+LogicalResult verifyStaticRowWidths(Operation *op);
+
+/// Every gnn op's operands and results have rows of bounded static width.
+template <typename ConcreteType>
+class BoundedRowWidths
+    : public OpTrait::TraitBase<ConcreteType, BoundedRowWidths> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyStaticRowWidths(op);
+  }
+};
+
 /// Simplifies a chain of elementwise functions without changing any value:
 /// drops scale(1), multiplies adjacent scales, intersects adjacent
 /// overlapping clamps.

@@ -14,8 +14,13 @@ include "GNN/IR/GNNInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// Rows of static width beyond kMaxStaticRowElements are a verifier error.
+def GNN_BoundedRowWidths : NativeOpTrait<"BoundedRowWidths"> {
+  let cppNamespace = "::mlir::gnn";
+}
+
 class GNN_Op<string mnemonic, list<Trait> traits = []>
-    : Op<GNN_Dialect, mnemonic, traits>;
+    : Op<GNN_Dialect, mnemonic, !listconcat(traits, [GNN_BoundedRowWidths])>;
 
 def GNN_Feature : RankedTensorOf<[AnyType]>;
 def GNN_IdList : 1DTensorOf<[Index]>;

@@ -131,6 +131,33 @@ private:
 
 /// An edge id list produced by filtering one graph cannot select edges of
 /// another graph.
+LogicalResult mlir::gnn::verifyStaticRowWidths(Operation *op) {
+  auto check = [&](Type type, const char *what, unsigned i) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || tensor.getRank() < 2)
+      return success();
+    int64_t elements = 1;
+    for (int64_t size : tensor.getShape().drop_front()) {
+      if (ShapedType::isDynamic(size))
+        return success();
+      if (size > kMaxStaticRowElements ||
+          (size > 0 && elements > kMaxStaticRowElements / size))
+        return op->emitOpError()
+               << what << " #" << i << " has rows of more than "
+               << kMaxStaticRowElements << " elements";
+      elements *= size;
+    }
+    return success();
+  };
+  for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(t, "operand", i)))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(t, "result", i)))
+      return failure();
+  return success();
+}
+
 static LogicalResult verifyEdgeSubset(Operation *op, Value graph, Value edges) {
   if (!edges)
     return success();

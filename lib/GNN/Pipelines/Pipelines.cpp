@@ -77,6 +77,9 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
   // ceildivui and friends (launch sizes) become plain arithmetic.
   pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createConvertMathToLLVMPass());
+  // What LLVM has no intrinsic for (tanh, erf, atan, cbrt, ...) calls the C
+  // math library.
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

@@ -129,9 +129,13 @@ HostTensor HostTensor::concatRows(llvm::ArrayRef<HostTensor> parts) {
 std::string HostTensor::describe() const {
   std::string text;
   llvm::raw_string_ostream os(text);
+  // A shape of absurd rank (from a hostile file) is shown in part.
+  constexpr size_t kShown = 8;
   os << dtypeName(dtype) << "[";
-  for (size_t i = 0; i < shape.size(); ++i)
+  for (size_t i = 0; i < shape.size() && i < kShown; ++i)
     os << (i ? ", " : "") << shape[i];
+  if (shape.size() > kShown)
+    os << ", ... (" << shape.size() << " dimensions)";
   os << "]";
   return os.str();
 }

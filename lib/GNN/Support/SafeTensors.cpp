@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Support/SafeTensors.h"
+#include "GNN/Support/InputFile.h"
+#include "GNN/Support/Messages.h"
 #include "GNN/Support/OutputFile.h"
+#include "GNN/Support/StrictJson.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -48,7 +51,7 @@ Expected<TensorMap> mlir::gnn::parseSafeTensors(StringRef bytes,
   StringRef headerText = bytes.substr(8, headerSize);
   StringRef data = bytes.substr(8 + headerSize);
 
-  Expected<llvm::json::Value> header = llvm::json::parse(headerText);
+  Expected<llvm::json::Value> header = parseStrictJson(headerText);
   if (!header)
     return fail(what, "header is not valid JSON: " +
                           llvm::toString(header.takeError()));
@@ -66,7 +69,7 @@ Expected<TensorMap> mlir::gnn::parseSafeTensors(StringRef bytes,
       continue;
     }
     auto bad = [&](const llvm::Twine &message) {
-      return fail(what, "tensor '" + name + "': " + message);
+      return fail(what, "tensor '" + clipForMessage(name) + "': " + message);
     };
     const llvm::json::Object *entry = value.getAsObject();
     if (!entry)
@@ -76,7 +79,7 @@ Expected<TensorMap> mlir::gnn::parseSafeTensors(StringRef bytes,
       return bad("missing dtype");
     std::optional<DType> dtype = parseDType(*dtypeText);
     if (!dtype)
-      return bad("unsupported dtype '" + *dtypeText + "'");
+      return bad("unsupported dtype '" + clipForMessage(*dtypeText) + "'");
     const llvm::json::Array *shape = entry->getArray("shape");
     if (!shape)
       return bad("missing shape");
@@ -120,10 +123,9 @@ Expected<TensorMap> mlir::gnn::parseSafeTensors(StringRef bytes,
 }
 
 Expected<TensorMap> mlir::gnn::readSafeTensors(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  auto buffer = readInputFile(path);
   if (!buffer)
-    return fail(path, "cannot read: " + buffer.getError().message());
+    return fail(path, "cannot read: " + llvm::toString(buffer.takeError()));
   return parseSafeTensors((*buffer)->getBuffer(), path);
 }
 

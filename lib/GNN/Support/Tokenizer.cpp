@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Support/Tokenizer.h"
+#include "GNN/Support/InputFile.h"
+#include "GNN/Support/Messages.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -19,16 +21,19 @@ static llvm::Error error(const llvm::Twine &message) {
 
 Expected<std::vector<std::string>> mlir::gnn::readLines(const std::string &path,
                                                         const char *what) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buffer = readInputFile(path, /*isText=*/true);
   if (!buffer)
     return error(llvm::Twine("cannot read ") + what + " file '" + path +
-                 "': " + buffer.getError().message());
+                 "': " + llvm::toString(buffer.takeError()));
+  // Lines end with "\n", "\r\n" or a lone "\r".
   std::vector<std::string> lines;
   llvm::StringRef text = (*buffer)->getBuffer();
   while (!text.empty()) {
-    auto [line, rest] = text.split('\n');
-    lines.push_back(line.rtrim('\r').str());
-    text = rest;
+    size_t end = text.find_first_of("\r\n");
+    lines.push_back(text.take_front(end).str());
+    if (end == llvm::StringRef::npos)
+      break;
+    text = text.drop_front(end + (text.substr(end).starts_with("\r\n") ? 2 : 1));
   }
   return lines;
 }
@@ -50,13 +55,13 @@ Expected<Sequence> Tokenizer::parse(llvm::StringRef line, int64_t vocabSize,
     int64_t id;
     if (ids) {
       if (w.getAsInteger(10, id))
-        return error(where + ", token " + llvm::Twine(i + 1) + ": '" + w +
-                     "' is not an integer id");
+        return error(where + ", token " + llvm::Twine(i + 1) + ": '" +
+                     clipForMessage(w) + "' is not an integer id");
     } else {
       auto it = index.find(w.str());
       if (it == index.end())
         return error(where + ", token " + llvm::Twine(i + 1) +
-                     ": unknown token '" + w + "'");
+                     ": unknown token '" + clipForMessage(w) + "'");
       id = it->second;
     }
     if (id < 0 || id >= vocabSize)

@@ -63,6 +63,12 @@ typedef struct gnn_graph {
   int64_t *in_eid; /* [num_edges] */
 } gnn_graph;
 
+/* The most nodes (sources or destinations) or edges a graph may have: 2^40.
+ * Larger counts are errors, so no array size computed from a count can
+ * overflow; counts below it whose arrays do not fit in memory are
+ * "out of memory" errors. */
+#define GNN_GRAPH_MAX_COUNT (INT64_C(1) << 40)
+
 /* Every function returns 0 on success. On failure it returns non-zero,
  * writes a message into err (if err_size > 0) and sets *out to NULL. */
 

@@ -742,3 +742,30 @@ func.func @updates_unknown_argument(%x: tensor<?xf32> {gnn.name = "x"})
 func.func @unknown_result_attribute(%x: tensor<?xf32>) -> (tensor<?xf32> {gnn.label = "y"}) {
   return %x : tensor<?xf32>
 }
+
+// -----
+
+// Rows wider than 2^24 static elements are bad input, not a lowering to try.
+func.func @row_width_int64_max(%x: tensor<?x9223372036854775807xf32>) -> tensor<?x9223372036854775807xf32> {
+  // expected-error @+1 {{'gnn.log_softmax' op operand #0 has rows of more than 16777216 elements}}
+  %y = gnn.log_softmax %x : (tensor<?x9223372036854775807xf32>) -> tensor<?x9223372036854775807xf32>
+  return %y : tensor<?x9223372036854775807xf32>
+}
+
+// -----
+
+// The product of the per-row sizes counts (and must not overflow).
+func.func @row_width_product(%x: tensor<?x65536x65536xf32>) -> tensor<?x65536x65536xf32> {
+  // expected-error @+1 {{'gnn.apply_nodes' op operand #0 has rows of more than 16777216 elements}}
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    gnn.yield %a : f32
+  } : (tensor<?x65536x65536xf32>) -> tensor<?x65536x65536xf32>
+  return %y : tensor<?x65536x65536xf32>
+}
+
+// -----
+
+// gnn.kernel marks functions, as a unit attribute.
+// expected-error @+1 {{'gnn.kernel' must be a unit attribute of a function}}
+func.func private @kernel_mark() attributes {gnn.kernel = 1 : i32}

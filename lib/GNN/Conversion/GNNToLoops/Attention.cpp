@@ -432,6 +432,9 @@ static void scalarAttention(Lowering &l, const AttentionPlan &p) {
   });
 }
 
+/// The widest q or v row kept in one vector value.
+constexpr int64_t kMaxVectorWidth = 1024;
+
 LogicalResult loops::lowerFusedAttentionToLoops(FusedAttentionOp op,
                                                 bool blockTiles) {
   Lowering l(op);
@@ -440,7 +443,10 @@ LogicalResult loops::lowerFusedAttentionToLoops(FusedAttentionOp op,
     return failure();
   int64_t d = getItemShape(p->q.type).back();
   int64_t dv = getItemShape(p->val.type).back();
+  // Rows of q and the weighted sum live in vector registers; beyond
+  // kMaxVectorWidth (far past any register file) the scalar form is used.
   bool vectorize = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
+                   d <= kMaxVectorWidth && dv <= kMaxVectorWidth &&
                    getItemShape(p->k.type).back() == d;
   l.guarded(p->inputsOk, [&] {
     if (vectorize && blockTiles && blockTileable(*p))

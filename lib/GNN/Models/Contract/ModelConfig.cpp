@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Models/ModelConfig.h"
+#include "GNN/Support/InputFile.h"
+#include "GNN/Support/StrictJson.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
@@ -37,7 +39,7 @@ std::string resolve(StringRef directory, StringRef path) {
 
 Expected<ModelConfig> mlir::gnn::parseModelConfig(StringRef json,
                                                   StringRef directory) {
-  Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  Expected<llvm::json::Value> parsed = parseStrictJson(json);
   if (!parsed)
     return fail("config is not valid JSON: " +
                 llvm::toString(parsed.takeError()));
@@ -164,9 +166,9 @@ Expected<ModelConfig> mlir::gnn::parseModelConfig(StringRef json,
 }
 
 Expected<ModelConfig> mlir::gnn::readModelConfig(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  auto buffer = readInputFile(path, /*isText=*/true);
   if (!buffer)
-    return fail(path + ": cannot read: " + buffer.getError().message());
+    return fail(path + ": cannot read: " + llvm::toString(buffer.takeError()));
   auto config = parseModelConfig((*buffer)->getBuffer(),
                                  llvm::sys::path::parent_path(path));
   if (!config)
@@ -175,9 +177,9 @@ Expected<ModelConfig> mlir::gnn::readModelConfig(StringRef path) {
 }
 
 Expected<std::vector<std::string>> mlir::gnn::readVocab(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  auto buffer = readInputFile(path, /*isText=*/true);
   if (!buffer)
-    return fail(path + ": cannot read: " + buffer.getError().message());
+    return fail(path + ": cannot read: " + llvm::toString(buffer.takeError()));
   std::vector<std::string> tokens = {"<sos>", "<eos>", "<pad>"};
   llvm::StringSet<> seen;
   for (const std::string &t : tokens)

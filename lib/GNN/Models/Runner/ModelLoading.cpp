@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelRunnerDetail.h"
+#include "GNN/Support/InputFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -163,10 +164,10 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
 
   Expected<OwningOpRef<ModuleOp>> module = OwningOpRef<ModuleOp>();
   if (!options.irPath.empty()) {
-    auto buffer = llvm::MemoryBuffer::getFile(options.irPath);
+    auto buffer = readInputFile(options.irPath, /*isText=*/true);
     if (!buffer)
       return fail("cannot read '" + options.irPath +
-                  "': " + buffer.getError().message());
+                  "': " + llvm::toString(buffer.takeError()));
     module = parseModule(ctx, (*buffer)->getBuffer(), options.irPath);
   } else {
     module = buildModel(ctx, config, m->weights);
