@@ -77,6 +77,30 @@ extern "C" void gnn_rt_edge_out_of_range(gnn_rt_context *context, int64_t edge,
           static_cast<long long>(node), static_cast<long long>(bound));
 }
 
+extern "C" void gnn_rt_bad_coo(gnn_rt_context *context, int64_t kind,
+                               int64_t a, int64_t b) {
+  auto la = static_cast<long long>(a), lb = static_cast<long long>(b);
+  switch (kind) {
+  case 0:
+    reportf(context,
+            "graph_from_coo: the edge lists differ in length (%lld source "
+            "ids, %lld destination ids)",
+            la, lb);
+    return;
+  case 1:
+  case 2:
+    reportf(context,
+            "graph_from_coo: %s node count %lld is out of range [0, %lld]",
+            kind == 1 ? "source" : "destination", la, lb);
+    return;
+  default:
+    reportf(context,
+            "graph_from_coo: out of memory for a graph of %lld nodes and "
+            "%lld edges",
+            la, lb);
+  }
+}
+
 extern "C" void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
                                      int64_t expected, int64_t target) {
   static const char *what[] = {"source nodes", "destination nodes", "edges",

@@ -20,6 +20,7 @@ namespace mlir::gnn::abi {
 constexpr llvm::StringLiteral kEdgeOutOfRange = "gnn_rt_edge_out_of_range";
 constexpr llvm::StringLiteral kRowsMismatch = "gnn_rt_rows_mismatch";
 constexpr llvm::StringLiteral kIdOutOfRange = "gnn_rt_id_out_of_range";
+constexpr llvm::StringLiteral kBadCoo = "gnn_rt_bad_coo";
 /// Dense layers and the attention tiles' GEMM (gnnc/dense.h), called
 /// through their C-interface (`_mlir_ciface_`) wrappers.
 constexpr llvm::StringLiteral kLinear = "gnn_rt_linear";
@@ -38,7 +39,8 @@ struct RuntimeFunction {
 
 constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kEdgeOutOfRange, false, true, 4}, {kRowsMismatch, false, true, 3},
-    {kIdOutOfRange, false, true, 3},   {kLinear, true, false, 0},
+    {kIdOutOfRange, false, true, 3},   {kBadCoo, false, true, 3},
+    {kLinear, true, false, 0},
     {kLinearNoBias, true, false, 0},   {kGemm, true, false, 0},
 };
 

@@ -445,6 +445,7 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
        fn(&gnn_rt_edge_out_of_range)},
       {abi::kRowsMismatch, fn(&gnn_rt_rows_mismatch),
        fn(&gnn_rt_rows_mismatch)},
+      {abi::kBadCoo, fn(&gnn_rt_bad_coo), fn(&gnn_rt_bad_coo)},
       {abi::kIdOutOfRange, fn(&gnn_rt_id_out_of_range),
        fn(&gnn_rt_id_out_of_range)},
   };

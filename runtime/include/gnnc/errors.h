@@ -56,6 +56,14 @@ GNNC_EXPORT void gnn_rt_edge_out_of_range(gnn_rt_context *context, int64_t edge,
 GNNC_EXPORT void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
                                       int64_t expected, int64_t target);
 
+/* Called by code lowered from gnn.graph_from_coo before it allocates
+ * anything. kind 0: the edge lists differ in length (a source ids, b
+ * destination ids); 1 and 2: the source (1) or destination (2) node count
+ * a is outside [0, b]; 3: no memory for a graph of a nodes and b edges. The
+ * graph comes out empty. */
+GNNC_EXPORT void gnn_rt_bad_coo(gnn_rt_context *context, int64_t kind,
+                                int64_t a, int64_t b);
+
 /* Called by lowered gnn ops that take id lists (gather_rows, scatter_rows,
  * in_subgraph): entry `position` of the list is `id`, outside [0, bound).
  * The entry is skipped. */

@@ -11,6 +11,7 @@
 #include "GNN/Conversion/Passes.h"
 #include "GNN/IR/GNNOps.h"
 #include "Lowering.h"
+#include "gnnc/graph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -415,17 +416,50 @@ static Value countLoop(Lowering &l, Value n,
   return loop.getResult(0);
 }
 
-/// Builds the CSR of an edge list in O(edges + nodes). An edge with an id
-/// out of range is reported to the runtime and the graph becomes empty, so
-/// that nothing reads outside the features before the caller sees the error.
+/// Builds the CSR of an edge list in O(edges + nodes). Edge lists of
+/// different lengths, a node count outside [0, GNN_GRAPH_MAX_COUNT], an
+/// edge with an id out of range or a failed allocation is reported to the
+/// runtime and the graph becomes empty, so that nothing reads outside a
+/// buffer before the caller sees the error.
 static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
   Lowering l(op);
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value src = l.toMemref(op.getSrc()), dst = l.toMemref(op.getDst());
-  Value edges = l.dim(src, 0);
+  auto cmp = [&](arith::CmpIPredicate p, Value a, Value c) {
+    return b.create<arith::CmpIOp>(loc, p, a, c).getResult();
+  };
+  auto all = [&](ValueRange flags) {
+    Value r = flags.front();
+    for (Value f : flags.drop_front())
+      r = b.create<arith::AndIOp>(loc, r, f);
+    return r;
+  };
+  // Shapes and counts first: nothing is read or allocated from them before
+  // they are known to be sane.
+  Value srcLength = l.dim(src, 0), dstLength = l.dim(dst, 0);
+  Value lengthsOk = cmp(arith::CmpIPredicate::eq, srcLength, dstLength);
+  l.unless(lengthsOk, [&] {
+    b.create<func::CallOp>(loc, abi::kBadCoo, TypeRange{},
+                           ValueRange{l.i64(l.idx(0)), l.i64(srcLength),
+                                      l.i64(dstLength)});
+  });
+  Value maxCount = l.idx(GNN_GRAPH_MAX_COUNT);
+  auto countOk = [&](Value n, int64_t kind) {
+    Value ok = all({cmp(arith::CmpIPredicate::sge, n, l.idx(0)),
+                    cmp(arith::CmpIPredicate::sle, n, maxCount)});
+    l.unless(ok, [&] {
+      b.create<func::CallOp>(
+          loc, abi::kBadCoo, TypeRange{},
+          ValueRange{l.i64(l.idx(kind)), l.i64(n), l.i64(maxCount)});
+    });
+    return ok;
+  };
+  Value shapeOk = all({lengthsOk, countOk(op.getNumSrc(), 1),
+                       countOk(op.getNumDst(), 2)});
+  Value edges = b.create<arith::SelectOp>(loc, shapeOk, srcLength, l.idx(0));
   auto lt = [&](Value a, Value c) {
-    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, a, c);
+    return cmp(arith::CmpIPredicate::ult, a, c);
   };
   Value valid = countLoop(l, edges, [&](Value e, Value n) {
     Value s = b.create<memref::LoadOp>(loc, src, e);
@@ -446,16 +480,43 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
         loc, n, b.create<arith::SelectOp>(loc, ok, l.idx(1), l.idx(0)));
   });
   Value allValid =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, valid, edges);
-  auto orZero = [&](Value v) {
-    return b.create<arith::SelectOp>(loc, allValid, v, l.idx(0)).getResult();
+      all({shapeOk, cmp(arith::CmpIPredicate::eq, valid, edges)});
+  auto orZero = [&](Value ok, Value v) {
+    return b.create<arith::SelectOp>(loc, ok, v, l.idx(0)).getResult();
   };
-  Value numEdges = orZero(edges), numSrc = orZero(op.getNumSrc()),
-        numDst = orZero(op.getNumDst());
-  auto ids = [&](Value n) { return l.idBuffer(n); };
-  Value src2 = ids(numEdges), dst2 = ids(numEdges);
-  Value inPtr = ids(b.create<arith::AddIOp>(loc, numDst, l.idx(1)));
-  Value inSrc = ids(numEdges), inEid = ids(numEdges), cursor = ids(numDst);
+  Value wantEdges = orZero(allValid, edges),
+        wantDst = orZero(allValid, op.getNumDst());
+  // Allocations that fail (the runtime returns null) leave an empty graph.
+  SmallVector<std::pair<Value, Value>> buffers; // (buffer, elements)
+  auto ids = [&](Value n) {
+    Value buffer = l.idBuffer(n);
+    buffers.push_back({buffer, n});
+    return buffer;
+  };
+  Value src2 = ids(wantEdges), dst2 = ids(wantEdges);
+  Value inPtr = ids(b.create<arith::AddIOp>(loc, wantDst, l.idx(1)));
+  Value inSrc = ids(wantEdges), inEid = ids(wantEdges), cursor = ids(wantDst);
+  SmallVector<Value> allocated;
+  for (auto [buffer, n] : buffers) {
+    Value address = b.create<arith::IndexCastOp>(
+        loc, b.getI64Type(),
+        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+    allocated.push_back(b.create<arith::OrIOp>(
+        loc, cmp(arith::CmpIPredicate::ne, address, l.i64(l.idx(0))),
+        cmp(arith::CmpIPredicate::eq, n, l.idx(0))));
+  }
+  Value memoryOk = all(allocated);
+  l.unless(memoryOk, [&] {
+    b.create<func::CallOp>(
+        loc, abi::kBadCoo, TypeRange{},
+        ValueRange{l.i64(l.idx(3)), l.i64(wantDst), l.i64(wantEdges)});
+  });
+  Value ok = all({allValid, memoryOk});
+  Value numEdges = orZero(ok, edges), numSrc = orZero(ok, op.getNumSrc()),
+        numDst = orZero(ok, op.getNumDst());
+  // Even an empty graph has in_ptr[0]: a one-element buffer stands in for
+  // one that could not be allocated.
+  inPtr = b.create<arith::SelectOp>(loc, memoryOk, inPtr, l.idBuffer(l.idx(1)));
   auto forRange = [&](Value lo, Value hi, function_ref<void(Value)> body) {
     l.serial(lo, hi, body);
   };
