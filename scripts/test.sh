@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Sets up and builds gnnc, then runs every test suite (lit and GoogleTest)
-# through ctest. Exits non-zero if anything fails.
+# through ctest, then the sanitizer job (scripts/sanitize.sh: the input
+# parsers, graph builders and their unit tests under ASan + UBSan, and each
+# libFuzzer target for GNN_FUZZ_SECONDS from its seed corpus; skipped with
+# GNN_SKIP_SANITIZE=1). Exits non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 ctest --test-dir build --output-on-failure
+if [ "${GNN_SKIP_SANITIZE:-0}" != 1 ]; then
+  scripts/sanitize.sh
+fi

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The sanitizer job: builds the parts of gnnc that read untrusted input
+# (the runtime, the support library, the model contract) with
+# AddressSanitizer and UndefinedBehaviorSanitizer (clang-19) in
+# ./build-sanitize, runs their unit tests, then runs each libFuzzer target
+# for GNN_FUZZ_SECONDS seconds (default 30) from its seed corpus in
+# fuzz/corpus/<name>. Any sanitizer report or fuzzer crash fails the job;
+# a crashing input is left in build-sanitize/fuzz-crashes/ to be committed
+# to the corpus as a regression input once fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(clang-19 libclang-rt-19-dev libfuzzer-19-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "sanitize: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f build-sanitize/build.ninja ]; then
+  cmake -G Ninja -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DGNN_SANITIZE=ON -DGNN_FUZZERS=ON -DGNN_ENABLE_FUZZ_TESTS=OFF
+fi
+fuzzers=(gnn-fuzz-safetensors gnn-fuzz-config gnn-fuzz-tokenizer gnn-fuzz-graph)
+cmake --build build-sanitize --target GNNRuntimeTests GNNSupportTests "${fuzzers[@]}"
+
+# Debian's libLLVM is not instrumented: it never unpoisons what LLVM's
+# allocators poison in instrumented code (allow_user_poisoning=0); a unit
+# test asks for an impossible allocation on purpose
+# (allocator_may_return_null=1); a report aborts, so it cannot pass quietly.
+export ASAN_OPTIONS=abort_on_error=1:allow_user_poisoning=0:allocator_may_return_null=1:detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+echo "== unit tests under ASan + UBSan"
+build-sanitize/unittests/GNNRuntimeTests --gtest_brief=1
+build-sanitize/unittests/GNNSupportTests --gtest_brief=1
+
+seconds=${GNN_FUZZ_SECONDS:-30}
+crashes=build-sanitize/fuzz-crashes
+mkdir -p "$crashes"
+for f in "${fuzzers[@]}"; do
+  name=${f#gnn-fuzz-}
+  echo "== $f for ${seconds}s from fuzz/corpus/$name"
+  work=$(mktemp -d)
+  # New inputs go to a scratch directory; the committed seeds stay as they are.
+  status=0
+  build-sanitize/bin/"$f" "$work" "fuzz/corpus/$name" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$crashes/$name-" -print_final_stats=1 \
+    >"$work.log" 2>&1 || status=$?
+  grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" "$work.log" || true
+  [ "$status" -eq 0 ] || tail -40 "$work.log"
+  rm -f "$work.log"
+  rm -rf "$work"
+  if [ "$status" -ne 0 ]; then
+    echo "sanitize: $f failed (exit $status); inputs in $crashes" >&2
+    exit 1
+  fi
+done
+echo "sanitize: all clean"
