@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -43,7 +44,28 @@ uint64_t capacityFor(uint64_t bytes) {
 }
 
 /// A quarter of physical memory, at most 4 GiB, is kept for reuse.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GNN_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define GNN_ASAN 1
+#endif
+
+bool recycles() {
+#ifdef GNN_ASAN
+  return false;
+#else
+  const char *setting = std::getenv("GNNC_POOL");
+  return !(setting && std::strcmp(setting, "off") == 0);
+#endif
+}
+
+/// The most bytes kept for reuse: 0 (nothing kept) without recycling.
 uint64_t maxKeptBytes() {
+  if (!recycles())
+    return 0;
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
   uint64_t physical =
       pages > 0 && size > 0 ? uint64_t(pages) * uint64_t(size) : 0;
@@ -153,6 +175,8 @@ extern "C" void *gnn_rt_aligned_alloc(uint64_t alignment, uint64_t bytes) {
 extern "C" void gnn_rt_free(void *ptr) { pool().free(ptr); }
 
 extern "C" void gnn_rt_release_cached_memory(void) { pool().release(); }
+
+extern "C" int gnn_rt_pool_recycles(void) { return recycles() ? 1 : 0; }
 
 extern "C" uint64_t gnn_rt_cached_memory_bytes(void) {
   return pool().cachedBytes();

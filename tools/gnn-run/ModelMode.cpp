@@ -156,6 +156,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   options.compile.parallel = o.threads != 1;
   options.compile.device = o.device;
   options.compile.cache = o.cache;
+  options.compile.checked = o.checked;
   options.weightsPath = o.weights;
   options.irPath = o.ir;
   options.positions = maxLen;

@@ -27,6 +27,8 @@ struct ModelRunOptions {
   /// is written.
   int64_t repeat = 1;
   double alpha = 0.6;
+  /// Compiled code checks every memory access (slow; for debugging).
+  bool checked = false;
   /// The compile cache (none: compile every time).
   mlir::gnn::CompileCache *cache = nullptr;
 };

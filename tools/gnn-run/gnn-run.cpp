@@ -74,6 +74,11 @@ static cl::opt<bool> noFuse("no-fuse", cl::cat(category),
                             cl::desc("run the unfused lowering"));
 static cl::opt<bool> serial("serial", cl::cat(category),
                             cl::desc("run on one core"));
+static cl::opt<bool>
+    checked("checked", cl::cat(category),
+            cl::desc("check every memory access of compiled code against "
+                     "its buffer's bounds (slow; a failed check names the op "
+                     "and aborts)"));
 static cl::opt<int64_t>
     repeat("repeat", cl::init(1), cl::cat(category),
            cl::desc("run this many times after an untimed warm-up run and "
@@ -307,6 +312,7 @@ int main(int argc, char **argv) {
     o.alpha = alpha;
     o.repeat = repeat;
     o.cache = compileCache;
+    o.checked = checked;
     return gnnrun::runModel(context, o);
   }
   if (programFile.empty())
@@ -348,6 +354,7 @@ int main(int argc, char **argv) {
   options.parallel = !serial;
   options.device = target;
   options.cache = compileCache;
+  options.checked = checked;
   auto start = std::chrono::steady_clock::now();
   auto program =
       JitProgram::compile(std::move(module), entryName, names, options);

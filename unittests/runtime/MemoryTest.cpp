@@ -19,6 +19,8 @@ namespace {
 constexpr uint64_t kLarge = 8 << 20;
 
 TEST(RuntimeMemory, LargeBlocksAreReusedForRequestsOfAboutTheirSize) {
+  if (!gnn_rt_pool_recycles())
+    GTEST_SKIP() << "recycling is off (GNNC_POOL=off or AddressSanitizer)";
   gnn_rt_release_cached_memory();
   void *a = gnn_rt_alloc(kLarge);
   ASSERT_NE(a, nullptr);
@@ -43,6 +45,8 @@ TEST(RuntimeMemory, LargeBlocksAreReusedForRequestsOfAboutTheirSize) {
 }
 
 TEST(RuntimeMemory, GrowingRequestsReuseBlocksOfTheirClass) {
+  if (!gnn_rt_pool_recycles())
+    GTEST_SKIP() << "recycling is off (GNNC_POOL=off or AddressSanitizer)";
   // A buffer that grows by 1% per step (a k/v cache while decoding), freed
   // after its successor is allocated: a few classes serve all steps.
   gnn_rt_release_cached_memory();

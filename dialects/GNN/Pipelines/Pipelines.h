@@ -22,6 +22,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       *this, "parallel",
       llvm::cl::desc("Run outer loops on all cores through OpenMP"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> checked{
+      *this, "checked",
+      llvm::cl::desc("Check every memref access against its bounds at run "
+                     "time (a failed check prints its op and aborts)"),
+      llvm::cl::init(false)};
 };
 
 /// The gnn-level rewrites every lowering begins with (attention fusion when

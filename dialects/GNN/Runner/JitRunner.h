@@ -83,6 +83,9 @@ struct CompileOptions {
   bool fuse = true;
   /// CPU: outer loops on all cores.
   bool parallel = true;
+  /// CPU: every memref access checked against its bounds (gnn-lower-to-cpu's
+  /// `checked`); a failed check prints the op and aborts.
+  bool checked = false;
   /// CUDA: gnn-lower-to-nvvm for device 0 of gnnc's CUDA runtime, buffers
   /// in unified memory.
   Device device = Device::CPU;

@@ -118,6 +118,10 @@ LogicalResult
 mlir::gnn::buildCPUCodegenPipeline(OpPassManager &pm,
                                    const LowerToCPUOptions &options) {
   addCPULoweringToBuffers(pm, options);
+  // Checked mode: bounds of every load, store and view, for runs under the
+  // sanitizer job and for debugging kernels.
+  if (options.checked)
+    pm.addPass(createGenerateRuntimeVerificationPass());
   pm.addPass(gnn::createApproximateVectorMathPass());
   addHostToLLVM(pm, options.parallel, /*gpu=*/false);
   return success();

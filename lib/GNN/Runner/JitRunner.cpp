@@ -300,7 +300,8 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
   program->device = options.device;
   // What the code depends on besides the program.
   std::string target = "device=cpu parallel=" +
-                       std::to_string(int(options.parallel));
+                       std::to_string(int(options.parallel)) +
+                       " checked=" + std::to_string(int(options.checked));
   LowerToNVVMOptions nvvmOptions;
   if (options.device == Device::CUDA) {
     llvm::Expected<std::string> chip = cudaChip();
@@ -352,6 +353,7 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
       LowerToCPUOptions cpuOptions;
       cpuOptions.fuse = options.fuse;
       cpuOptions.parallel = options.parallel;
+      cpuOptions.checked = options.checked;
       if (failed(buildCPUCodegenPipeline(pm, cpuOptions)))
         return error("cannot build the lowering pipeline");
     }

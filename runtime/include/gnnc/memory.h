@@ -33,6 +33,11 @@ GNNC_EXPORT void gnn_rt_free(void *ptr);
 /* Returns every kept block to the system. */
 GNNC_EXPORT void gnn_rt_release_cached_memory(void);
 
+/* Whether freed large blocks are kept for reuse: yes, unless the
+ * environment sets GNNC_POOL=off or the runtime is built with
+ * AddressSanitizer (which then sees every use of a freed buffer). */
+GNNC_EXPORT int gnn_rt_pool_recycles(void);
+
 /* Bytes kept for reuse now (for tests and diagnostics). */
 GNNC_EXPORT uint64_t gnn_rt_cached_memory_bytes(void);
 
