@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/InitAll.h"
+#include "GNN/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,6 +51,11 @@ static llvm::cl::opt<bool>
     dumpFailures("dump-failures",
                  llvm::cl::desc("print every mutant that breaks an invariant"),
                  llvm::cl::init(true));
+static llvm::cl::opt<unsigned> fullLoweringEvery(
+    "full-lowering-every",
+    llvm::cl::desc("run every Nth verified mutant through the whole "
+                   "gnn-lower-to-cpu pipeline to LLVM (0: never)"),
+    llvm::cl::init(8));
 static llvm::cl::opt<bool>
     showEach("show-each",
              llvm::cl::desc("print every mutant before running it "
@@ -119,7 +125,30 @@ private:
         "0",        "1",    "-1",         "2",
         "7",        "?",    "4294967296", "9223372036854775807",
         "1.0e+300", "-0.0", "nan"};
-    switch (pick(9)) {
+    // Values a size or constant may take that stress the lowering: empty,
+    // one, wide, past the verifier's row limit, overflowing.
+    static const char *extremes[] = {"0",       "1",        "65536",
+                                     "16777217", "4294967296", "9223372036854775807"};
+    switch (pick(10)) {
+    case 4: { // replace a number inside a token (a width in a tensor type)
+      std::vector<std::pair<size_t, size_t>> runs;
+      for (size_t i = 0; i < text.size();) {
+        if (!isdigit(static_cast<unsigned char>(text[i]))) {
+          ++i;
+          continue;
+        }
+        size_t j = i;
+        while (j < text.size() && isdigit(static_cast<unsigned char>(text[j])))
+          ++j;
+        runs.push_back({i, j});
+        i = j;
+      }
+      if (runs.empty())
+        return text;
+      auto [at, end] = runs[pick(runs.size())];
+      return text.substr(0, at) + extremes[pick(std::size(extremes))] +
+             text.substr(end);
+    }
     case 0: { // delete a line
       size_t line = pick(lines.size());
       lines.erase(lines.begin() + line);
@@ -171,7 +200,8 @@ private:
 };
 
 struct Stats {
-  unsigned mutants = 0, skipped = 0, parsed = 0, verified = 0, failures = 0;
+  unsigned mutants = 0, skipped = 0, parsed = 0, verified = 0, failures = 0,
+           fullyLowered = 0;
 };
 } // namespace
 
@@ -276,10 +306,17 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
     }
   }
 
-  // The CPU lowering must reject what it cannot lower, never crash on it.
+  // The CPU lowering must reject what it cannot lower, never crash on it;
+  // every few mutants, the whole pipeline down to the LLVM dialect.
   OwningOpRef<ModuleOp> lowered = module->clone();
   PassManager lower(&context);
-  lower.addPass(gnn::createConvertGNNToLoopsPass());
+  if (fullLoweringEvery && stats.verified % fullLoweringEvery == 0) {
+    ++stats.fullyLowered;
+    gnn::LowerToCPUOptions options;
+    (void)gnn::buildLowerToCPUPipeline(lower, options);
+  } else {
+    lower.addPass(gnn::createConvertGNNToLoopsPass());
+  }
   (void)lower.run(*lowered);
   return true;
 }
@@ -343,6 +380,7 @@ int main(int argc, char **argv) {
                << ", skipped (upstream parser hazard): " << stats.skipped
                << ", parsed: " << stats.parsed
                << ", verified: " << stats.verified
+               << ", fully lowered: " << stats.fullyLowered
                << ", round-trip failures: " << stats.failures << "\n";
   return stats.failures == 0 ? 0 : 1;
 }
