@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -127,7 +128,8 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   }
   Tokenizer tokenizer(o.ids, vocab);
   auto sources =
-      readSequences(o.src, "src", tokenizer, config->srcVocab, config->maxLen);
+      readSequences(o.src, "src", tokenizer, config->srcVocab, config->maxLen,
+                    o.truncate);
   if (!sources)
     return fail(llvm::toString(sources.takeError()));
   if (llvm::Error e = checkDecodingMemory(o, *config, sources->size(), maxLen))
@@ -135,7 +137,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   std::vector<Sequence> targets;
   if (!o.tgt.empty()) {
     auto read = readSequences(o.tgt, "tgt", tokenizer, config->tgtVocab,
-                              config->maxLen);
+                              config->maxLen, o.truncate);
     if (!read)
       return fail(llvm::toString(read.takeError()));
     targets = std::move(*read);
@@ -169,7 +171,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
 
   size_t total = sources->size();
   size_t batch = size_t(o.batchSize);
-  bool progress = total > batch && o.repeat == 1;
+  bool progress = total > batch && o.repeat == 1 && !o.quiet;
   int64_t tokens = 0;
   TensorMap forwardResults;
   std::vector<Sequence> outputs;
@@ -253,6 +255,29 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   std::vector<double> sorted = runSeconds;
   std::sort(sorted.begin(), sorted.end());
   double seconds = sorted[sorted.size() / 2];
+  if (!o.statsJson.empty()) {
+    const char *modes[] = {"forward", "greedy", "beam"};
+    llvm::json::Object stats{
+        {"mode", modes[int(o.mode)]},
+        {"fused", o.fuse},
+        {"sequences", int64_t(total)},
+        {"tokens", tokens},
+        {"seconds", seconds},
+        {"tokens_per_second", seconds > 0 ? tokens / seconds : 0.0},
+        {"runs", o.repeat},
+        {"min_seconds", sorted.front()},
+        {"max_seconds", sorted.back()},
+        {"compile_seconds", compileSeconds},
+        {"compile_cache_hit", compile.cacheHit},
+        {"threads", o.threads}};
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(stats))) << "\n";
+    if (llvm::Error e = writeFileAtomically(o.statsJson, os.str()))
+      return fail(llvm::toString(std::move(e)));
+  }
+  if (o.quiet)
+    return 0;
   llvm::errs() << "gnn-run: " << total << " sequences, " << tokens
                << (o.mode == Mode::Forward ? " target" : " output")
                << " tokens in " << llvm::format("%.4f", seconds) << " s ("

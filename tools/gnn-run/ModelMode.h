@@ -29,6 +29,13 @@ struct ModelRunOptions {
   double alpha = 0.6;
   /// Compiled code checks every memory access (slow; for debugging).
   bool checked = false;
+  /// Sequences longer than max_len are cut to it (DGL's example) instead
+  /// of rejected.
+  bool truncate = false;
+  /// No progress or summary on stderr.
+  bool quiet = false;
+  /// Where to write the run's summary as JSON (none: nowhere).
+  std::string statsJson;
   /// The compile cache (none: compile every time).
   mlir::gnn::CompileCache *cache = nullptr;
 };

@@ -74,6 +74,9 @@ static cl::opt<bool> noFuse("no-fuse", cl::cat(category),
                             cl::desc("run the unfused lowering"));
 static cl::opt<bool> serial("serial", cl::cat(category),
                             cl::desc("run on one core"));
+static cl::opt<bool> quiet("quiet", cl::cat(category),
+                           cl::desc("no progress or summary lines on stderr "
+                                    "(errors and warnings still)"));
 static cl::opt<bool>
     checked("checked", cl::cat(category),
             cl::desc("check every memory access of compiled code against "
@@ -131,6 +134,11 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> batchSize("batch-size", cl::init(64),
                                   cl::cat(modelCategory),
                                   cl::desc("sequences per batch (default 64)"));
+static cl::opt<bool>
+    truncateInputs("truncate", cl::cat(modelCategory),
+                   cl::desc("cut sequences longer than the config's max_len "
+                            "to it (as DGL's example does) instead of "
+                            "rejecting them"));
 static cl::opt<bool> emitIR("emit-ir", cl::cat(modelCategory),
                             cl::desc("print the model as gnn IR and exit"));
 static cl::opt<bool> incremental(
@@ -256,8 +264,15 @@ int main(int argc, char **argv) {
   auto &registered = cl::getRegisteredOptions();
   if (auto it = registered.find("threads"); it != registered.end())
     it->second->setArgStr("llvm-threads");
+  // Likewise LLVM's statistics option "stats-json".
+  if (auto it = registered.find("stats-json"); it != registered.end())
+    it->second->setArgStr("llvm-stats-json");
   cl::opt<int64_t> threads("threads", cl::init(0), cl::cat(modelCategory),
                            cl::desc("threads (default: all cores)"));
+  cl::opt<std::string> statsJson(
+      "stats-json", cl::cat(modelCategory),
+      cl::desc("write the run's summary (tokens, tokens/s, times, compile "
+               "cache hit) to this file as JSON"));
   cl::HideUnrelatedOptions({&category, &modelCategory});
   cl::ParseCommandLineOptions(argc, argv, "run compiled gnn programs\n");
 
@@ -313,6 +328,9 @@ int main(int argc, char **argv) {
     o.repeat = repeat;
     o.cache = compileCache;
     o.checked = checked;
+    o.truncate = truncateInputs;
+    o.quiet = quiet;
+    o.statsJson = statsJson;
     return gnnrun::runModel(context, o);
   }
   if (programFile.empty())
@@ -425,6 +443,8 @@ int main(int argc, char **argv) {
   auto ms = [](auto a, auto b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
+  if (quiet)
+    return 0;
   llvm::errs() << "gnn-run: compiled @" << entryName << " in "
                << llvm::format("%.1f", ms(start, compiled)) << " ms ("
                << ((*program)->getCompileInfo().cacheHit ? "compile cache hit"

@@ -47,11 +47,13 @@ private:
   std::map<std::string, int64_t> index;
 };
 
-/// The sequences of a file, one a line, none longer than `maxLen`; a file
-/// without sequences is an error.
+/// The sequences of a file, one a line, none longer than `maxLen` (longer
+/// ones are an error, or cut to `maxLen` tokens with `truncate`, as DGL's
+/// example does); a file without sequences is an error.
 llvm::Expected<std::vector<Sequence>>
 readSequences(const std::string &path, const char *what,
-              const Tokenizer &tokenizer, int64_t vocabSize, int64_t maxLen);
+              const Tokenizer &tokenizer, int64_t vocabSize, int64_t maxLen,
+              bool truncate = false);
 
 } // namespace mlir::gnn
 

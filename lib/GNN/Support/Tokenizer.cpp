@@ -89,7 +89,7 @@ std::string Tokenizer::print(const Sequence &s) const {
 Expected<std::vector<Sequence>>
 mlir::gnn::readSequences(const std::string &path, const char *what,
                          const Tokenizer &tokenizer, int64_t vocabSize,
-                         int64_t maxLen) {
+                         int64_t maxLen, bool truncate) {
   auto lines = readLines(path, what);
   if (!lines)
     return lines.takeError();
@@ -101,6 +101,8 @@ mlir::gnn::readSequences(const std::string &path, const char *what,
     auto seq = tokenizer.parse(line, vocabSize, where);
     if (!seq)
       return seq.takeError();
+    if (int64_t(seq->size()) > maxLen && truncate)
+      seq->resize(size_t(maxLen));
     if (int64_t(seq->size()) > maxLen)
       return error(where + " has " + llvm::Twine(seq->size()) +
                    " tokens, more than max_len (" + llvm::Twine(maxLen) + ")");
