@@ -9,7 +9,8 @@ embedding and the generator), saved as DGL's example saves it
 "module." prefix with one weight stored transposed (a strided view):
 dataparallel.pkl; a safetensors file from which a tied save dropped both
 embedding tables: dropped.safetensors; and every tensor under its own name
-as the reference: reference.safetensors.
+as the reference: reference.safetensors; and a Universal Transformer
+(universal.pkl, universal-reference.safetensors).
 """
 
 import collections
@@ -71,6 +72,36 @@ def main():
                if k not in ("src_embed.lut.weight", "tgt_embed.lut.weight")}
     safetensors_util.write(os.path.join(out, "dropped.safetensors"),
                            f32(dropped))
+
+    # A Universal Transformer: one shared layer per side, halting units.
+    ut = collections.OrderedDict()
+    table = rand(V, D)
+    ut["src_embed.lut.weight"] = table
+    ut["tgt_embed.lut.weight"] = table
+    ut["generator.proj.weight"] = table
+    ut["generator.proj.bias"] = rand(V)
+    for side, subs in (("encoder", 2), ("decoder", 3)):
+        p = side + ".layer."
+        for j in range(4):
+            ut[p + "self_attn.linears.%d.weight" % j] = rand(D, D)
+            ut[p + "self_attn.linears.%d.bias" % j] = rand(D)
+        ut[p + "feed_forward.w_1.weight"] = rand(FF, D)
+        ut[p + "feed_forward.w_1.bias"] = rand(FF)
+        ut[p + "feed_forward.w_2.weight"] = rand(D, FF)
+        ut[p + "feed_forward.w_2.bias"] = rand(D)
+        for j in range(subs):
+            ut[p + "sublayer.%d.norm.weight" % j] = 1 + rand(D)
+            ut[p + "sublayer.%d.norm.bias" % j] = rand(D)
+        ut[side + ".norm.weight"] = 1 + rand(D)
+        ut[side + ".norm.bias"] = rand(D)
+    for halt in ("halt_enc", "halt_dec"):
+        ut[halt + ".linear.weight"] = rand(1, D)
+        ut[halt + ".linear.bias"] = torch.tensor([0.5])
+        ut[halt + ".norm.weight"] = 1 + rand(D)
+        ut[halt + ".norm.bias"] = rand(D)
+    torch.save(ut, os.path.join(out, "universal.pkl"))
+    safetensors_util.write(os.path.join(out, "universal-reference.safetensors"),
+                           f32(ut))
 
 
 if __name__ == "__main__":
