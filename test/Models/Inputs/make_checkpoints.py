@@ -31,6 +31,20 @@ def main():
     os.makedirs(out, exist_ok=True)
     g = torch.Generator().manual_seed(5)
     rand = lambda *shape: torch.randn(*shape, generator=g) * 0.3
+
+    def layer(state, p, attns, sublayers):
+        """One layer's tensors under prefix p, in a fixed order."""
+        for a in attns:
+            for j in range(4):
+                state[p + "%s.linears.%d.weight" % (a, j)] = rand(D, D)
+                state[p + "%s.linears.%d.bias" % (a, j)] = rand(D)
+        state[p + "feed_forward.w_1.weight"] = rand(FF, D)
+        state[p + "feed_forward.w_1.bias"] = rand(FF)
+        state[p + "feed_forward.w_2.weight"] = rand(D, FF)
+        state[p + "feed_forward.w_2.bias"] = rand(D)
+        for j in range(sublayers):
+            state[p + "sublayer.%d.norm.weight" % j] = 1 + rand(D)
+            state[p + "sublayer.%d.norm.bias" % j] = rand(D)
     state = collections.OrderedDict()
     table = rand(V, D)
     state["src_embed.lut.weight"] = table
@@ -39,19 +53,8 @@ def main():
     state["generator.proj.bias"] = rand(V)
     for side, subs in (("encoder", 2), ("decoder", 3)):
         for i in range(LAYERS):
-            p = "%s.layers.%d." % (side, i)
             attns = ["self_attn"] + (["src_attn"] if side == "decoder" else [])
-            for a in attns:
-                for j in range(4):
-                    state[p + "%s.linears.%d.weight" % (a, j)] = rand(D, D)
-                    state[p + "%s.linears.%d.bias" % (a, j)] = rand(D)
-            state[p + "feed_forward.w_1.weight"] = rand(FF, D)
-            state[p + "feed_forward.w_1.bias"] = rand(FF)
-            state[p + "feed_forward.w_2.weight"] = rand(D, FF)
-            state[p + "feed_forward.w_2.bias"] = rand(D)
-            for j in range(subs):
-                state[p + "sublayer.%d.norm.weight" % j] = 1 + rand(D)
-                state[p + "sublayer.%d.norm.bias" % j] = rand(D)
+            layer(state, "%s.layers.%d." % (side, i), attns, subs)
         state[side + ".norm.weight"] = 1 + rand(D)
         state[side + ".norm.bias"] = rand(D)
     torch.save(state, os.path.join(out, "tied.pkl"))
@@ -81,17 +84,7 @@ def main():
     ut["generator.proj.weight"] = table
     ut["generator.proj.bias"] = rand(V)
     for side, subs in (("encoder", 2), ("decoder", 3)):
-        p = side + ".layer."
-        for j in range(4):
-            ut[p + "self_attn.linears.%d.weight" % j] = rand(D, D)
-            ut[p + "self_attn.linears.%d.bias" % j] = rand(D)
-        ut[p + "feed_forward.w_1.weight"] = rand(FF, D)
-        ut[p + "feed_forward.w_1.bias"] = rand(FF)
-        ut[p + "feed_forward.w_2.weight"] = rand(D, FF)
-        ut[p + "feed_forward.w_2.bias"] = rand(D)
-        for j in range(subs):
-            ut[p + "sublayer.%d.norm.weight" % j] = 1 + rand(D)
-            ut[p + "sublayer.%d.norm.bias" % j] = rand(D)
+        layer(ut, side + ".layer.", ["self_attn"], subs)
         ut[side + ".norm.weight"] = 1 + rand(D)
         ut[side + ".norm.bias"] = rand(D)
     for halt in ("halt_enc", "halt_dec"):
