@@ -62,14 +62,15 @@ ModelConfig configFor(Architecture architecture, int64_t layers) {
 }
 
 /// How compiling the model module of `config` went.
-CompileInfo compileOnce(MLIRContext &context,
-                                    const ModelConfig &config,
-                                    CompileCache *cache) {
+CompileInfo compileOnce(MLIRContext &context, const ModelConfig &config,
+                        CompileCache *cache) {
   std::set<std::string> weights;
   for (const WeightSpec &w : expectedWeights(config))
     weights.insert(w.name);
-  OwningOpRef<ModuleOp> module = buildModelModule(
-      context, config, [&](llvm::StringRef n) { return weights.count(n.str()) > 0; });
+  OwningOpRef<ModuleOp> module =
+      buildModelModule(context, config, [&](llvm::StringRef n) {
+        return weights.count(n.str()) > 0;
+      });
   if (!module) {
     llvm::errs() << "the model builder failed\n";
     std::exit(1);
@@ -95,8 +96,8 @@ int main(int argc, char **argv) {
                                     "compile time of models against depth\n");
   std::vector<int64_t> counts(layerCounts.begin(), layerCounts.end());
   if (counts.empty())
-    counts = quick ? std::vector<int64_t>{1, 2}
-                   : std::vector<int64_t>{1, 2, 6, 12};
+    counts =
+        quick ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1, 2, 6, 12};
   int n = quick ? 1 : std::max(1, runs.getValue());
   DialectRegistry registry;
   registerAllDialectsAndExtensions(registry);
@@ -124,9 +125,8 @@ int main(int argc, char **argv) {
       std::vector<CompileInfo> cold;
       for (int i = 0; i < n; ++i)
         cold.push_back(compileOnce(context, config, nullptr));
-      std::sort(cold.begin(), cold.end(), [](auto &a, auto &b) {
-        return a.seconds < b.seconds;
-      });
+      std::sort(cold.begin(), cold.end(),
+                [](auto &a, auto &b) { return a.seconds < b.seconds; });
       const CompileInfo &mid = cold[cold.size() / 2];
       CompileCache cache{std::string(cacheDir)};
       CompileInfo store = compileOnce(context, config, &cache);

@@ -20,8 +20,7 @@ void checkGraph(const gnn_graph *g) {
     for (int64_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; ++k) {
       int64_t e = g->in_eid[k];
       if (e < 0 || e >= g->num_edges || g->dst[e] != v ||
-          g->src[e] != g->in_src[k] || g->src[e] < 0 ||
-          g->src[e] >= g->num_src)
+          g->src[e] != g->in_src[k] || g->src[e] < 0 || g->src[e] >= g->num_src)
         std::abort();
     }
 }

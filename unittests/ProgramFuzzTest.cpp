@@ -174,7 +174,8 @@ std::vector<float> reference(const Case &c) {
           acc[i] += w * val[i];
       }
       for (int64_t i = 0; i < kDim; ++i)
-        out[size_t((v * kHeads + h) * kDim + i)] = z > 0 ? float(acc[i] / z) : 0;
+        out[size_t((v * kHeads + h) * kDim + i)] =
+            z > 0 ? float(acc[i] / z) : 0;
     }
   return out;
 }
@@ -202,10 +203,9 @@ TEST(ProgramFuzz, HostileGraphsAndTensorsNeverCrash) {
       Case c = fuzz.next();
       HostTensor src = index(c.src), dst = index(c.dst), ids = index(c.ids);
       HostTensor counts = index({c.numSrc, c.numDst});
-      std::vector<Argument> args = {{nullptr, &src},   {nullptr, &dst},
-                                    {nullptr, &counts}, {nullptr, &c.q},
-                                    {nullptr, &c.k},   {nullptr, &c.v},
-                                    {nullptr, &ids}};
+      std::vector<Argument> args = {
+          {nullptr, &src}, {nullptr, &dst}, {nullptr, &counts}, {nullptr, &c.q},
+          {nullptr, &c.k}, {nullptr, &c.v}, {nullptr, &ids}};
       auto results = (*program)->run(args);
       if (!results) {
         std::string message = llvm::toString(results.takeError());

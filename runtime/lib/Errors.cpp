@@ -77,8 +77,8 @@ extern "C" void gnn_rt_edge_out_of_range(gnn_rt_context *context, int64_t edge,
           static_cast<long long>(node), static_cast<long long>(bound));
 }
 
-extern "C" void gnn_rt_bad_coo(gnn_rt_context *context, int64_t kind,
-                               int64_t a, int64_t b) {
+extern "C" void gnn_rt_bad_coo(gnn_rt_context *context, int64_t kind, int64_t a,
+                               int64_t b) {
   auto la = static_cast<long long>(a), lb = static_cast<long long>(b);
   switch (kind) {
   case 0:

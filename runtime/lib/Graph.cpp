@@ -106,8 +106,8 @@ int buildBlocks(gnn_structure structure, const int64_t *srcSizes,
                 int64_t numDst, int64_t numEdges, SourceRange range,
                 gnn_graph **out, const Error &error, const char *what) {
   if (!countsFit(numSrc, numDst, numEdges))
-    return error("%s: %lld nodes and %lld edges exceed the limit of %lld",
-                 what, static_cast<long long>(std::max(numSrc, numDst)),
+    return error("%s: %lld nodes and %lld edges exceed the limit of %lld", what,
+                 static_cast<long long>(std::max(numSrc, numDst)),
                  static_cast<long long>(numEdges),
                  static_cast<long long>(GNN_GRAPH_MAX_COUNT));
   gnn_graph *graph = allocate(structure, numSrc, numDst, numEdges);

@@ -127,8 +127,8 @@ private:
         "1.0e+300", "-0.0", "nan"};
     // Values a size or constant may take that stress the lowering: empty,
     // one, wide, past the verifier's row limit, overflowing.
-    static const char *extremes[] = {"0",       "1",        "65536",
-                                     "16777217", "4294967296", "9223372036854775807"};
+    static const char *extremes[] = {
+        "0", "1", "65536", "16777217", "4294967296", "9223372036854775807"};
     switch (pick(10)) {
     case 4: { // replace a number inside a token (a width in a tensor type)
       std::vector<std::pair<size_t, size_t>> runs;

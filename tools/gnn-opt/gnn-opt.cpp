@@ -46,12 +46,11 @@ int main(int argc, char **argv) {
     return fail("cannot read '" + inputFile +
                 "': " + llvm::toString(input.takeError()));
   if (outputFile == "-")
-    return mlir::asMainReturnCode(mlir::MlirOptMain(
-        llvm::outs(), std::move(*input), registry, config));
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(llvm::outs(), std::move(*input), registry, config));
   std::string output;
   llvm::raw_string_ostream os(output);
-  if (mlir::failed(
-          mlir::MlirOptMain(os, std::move(*input), registry, config)))
+  if (mlir::failed(mlir::MlirOptMain(os, std::move(*input), registry, config)))
     return 1;
   if (llvm::Error e = mlir::gnn::writeFileAtomically(outputFile, output))
     return fail(llvm::toString(std::move(e)));

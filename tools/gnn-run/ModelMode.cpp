@@ -54,9 +54,10 @@ static llvm::Error checkDecodingMemory(const ModelRunOptions &o,
   double depth = c.architecture == Architecture::UniversalTransformer
                      ? double(c.maxDepth)
                      : double(c.layers);
-  double bytes = rows * (double(maxLen) * depth * 2 * double(c.dModel) +
-                         2 * double(c.tgtVocab)) *
-                 sizeof(float);
+  double bytes =
+      rows *
+      (double(maxLen) * depth * 2 * double(c.dModel) + 2 * double(c.tgtVocab)) *
+      sizeof(float);
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   double budget = pages > 0 && pageSize > 0 ? double(pages) * pageSize / 2
                                             : double(4ull << 30);
@@ -127,9 +128,8 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
     vocab = std::move(*read);
   }
   Tokenizer tokenizer(o.ids, vocab);
-  auto sources =
-      readSequences(o.src, "src", tokenizer, config->srcVocab, config->maxLen,
-                    o.truncate);
+  auto sources = readSequences(o.src, "src", tokenizer, config->srcVocab,
+                               config->maxLen, o.truncate);
   if (!sources)
     return fail(llvm::toString(sources.takeError()));
   if (llvm::Error e = checkDecodingMemory(o, *config, sources->size(), maxLen))
@@ -285,8 +285,8 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
                << " tokens/s; compiled in "
                << llvm::format("%.2f", compileSeconds) << " s ("
                << (compile.cacheHit ? "compile cache hit" : "compiled")
-               << ", code " << llvm::format("%.2f", compile.seconds)
-               << " s), " << (o.fuse ? "fused" : "unfused");
+               << ", code " << llvm::format("%.2f", compile.seconds) << " s), "
+               << (o.fuse ? "fused" : "unfused");
   if (o.repeat > 1)
     llvm::errs() << "; median of " << o.repeat << " runs, min "
                  << llvm::format("%.4f", sorted.front()) << " s, max "

@@ -88,10 +88,10 @@ static cl::opt<int64_t>
                     "report the median time (benchmarking; the last run's "
                     "results are written)"));
 
-static cl::opt<std::string> cacheDir(
-    "cache-dir", cl::cat(category),
-    cl::desc("compile cache directory (default: $GNNC_CACHE_DIR, else "
-             "$XDG_CACHE_HOME/gnnc, else ~/.cache/gnnc)"));
+static cl::opt<std::string>
+    cacheDir("cache-dir", cl::cat(category),
+             cl::desc("compile cache directory (default: $GNNC_CACHE_DIR, else "
+                      "$XDG_CACHE_HOME/gnnc, else ~/.cache/gnnc)"));
 static cl::opt<bool> noCache("no-cache", cl::cat(category),
                              cl::desc("compile without the compile cache"));
 static cl::opt<int64_t> cacheMaxMB(
@@ -449,9 +449,8 @@ int main(int argc, char **argv) {
                << llvm::format("%.1f", ms(start, compiled)) << " ms ("
                << ((*program)->getCompileInfo().cacheHit ? "compile cache hit"
                                                          : "compiled")
-               << "), ran in "
-               << llvm::format("%.3f", runMs[runMs.size() / 2]) << " ms ("
-               << (noFuse ? "unfused" : "fused");
+               << "), ran in " << llvm::format("%.3f", runMs[runMs.size() / 2])
+               << " ms (" << (noFuse ? "unfused" : "fused");
   if (repeat > 1)
     llvm::errs() << "; median of " << repeat << " runs, min "
                  << llvm::format("%.3f", runMs.front()) << " ms, max "

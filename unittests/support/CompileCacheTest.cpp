@@ -40,18 +40,18 @@ protected:
   /// Sets the last use of `key`'s entry to `secondsAgo` before now.
   void age(CompileCache &cache, llvm::StringRef key, int secondsAgo) {
     int fd;
-    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(
-        cache.entryPath(key), fd, llvm::sys::fs::CD_OpenExisting,
-        llvm::sys::fs::OF_Append));
-    auto when = std::chrono::system_clock::now() -
-                std::chrono::seconds(secondsAgo);
+    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(cache.entryPath(key), fd,
+                                                 llvm::sys::fs::CD_OpenExisting,
+                                                 llvm::sys::fs::OF_Append));
+    auto when =
+        std::chrono::system_clock::now() - std::chrono::seconds(secondsAgo);
     EXPECT_FALSE(llvm::sys::fs::setLastAccessAndModificationTime(fd, when));
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   }
 
   llvm::SmallString<128> dir;
-  const std::vector<std::string> objects = {"first object", std::string(3, '\0'),
-                                            "third"};
+  const std::vector<std::string> objects = {"first object",
+                                            std::string(3, '\0'), "third"};
 };
 
 TEST_F(CompileCacheTest, StoresAndLoadsEveryObject) {

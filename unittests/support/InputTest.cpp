@@ -50,18 +50,19 @@ TEST(InputFile, LinesEndInAnyConvention) {
 
 TEST(Messages, QuotesAreShortAndPrintable) {
   EXPECT_EQ(clipForMessage("token"), "token");
-  EXPECT_EQ(clipForMessage(llvm::StringRef("a\0b\n\\", 5)), "a\\x00b\\x0a\\x5c");
+  EXPECT_EQ(clipForMessage(llvm::StringRef("a\0b\n\\", 5)),
+            "a\\x00b\\x0a\\x5c");
   std::string huge(300000, 'x');
   std::string clipped = clipForMessage(huge);
   EXPECT_EQ(clipped, std::string(64, 'x') + "... (300000 bytes)");
   Tokenizer words(false, {"<sos>", "<eos>", "<pad>", "a"});
-  std::string error =
-      errorOf(words.parse(huge, 4, "src line 1").takeError());
+  std::string error = errorOf(words.parse(huge, 4, "src line 1").takeError());
   EXPECT_LT(error.size(), 200u);
   EXPECT_NE(error.find("unknown token"), std::string::npos);
 
   HostTensor t;
   t.shape.assign(100000, 1);
-  EXPECT_EQ(t.describe(), "F32[1, 1, 1, 1, 1, 1, 1, 1, ... (100000 dimensions)]");
+  EXPECT_EQ(t.describe(),
+            "F32[1, 1, 1, 1, 1, 1, 1, 1, ... (100000 dimensions)]");
 }
 } // namespace

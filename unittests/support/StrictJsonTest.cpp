@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GNN/Support/SafeTensors.h"
 #include "GNN/Support/StrictJson.h"
+#include "GNN/Support/SafeTensors.h"
 
 #include "gtest/gtest.h"
 

@@ -40,8 +40,8 @@ struct RuntimeFunction {
 constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kEdgeOutOfRange, false, true, 4}, {kRowsMismatch, false, true, 3},
     {kIdOutOfRange, false, true, 3},   {kBadCoo, false, true, 3},
-    {kLinear, true, false, 0},
-    {kLinearNoBias, true, false, 0},   {kGemm, true, false, 0},
+    {kLinear, true, false, 0},         {kLinearNoBias, true, false, 0},
+    {kGemm, true, false, 0},
 };
 
 /// The symbol compiled code links against for `f`.

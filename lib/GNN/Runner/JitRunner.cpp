@@ -299,9 +299,9 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
   });
   program->device = options.device;
   // What the code depends on besides the program.
-  std::string target = "device=cpu parallel=" +
-                       std::to_string(int(options.parallel)) +
-                       " checked=" + std::to_string(int(options.checked));
+  std::string target =
+      "device=cpu parallel=" + std::to_string(int(options.parallel)) +
+      " checked=" + std::to_string(int(options.checked));
   LowerToNVVMOptions nvvmOptions;
   if (options.device == Device::CUDA) {
     llvm::Expected<std::string> chip = cudaChip();
@@ -337,8 +337,8 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     module->print(os, OpPrintingFlags().enableDebugInfo());
     std::string entryList = llvm::join(entryNames, ",");
     key = compileCacheKey({"gnnc compile cache 1", executableIdentity(),
-                           LLVM_VERSION_STRING, hostTargetDescription(),
-                           target, entryList, text});
+                           LLVM_VERSION_STRING, hostTargetDescription(), target,
+                           entryList, text});
     objects = options.cache->load(key);
   }
   program->info.cacheHit = objects.has_value();
@@ -424,8 +424,7 @@ JitProgram::compile(OwningOpRef<ModuleOp> module,
     program->packed.push_back(*fn);
   }
   lap(program->info.linkSeconds);
-  program->info.seconds =
-      std::chrono::duration<double>(last - start).count();
+  program->info.seconds = std::chrono::duration<double>(last - start).count();
   return program;
 }
 

@@ -297,8 +297,8 @@ ObjectJit::load(llvm::ArrayRef<std::string> objects,
   if (llvm::Error e = main.define(llvm::orc::absoluteSymbols(defined)))
     return std::move(e);
   for (const std::string &library : libraries) {
-    auto generator = llvm::orc::DynamicLibrarySearchGenerator::Load(
-        library.c_str(), prefix);
+    auto generator =
+        llvm::orc::DynamicLibrarySearchGenerator::Load(library.c_str(), prefix);
     if (!generator)
       return generator.takeError();
     main.addGenerator(std::move(*generator));

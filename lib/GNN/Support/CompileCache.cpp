@@ -96,8 +96,7 @@ std::string encode(StringRef key, ArrayRef<std::string> objects) {
   return out;
 }
 
-std::optional<std::vector<std::string>> decode(StringRef key,
-                                               StringRef data) {
+std::optional<std::vector<std::string>> decode(StringRef key, StringRef data) {
   if (data.size() < kMagic.size() + kDigestBytes)
     return std::nullopt;
   StringRef body = data.drop_back(kDigestBytes);
@@ -242,8 +241,7 @@ void CompileCache::storeOrWarn(StringRef key, ArrayRef<std::string> objects) {
     return;
   warned = true;
   WithColor::warning(errs(), "gnnc")
-      << "compile cache not written (" << why
-      << "); compiling without it\n";
+      << "compile cache not written (" << why << "); compiling without it\n";
 }
 
 void CompileCache::evict() {
@@ -275,9 +273,8 @@ void CompileCache::evict() {
   }
   if (total <= maxBytes)
     return;
-  llvm::sort(entries, [](const Entry &a, const Entry &b) {
-    return a.used < b.used;
-  });
+  llvm::sort(entries,
+             [](const Entry &a, const Entry &b) { return a.used < b.used; });
   for (const Entry &e : entries) {
     if (total <= maxBytes)
       break;

@@ -33,7 +33,8 @@ Expected<std::vector<std::string>> mlir::gnn::readLines(const std::string &path,
     lines.push_back(text.take_front(end).str());
     if (end == llvm::StringRef::npos)
       break;
-    text = text.drop_front(end + (text.substr(end).starts_with("\r\n") ? 2 : 1));
+    text =
+        text.drop_front(end + (text.substr(end).starts_with("\r\n") ? 2 : 1));
   }
   return lines;
 }

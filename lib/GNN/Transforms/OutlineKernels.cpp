@@ -15,8 +15,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::gnn {
@@ -30,9 +30,8 @@ using namespace mlir::gnn;
 namespace {
 /// Ops that lower to loops (or a kernel) of their own.
 bool isKernelOp(Operation *op) {
-  return isa<ApplyEdgesOp, SendAndRecvOp, ReduceOp, ApplyNodesOp,
-             FilterNodesOp, FilterEdgesOp, FusedAttentionOp, LayerNormOp,
-             LogSoftmaxOp>(op);
+  return isa<ApplyEdgesOp, SendAndRecvOp, ReduceOp, ApplyNodesOp, FilterNodesOp,
+             FilterEdgesOp, FusedAttentionOp, LayerNormOp, LogSoftmaxOp>(op);
 }
 
 /// Whether `v` may bufferize to a strided view (a slice of a larger
@@ -44,15 +43,13 @@ bool mayBeStridedView(Value v) {
     return false;
   if (isa<tensor::ExtractSliceOp>(def))
     return true;
-  if (isa<tensor::CastOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-          def))
+  if (isa<tensor::CastOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
     return mayBeStridedView(def->getOperand(0));
   // Updates written into their destination's buffer.
   if (auto scatter = dyn_cast<ScatterRowsOp>(def))
     return mayBeStridedView(scatter.getDest());
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
-    return mayBeStridedView(
-        dps.getTiedOpOperand(cast<OpResult>(v))->get());
+    return mayBeStridedView(dps.getTiedOpOperand(cast<OpResult>(v))->get());
   return false;
 }
 
@@ -64,8 +61,7 @@ bool isKernelFunction(func::FuncOp fn) {
 /// of them are never compared in full.
 llvm::hash_code kernelHash(func::FuncOp fn, Operation *op) {
   return llvm::hash_combine(fn.getFunctionType(), op->getName(),
-                            op->getRawDictionaryAttrs(),
-                            op->hashProperties());
+                            op->getRawDictionaryAttrs(), op->hashProperties());
 }
 
 struct OutlineKernelsPass
@@ -79,8 +75,7 @@ struct OutlineKernelsPass
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (isKernelFunction(fn)) {
         if (!fn.isExternal() && !fn.getBody().front().empty())
-          kernels[kernelHash(fn, &fn.getBody().front().front())].push_back(
-              fn);
+          kernels[kernelHash(fn, &fn.getBody().front().front())].push_back(fn);
         continue;
       }
       fn.walk([&](Operation *op) {
@@ -97,10 +92,9 @@ struct OutlineKernelsPass
     OpBuilder b(module.getContext());
     for (Operation *op : candidates) {
       b.setInsertionPointToEnd(module.getBody());
-      auto type = b.getFunctionType(op->getOperandTypes(),
-                                    op->getResultTypes());
-      std::string name =
-          ("gnn_kernel_" + op->getName().stripDialect()).str();
+      auto type =
+          b.getFunctionType(op->getOperandTypes(), op->getResultTypes());
+      std::string name = ("gnn_kernel_" + op->getName().stripDialect()).str();
       auto kernel = b.create<func::FuncOp>(op->getLoc(), name, type);
       kernel.setPrivate();
       kernel->setAttr(GNNDialect::kKernelAttrName, b.getUnitAttr());
@@ -116,8 +110,9 @@ struct OutlineKernelsPass
       b.create<func::ReturnOp>(op->getLoc(), copy->getResults());
 
       SmallVector<func::FuncOp> &same = kernels[kernelHash(kernel, copy)];
-      auto it = llvm::find_if(
-          same, [&](func::FuncOp k) { return areEquivalentFunctions(k, kernel); });
+      auto it = llvm::find_if(same, [&](func::FuncOp k) {
+        return areEquivalentFunctions(k, kernel);
+      });
       func::FuncOp callee;
       if (it != same.end()) {
         callee = *it;

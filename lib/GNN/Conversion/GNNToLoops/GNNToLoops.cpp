@@ -440,9 +440,9 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
   Value srcLength = l.dim(src, 0), dstLength = l.dim(dst, 0);
   Value lengthsOk = cmp(arith::CmpIPredicate::eq, srcLength, dstLength);
   l.unless(lengthsOk, [&] {
-    b.create<func::CallOp>(loc, abi::kBadCoo, TypeRange{},
-                           ValueRange{l.i64(l.idx(0)), l.i64(srcLength),
-                                      l.i64(dstLength)});
+    b.create<func::CallOp>(
+        loc, abi::kBadCoo, TypeRange{},
+        ValueRange{l.i64(l.idx(0)), l.i64(srcLength), l.i64(dstLength)});
   });
   Value maxCount = l.idx(GNN_GRAPH_MAX_COUNT);
   auto countOk = [&](Value n, int64_t kind) {
@@ -455,8 +455,8 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
     });
     return ok;
   };
-  Value shapeOk = all({lengthsOk, countOk(op.getNumSrc(), 1),
-                       countOk(op.getNumDst(), 2)});
+  Value shapeOk =
+      all({lengthsOk, countOk(op.getNumSrc(), 1), countOk(op.getNumDst(), 2)});
   Value edges = b.create<arith::SelectOp>(loc, shapeOk, srcLength, l.idx(0));
   auto lt = [&](Value a, Value c) {
     return cmp(arith::CmpIPredicate::ult, a, c);
@@ -479,8 +479,7 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
     return b.create<arith::AddIOp>(
         loc, n, b.create<arith::SelectOp>(loc, ok, l.idx(1), l.idx(0)));
   });
-  Value allValid =
-      all({shapeOk, cmp(arith::CmpIPredicate::eq, valid, edges)});
+  Value allValid = all({shapeOk, cmp(arith::CmpIPredicate::eq, valid, edges)});
   auto orZero = [&](Value ok, Value v) {
     return b.create<arith::SelectOp>(loc, ok, v, l.idx(0)).getResult();
   };

@@ -99,10 +99,9 @@ void buildCrossKV(ModuleOp module, const ModelConfig &c,
         "cross_kv_layer", layerName("decoder", i), {{mem, model::kMemory}},
         [&](FunctionBuilder &l, ValueRange in) -> FunctionBuilder::Named {
           std::string A = crossModules(c, kLayerPrefix.str()).first;
-          return {{l.splitHeads(l.linear(in[0], A + ".linears.1", l.d, l.d)),
-                   "k"},
-                  {l.splitHeads(l.linear(in[0], A + ".linears.2", l.d, l.d)),
-                   "v"}};
+          return {
+              {l.splitHeads(l.linear(in[0], A + ".linears.1", l.d, l.d)), "k"},
+              {l.splitHeads(l.linear(in[0], A + ".linears.2", l.d, l.d)), "v"}};
         });
     results.push_back({kv[0], model::crossK(i)});
     results.push_back({kv[1], model::crossV(i)});

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ModelRunnerDetail.h"
 #include "GNN/Support/InputFile.h"
+#include "ModelRunnerDetail.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
