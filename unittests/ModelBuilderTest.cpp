@@ -186,8 +186,8 @@ TEST_F(ModelBuilderTest, InvalidIRIsADiagnosticNotAModule) {
   ModelConfig c = smallConfig(Architecture::Transformer);
   // A linear layer whose declared input width disagrees with its input.
   OwningOpRef<ModuleOp> module = models::buildModule(
-      context, c, [](llvm::StringRef) { return true; },
-      {[](ModuleOp m, const ModelConfig &c,
+      context, c, BuildOptions(), [](llvm::StringRef) { return true; },
+      {[](ModuleOp m, const ModelConfig &c, const BuildOptions &,
           llvm::function_ref<bool(llvm::StringRef)> has) {
         models::FunctionBuilder f(m, "broken", c, has);
         Value x = f.input("x", f.rows(c.dModel));

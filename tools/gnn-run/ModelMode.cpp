@@ -8,6 +8,7 @@
 #include "ModelMode.h"
 
 #include "GNN/Models/TransformerRunner.h"
+#include "GNN/Support/Messages.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/Tokenizer.h"
 
@@ -76,6 +77,33 @@ static llvm::Error checkDecodingMemory(const ModelRunOptions &o,
           .str());
 }
 
+/// The sequence indices of --attention-seqs ("0,3,7"), each below `count`,
+/// in increasing order without repeats.
+static Expected<std::vector<int64_t>> parseSequenceList(llvm::StringRef list,
+                                                        size_t count) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--attention-seqs: " + message);
+  };
+  std::vector<int64_t> indices;
+  llvm::SmallVector<llvm::StringRef> items;
+  list.split(items, ',');
+  for (llvm::StringRef item : items) {
+    item = item.trim();
+    uint64_t index;
+    if (item.empty() || item.getAsInteger(10, index))
+      return error("'" + clipForMessage(item) +
+                   "' is not a sequence index (a line number from 0)");
+    if (index >= count)
+      return error("sequence " + llvm::Twine(index) + " is out of range: the "
+                   "input has " + llvm::Twine(count) + " sequences");
+    indices.push_back(int64_t(index));
+  }
+  llvm::sort(indices);
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  return indices;
+}
+
 int runModel(MLIRContext &context, const ModelRunOptions &o) {
   Expected<ModelConfig> config = readModelConfig(o.config);
   if (!config)
@@ -117,6 +145,11 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
     return fail("--tgt is only read by --mode forward");
   if (o.incremental && o.mode != Mode::Forward)
     return fail("--incremental applies to --mode forward");
+  bool attention = !o.attentionOut.empty();
+  if (attention && o.mode != Mode::Forward)
+    return fail("--attention-out applies to --mode forward");
+  if (attention && o.incremental)
+    return fail("--attention-out and --incremental cannot be combined");
 
   std::vector<std::string> vocab;
   if (!o.ids) {
@@ -149,6 +182,13 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
         return fail("tgt line " + llvm::Twine(i + 1) +
                     " must begin with <sos> (id 0): it is the decoder input");
   }
+  std::vector<int64_t> attentionSeqs;
+  if (attention) {
+    auto list = parseSequenceList(o.attentionSeqs, sources->size());
+    if (!list)
+      return fail(llvm::toString(list.takeError()));
+    attentionSeqs = std::move(*list);
+  }
 
   // Dense layers run on these threads too (JitProgram splits them).
   if (o.threads > 0)
@@ -163,6 +203,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   options.irPath = o.ir;
   options.positions = maxLen;
   options.threads = int(o.threads);
+  options.attentionWeights = attention;
   auto start = std::chrono::steady_clock::now();
   auto model = TransformerModel::load(context, *config, options);
   if (!model)
@@ -170,6 +211,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   auto compiled = std::chrono::steady_clock::now();
 
   size_t total = sources->size();
+  AttentionMaps maps;
   size_t batch = size_t(o.batchSize);
   bool progress = total > batch && o.repeat == 1 && !o.quiet;
   int64_t tokens = 0;
@@ -184,6 +226,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
     forwardResults.clear();
     outputs.clear();
     std::map<std::string, std::vector<HostTensor>> batchResults;
+    maps.tensors.clear();
     for (size_t begin = 0; begin < total; begin += batch) {
       size_t end = std::min(total, begin + batch);
       llvm::ArrayRef<Sequence> src =
@@ -191,8 +234,19 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
       if (o.mode == Mode::Forward) {
         llvm::ArrayRef<Sequence> tgt =
             llvm::ArrayRef<Sequence>(targets).slice(begin, end - begin);
-        auto results = o.incremental ? (*model)->forwardIncremental(src, tgt)
-                                     : (*model)->forward(src, tgt);
+        // The attention maps of the chosen sequences in this batch.
+        maps.sequences.clear();
+        maps.names.clear();
+        for (int64_t s : attentionSeqs)
+          if (size_t(s) >= begin && size_t(s) < end) {
+            maps.sequences.push_back(s - int64_t(begin));
+            maps.names.push_back(s);
+          }
+        auto results =
+            o.incremental
+                ? (*model)->forwardIncremental(src, tgt)
+                : (*model)->forward(src, tgt,
+                                    maps.sequences.empty() ? nullptr : &maps);
         if (!results)
           return fail(llvm::toString(results.takeError()));
         tokens += (*results)["log_probs"].shape[0];
@@ -221,6 +275,9 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
                                .count());
   }
 
+  if (attention)
+    if (auto e = writeSafeTensors(o.attentionOut, maps.tensors))
+      return fail(llvm::toString(std::move(e)));
   if (o.mode == Mode::Forward) {
     if (!o.out.empty()) {
       if (auto e = writeSafeTensors(o.out, forwardResults))

@@ -36,6 +36,9 @@ struct ModelRunOptions {
   bool quiet = false;
   /// Where to write the run's summary as JSON (none: nowhere).
   std::string statsJson;
+  /// Where to write attention maps (none: nowhere), and of which input
+  /// sequences (comma-separated indices).
+  std::string attentionOut, attentionSeqs = "0";
   /// The compile cache (none: compile every time).
   mlir::gnn::CompileCache *cache = nullptr;
 };

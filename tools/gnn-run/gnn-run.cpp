@@ -147,6 +147,15 @@ static cl::opt<bool> incremental(
              "does (through the k/v cache; a universal_transformer "
              "recomputes each prefix)"));
 
+static cl::opt<std::string> attentionOut(
+    "attention-out", cl::cat(modelCategory),
+    cl::desc("forward: also write every layer's attention weights of the "
+             "--attention-seqs sequences to this safetensors file"));
+static cl::opt<std::string> attentionSeqs(
+    "attention-seqs", cl::cat(modelCategory), cl::init("0"),
+    cl::desc("comma-separated input line numbers (from 0) whose attention "
+             "--attention-out writes (default 0)"));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "gnn-run") << message << "\n";
   return 1;
@@ -331,8 +340,12 @@ int main(int argc, char **argv) {
     o.truncate = truncateInputs;
     o.quiet = quiet;
     o.statsJson = statsJson;
+    o.attentionOut = attentionOut;
+    o.attentionSeqs = attentionSeqs;
     return gnnrun::runModel(context, o);
   }
+  if (!attentionOut.empty())
+    return fail("--attention-out needs a model (--config)");
   if (programFile.empty())
     return fail("give a program (PROGRAM.mlir) or a model (--config)");
   if (graphFile.empty() || outFile.empty())

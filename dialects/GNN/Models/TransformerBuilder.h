@@ -61,7 +61,31 @@ inline std::string crossK(int64_t i) { return "cross_k." + std::to_string(i); }
 inline std::string crossV(int64_t i) { return "cross_v." + std::to_string(i); }
 inline std::string selfK(int64_t i) { return "self_k." + std::to_string(i); }
 inline std::string selfV(int64_t i) { return "self_v." + std::to_string(i); }
+
+/// Kinds of attention, as attention-weight results name them.
+constexpr const char *kEncAttention = "enc", *kDecAttention = "dec",
+                     *kCrossAttention = "e2d";
+/// The per-edge weights of attention `kind` in layer `layer`: "attn.enc.0".
+inline std::string attentionWeights(const char *kind, int64_t layer) {
+  return std::string("attn.") + kind + "." + std::to_string(layer);
+}
+/// A Universal Transformer's weights of every ACT step: "attn.enc".
+inline std::string attentionSteps(const char *kind) {
+  return std::string("attn.") + kind;
+}
 } // namespace model
+
+/// What a built module computes besides the model's results.
+struct BuildOptions {
+  /// Every attention also returns its normalized per-edge weights (e / z,
+  /// as the layer's division applies them): @encode returns
+  /// attn.enc.<layer> and @decode attn.dec.<layer> and attn.e2d.<layer>,
+  /// each [edges of ee / dd / ed, heads, 1] by edge id. A Universal
+  /// Transformer's @encode returns attn.enc and its @decode attn.dec and
+  /// attn.e2d, [edges, max_depth, heads, 1]: the weights of every ACT step,
+  /// 0 on the edges into nodes not active at that step.
+  bool attentionWeights = false;
+};
 
 /// The gnn IR of an architecture "transformer" model. `hasWeight` says
 /// which optional tensors (attention biases) the weights file holds.
@@ -72,16 +96,19 @@ inline std::string selfV(int64_t i) { return "self_v." + std::to_string(i); }
 /// IR.
 OwningOpRef<ModuleOp>
 buildTransformerModule(MLIRContext &context, const ModelConfig &config,
-                       llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+                       llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+    const BuildOptions &options = {});
 
 OwningOpRef<ModuleOp> buildUniversalTransformerModule(
     MLIRContext &context, const ModelConfig &config,
-    llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+    llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+    const BuildOptions &options = {});
 
 /// The module of `config`'s architecture.
 OwningOpRef<ModuleOp>
 buildModelModule(MLIRContext &context, const ModelConfig &config,
-                 llvm::function_ref<bool(llvm::StringRef)> hasWeight);
+                 llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+    const BuildOptions &options = {});
 
 } // namespace mlir::gnn
 

@@ -31,6 +31,10 @@ struct ModelOptions {
   std::string weightsPath;
   /// A gnn module to run instead of the built one; empty: build it.
   std::string irPath;
+  /// Compile the variant of the model that also returns every attention's
+  /// per-edge weights (BuildOptions::attentionWeights), so that forward()
+  /// can draw attention maps. The model's own results are the same.
+  bool attentionWeights = false;
   /// The longest decoder input to prepare positions for (>= max_len).
   int64_t positions = 0;
   /// Threads of parallel loops (0: all cores). Calls on fewer than
@@ -39,6 +43,25 @@ struct ModelOptions {
 };
 
 constexpr int64_t kParallelRows = 32;
+
+/// The attention maps of chosen sequences of a forward batch, as the
+/// README's "Attention maps" section names them. For sequence `s` (its
+/// `names` entry), kind k in enc, dec, e2d and layer l (a Universal
+/// Transformer: `step<t>`, t from 0 to the most ACT steps a node of that
+/// side of the sequence ran, minus one): `attn.<k>.<l>.<s>`, float32
+/// [heads, destinations, sources], each edge's weight (0 where there is no
+/// edge or, for a Universal Transformer, the destination was not active);
+/// `tokens.src.<s>` and `tokens.tgt.<s>` (int64 ids; tgt: the decoder
+/// inputs); for a Universal Transformer `steps.enc.<s>` and `steps.dec.<s>`
+/// (int32 ACT steps per node).
+struct AttentionMaps {
+  /// Indices of the sequences in the batch.
+  std::vector<int64_t> sequences;
+  /// What each of `sequences` is called in the names (e.g. its input line).
+  std::vector<int64_t> names;
+  /// The maps, added to by every forward() given this.
+  TensorMap tensors;
+};
 
 class TransformerModel {
 public:
@@ -60,8 +83,11 @@ public:
   /// `enc_steps` / `dec_steps` (int32, one per source / target token: the
   /// ACT steps it was active). Sources and targets are non-empty; targets
   /// are decoder inputs.
+  /// With `maps` (the model loaded with ModelOptions::attentionWeights),
+  /// also adds the attention maps of `maps->sequences` to `maps->tensors`.
   llvm::Expected<TensorMap> forward(llvm::ArrayRef<Sequence> sources,
-                                    llvm::ArrayRef<Sequence> targets);
+                                    llvm::ArrayRef<Sequence> targets,
+                                    AttentionMaps *maps = nullptr);
 
   /// Greedy decoding; outputs exclude <sos> and <eos>. `maxLen` bounds the
   /// output to maxLen - 1 tokens.
@@ -100,6 +126,14 @@ private:
   /// @decode's log_probs (and dec_steps), by name.
   llvm::Expected<TensorMap>
   decoderResults(std::map<std::string, HostTensor> &outputs) const;
+  /// Adds the maps of `maps->sequences` from the per-edge weights that
+  /// @encode (in `enc`) and @decode (`decoded`) returned.
+  llvm::Error collectAttention(const Encoded &enc, const gnn_graph &dd,
+                               const gnn_graph &ed,
+                               llvm::ArrayRef<Sequence> sources,
+                               llvm::ArrayRef<Sequence> targets,
+                               std::map<std::string, HostTensor> &decoded,
+                               AttentionMaps &maps) const;
   bool universal() const {
     return config.architecture == Architecture::UniversalTransformer;
   }
@@ -118,6 +152,8 @@ private:
 
   ModelConfig config;
   int threads = 0;
+  /// The program returns per-edge attention weights.
+  bool attentionWeights = false;
   TensorMap weights;
   HostTensor pe, timePE;
   std::unique_ptr<JitProgram> program;

@@ -136,8 +136,11 @@ Value FunctionBuilder::filterNodes(ValueRange in, Value candidates,
   return op;
 }
 
-Value FunctionBuilder::inSubgraph(Value g, Value nodes) {
-  return b.create<InSubgraphOp>(graph(), ids(), g, nodes).getResult();
+Value FunctionBuilder::inSubgraph(Value g, Value nodes, Value *eids) {
+  auto op = b.create<InSubgraphOp>(graph(), ids(), g, nodes);
+  if (eids)
+    *eids = op.getEids();
+  return op.getResult();
 }
 
 Value FunctionBuilder::residual(Value a, Value r) {
@@ -191,7 +194,8 @@ Value FunctionBuilder::mergeHeads(Value in) {
       x(), in, SmallVector<ReassociationIndices>{{0}, {1, 2}});
 }
 
-Value FunctionBuilder::attention(Value g, Value q, Value k, Value v) {
+Value FunctionBuilder::attention(Value g, Value q, Value k, Value v,
+                                 Value *weights) {
   MLIRContext *ctx = b.getContext();
   double scale = 1.0 / std::sqrt(double(dk));
   auto dot = MessageFnAttr::parseName(ctx, "u_dot_v");
@@ -226,6 +230,22 @@ Value FunctionBuilder::attention(Value g, Value q, Value k, Value v) {
   auto received = b.create<SendAndRecvOp>(TypeRange{heads(), heads1()}, g,
                                           ValueRange{v, e, e}, Value(),
                                           messages, b.getArrayAttr({sum, sum}));
+  if (weights) {
+    // Each edge's share of its destination's sum, e / z, from a sum of its
+    // own: the layer's z keeps its one use (the division), so
+    // gnn-fuse-attention fuses the layer exactly as without weights and the
+    // model computes the same values; only the weights are unfused.
+    Value z = b.create<ReduceOp>(heads1(), g, e, Value(), ReduceKind::Sum);
+    ArrayAttr roles = b.getArrayAttr({TargetAttr::get(ctx, Target::Edge),
+                                      TargetAttr::get(ctx, Target::Dst)});
+    auto share = b.create<ApplyEdgesOp>(heads1(), g, ValueRange{e, z}, Value(),
+                                        MessageFnAttr(), roles, ArrayAttr());
+    buildElementBody(b, share.getBody(), TypeRange{heads1(), heads1()},
+                     [&](ValueRange a) -> Value {
+                       return b.create<arith::DivFOp>(a[0], a[1]);
+                     });
+    *weights = share;
+  }
   return apply(received.getResults(), heads(), [&](ValueRange a) -> Value {
     return b.create<arith::DivFOp>(a[0], a[1]);
   });
@@ -307,6 +327,7 @@ SmallVector<Value> FunctionBuilder::callLayer(llvm::StringRef name,
 
 OwningOpRef<ModuleOp> mlir::gnn::models::buildModule(
     MLIRContext &context, const ModelConfig &config,
+    const BuildOptions &options,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight,
     std::initializer_list<FunctionBuild> functions) {
   context.loadDialect<GNNDialect, arith::ArithDialect, func::FuncDialect,
@@ -314,7 +335,7 @@ OwningOpRef<ModuleOp> mlir::gnn::models::buildModule(
                       bufferization::BufferizationDialect>();
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
   for (FunctionBuild function : functions)
-    function(*module, config, hasWeight);
+    function(*module, config, options, hasWeight);
   if (failed(verify(*module)))
     return nullptr;
   return module;

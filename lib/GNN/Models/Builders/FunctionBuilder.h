@@ -14,6 +14,7 @@
 
 #include "GNN/IR/GNNOps.h"
 #include "GNN/Models/ModelConfig.h"
+#include "GNN/Models/TransformerBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -75,8 +76,9 @@ public:
   /// holds.
   Value filterNodes(ValueRange in, Value candidates,
                     llvm::function_ref<Value(ValueRange)> keep);
-  /// The in-edges of `nodes` in `graph`.
-  Value inSubgraph(Value graph, Value nodes);
+  /// The in-edges of `nodes` in `graph`; `eids` (if given) is set to their
+  /// ids in `graph`.
+  Value inSubgraph(Value graph, Value nodes, Value *eids = nullptr);
 
   Value residual(Value a, Value b);
   Value feedForward(Value in, const std::string &prefix);
@@ -91,8 +93,10 @@ public:
   /// The number of rows of `in`.
   Value numRows(Value in);
   /// Attention of queries q (destinations) over keys/values k, v (sources)
-  /// along `graph`, written as DGL's propagate_attention.
-  Value attention(Value graph, Value q, Value k, Value v);
+  /// along `graph`, written as DGL's propagate_attention. With `weights`,
+  /// also sets it to each edge's normalized weight e / z ([edges, h, 1]).
+  Value attention(Value graph, Value q, Value k, Value v,
+                  Value *weights = nullptr);
 
   /// Returns `results`, each with its gnn.name (a result named like a
   /// writable input is marked as its update), and sets the signature.
@@ -133,12 +137,14 @@ private:
 
 /// Builds one function of a model module.
 using FunctionBuild = void (*)(ModuleOp, const ModelConfig &,
+                               const BuildOptions &,
                                llvm::function_ref<bool(llvm::StringRef)>);
 
 /// A verified model module of `functions`; null (with the verifier's
 /// diagnostics emitted) when a builder made invalid IR.
 OwningOpRef<ModuleOp>
 buildModule(MLIRContext &context, const ModelConfig &config,
+            const BuildOptions &options,
             llvm::function_ref<bool(llvm::StringRef)> hasWeight,
             std::initializer_list<FunctionBuild> functions);
 

@@ -34,62 +34,85 @@ std::pair<std::string, std::string> crossModules(const ModelConfig &c,
 }
 
 /// One encoder layer (pre-norm self-attention, then feed-forward), its
-/// weights named under kLayerPrefix.
-FunctionBuilder::Named encoderLayer(FunctionBuilder &f, Value x, Value graph) {
+/// weights named under kLayerPrefix; with `weights`, its attention's
+/// per-edge weights are a second result.
+FunctionBuilder::Named encoderLayer(FunctionBuilder &f, Value x, Value graph,
+                                    bool weights) {
   std::string L = kLayerPrefix.str();
   Value n = f.layerNorm(x, L + ".sublayer.0.norm");
   std::string A = L + ".self_attn.linears.";
   Value q = f.splitHeads(f.linear(n, A + "0", f.d, f.d));
   Value k = f.splitHeads(f.linear(n, A + "1", f.d, f.d));
   Value v = f.splitHeads(f.linear(n, A + "2", f.d, f.d));
-  Value a = f.mergeHeads(f.attention(graph, q, k, v));
+  Value w;
+  Value a = f.mergeHeads(f.attention(graph, q, k, v, weights ? &w : nullptr));
   x = f.residual(x, f.linear(a, A + "3", f.d, f.d));
   x = f.residual(x, f.feedForward(f.layerNorm(x, L + ".sublayer.1.norm"),
                                   L + ".feed_forward"));
+  if (weights)
+    return {{x, "x"}, {w, model::kEncAttention}};
   return {{x, "x"}};
 }
 
 /// The rest of a decoder layer once the new nodes' self-attention k/v are
-/// in the cache: in = {y, q, k (all), v (all), dd, ed, cross k, cross v}.
+/// in the cache: in = {y, q, k (all), v (all), dd, ed, cross k, cross v};
+/// with `weights`, the self- and cross-attention's per-edge weights follow
+/// the result.
 FunctionBuilder::Named decoderLayer(FunctionBuilder &f, ValueRange in,
-                                    bool last) {
+                                    bool last, bool weights) {
   const ModelConfig &c = f.c;
   std::string L = kLayerPrefix.str();
   std::string S = L + ".self_attn.linears.";
   Value y = in[0];
-  Value a = f.mergeHeads(f.attention(in[4], in[1], in[2], in[3]));
+  Value selfW, crossW;
+  Value a = f.mergeHeads(
+      f.attention(in[4], in[1], in[2], in[3], weights ? &selfW : nullptr));
   y = f.residual(y, f.linear(a, S + "3", f.d, f.d));
   if (last)
     y = f.layerNorm(y, "decoder.norm");
   auto [A, O] = crossModules(c, L);
   Value cq = f.splitHeads(f.linear(f.layerNorm(y, L + ".sublayer.1.norm"),
                                    A + ".linears.0", f.d, f.d));
-  Value ca = f.mergeHeads(f.attention(in[5], cq, in[6], in[7]));
+  Value ca = f.mergeHeads(
+      f.attention(in[5], cq, in[6], in[7], weights ? &crossW : nullptr));
   y = f.residual(y, f.linear(ca, O + ".linears.3", f.d, f.d));
   y = f.residual(y, f.feedForward(f.layerNorm(y, L + ".sublayer.2.norm"),
                                   L + ".feed_forward"));
   if (last)
     y = f.layerNorm(y, "decoder.norm");
+  if (weights)
+    return {{y, "y"},
+            {selfW, model::kDecAttention},
+            {crossW, model::kCrossAttention}};
   return {{y, "y"}};
 }
 
 void buildEncoder(ModuleOp module, const ModelConfig &c,
+                  const BuildOptions &options,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kEncode, c, hasWeight);
   EncoderInputs in = encoderInputs(f);
   Value x = f.embed("src_embed.lut.weight", c.srcVocab, in.tokens, in.positions,
                     in.pe);
-  for (int64_t i = 0; i < c.layers; ++i)
-    x = f.callLayer("encoder_layer", layerName("encoder", i),
-                    {{x, "x"}, {in.graph, model::kEE}},
-                    [](FunctionBuilder &l, ValueRange in) {
-                      return encoderLayer(l, in[0], in[1]);
-                    })[0];
-  x = f.layerNorm(x, "encoder.norm");
-  f.finish({{x, model::kMemory}});
+  bool weights = options.attentionWeights;
+  FunctionBuilder::Named results = {{Value(), model::kMemory}};
+  for (int64_t i = 0; i < c.layers; ++i) {
+    SmallVector<Value> out = f.callLayer(
+        "encoder_layer", layerName("encoder", i),
+        {{x, "x"}, {in.graph, model::kEE}},
+        [&](FunctionBuilder &l, ValueRange in) {
+          return encoderLayer(l, in[0], in[1], weights);
+        });
+    x = out[0];
+    if (weights)
+      results.push_back(
+          {out[1], model::attentionWeights(model::kEncAttention, i)});
+  }
+  results[0].first = f.layerNorm(x, "encoder.norm");
+  f.finish(results);
 }
 
-void buildCrossKV(ModuleOp module, const ModelConfig &c,
+void buildCrossKV(ModuleOp module, const ModelConfig &c, const BuildOptions &,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kCrossKV, c, hasWeight);
   Value mem = f.input(model::kMemory, f.x());
@@ -110,6 +133,7 @@ void buildCrossKV(ModuleOp module, const ModelConfig &c,
 }
 
 void buildDecoder(ModuleOp module, const ModelConfig &c,
+                  const BuildOptions &options,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kDecode, c, hasWeight);
   DecoderInputs in = decoderInputs(f);
@@ -124,7 +148,8 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
   }
   Value y = f.embed("tgt_embed.lut.weight", c.tgtVocab, in.tokens, in.positions,
                     in.pe);
-  std::vector<std::pair<Value, std::string>> results;
+  std::vector<std::pair<Value, std::string>> results, weightResults;
+  bool weights = options.attentionWeights;
   for (int64_t i = 0; i < c.layers; ++i) {
     bool last = i == c.layers - 1;
     std::string L = layerName("decoder", i);
@@ -143,7 +168,8 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
     results.push_back({kAll, model::selfK(i)});
     results.push_back({vAll, model::selfV(i)});
     // DGL's example applies the final norm inside its last layer (twice).
-    y = f.callLayer(last ? "decoder_last_layer" : "decoder_layer", L,
+    SmallVector<Value> out = f.callLayer(
+        last ? "decoder_last_layer" : "decoder_layer", L,
                     {{y, "y"},
                      {qkv[0], "q"},
                      {kAll, "k"},
@@ -153,26 +179,37 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
                      {crossK[i], "cross_k"},
                      {crossV[i], "cross_v"}},
                     [&](FunctionBuilder &l, ValueRange in) {
-                      return decoderLayer(l, in, last);
-                    })[0];
+                      return decoderLayer(l, in, last, weights);
+                    });
+    y = out[0];
+    if (weights) {
+      weightResults.push_back(
+          {out[1], model::attentionWeights(model::kDecAttention, i)});
+      weightResults.push_back(
+          {out[2], model::attentionWeights(model::kCrossAttention, i)});
+    }
   }
   Value lp = f.logSoftmax(f.linear(y, "generator.proj", f.d, c.tgtVocab));
   results.insert(results.begin(), {lp, model::kLogProbs});
+  llvm::append_range(results, weightResults);
   f.finish(results);
 }
 } // namespace
 
 OwningOpRef<ModuleOp> mlir::gnn::buildTransformerModule(
     MLIRContext &context, const ModelConfig &config,
-    llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  return buildModule(context, config, hasWeight,
+    llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+    const BuildOptions &options) {
+  return buildModule(context, config, options, hasWeight,
                      {buildEncoder, buildCrossKV, buildDecoder});
 }
 
 OwningOpRef<ModuleOp> mlir::gnn::buildModelModule(
     MLIRContext &context, const ModelConfig &config,
-    llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
+    llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+    const BuildOptions &options) {
   return config.architecture == Architecture::UniversalTransformer
-             ? buildUniversalTransformerModule(context, config, hasWeight)
-             : buildTransformerModule(context, config, hasWeight);
+             ? buildUniversalTransformerModule(context, config, hasWeight,
+                                               options)
+             : buildTransformerModule(context, config, hasWeight, options);
 }

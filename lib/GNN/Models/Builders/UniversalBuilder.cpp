@@ -201,6 +201,47 @@ Value selfQKV(FunctionBuilder &f, Value n, const std::string &prefix,
   return q;
 }
 
+/// The rows of `cache` ([rows, max_depth, a, b]) as of ACT step `step`,
+/// with `latest` ([?, a, b]) written into rows `slots`; the result is
+/// stored back into the cache (`cache` is updated). For the decoder's k/v
+/// the rows are every decoder node and the slots the new nodes (whose k/v
+/// later nodes read); for attention weights the rows are edges.
+Value stepRows(FunctionBuilder &f, Value &cache, Value step, Value latest,
+               Value slots) {
+  ImplicitLocOpBuilder &b = f.b;
+  Value rows = f.numRows(cache);
+  auto cacheType = cast<RankedTensorType>(cache.getType());
+  int64_t a = cacheType.getDimSize(2), c = cacheType.getDimSize(3);
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), step,
+                                       b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {rows, b.getIndexAttr(1), b.getIndexAttr(a),
+                                     b.getIndexAttr(c)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  auto sliceType = RankedTensorType::get({ShapedType::kDynamic, a, c},
+                                         cacheType.getElementType());
+  Value slice = b.create<tensor::ExtractSliceOp>(sliceType, cache, offsets,
+                                                 sizes, strides);
+  Value all = f.scatter(latest, slice, slots);
+  cache = b.create<tensor::InsertSliceOp>(all, cache, offsets, sizes, strides);
+  return all;
+}
+
+/// Zeros shaped [edges of graph, max_depth, heads, 1]: the attention
+/// weights of every ACT step, before the first.
+Value zeroStepWeights(FunctionBuilder &f, Value graph) {
+  ImplicitLocOpBuilder &b = f.b;
+  // Row 0 of a one-row table of zeros, once per edge.
+  auto row = RankedTensorType::get({1, f.c.maxDepth, f.h, 1}, b.getF32Type());
+  Value table = b.create<arith::ConstantOp>(
+      DenseElementsAttr::get(row, b.getF32FloatAttr(0.0f)));
+  auto ends = b.create<EdgeEndpointsOp>(f.ids(), f.ids(), graph);
+  Value firstRow = f.apply({ends.getSrc()}, f.ids(),
+                           [&](ValueRange) { return f.index(0); });
+  auto type = RankedTensorType::get({ShapedType::kDynamic, f.c.maxDepth, f.h, 1},
+                                    b.getF32Type());
+  return f.gather(table, firstRow, type);
+}
+
 /// Zeros shaped [rows of x, heads, dk].
 Value zeroHeads(FunctionBuilder &f, Value x) {
   return f.splitHeads(
@@ -208,34 +249,48 @@ Value zeroHeads(FunctionBuilder &f, Value x) {
 }
 
 void buildEncoder(ModuleOp module, const ModelConfig &c,
+                  const BuildOptions &options,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kEncode, c, hasWeight);
   EncoderInputs in = encoderInputs(f);
   Value timePE = f.input(model::kTimePE, f.x());
   Value x0 = f.embedTokens("src_embed.lut.weight", c.srcVocab, in.tokens);
   const std::string L = "encoder.layer";
-  // Every node's k/v, starting from zeros (only active nodes' are read).
+  bool weights = options.attentionWeights;
+  // Every node's k/v, starting from zeros (only active nodes' are read),
+  // and with `weights` the attention weights of every step.
   Value zeros = zeroHeads(f, x0);
+  SmallVector<Value> carried = {zeros, zeros};
+  if (weights)
+    carried.push_back(zeroStepWeights(f, in.graph));
   ActResult act = actLoop(
-      f, x0, in.tokens, in.positions, in.pe, timePE, "halt_enc", {zeros, zeros},
-      [&](FunctionBuilder &f, Value x, Value active, Value,
+      f, x0, in.tokens, in.positions, in.pe, timePE, "halt_enc", carried,
+      [&](FunctionBuilder &f, Value x, Value active, Value step,
           SmallVectorImpl<Value> &kv) {
         std::string A = L + ".self_attn.linears.";
         Value n = f.layerNorm(x, L + ".sublayer.0.norm");
         Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
+        Value eids, w;
         Value a = f.mergeHeads(
-            f.attention(f.inSubgraph(in.graph, active), q, kv[0], kv[1]));
+            f.attention(f.inSubgraph(in.graph, active, &eids), q, kv[0], kv[1],
+                        weights ? &w : nullptr));
+        if (weights)
+          stepRows(f, kv[2], step, w, eids);
         Value y = f.residual(x, f.linear(a, A + "3", f.d, f.d));
         return f.residual(y,
                           f.feedForward(f.layerNorm(y, L + ".sublayer.1.norm"),
                                         L + ".feed_forward"));
       });
   Value memory = f.layerNorm(act.s, "encoder.norm");
-  f.finish(
-      {{memory, model::kMemory}, {stepCounts(f, act.steps), model::kEncSteps}});
+  FunctionBuilder::Named results = {
+      {memory, model::kMemory}, {stepCounts(f, act.steps), model::kEncSteps}};
+  if (weights)
+    results.push_back(
+        {act.carried[2], model::attentionSteps(model::kEncAttention)});
+  f.finish(results);
 }
 
-void buildCrossKV(ModuleOp module, const ModelConfig &c,
+void buildCrossKV(ModuleOp module, const ModelConfig &c, const BuildOptions &,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kCrossKV, c, hasWeight);
   Value mem = f.input(model::kMemory, f.x());
@@ -245,27 +300,8 @@ void buildCrossKV(ModuleOp module, const ModelConfig &c,
   f.finish({{k, model::crossK(0)}, {v, model::crossV(0)}});
 }
 
-/// The k/v of every decoder node as of ACT step `step`: the cache's rows of
-/// that step with the new nodes' latest k/v (`latest`, one row per new
-/// node) written into their slots; the result is stored back into the cache
-/// (`cache` is updated) for the nodes decoded later.
-Value stepRows(FunctionBuilder &f, Value &cache, Value step, Value latest,
-               Value slots) {
-  ImplicitLocOpBuilder &b = f.b;
-  Value rows = f.numRows(cache);
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), step,
-                                       b.getIndexAttr(0), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {rows, b.getIndexAttr(1),
-                                     b.getIndexAttr(f.h), b.getIndexAttr(f.dk)};
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  Value slice = b.create<tensor::ExtractSliceOp>(f.heads(), cache, offsets,
-                                                 sizes, strides);
-  Value all = f.scatter(latest, slice, slots);
-  cache = b.create<tensor::InsertSliceOp>(all, cache, offsets, sizes, strides);
-  return all;
-}
-
 void buildDecoder(ModuleOp module, const ModelConfig &c,
+                  const BuildOptions &options,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kDecode, c, hasWeight);
   ImplicitLocOpBuilder &b = f.b;
@@ -281,11 +317,17 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
   Value selfV = f.updatedInput(model::selfV(0), cacheType);
   Value y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, in.tokens);
   const std::string L = "decoder.layer";
-  // The new nodes' latest k/v, and the cache of every node's k/v per step.
+  // The new nodes' latest k/v, the cache of every node's k/v per step and
+  // with `weights` the self- and cross-attention weights of every step.
+  bool weights = options.attentionWeights;
   Value zeros = zeroHeads(f, y0);
+  SmallVector<Value> carried = {zeros, zeros, selfK, selfV};
+  if (weights) {
+    carried.push_back(zeroStepWeights(f, in.dd));
+    carried.push_back(zeroStepWeights(f, in.ed));
+  }
   ActResult act = actLoop(
-      f, y0, in.tokens, in.positions, in.pe, timePE, "halt_dec",
-      {zeros, zeros, selfK, selfV},
+      f, y0, in.tokens, in.positions, in.pe, timePE, "halt_dec", carried,
       [&](FunctionBuilder &f, Value y, Value active, Value step,
           SmallVectorImpl<Value> &kv) {
         std::string A = L + ".self_attn.linears.";
@@ -293,13 +335,20 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
         Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
         Value k = stepRows(f, kv[2], step, kv[0], in.slots);
         Value v = stepRows(f, kv[3], step, kv[1], in.slots);
-        Value a =
-            f.mergeHeads(f.attention(f.inSubgraph(in.dd, active), q, k, v));
+        Value selfEids, crossEids, selfW, crossW;
+        Value a = f.mergeHeads(
+            f.attention(f.inSubgraph(in.dd, active, &selfEids), q, k, v,
+                        weights ? &selfW : nullptr));
         Value z = f.residual(y, f.linear(a, A + "3", f.d, f.d));
         Value cq = f.splitHeads(f.linear(f.layerNorm(z, L + ".sublayer.1.norm"),
                                          A + "0", f.d, f.d));
         Value ca = f.mergeHeads(
-            f.attention(f.inSubgraph(in.ed, active), cq, crossK, crossV));
+            f.attention(f.inSubgraph(in.ed, active, &crossEids), cq, crossK,
+                        crossV, weights ? &crossW : nullptr));
+        if (weights) {
+          stepRows(f, kv[4], step, selfW, selfEids);
+          stepRows(f, kv[5], step, crossW, crossEids);
+        }
         z = f.residual(z, f.linear(ca, A + "3", f.d, f.d));
         return f.residual(z,
                           f.feedForward(f.layerNorm(z, L + ".sublayer.2.norm"),
@@ -323,16 +372,25 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
   Value logits = f.linear(f.layerNorm(act.s, "decoder.norm"), "generator.proj",
                           f.d, c.tgtVocab);
   Value lp = f.logSoftmax(logits);
-  f.finish({{lp, model::kLogProbs},
-            {stepCounts(f, act.steps), model::kDecSteps},
-            {rest.getResult(0), model::selfK(0)},
-            {rest.getResult(1), model::selfV(0)}});
+  FunctionBuilder::Named results = {
+      {lp, model::kLogProbs},
+      {stepCounts(f, act.steps), model::kDecSteps},
+      {rest.getResult(0), model::selfK(0)},
+      {rest.getResult(1), model::selfV(0)}};
+  if (weights) {
+    results.push_back(
+        {act.carried[4], model::attentionSteps(model::kDecAttention)});
+    results.push_back(
+        {act.carried[5], model::attentionSteps(model::kCrossAttention)});
+  }
+  f.finish(results);
 }
 } // namespace
 
 OwningOpRef<ModuleOp> mlir::gnn::buildUniversalTransformerModule(
     MLIRContext &context, const ModelConfig &config,
-    llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  return buildModule(context, config, hasWeight,
+    llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+    const BuildOptions &options) {
+  return buildModule(context, config, options, hasWeight,
                      {buildEncoder, buildCrossKV, buildDecoder});
 }

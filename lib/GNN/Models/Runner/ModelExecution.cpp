@@ -86,6 +86,12 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
   Expected<HostTensor> memory = take(*encoded, model::kMemory, model::kEncode);
   if (!memory)
     return memory.takeError();
+  if (attentionWeights) {
+    enc.ee = std::move(*ee);
+    for (auto &[name, t] : *encoded)
+      if (llvm::StringRef(name).starts_with("attn."))
+        enc.encAttention[name] = std::move(t);
+  }
   if (universal()) {
     Expected<HostTensor> steps =
         take(*encoded, model::kEncSteps, model::kEncode);
@@ -213,7 +219,10 @@ TransformerModel::Inputs TransformerModel::decoderInputs(
 
 Expected<TensorMap>
 TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
-                          llvm::ArrayRef<Sequence> targets) {
+                          llvm::ArrayRef<Sequence> targets,
+                          AttentionMaps *maps) {
+  if (maps && !attentionWeights)
+    return fail("attention maps need a model loaded with attention weights");
   Expected<Encoded> enc = encode(sources);
   if (!enc)
     return enc.takeError();
@@ -261,6 +270,10 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
           rows);
   if (!out)
     return out.takeError();
+  if (maps)
+    if (Error e = collectAttention(*enc, **dd, **ed, sources, targets, *out,
+                                   *maps))
+      return std::move(e);
   Expected<TensorMap> result = decoderResults(*out);
   if (!result)
     return result.takeError();

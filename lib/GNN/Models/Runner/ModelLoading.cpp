@@ -101,13 +101,14 @@ static Expected<TensorMap> loadWeights(const ModelConfig &config,
 }
 
 /// The model's module, built and verified.
-static Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &ctx,
-                                                  const ModelConfig &config,
-                                                  const TensorMap &weights) {
+static Expected<OwningOpRef<ModuleOp>>
+buildModel(MLIRContext &ctx, const ModelConfig &config,
+           const TensorMap &weights, const BuildOptions &options = {}) {
   return moduleOrError(ctx, "the built model is not valid IR", [&] {
-    return buildModelModule(ctx, config, [&](llvm::StringRef name) {
-      return weights.count(name.str()) != 0;
-    });
+    return buildModelModule(
+        ctx, config,
+        [&](llvm::StringRef name) { return weights.count(name.str()) != 0; },
+        options);
   });
 }
 
@@ -133,6 +134,7 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
   std::unique_ptr<TransformerModel> m(new TransformerModel());
   m->config = config;
   m->threads = options.threads;
+  m->attentionWeights = options.attentionWeights;
   Expected<TensorMap> weights = loadWeights(config, options.weightsPath);
   if (!weights)
     return weights.takeError();
@@ -170,7 +172,9 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
                   "': " + llvm::toString(buffer.takeError()));
     module = parseModule(ctx, (*buffer)->getBuffer(), options.irPath);
   } else {
-    module = buildModel(ctx, config, m->weights);
+    BuildOptions build;
+    build.attentionWeights = options.attentionWeights;
+    module = buildModel(ctx, config, m->weights, build);
   }
   if (!module)
     return module.takeError();

@@ -182,6 +182,9 @@ struct TransformerModel::Encoded {
   int64_t cacheRows = 0;
   /// ACT step counts of the source tokens (universal_transformer).
   std::optional<HostTensor> encSteps;
+  /// For attention maps: the source graph and @encode's attention weights.
+  detail::GraphPtr ee;
+  detail::Outputs encAttention;
 };
 
 /// A decoder sequence: its tokens (from <sos>) and the cache rows of the
