@@ -116,7 +116,12 @@ class Transformer(nn.Module):
             return self.pos_enc.pe[0, :length]
         return self.default_pe[:length]
 
-    def attend(self, q, k, v, mask):
+    # When a list, attend() appends (kind, weights [B,h,M,N]) of every
+    # attention it computes: each edge's normalized weight e / z, 0 where
+    # the mask has no edge.
+    attention_log = None
+
+    def attend(self, q, k, v, mask, kind=None):
         """q [B,M,d], k/v [B,N,d], mask [B,M,N] (True = edge)."""
         B, M, d = q.shape
         N = k.shape[1]
@@ -135,7 +140,11 @@ class Transformer(nn.Module):
         else:
             e = torch.exp(score.clamp(-clamp, clamp)) * m
             z = e.sum(-1, keepdim=True)
-            out = (e @ v) / torch.where(z > 0, z, torch.ones_like(z))
+            z = torch.where(z > 0, z, torch.ones_like(z))
+            out = (e @ v) / z
+            w = e / z
+        if self.attention_log is not None:
+            self.attention_log.append((kind, w))
         return out.transpose(1, 2).reshape(B, M, d)
 
     def encode(self, src, src_len):
@@ -147,7 +156,7 @@ class Transformer(nn.Module):
         for i, L in enumerate(self.encoder.layers):
             n = L.sublayer[0].norm(x)
             a = L.self_attn.linears
-            x = x + a[3](self.attend(a[0](n), a[1](n), a[2](n), mask))
+            x = x + a[3](self.attend(a[0](n), a[1](n), a[2](n), mask, "enc"))
             x = x + L.feed_forward(L.sublayer[1].norm(x))
             if i == n_layers - 1:
                 x = self.encoder.norm(x)
@@ -166,13 +175,15 @@ class Transformer(nn.Module):
             last = i == n_layers - 1
             n = L.sublayer[0].norm(y)
             s = L.self_attn.linears
-            y = y + s[3](self.attend(s[0](n), s[1](n), s[2](n), self_mask))
+            y = y + s[3](self.attend(s[0](n), s[1](n), s[2](n), self_mask,
+                                     "dec"))
             if last:
                 y = self.decoder.norm(y)
             A = s if mode == "shared" else L.src_attn.linears
             O = L.src_attn.linears if mode == "standard" else s
             q = A[0](L.sublayer[1].norm(y))
-            y = y + O[3](self.attend(q, A[1](mem), A[2](mem), cross_mask))
+            y = y + O[3](self.attend(q, A[1](mem), A[2](mem), cross_mask,
+                                     "e2d"))
             y = y + L.feed_forward(L.sublayer[2].norm(y))
             if last:
                 y = self.decoder.norm(y)
@@ -264,6 +275,7 @@ class UniversalTransformer(nn.Module):
                  else self.default_pe)
         return table[steps]
 
+    attention_log = None
     attend = Transformer.attend
 
     def act(self, x, valid, layer_step, halting):
@@ -312,7 +324,7 @@ class UniversalTransformer(nn.Module):
             K = torch.where(m, a[1](n), K)
             V = torch.where(m, a[2](n), V)
             mask = edge & active.unsqueeze(2)
-            y = x + a[3](self.attend(a[0](n), K, V, mask))
+            y = x + a[3](self.attend(a[0](n), K, V, mask, "enc"))
             y = y + L.feed_forward(L.sublayer[1].norm(y))
             return torch.where(m, y, x), K, V
 
@@ -336,10 +348,10 @@ class UniversalTransformer(nn.Module):
             K = torch.where(m, a[1](n), K)
             V = torch.where(m, a[2](n), V)
             z = y + a[3](self.attend(a[0](n), K, V,
-                                     self_edge & active.unsqueeze(2)))
+                                     self_edge & active.unsqueeze(2), "dec"))
             q = a[0](L.sublayer[1].norm(z))
             z = z + a[3](self.attend(q, mk, mv,
-                                     cross_edge & active.unsqueeze(2)))
+                                     cross_edge & active.unsqueeze(2), "e2d"))
             z = z + L.feed_forward(L.sublayer[2].norm(z))
             return torch.where(m, z, y), K, V
 
@@ -352,6 +364,49 @@ class UniversalTransformer(nn.Module):
         mem, src_valid, self.enc_steps = self.encode(src, src_len)
         out, self.dec_steps = self.decode(mem, src_valid, tgt, tgt_len)
         return out
+
+
+def attention_maps(model, srcs, tgts):
+    """The attention maps of every sequence as gnn-run --attention-out
+    names them: attn.<kind>.<layer>.<s> [heads, destinations, sources]
+    (a UniversalTransformer: attn.<kind>.step<t>.<s> for t below the most
+    ACT steps of that side's nodes of sequence s, rows of nodes not active
+    at step t zero), tokens.src.<s>, tokens.tgt.<s> and for a
+    UniversalTransformer steps.enc.<s> / steps.dec.<s>."""
+    src, src_len = pad_batch(srcs)
+    tgt, tgt_len = pad_batch(tgts)
+    model.attention_log = []
+    try:
+        with torch.no_grad():
+            model(src, src_len, tgt, tgt_len)
+        log = model.attention_log
+    finally:
+        model.attention_log = None
+    universal = isinstance(model, UniversalTransformer)
+    maps = {}
+    for s, (a, b) in enumerate(zip(srcs, tgts)):
+        n, m = len(a), len(b)
+        if universal:
+            enc = model.enc_steps[s, :n].to(torch.int32)
+            dec = model.dec_steps[s, :m].to(torch.int32)
+            maps["steps.enc.%d" % s] = enc
+            maps["steps.dec.%d" % s] = dec
+            steps = {"enc": int(enc.max()), "dec": int(dec.max()),
+                     "e2d": int(dec.max())}
+        counts = {}
+        for kind, w in log:
+            i = counts.get(kind, 0)
+            counts[kind] = i + 1
+            if universal and i >= steps[kind]:
+                continue
+            dst, srcn = (n, n) if kind == "enc" else (m, m) if kind == "dec" \
+                else (m, n)
+            layer = ("step%d" % i) if universal else str(i)
+            maps["attn.%s.%s.%d" % (kind, layer, s)] = \
+                w[s, :, :dst, :srcn].contiguous().float()
+        maps["tokens.src.%d" % s] = torch.tensor(a, dtype=torch.int64)
+        maps["tokens.tgt.%d" % s] = torch.tensor(b, dtype=torch.int64)
+    return maps
 
 
 def beam(model, src_ids, k, alpha, max_len, margin=0.0):

@@ -13,7 +13,13 @@ against the PyTorch reference's results (make_golden.py):
   `gnn-run IR.mlir`, gives the same log-probs bit for bit;
 - for a universal_transformer (golden-ut, make_golden_ut.py), the ACT step
   counts enc_steps / dec_steps equal the reference's exactly in every
-  forward run above.
+  forward run above;
+- --attention-out (make_golden_attention.py): the same tensors as the
+  reference's attention maps, weights within 1e-5, tokens and step counts
+  equal, with the contract's dtypes; every destination's weights sum to 1
+  (or, for a node not active at an ACT step, are all 0); fused and unfused
+  export agree within 1e-5; the log-probs of a run with --attention-out are
+  bit for bit those of a run without it.
 
 usage: check_golden.py GOLDEN_DIR TMP_DIR [CASE...]
 Prints one line per check; exits non-zero if any fails.
@@ -30,6 +36,8 @@ import safetensors_util  # noqa: E402
 
 TOLERANCE = 1e-4
 FUSED_VS_UNFUSED = 1e-5
+ATTENTION_TOLERANCE = 1e-5
+ATTENTION_DTYPES = {"attn": "F32", "tokens": "I64", "steps": "I32"}
 
 
 def run(args):
@@ -74,6 +82,65 @@ class Checker:
             self.failures += 1
 
 
+def max_map_diff(a, b):
+    """Largest |a - b| over the tensors both have (inf if shapes differ)."""
+    worst = 0.0
+    for name in set(a) & set(b):
+        if a[name][1] != b[name][1]:
+            return float("inf")
+        worst = max([worst] + [abs(x - y) for x, y in zip(a[name][2],
+                                                            b[name][2])])
+    return worst
+
+
+def row_sums_ok(maps):
+    """Every [heads, dst, src] map's rows sum to 1, or are all 0."""
+    for name, (_, shape, values) in maps.items():
+        if not name.startswith("attn."):
+            continue
+        n = shape[2]
+        for r in range(0, len(values), n or 1):
+            total = sum(values[r:r + n])
+            if not (abs(total - 1.0) < ATTENTION_TOLERANCE or
+                    all(v == 0.0 for v in values[r:r + n])):
+                return False
+    return True
+
+
+def check_attention(c, case, work, name, forward, fused):
+    """--attention-out against the reference's maps."""
+    want = safetensors_util.read(os.path.join(case, "attention.safetensors"))
+    seqs = sorted({int(k.rsplit(".", 1)[1]) for k in want})
+    arg = ",".join(map(str, seqs))
+    maps = {}
+    for tag, extra in (("fused", []), ("unfused", ["--no-fuse"])):
+        out = os.path.join(work, "maps-%s.safetensors" % tag)
+        logp = forward("attention-" + tag, "--attention-out", out,
+                       "--attention-seqs", arg, *extra)
+        maps[tag] = safetensors_util.read(out)
+        if tag == "fused":
+            c.check(logp == fused, "%s: --attention-out leaves the "
+                    "log-probs bit for bit as they are" % name)
+    got = maps["fused"]
+    c.check(sorted(got) == sorted(want), "%s: attention maps: the "
+            "reference's tensors (%d), no more" % (name, len(want)))
+    c.check(all(got[k][0] == ATTENTION_DTYPES[k.split(".")[0]] for k in got),
+            "%s: attention maps have the contract's dtypes" % name)
+    exact = [k for k in want if not k.startswith("attn.")]
+    c.check(all(k in got and got[k][1:] == want[k][1:] for k in exact),
+            "%s: tokens and step counts == reference" % name)
+    diff = max_map_diff({k: v for k, v in got.items() if k.startswith("attn")},
+                        want)
+    c.check(diff < ATTENTION_TOLERANCE,
+            "%s: attention weights match the reference (max |d| %.2e)" %
+            (name, diff))
+    c.check(row_sums_ok(got), "%s: each destination's weights sum to 1" %
+            name)
+    diff = max_map_diff(maps["unfused"], got)
+    c.check(diff < ATTENTION_TOLERANCE,
+            "%s: fused and unfused export agree (max |d| %.2e)" % (name, diff))
+
+
 def check_case(c, golden, tmp, name):
     case = os.path.join(golden, name)
     work = os.path.join(tmp, name)
@@ -98,6 +165,7 @@ def check_case(c, golden, tmp, name):
         return got
 
     fused = forward("fused")
+    check_attention(c, case, work, name, forward, fused)
     c.check(max_diff(fused, want) < TOLERANCE,
             "%s: forward matches the reference (max |d| %.2e)" %
             (name, max_diff(fused, want)))
