@@ -95,8 +95,9 @@ static Expected<std::vector<int64_t>> parseSequenceList(llvm::StringRef list,
       return error("'" + clipForMessage(item) +
                    "' is not a sequence index (a line number from 0)");
     if (index >= count)
-      return error("sequence " + llvm::Twine(index) + " is out of range: the "
-                   "input has " + llvm::Twine(count) + " sequences");
+      return error("sequence " + llvm::Twine(index) +
+                   " is out of range: the input has " + llvm::Twine(count) +
+                   " sequences, 0 to " + llvm::Twine(int64_t(count) - 1));
     indices.push_back(int64_t(index));
   }
   llvm::sort(indices);
