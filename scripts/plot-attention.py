@@ -296,8 +296,15 @@ def read_vocab(path):
         raise Failure("cannot read '%s': %s" % (path, e.strerror or e))
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors are one-line errors with exit code 1 too."""
+
+    def error(self, message):
+        raise Failure(message)
+
+
 def main(argv):
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         description="Draws gnn-run --attention-out maps (see the README's "
         "\"Attention maps\").")
     parser.add_argument("files", nargs="+", metavar="FILE")

@@ -33,6 +33,17 @@ if config.gnn_fuzz_tests:
     config.available_features.add("fuzz")
 llvm_config.add_tool_substitutions(tools, [config.gnn_tools_dir])
 
+# Plotting scripts need matplotlib and Pillow (Debian's python3-matplotlib and
+# python3-pil, which setup.sh installs for /usr/bin/python3).
+import subprocess  # noqa: E402
+
+for candidate in (sys.executable, "/usr/bin/python3"):
+    if subprocess.run([candidate, "-c", "import matplotlib, PIL"],
+                      capture_output=True).returncode == 0:
+        config.available_features.add("matplotlib")
+        config.substitutions.append(("%plot_python", candidate))
+        break
+
 # GPU tests. `ptxas`: the CUDA toolkit's assembler checks generated kernels
 # (no device needed). `cuda-device`: a driver and a device are present, so
 # kernels run; without one those tests are unsupported, not failed.
