@@ -10,11 +10,13 @@
 #include "../lib/GNN/Models/Builders/FunctionBuilder.h"
 #include "GNN/InitAll.h"
 #include "GNN/Models/TransformerBuilder.h"
+#include "GNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "gtest/gtest.h"
 
 #include <map>
@@ -195,4 +197,65 @@ TEST_F(ModelBuilderTest, InvalidIRIsADiagnosticNotAModule) {
       }});
   EXPECT_FALSE(module);
   EXPECT_NE(diagnostics.find("gnn.linear"), std::string::npos) << diagnostics;
+}
+
+/// The gnn.fused_attention ops left in `module` after gnn-fuse-attention.
+static int fusedAttentions(ModuleOp module) {
+  PassManager pm(module.getContext());
+  pm.addPass(gnn::createFuseAttentionPass());
+  if (failed(pm.run(module)))
+    return -1;
+  int count = 0;
+  module.walk([&](FusedAttentionOp) { ++count; });
+  return count;
+}
+
+TEST_F(ModelBuilderTest, AttentionWeightsVariantKeepsEveryLayerFused) {
+  BuildOptions weights;
+  weights.attentionWeights = true;
+  auto all = [](llvm::StringRef) { return true; };
+  for (std::optional<double> clamp :
+       {std::optional<double>(5.0), std::optional<double>()}) {
+    ModelConfig c = smallConfig(Architecture::Transformer);
+    c.scoreClamp = clamp;
+    OwningOpRef<ModuleOp> plain = buildModelModule(context, c, all);
+    OwningOpRef<ModuleOp> module = buildModelModule(context, c, all, weights);
+    ASSERT_TRUE(plain && module);
+    auto encode = module->lookupSymbol<func::FuncOp>(model::kEncode);
+    auto decode = module->lookupSymbol<func::FuncOp>(model::kDecode);
+    EXPECT_EQ(names(encode, /*results=*/true),
+              (std::vector<std::string>{"memory", "attn.enc.0", "attn.enc.1"}));
+    EXPECT_EQ(names(decode, /*results=*/true),
+              (std::vector<std::string>{
+                  "log_probs", "self_k.0", "self_v.0", "self_k.1", "self_v.1",
+                  "attn.dec.0", "attn.e2d.0", "attn.dec.1", "attn.e2d.1"}));
+    auto type = cast<RankedTensorType>(decode.getResultTypes().back());
+    EXPECT_EQ(type.getShape(),
+              (llvm::ArrayRef<int64_t>{ShapedType::kDynamic, c.heads, 1}));
+    // Every attention is still one fused op: the weights do not take the
+    // layers off the fused path.
+    int attentions = 0;
+    plain->walk([&](SendAndRecvOp) { ++attentions; });
+    EXPECT_GT(attentions, 0);
+    EXPECT_EQ(fusedAttentions(*plain), attentions);
+    EXPECT_EQ(fusedAttentions(*module), attentions);
+  }
+
+  ModelConfig c = smallConfig(Architecture::UniversalTransformer);
+  c.layers = 1;
+  c.crossAttention = CrossAttention::Shared;
+  OwningOpRef<ModuleOp> module = buildModelModule(context, c, all, weights);
+  ASSERT_TRUE(module);
+  auto encode = module->lookupSymbol<func::FuncOp>(model::kEncode);
+  EXPECT_EQ(names(encode, /*results=*/true),
+            (std::vector<std::string>{"memory", "enc_steps", "attn.enc"}));
+  auto steps = cast<RankedTensorType>(encode.getResultTypes().back());
+  EXPECT_EQ(
+      steps.getShape(),
+      (llvm::ArrayRef<int64_t>{ShapedType::kDynamic, c.maxDepth, c.heads, 1}));
+  auto decode = module->lookupSymbol<func::FuncOp>(model::kDecode);
+  std::vector<std::string> results = names(decode, /*results=*/true);
+  EXPECT_EQ(std::vector<std::string>(results.end() - 2, results.end()),
+            (std::vector<std::string>{"attn.dec", "attn.e2d"}));
+  EXPECT_EQ(fusedAttentions(*module), 3);
 }

@@ -97,7 +97,7 @@ struct BuildOptions {
 OwningOpRef<ModuleOp>
 buildTransformerModule(MLIRContext &context, const ModelConfig &config,
                        llvm::function_ref<bool(llvm::StringRef)> hasWeight,
-    const BuildOptions &options = {});
+                       const BuildOptions &options = {});
 
 OwningOpRef<ModuleOp> buildUniversalTransformerModule(
     MLIRContext &context, const ModelConfig &config,
@@ -108,7 +108,7 @@ OwningOpRef<ModuleOp> buildUniversalTransformerModule(
 OwningOpRef<ModuleOp>
 buildModelModule(MLIRContext &context, const ModelConfig &config,
                  llvm::function_ref<bool(llvm::StringRef)> hasWeight,
-    const BuildOptions &options = {});
+                 const BuildOptions &options = {});
 
 } // namespace mlir::gnn
 

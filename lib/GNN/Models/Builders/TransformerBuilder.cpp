@@ -97,12 +97,12 @@ void buildEncoder(ModuleOp module, const ModelConfig &c,
   bool weights = options.attentionWeights;
   FunctionBuilder::Named results = {{Value(), model::kMemory}};
   for (int64_t i = 0; i < c.layers; ++i) {
-    SmallVector<Value> out = f.callLayer(
-        "encoder_layer", layerName("encoder", i),
-        {{x, "x"}, {in.graph, model::kEE}},
-        [&](FunctionBuilder &l, ValueRange in) {
-          return encoderLayer(l, in[0], in[1], weights);
-        });
+    SmallVector<Value> out =
+        f.callLayer("encoder_layer", layerName("encoder", i),
+                    {{x, "x"}, {in.graph, model::kEE}},
+                    [&](FunctionBuilder &l, ValueRange in) {
+                      return encoderLayer(l, in[0], in[1], weights);
+                    });
     x = out[0];
     if (weights)
       results.push_back(
@@ -168,8 +168,8 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
     results.push_back({kAll, model::selfK(i)});
     results.push_back({vAll, model::selfV(i)});
     // DGL's example applies the final norm inside its last layer (twice).
-    SmallVector<Value> out = f.callLayer(
-        last ? "decoder_last_layer" : "decoder_layer", L,
+    SmallVector<Value> out =
+        f.callLayer(last ? "decoder_last_layer" : "decoder_layer", L,
                     {{y, "y"},
                      {qkv[0], "q"},
                      {kAll, "k"},
@@ -204,10 +204,10 @@ OwningOpRef<ModuleOp> mlir::gnn::buildTransformerModule(
                      {buildEncoder, buildCrossKV, buildDecoder});
 }
 
-OwningOpRef<ModuleOp> mlir::gnn::buildModelModule(
-    MLIRContext &context, const ModelConfig &config,
-    llvm::function_ref<bool(llvm::StringRef)> hasWeight,
-    const BuildOptions &options) {
+OwningOpRef<ModuleOp>
+mlir::gnn::buildModelModule(MLIRContext &context, const ModelConfig &config,
+                            llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+                            const BuildOptions &options) {
   return config.architecture == Architecture::UniversalTransformer
              ? buildUniversalTransformerModule(context, config, hasWeight,
                                                options)

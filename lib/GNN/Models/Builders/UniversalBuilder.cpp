@@ -235,10 +235,10 @@ Value zeroStepWeights(FunctionBuilder &f, Value graph) {
   Value table = b.create<arith::ConstantOp>(
       DenseElementsAttr::get(row, b.getF32FloatAttr(0.0f)));
   auto ends = b.create<EdgeEndpointsOp>(f.ids(), f.ids(), graph);
-  Value firstRow = f.apply({ends.getSrc()}, f.ids(),
-                           [&](ValueRange) { return f.index(0); });
-  auto type = RankedTensorType::get({ShapedType::kDynamic, f.c.maxDepth, f.h, 1},
-                                    b.getF32Type());
+  Value firstRow =
+      f.apply({ends.getSrc()}, f.ids(), [&](ValueRange) { return f.index(0); });
+  auto type = RankedTensorType::get(
+      {ShapedType::kDynamic, f.c.maxDepth, f.h, 1}, b.getF32Type());
   return f.gather(table, firstRow, type);
 }
 
@@ -271,9 +271,9 @@ void buildEncoder(ModuleOp module, const ModelConfig &c,
         Value n = f.layerNorm(x, L + ".sublayer.0.norm");
         Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
         Value eids, w;
-        Value a = f.mergeHeads(
-            f.attention(f.inSubgraph(in.graph, active, &eids), q, kv[0], kv[1],
-                        weights ? &w : nullptr));
+        Value a =
+            f.mergeHeads(f.attention(f.inSubgraph(in.graph, active, &eids), q,
+                                     kv[0], kv[1], weights ? &w : nullptr));
         if (weights)
           stepRows(f, kv[2], step, w, eids);
         Value y = f.residual(x, f.linear(a, A + "3", f.d, f.d));
@@ -336,9 +336,9 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
         Value k = stepRows(f, kv[2], step, kv[0], in.slots);
         Value v = stepRows(f, kv[3], step, kv[1], in.slots);
         Value selfEids, crossEids, selfW, crossW;
-        Value a = f.mergeHeads(
-            f.attention(f.inSubgraph(in.dd, active, &selfEids), q, k, v,
-                        weights ? &selfW : nullptr));
+        Value a =
+            f.mergeHeads(f.attention(f.inSubgraph(in.dd, active, &selfEids), q,
+                                     k, v, weights ? &selfW : nullptr));
         Value z = f.residual(y, f.linear(a, A + "3", f.d, f.d));
         Value cq = f.splitHeads(f.linear(f.layerNorm(z, L + ".sublayer.1.norm"),
                                          A + "0", f.d, f.d));

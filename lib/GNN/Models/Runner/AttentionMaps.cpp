@@ -92,14 +92,12 @@ HostTensor sliceSteps(const HostTensor &steps, const NodeSpace &space,
   t.dtype = DType::I32;
   t.shape = {space.lengths[b]};
   t.allocate();
-  std::memcpy(t.data(), steps.as<int32_t>() + space.offsets[b],
-              t.numBytes());
+  std::memcpy(t.data(), steps.as<int32_t>() + space.offsets[b], t.numBytes());
   return t;
 }
 
-Expected<const HostTensor *> find(const Outputs &outputs,
-                                  const std::string &name,
-                                  llvm::StringRef entry) {
+Expected<const HostTensor *>
+find(const Outputs &outputs, const std::string &name, llvm::StringRef entry) {
   auto it = outputs.find(name);
   if (it == outputs.end())
     return fail("@" + entry + " returns no '" + name +
@@ -108,13 +106,10 @@ Expected<const HostTensor *> find(const Outputs &outputs,
 }
 } // namespace
 
-Error TransformerModel::collectAttention(const Encoded &enc,
-                                         const gnn_graph &dd,
-                                         const gnn_graph &ed,
-                                         llvm::ArrayRef<Sequence> sources,
-                                         llvm::ArrayRef<Sequence> targets,
-                                         Outputs &decoded,
-                                         AttentionMaps &maps) const {
+Error TransformerModel::collectAttention(
+    const Encoded &enc, const gnn_graph &dd, const gnn_graph &ed,
+    llvm::ArrayRef<Sequence> sources, llvm::ArrayRef<Sequence> targets,
+    Outputs &decoded, AttentionMaps &maps) const {
   if (maps.names.size() != maps.sequences.size())
     return fail("attention maps: one name per sequence is needed");
   NodeSpace srcSpace(sources), tgtSpace(targets);
@@ -127,13 +122,12 @@ Error TransformerModel::collectAttention(const Encoded &enc,
     const gnn_graph *graph;
     const NodeSpace *src, *dst;
   };
-  Kind kinds[] = {
-      {model::kEncAttention, model::kEncode, &enc.encAttention, enc.ee.get(),
-       &srcSpace, &srcSpace},
-      {model::kDecAttention, model::kDecode, &decoded, &dd, &tgtSpace,
-       &tgtSpace},
-      {model::kCrossAttention, model::kDecode, &decoded, &ed, &srcSpace,
-       &tgtSpace}};
+  Kind kinds[] = {{model::kEncAttention, model::kEncode, &enc.encAttention,
+                   enc.ee.get(), &srcSpace, &srcSpace},
+                  {model::kDecAttention, model::kDecode, &decoded, &dd,
+                   &tgtSpace, &tgtSpace},
+                  {model::kCrossAttention, model::kDecode, &decoded, &ed,
+                   &srcSpace, &tgtSpace}};
   const HostTensor *decSteps = nullptr;
   if (universal()) {
     Expected<const HostTensor *> steps =
@@ -154,20 +148,18 @@ Error TransformerModel::collectAttention(const Encoded &enc,
       int64_t depth = universal() ? config.maxDepth : 0;
       int64_t count = config.layers;
       if (universal())
-        count = stepsOf(k.dst == &srcSpace ? *enc.encSteps : *decSteps,
-                        *k.dst, b);
+        count =
+            stepsOf(k.dst == &srcSpace ? *enc.encSteps : *decSteps, *k.dst, b);
       for (int64_t l = 0; l < count; ++l) {
-        std::string result = universal()
-                                 ? model::attentionSteps(k.name)
-                                 : model::attentionWeights(k.name, l);
+        std::string result = universal() ? model::attentionSteps(k.name)
+                                         : model::attentionWeights(k.name, l);
         Expected<const HostTensor *> w = find(*k.outputs, result, k.entry);
         if (!w)
           return w.takeError();
         if (Error e = checkShape(**w, *k.graph, heads, depth, result))
           return e;
-        Expected<HostTensor> map =
-            denseMap({k.graph, *w, k.src, k.dst}, b, heads, depth,
-                     universal() ? l : 0);
+        Expected<HostTensor> map = denseMap({k.graph, *w, k.src, k.dst}, b,
+                                            heads, depth, universal() ? l : 0);
         if (!map)
           return map.takeError();
         std::string layer =

@@ -217,10 +217,9 @@ TransformerModel::Inputs TransformerModel::decoderInputs(
   return in;
 }
 
-Expected<TensorMap>
-TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
-                          llvm::ArrayRef<Sequence> targets,
-                          AttentionMaps *maps) {
+Expected<TensorMap> TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
+                                              llvm::ArrayRef<Sequence> targets,
+                                              AttentionMaps *maps) {
   if (maps && !attentionWeights)
     return fail("attention maps need a model loaded with attention weights");
   Expected<Encoded> enc = encode(sources);
@@ -271,8 +270,8 @@ TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
   if (!out)
     return out.takeError();
   if (maps)
-    if (Error e = collectAttention(*enc, **dd, **ed, sources, targets, *out,
-                                   *maps))
+    if (Error e =
+            collectAttention(*enc, **dd, **ed, sources, targets, *out, *maps))
       return std::move(e);
   Expected<TensorMap> result = decoderResults(*out);
   if (!result)
