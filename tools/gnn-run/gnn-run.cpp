@@ -36,11 +36,14 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -82,6 +85,14 @@ static cl::opt<bool>
             cl::desc("check every memory access of compiled code against "
                      "its buffer's bounds (slow; a failed check names the op "
                      "and aborts)"));
+
+/// --checked, or GNNC_CHECKED=1 in the environment: the sanitizer job runs
+/// whole test suites with every access of compiled code checked.
+static bool checkedMode() {
+  const char *env = std::getenv("GNNC_CHECKED");
+  return checked || (env && llvm::StringRef(env) == "1");
+}
+
 static cl::opt<int64_t>
     repeat("repeat", cl::init(1), cl::cat(category),
            cl::desc("run this many times after an untimed warm-up run and "
@@ -284,6 +295,14 @@ int main(int argc, char **argv) {
                "cache hit) to this file as JSON"));
   cl::HideUnrelatedOptions({&category, &modelCategory});
   cl::ParseCommandLineOptions(argc, argv, "run compiled gnn programs\n");
+  // A failed check prints its message through C's stdout and aborts, which
+  // would lose a buffered message when stdout is a pipe or a file.
+  // LLVM's crash banner would call that a bug in gnn-run.
+  if (checkedMode()) {
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
+    llvm::setBugReportMsg("gnn-run: aborted; in checked mode, the message "
+                          "above names the access that failed.\n");
+  }
 
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
@@ -336,7 +355,7 @@ int main(int argc, char **argv) {
     o.alpha = alpha;
     o.repeat = repeat;
     o.cache = compileCache;
-    o.checked = checked;
+    o.checked = checkedMode();
     o.truncate = truncateInputs;
     o.quiet = quiet;
     o.statsJson = statsJson;
@@ -385,7 +404,7 @@ int main(int argc, char **argv) {
   options.parallel = !serial;
   options.device = target;
   options.cache = compileCache;
-  options.checked = checked;
+  options.checked = checkedMode();
   auto start = std::chrono::steady_clock::now();
   auto program =
       JitProgram::compile(std::move(module), entryName, names, options);

@@ -1,0 +1,146 @@
+//===- FuzzProgram.cpp - a compiled program under libFuzzer ---------------===//
+//
+// Part of gnnc. AttentionProgram.h's program, compiled once with parallel
+// loops and once with every memory access checked, runs on graphs and
+// tensors decoded from the fuzzer's bytes: counts (often small, sometimes
+// negative or past the limits), edge lists of possibly different lengths
+// with possibly out-of-range ids, feature rows that may not match the graph,
+// finite values with the odd huge one. A valid input must give the naive
+// reference's result, an invalid one a runtime error; anything else, or a
+// sanitizer report, aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionProgram.h"
+#include "GNN/InitAll.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdlib>
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::gnn;
+using namespace gnnfuzz;
+
+namespace {
+std::unique_ptr<MLIRContext> context;
+std::unique_ptr<JitProgram> programs[2];
+
+std::unique_ptr<JitProgram> compile(bool checked) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kAttentionProgram, ParserConfig(&*context));
+  CompileOptions options;
+  options.checked = checked;
+  auto program = JitProgram::compile(std::move(module), "main", {}, options);
+  if (!program) {
+    llvm::errs() << llvm::toString(program.takeError()) << "\n";
+    std::abort();
+  }
+  return std::move(*program);
+}
+
+/// A count: mostly small, sometimes hostile.
+int64_t count(FuzzedDataProvider &in) {
+  switch (in.ConsumeIntegralInRange<int>(0, 15)) {
+  case 0:
+    return -in.ConsumeIntegralInRange<int64_t>(1, 1000);
+  case 1:
+    return GNN_GRAPH_MAX_COUNT + in.ConsumeIntegralInRange<int64_t>(0, 3);
+  case 2:
+    return in.ConsumeIntegral<int64_t>();
+  default:
+    return in.ConsumeIntegralInRange<int64_t>(0, 12);
+  }
+}
+
+/// An id for a set of `n`: mostly in range, sometimes just outside.
+int64_t id(FuzzedDataProvider &in, int64_t n) {
+  if (in.ConsumeIntegralInRange<int>(0, 15) == 0)
+    return in.ConsumeBool() ? -in.ConsumeIntegralInRange<int64_t>(1, 3)
+                            : std::max<int64_t>(n, 0) +
+                                  in.ConsumeIntegralInRange<int64_t>(0, 3);
+  int64_t hi = std::clamp<int64_t>(n, 1, 64) - 1;
+  return in.ConsumeIntegralInRange<int64_t>(0, hi);
+}
+
+/// Rows: the expected number (when small) or a few off.
+int64_t rows(FuzzedDataProvider &in, int64_t expected) {
+  int64_t base = expected >= 0 && expected <= 64 ? expected : 4;
+  if (in.ConsumeIntegralInRange<int>(0, 7) == 0)
+    return std::max<int64_t>(0, base + in.ConsumeIntegralInRange(-2, 2));
+  return base;
+}
+
+HostTensor features(FuzzedDataProvider &in, int64_t n) {
+  HostTensor t;
+  t.shape = {n, kHeads, kDim};
+  t.allocate();
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    int8_t raw = in.ConsumeIntegral<int8_t>();
+    float value = float(raw) / 16.0f;
+    if (raw == INT8_MIN)
+      value = -1e4f;
+    else if (raw == INT8_MAX)
+      value = 1e4f;
+    t.as<float>()[i] = value;
+  }
+  return t;
+}
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  DialectRegistry registry;
+  gnn::registerAllDialectsAndExtensions(registry);
+  context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  programs[0] = compile(/*checked=*/false);
+  programs[1] = compile(/*checked=*/true);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  Case c;
+  c.numSrc = count(in);
+  c.numDst = count(in);
+  size_t edges = in.ConsumeIntegralInRange<size_t>(0, 48);
+  for (size_t e = 0; e < edges; ++e) {
+    c.src.push_back(id(in, c.numSrc));
+    c.dst.push_back(id(in, c.numDst));
+  }
+  if (in.ConsumeIntegralInRange<int>(0, 15) == 0)
+    c.src.push_back(0); // lists of different lengths
+  size_t gathered = in.ConsumeIntegralInRange<size_t>(0, 6);
+  for (size_t i = 0; i < gathered; ++i)
+    c.ids.push_back(id(in, c.numDst));
+  c.q = features(in, rows(in, c.numDst));
+  int64_t kvRows = rows(in, c.numSrc);
+  c.k = features(in, kvRows);
+  c.v = features(in, in.ConsumeIntegralInRange<int>(0, 15) == 0
+                         ? rows(in, c.numSrc)
+                         : kvRows);
+
+  HostTensor src = indexTensor(c.src), dst = indexTensor(c.dst),
+             ids = indexTensor(c.ids);
+  HostTensor counts = indexTensor({c.numSrc, c.numDst});
+  std::vector<Argument> args = {
+      {nullptr, &src}, {nullptr, &dst}, {nullptr, &counts}, {nullptr, &c.q},
+      {nullptr, &c.k}, {nullptr, &c.v}, {nullptr, &ids}};
+  for (auto &program : programs) {
+    auto results = program->run(args);
+    std::string error;
+    if (!results)
+      error = llvm::toString(results.takeError());
+    std::string wrong = judge(c, error, results ? &*results : nullptr);
+    if (!wrong.empty()) {
+      llvm::errs() << "gnn-fuzz-program: " << wrong << "\n";
+      std::abort();
+    }
+  }
+  return 0;
+}
