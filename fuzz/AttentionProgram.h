@@ -72,12 +72,17 @@ inline bool isValid(const Case &c) {
          c.v.shape[0] == c.numSrc && inRange(c.ids, c.numDst);
 }
 
-/// The attention result of a valid case, computed naively in double.
-inline std::vector<float> reference(const Case &c) {
+/// The attention result of a valid case, computed naively in double; with
+/// `scale`, also each element's sum of |weight * value| / z, the size of
+/// the terms that float rounding of the result is relative to.
+inline std::vector<float> reference(const Case &c,
+                                    std::vector<double> *scale = nullptr) {
   std::vector<float> out(size_t(c.numDst * kHeads * kDim), 0.0f);
+  if (scale)
+    scale->assign(out.size(), 0.0);
   for (int64_t v = 0; v < c.numDst; ++v)
     for (int64_t h = 0; h < kHeads; ++h) {
-      double z = 0, acc[kDim] = {};
+      double z = 0, acc[kDim] = {}, magnitude[kDim] = {};
       for (size_t e = 0; e < c.src.size(); ++e) {
         if (c.dst[e] != v)
           continue;
@@ -89,18 +94,24 @@ inline std::vector<float> reference(const Case &c) {
           s += double(q[i]) * k[i];
         double w = std::exp(std::clamp(s * 0.5, -5.0, 5.0));
         z += w;
-        for (int64_t i = 0; i < kDim; ++i)
+        for (int64_t i = 0; i < kDim; ++i) {
           acc[i] += w * val[i];
+          magnitude[i] += w * std::fabs(val[i]);
+        }
       }
-      for (int64_t i = 0; i < kDim; ++i)
-        out[size_t((v * kHeads + h) * kDim + i)] =
-            z > 0 ? float(acc[i] / z) : 0;
+      for (int64_t i = 0; i < kDim; ++i) {
+        size_t at = size_t((v * kHeads + h) * kDim + i);
+        out[at] = z > 0 ? float(acc[i] / z) : 0;
+        if (scale)
+          (*scale)[at] = z > 0 ? magnitude[i] / z : 0;
+      }
     }
   return out;
 }
 
 /// What a run of the program did wrong ("" if nothing): a valid case must
-/// run and match the reference (within 1e-4 relative) and its gather; an
+/// run and match the reference (within 1e-4 relative to the size of the
+/// terms summed: values of 1e4 may cancel) and its gather; an
 /// invalid one must fail with a message. `error` is the run's message, or
 /// empty with `results` set.
 inline std::string judge(const Case &c, const std::string &error,
@@ -112,13 +123,14 @@ inline std::string judge(const Case &c, const std::string &error,
                            : std::string();
   if (!valid)
     return "an invalid case ran";
-  std::vector<float> want = reference(c);
+  std::vector<double> scale;
+  std::vector<float> want = reference(c, &scale);
   const HostTensor &a = (*results)[0];
   if (a.numElements() != int64_t(want.size()))
     return "the attention result has the wrong size";
   for (size_t i = 0; i < want.size(); ++i)
     if (!(std::fabs(a.as<float>()[i] - want[i]) <=
-          1e-4 * std::max(1.0f, std::fabs(want[i]))))
+          1e-4 * std::max(1.0, scale[i])))
       return "attention element " + std::to_string(i) + " is " +
              std::to_string(a.as<float>()[i]) + ", expected " +
              std::to_string(want[i]);

@@ -5,8 +5,8 @@
 // tensors decoded from the fuzzer's bytes: counts (often small, sometimes
 // negative or past the limits), edge lists of possibly different lengths
 // with possibly out-of-range ids, feature rows that may not match the graph,
-// finite values with the odd huge one. A valid input must give the naive
-// reference's result, an invalid one a runtime error; anything else, or a
+// exact scores and values with the odd huge one. A valid input must give the
+// naive reference's result, an invalid one a runtime error; anything else, or a
 // sanitizer report, aborts.
 //
 //===----------------------------------------------------------------------===//
@@ -76,16 +76,20 @@ int64_t rows(FuzzedDataProvider &in, int64_t expected) {
   return base;
 }
 
-HostTensor features(FuzzedDataProvider &in, int64_t n) {
+/// Features of multiples of 1/16 below 8 in magnitude, so that scores are
+/// exact in float and large enough for the clamp; with `huge`, the extreme
+/// bytes stand for +-1e4 (values only: such scores would be
+/// ill-conditioned, their rounding no fault of the program).
+HostTensor features(FuzzedDataProvider &in, int64_t n, bool huge) {
   HostTensor t;
   t.shape = {n, kHeads, kDim};
   t.allocate();
   for (int64_t i = 0; i < t.numElements(); ++i) {
     int8_t raw = in.ConsumeIntegral<int8_t>();
     float value = float(raw) / 16.0f;
-    if (raw == INT8_MIN)
+    if (huge && raw == INT8_MIN)
       value = -1e4f;
-    else if (raw == INT8_MAX)
+    else if (huge && raw == INT8_MAX)
       value = 1e4f;
     t.as<float>()[i] = value;
   }
@@ -118,12 +122,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t gathered = in.ConsumeIntegralInRange<size_t>(0, 6);
   for (size_t i = 0; i < gathered; ++i)
     c.ids.push_back(id(in, c.numDst));
-  c.q = features(in, rows(in, c.numDst));
+  c.q = features(in, rows(in, c.numDst), /*huge=*/false);
   int64_t kvRows = rows(in, c.numSrc);
-  c.k = features(in, kvRows);
-  c.v = features(in, in.ConsumeIntegralInRange<int>(0, 15) == 0
-                         ? rows(in, c.numSrc)
-                         : kvRows);
+  c.k = features(in, kvRows, /*huge=*/false);
+  c.v = features(in,
+                 in.ConsumeIntegralInRange<int>(0, 15) == 0 ? rows(in, c.numSrc)
+                                                            : kvRows,
+                 /*huge=*/true);
 
   HostTensor src = indexTensor(c.src), dst = indexTensor(c.dst),
              ids = indexTensor(c.ids);

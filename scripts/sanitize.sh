@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# The sanitizer job: builds the parts of gnnc that read untrusted input
-# (the runtime, the support library, the model contract) with
+# The sanitizer job: builds gnnc (the runtime, the support library, the
+# model contract, and the MLIR-linked libraries and tools) with
 # AddressSanitizer and UndefinedBehaviorSanitizer (clang-19) in
-# ./build-sanitize, runs their unit tests, then runs each libFuzzer target
-# for GNN_FUZZ_SECONDS seconds (default 30) from its seed corpus in
-# fuzz/corpus/<name>. Any sanitizer report or fuzzer crash fails the job;
+# ./build-sanitize and runs under them: every unit test; the lit suite
+# (the model error tests, hostile inputs, the golden models; not the
+# benchmarks) with every compiled program in checked mode (GNNC_CHECKED=1:
+# each memory access of JIT-compiled code, which ASan does not see, is
+# bounds-checked); then each libFuzzer target for GNN_FUZZ_SECONDS seconds
+# (default 30) from its seed corpus in fuzz/corpus/<name>, the compiled
+# program's included. Any sanitizer report, failed test or fuzzer crash
+# fails the job;
 # a crashing input is left in build-sanitize/fuzz-crashes/ to be committed
 # to the corpus as a regression input once fixed.
 set -euo pipefail
@@ -19,8 +24,10 @@ if [ ! -f build-sanitize/build.ninja ]; then
     -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
     -DGNN_SANITIZE=ON -DGNN_FUZZERS=ON -DGNN_ENABLE_FUZZ_TESTS=OFF
 fi
-fuzzers=(gnn-fuzz-safetensors gnn-fuzz-config gnn-fuzz-tokenizer gnn-fuzz-graph)
-cmake --build build-sanitize --target GNNRuntimeTests GNNSupportTests "${fuzzers[@]}"
+fuzzers=(gnn-fuzz-safetensors gnn-fuzz-config gnn-fuzz-tokenizer gnn-fuzz-graph
+  gnn-fuzz-program)
+cmake --build build-sanitize --target GNNRuntimeTests GNNSupportTests \
+  GNNUnitTests gnn-run gnn-opt "${fuzzers[@]}"
 
 # Debian's libLLVM is not instrumented: it never unpoisons what LLVM's
 # allocators poison in instrumented code (allow_user_poisoning=0); a unit
@@ -32,6 +39,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 echo "== unit tests under ASan + UBSan"
 build-sanitize/unittests/GNNRuntimeTests --gtest_brief=1
 build-sanitize/unittests/GNNSupportTests --gtest_brief=1
+build-sanitize/unittests/GNNUnitTests --gtest_brief=1
+
+echo "== lit suite under ASan + UBSan, compiled code in checked mode"
+lit=/usr/lib/llvm-19/build/utils/lit/lit.py
+GNNC_CHECKED=1 python3 "$lit" -sv --filter-out 'Bench/' build-sanitize/test
 
 seconds=${GNN_FUZZ_SECONDS:-30}
 crashes=build-sanitize/fuzz-crashes

@@ -27,6 +27,25 @@ llvm_config.with_environment("PATH", config.gnn_tools_dir, append_path=True)
 config.environment["GNNC_CACHE_DIR"] = os.path.join(
     config.gnn_obj_root, "test", "compile-cache")
 
+# GNNC_CHECKED=1 (the sanitizer job) runs every compiled program of the
+# suite with its memory accesses checked.
+if os.environ.get("GNNC_CHECKED"):
+    config.environment["GNNC_CHECKED"] = os.environ["GNNC_CHECKED"]
+
+# %limit_memory runs a command with at most 2 GiB of memory: tests that
+# input is rejected before a large allocation. AddressSanitizer's shadow
+# memory needs terabytes of address space, so under it the cap is on each
+# allocation instead.
+if config.gnn_sanitize:
+    config.available_features.add("asan")
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    config.substitutions.append(
+        ("%limit_memory",
+         "env ASAN_OPTIONS=%s:max_allocation_size_mb=2048" % asan))
+else:
+    config.substitutions.append(
+        ("%limit_memory", "sh -c 'ulimit -v 2097152; exec \"$@\"' sh"))
+
 tools = ["gnn-opt", "gnn-run", "gnn-bench-attention", "gnn-bench-act"]
 if config.gnn_fuzz_tests:
     tools.append("gnn-mutate")

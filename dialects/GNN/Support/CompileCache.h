@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -67,7 +68,9 @@ private:
 
   std::string directory;
   uint64_t maxBytes;
-  bool warned = false;
+  /// Programs compiled on several threads may share one cache: the warning
+  /// is printed once.
+  std::atomic<bool> warned{false};
 };
 
 } // namespace mlir::gnn

@@ -237,9 +237,8 @@ void CompileCache::storeOrWarn(StringRef key, ArrayRef<std::string> objects) {
   if (!e)
     return;
   std::string why = toString(std::move(e));
-  if (warned)
+  if (warned.exchange(true))
     return;
-  warned = true;
   WithColor::warning(errs(), "gnnc")
       << "compile cache not written (" << why << "); compiling without it\n";
 }

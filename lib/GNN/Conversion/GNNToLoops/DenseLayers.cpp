@@ -103,7 +103,10 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
                                                   sizes, strides),
                     matrix);
     };
-    call(rowsOf(input, cols), rowsOf(out, outCols));
+    // In this order on every compiler (argument order is unspecified).
+    Value outRows = rowsOf(out, outCols);
+    Value inRows = rowsOf(input, cols);
+    call(inRows, outRows);
   });
   return l.replaceWithBuffers(op, out);
 }
