@@ -27,6 +27,24 @@ namespace mlir::gnn {
 #define GEN_PASS_REGISTRATION
 #include "GNN/Conversion/Passes.h.inc"
 
+/// How convert-gnn-to-loops lowers what has a choice (its pass options).
+struct GNNToLoopsOptions {
+  /// gnn.fused_attention as GPU kernels (gpu.launch) instead of loops.
+  bool gpuKernels = false;
+  /// Fused attention over complete and causal blocks as GEMM tiles.
+  bool attentionBlocks = true;
+  /// Dense layers split over the cores.
+  bool parallelDense = false;
+};
+
+/// The op lowerings of convert-gnn-to-loops as rewrite patterns, one per gnn
+/// op outside element bodies: each builds loops over buffers and replaces
+/// its op. Graph operands must already be in parts (the pass first
+/// decomposes graphs with populateGraphDecompositionPatterns), and a graph's
+/// producer must be lowered before its users.
+void populateGNNToLoopsPatterns(RewritePatternSet &patterns,
+                                const GNNToLoopsOptions &options);
+
 } // namespace mlir::gnn
 
 #endif // GNN_CONVERSION_PASSES_H

@@ -436,8 +436,9 @@ static void scalarAttention(Lowering &l, const AttentionPlan &p) {
 constexpr int64_t kMaxVectorWidth = 1024;
 
 LogicalResult loops::lowerFusedAttentionToLoops(FusedAttentionOp op,
-                                                bool blockTiles) {
-  Lowering l(op);
+                                                bool blockTiles,
+                                                RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   FailureOr<AttentionPlan> p = planAttention(l, op);
   if (failed(p))
     return failure();

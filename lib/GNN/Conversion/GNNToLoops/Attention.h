@@ -96,13 +96,14 @@ void blockTiledAttention(Lowering &l, const AttentionPlan &p, int64_t d,
 
 /// Loops over destinations (scf.parallel), vectorized for static sizes;
 /// with `blockTiles`, through blockTiledAttention where it serves.
-LogicalResult lowerFusedAttentionToLoops(FusedAttentionOp op,
-                                         bool blockTiles = false);
+LogicalResult lowerFusedAttentionToLoops(FusedAttentionOp op, bool blockTiles,
+                                         RewriterBase &rewriter);
 
 /// A gpu.launch with a group of lanes per destination and head (warp
 /// shuffles reduce the dot products); falls back to the loops for layouts
 /// the kernel does not cover.
-LogicalResult lowerFusedAttentionToGPU(FusedAttentionOp op);
+LogicalResult lowerFusedAttentionToGPU(FusedAttentionOp op,
+                                       RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

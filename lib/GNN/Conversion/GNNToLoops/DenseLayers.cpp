@@ -36,8 +36,9 @@ void loops::declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
 /// Rows per runtime call below which splitting a layer does not pay.
 constexpr int64_t kMinRowsPerCall = 16;
 
-LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense) {
-  Lowering l(op);
+LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
+                                            RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   Type f32 = l.b.getF32Type();
   MLIRContext *ctx = l.b.getContext();
   // Row-major with any row stride and offset: a block of rows of a matrix
@@ -188,8 +189,9 @@ private:
 };
 } // namespace
 
-LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op) {
-  Lowering l(op);
+LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
+                                               RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value input = l.toMemref(op.getInput());
@@ -234,8 +236,9 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op) {
   return l.replaceWithBuffers(op, out);
 }
 
-LogicalResult mlir::gnn::loops::lowerLogSoftmax(LogSoftmaxOp op) {
-  Lowering l(op);
+LogicalResult mlir::gnn::loops::lowerLogSoftmax(LogSoftmaxOp op,
+                                                RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value input = l.toMemref(op.getInput());

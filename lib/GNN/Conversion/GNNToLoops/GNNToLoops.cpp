@@ -19,7 +19,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "mlir/Rewrite/PatternApplicator.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_CONVERTGNNTOLOOPSPASS
@@ -34,8 +34,8 @@ using namespace mlir::gnn::loops;
 // Op lowerings
 //===----------------------------------------------------------------------===//
 
-static LogicalResult lowerApplyEdges(ApplyEdgesOp op) {
-  Lowering l(op);
+static LogicalResult lowerApplyEdges(ApplyEdgesOp op, RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
     return failure();
@@ -141,8 +141,9 @@ struct Reducer {
 static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
                                   ArrayRef<MessageFnAttr> messages,
                                   ArrayRef<ReduceKind> reducers,
-                                  ArrayRef<SmallVector<Value>> messageInputs) {
-  Lowering l(op);
+                                  ArrayRef<SmallVector<Value>> messageInputs,
+                                  RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   FailureOr<GraphParts> g = l.graph(op, graphValue);
   if (failed(g))
     return failure();
@@ -227,7 +228,8 @@ static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
   return l.replaceWithBuffers(op, buffers);
 }
 
-static LogicalResult lowerSendAndRecv(SendAndRecvOp op) {
+static LogicalResult lowerSendAndRecv(SendAndRecvOp op,
+                                      RewriterBase &rewriter) {
   SmallVector<MessageFnAttr> messages;
   SmallVector<ReduceKind> reducers;
   SmallVector<SmallVector<Value>> inputs;
@@ -237,17 +239,17 @@ static LogicalResult lowerSendAndRecv(SendAndRecvOp op) {
     inputs.push_back(llvm::to_vector(op.getMessageInputs(i)));
   }
   return lowerReceive(op, op.getGraph(), op.getEdges(), messages, reducers,
-                      inputs);
+                      inputs, rewriter);
 }
 
-static LogicalResult lowerReduce(ReduceOp op) {
+static LogicalResult lowerReduce(ReduceOp op, RewriterBase &rewriter) {
   MessageFnAttr copyE = MessageFnAttr::parseName(op.getContext(), "copy_e");
   return lowerReceive(op, op.getGraph(), op.getEdges(), {copyE}, {op.getKind()},
-                      {SmallVector<Value>{op.getInput()}});
+                      {SmallVector<Value>{op.getInput()}}, rewriter);
 }
 
-static LogicalResult lowerApplyNodes(ApplyNodesOp op) {
-  Lowering l(op);
+static LogicalResult lowerApplyNodes(ApplyNodesOp op, RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   SmallVector<Feature> inputs = l.features(op.getInputs());
   auto type = cast<RankedTensorType>(op.getResult().getType());
   SmallVector<Value> extents = l.itemExtents(getItemShape(type), inputs);
@@ -275,35 +277,36 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op) {
 }
 
 template <typename CountOp>
-static LogicalResult lowerCount(CountOp op, Value GraphParts::*part) {
-  Lowering l(op);
+static LogicalResult lowerCount(CountOp op, Value GraphParts::*part,
+                                RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
     return failure();
-  op.getResult().replaceAllUsesWith((*g).*part);
-  op.erase();
+  l.b.replaceOp(op, (*g).*part);
   return success();
 }
 
-static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op) {
-  Lowering l(op);
+static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op,
+                                        RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   if (failed(l.graph(op, op.getGraph())))
     return failure();
   SmallVector<Value> parts = *getGraphParts(op.getGraph());
   for (auto [result, part] :
        llvm::zip_equal(op.getResults(), ValueRange{parts[GNN_GRAPH_PART_SRC],
                                                    parts[GNN_GRAPH_PART_DST]}))
-    result.replaceAllUsesWith(
-        part.getType() == result.getType()
-            ? part
-            : l.b.create<tensor::CastOp>(l.loc, result.getType(), part)
-                  .getResult());
-  op.erase();
+    l.b.replaceAllUsesWith(
+        result, part.getType() == result.getType()
+                    ? part
+                    : l.b.create<tensor::CastOp>(l.loc, result.getType(), part)
+                          .getResult());
+  l.b.eraseOp(op);
   return success();
 }
 
-static LogicalResult lowerGatherRows(GatherRowsOp op) {
-  Lowering l(op);
+static LogicalResult lowerGatherRows(GatherRowsOp op, RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   Feature source = l.feature(op.getSource());
   Value ids = l.toMemref(op.getIds());
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -371,14 +374,14 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
       })[0];
 }
 
-static LogicalResult lowerScatterRows(ScatterRowsOp op) {
-  Lowering l(op);
+static LogicalResult lowerScatterRows(ScatterRowsOp op,
+                                      RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   auto type = cast<RankedTensorType>(op.getResult().getType());
   ArrayRef<int64_t> item = getItemShape(type);
   if (getItemShape(cast<RankedTensorType>(op.getSource().getType())) == item &&
       !llvm::any_of(item, ShapedType::isDynamic)) {
-    op.getResult().replaceAllUsesWith(scatterRowSlices(l, op));
-    op.erase();
+    l.b.replaceOp(op, scatterRowSlices(l, op));
     return success();
   }
   Feature source = l.feature(op.getSource());
@@ -421,8 +424,9 @@ static Value countLoop(Lowering &l, Value n,
 /// edge with an id out of range or a failed allocation is reported to the
 /// runtime and the graph becomes empty, so that nothing reads outside a
 /// buffer before the caller sees the error.
-static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
-  Lowering l(op);
+static LogicalResult lowerGraphFromCoo(GraphFromCooOp op,
+                                       RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value src = l.toMemref(op.getSrc()), dst = l.toMemref(op.getDst());
@@ -558,7 +562,7 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
     b.create<memref::StoreOp>(loc, e, inEid, slot);
   });
   l.replaceGraph(op.getResult(), numSrc, {src2, dst2, inPtr, inSrc, inEid});
-  op.erase();
+  l.b.eraseOp(op);
   return success();
 }
 
@@ -566,8 +570,8 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op) {
 /// in-degrees gives the CSR, then each listed node copies its CSR row in
 /// parallel. O(listed nodes + their in-edges); the parent's other edges are
 /// never touched. A bad node id is reported and gets no edges.
-static LogicalResult lowerInSubgraph(InSubgraphOp op) {
-  Lowering l(op);
+static LogicalResult lowerInSubgraph(InSubgraphOp op, RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
     return failure();
@@ -625,8 +629,8 @@ static LogicalResult lowerInSubgraph(InSubgraphOp op) {
     });
   });
   l.replaceGraph(op.getResult(), g->numSrc, {src, dst, inPtr, inSrc, inEid});
-  op.getEids().replaceAllUsesWith(l.toTensor(eids));
-  op.erase();
+  l.b.replaceAllUsesWith(op.getEids(), l.toTensor(eids));
+  l.b.eraseOp(op);
   return success();
 }
 
@@ -698,8 +702,9 @@ static Value loadPredicateInput(Lowering &l, const Feature &f, Value row) {
   return l.b.create<memref::LoadOp>(l.loc, f.memref, index);
 }
 
-static LogicalResult lowerFilterNodes(FilterNodesOp op) {
-  Lowering l(op);
+static LogicalResult lowerFilterNodes(FilterNodesOp op,
+                                      RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   SmallVector<Feature> inputs = l.features(op.getInputs());
   Value rows = l.dim(inputs[0].memref, 0);
   Value candidates =
@@ -714,8 +719,9 @@ static LogicalResult lowerFilterNodes(FilterNodesOp op) {
   return l.replaceWithBuffers(op, out);
 }
 
-static LogicalResult lowerFilterEdges(FilterEdgesOp op) {
-  Lowering l(op);
+static LogicalResult lowerFilterEdges(FilterEdgesOp op,
+                                      RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
     return failure();
@@ -733,6 +739,63 @@ static LogicalResult lowerFilterEdges(FilterEdgesOp op) {
     return l.inlineBody(op.getBody(), scalars)[0];
   });
   return l.replaceWithBuffers(op, out);
+}
+
+namespace {
+/// One op's lowering as a rewrite pattern: the lowering builds loops over
+/// buffers through the pattern's rewriter and replaces the op.
+template <typename OpT> struct LowerToLoops : OpRewritePattern<OpT> {
+  using Lower = std::function<LogicalResult(OpT, RewriterBase &)>;
+  LowerToLoops(MLIRContext *context, Lower lower)
+      : OpRewritePattern<OpT>(context), lower(std::move(lower)) {}
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    return lower(op, rewriter);
+  }
+  Lower lower;
+};
+
+template <typename OpT>
+void addLowering(RewritePatternSet &patterns,
+                 typename LowerToLoops<OpT>::Lower lower) {
+  patterns.add<LowerToLoops<OpT>>(patterns.getContext(), std::move(lower));
+}
+} // namespace
+
+void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
+                                           const GNNToLoopsOptions &options) {
+  addLowering<ApplyEdgesOp>(patterns, lowerApplyEdges);
+  addLowering<SendAndRecvOp>(patterns, lowerSendAndRecv);
+  addLowering<ReduceOp>(patterns, lowerReduce);
+  addLowering<ApplyNodesOp>(patterns, lowerApplyNodes);
+  addLowering<FusedAttentionOp>(
+      patterns, [options](FusedAttentionOp op, RewriterBase &rewriter) {
+        return options.gpuKernels ? lowerFusedAttentionToGPU(op, rewriter)
+                                  : lowerFusedAttentionToLoops(
+                                        op, options.attentionBlocks, rewriter);
+      });
+  addLowering<NumSrcNodesOp>(patterns, [](NumSrcNodesOp op, RewriterBase &r) {
+    return lowerCount(op, &GraphParts::numSrc, r);
+  });
+  addLowering<NumDstNodesOp>(patterns, [](NumDstNodesOp op, RewriterBase &r) {
+    return lowerCount(op, &GraphParts::numDst, r);
+  });
+  addLowering<NumEdgesOp>(patterns, [](NumEdgesOp op, RewriterBase &r) {
+    return lowerCount(op, &GraphParts::numEdges, r);
+  });
+  addLowering<EdgeEndpointsOp>(patterns, lowerEdgeEndpoints);
+  addLowering<GatherRowsOp>(patterns, lowerGatherRows);
+  addLowering<ScatterRowsOp>(patterns, lowerScatterRows);
+  addLowering<FilterNodesOp>(patterns, lowerFilterNodes);
+  addLowering<GraphFromCooOp>(patterns, lowerGraphFromCoo);
+  addLowering<InSubgraphOp>(patterns, lowerInSubgraph);
+  addLowering<FilterEdgesOp>(patterns, lowerFilterEdges);
+  addLowering<LinearOp>(
+      patterns, [options](LinearOp op, RewriterBase &rewriter) {
+        return lowerLinear(op, options.parallelDense, rewriter);
+      });
+  addLowering<LayerNormOp>(patterns, lowerLayerNorm);
+  addLowering<LogSoftmaxOp>(patterns, lowerLogSoftmax);
 }
 
 namespace {
@@ -763,6 +826,8 @@ struct ConvertGNNToLoopsPass
       decl.setPrivate();
     }
 
+    // Every gnn op outside an element body, in program order: a graph's
+    // producer is lowered before its users read its parts.
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<GNNDialect>(op->getDialect()) && !isa<YieldOp>(op) &&
@@ -772,42 +837,26 @@ struct ConvertGNNToLoopsPass
           !op->getParentOfType<FilterEdgesOp>())
         ops.push_back(op);
     });
+    RewritePatternSet patterns(&getContext());
+    populateGNNToLoopsPatterns(patterns,
+                               {gpuKernels, attentionBlocks, parallelDense});
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    PatternApplicator applicator(frozen);
+    applicator.applyDefaultCostModel();
+    PatternRewriter rewriter(&getContext());
     for (Operation *op : ops) {
-      LogicalResult result =
-          TypeSwitch<Operation *, LogicalResult>(op)
-              .Case([](ApplyEdgesOp o) { return lowerApplyEdges(o); })
-              .Case([](SendAndRecvOp o) { return lowerSendAndRecv(o); })
-              .Case([](ReduceOp o) { return lowerReduce(o); })
-              .Case([](ApplyNodesOp o) { return lowerApplyNodes(o); })
-              .Case([&](FusedAttentionOp o) {
-                return gpuKernels
-                           ? lowerFusedAttentionToGPU(o)
-                           : lowerFusedAttentionToLoops(o, attentionBlocks);
-              })
-              .Case([](NumSrcNodesOp o) {
-                return lowerCount(o, &GraphParts::numSrc);
-              })
-              .Case([](NumDstNodesOp o) {
-                return lowerCount(o, &GraphParts::numDst);
-              })
-              .Case([](NumEdgesOp o) {
-                return lowerCount(o, &GraphParts::numEdges);
-              })
-              .Case([](EdgeEndpointsOp o) { return lowerEdgeEndpoints(o); })
-              .Case([](GatherRowsOp o) { return lowerGatherRows(o); })
-              .Case([](ScatterRowsOp o) { return lowerScatterRows(o); })
-              .Case([](FilterNodesOp o) { return lowerFilterNodes(o); })
-              .Case([](GraphFromCooOp o) { return lowerGraphFromCoo(o); })
-              .Case([](InSubgraphOp o) { return lowerInSubgraph(o); })
-              .Case([](FilterEdgesOp o) { return lowerFilterEdges(o); })
-              .Case([&](LinearOp o) { return lowerLinear(o, parallelDense); })
-              .Case([](LayerNormOp o) { return lowerLayerNorm(o); })
-              .Case([](LogSoftmaxOp o) { return lowerLogSoftmax(o); })
-              .Default([](Operation *o) {
-                return o->emitOpError("has no CPU lowering yet");
-              });
-      if (failed(result))
-        return signalPassFailure();
+      rewriter.setInsertionPoint(op);
+      bool matched = false;
+      // A pattern that fails has said why (ops without one are named here).
+      if (succeeded(
+              applicator.matchAndRewrite(op, rewriter, [&](const Pattern &) {
+                matched = true;
+                return true;
+              })))
+        continue;
+      if (!matched)
+        op->emitOpError("has no CPU lowering yet");
+      return signalPassFailure();
     }
     // Graphs built by gnn ops and passed on are their parts now.
     foldGraphCasts(module);

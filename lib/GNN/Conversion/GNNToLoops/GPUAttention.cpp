@@ -478,11 +478,12 @@ static void launchGroups(Lowering &l, const AttentionPlan &p,
   l.b.create<gpu::TerminatorOp>(l.loc);
 }
 
-LogicalResult loops::lowerFusedAttentionToGPU(FusedAttentionOp op) {
+LogicalResult loops::lowerFusedAttentionToGPU(FusedAttentionOp op,
+                                              RewriterBase &rewriter) {
   std::optional<KernelShape> shape = kernelShape(op);
   if (!shape)
-    return lowerFusedAttentionToLoops(op);
-  Lowering l(op);
+    return lowerFusedAttentionToLoops(op, /*blockTiles=*/false, rewriter);
+  Lowering l(op, rewriter);
   FailureOr<AttentionPlan> p = planAttention(l, op);
   if (failed(p))
     return failure();

@@ -49,7 +49,9 @@ struct Feature {
 
 class Lowering {
 public:
-  Lowering(Operation *op) : b(op->getContext()), loc(op->getLoc()) {
+  /// Lowers `op` through `rewriter` (a pattern's), building before it.
+  Lowering(Operation *op, RewriterBase &rewriter)
+      : b(rewriter), loc(op->getLoc()) {
     b.setInsertionPoint(op);
   }
 
@@ -318,7 +320,7 @@ public:
       parts.push_back(toTensor(buffer));
     auto cast = b.create<UnrealizedConversionCastOp>(
         loc, TypeRange{graph.getType()}, parts);
-    graph.replaceAllUsesWith(cast.getResult(0));
+    b.replaceAllUsesWith(graph, cast.getResult(0));
   }
 
   /// A new 1-D index buffer of `n` entries.
@@ -477,9 +479,10 @@ public:
 
   /// Hands `buffers` back as the op's results and erases the op.
   LogicalResult replaceWithBuffers(Operation *op, ValueRange buffers) {
-    for (auto [result, buffer] : llvm::zip_equal(op->getResults(), buffers))
-      result.replaceAllUsesWith(toTensor(buffer));
-    op->erase();
+    SmallVector<Value> tensors;
+    for (Value buffer : buffers)
+      tensors.push_back(toTensor(buffer));
+    b.replaceOp(op, tensors);
     return success();
   }
 
@@ -573,7 +576,8 @@ public:
                               : g.numEdges;
   }
 
-  OpBuilder b;
+  /// The pattern's rewriter: every op is built and replaced through it.
+  RewriterBase &b;
   Location loc;
 };
 
@@ -583,9 +587,10 @@ void declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
                      TypeRange results, bool cInterface);
 
 /// Lowerings of the dense node-wise layers (DenseLayers.cpp).
-LogicalResult lowerLinear(LinearOp op, bool parallelDense);
-LogicalResult lowerLayerNorm(LayerNormOp op);
-LogicalResult lowerLogSoftmax(LogSoftmaxOp op);
+LogicalResult lowerLinear(LinearOp op, bool parallelDense,
+                          RewriterBase &rewriter);
+LogicalResult lowerLayerNorm(LayerNormOp op, RewriterBase &rewriter);
+LogicalResult lowerLogSoftmax(LogSoftmaxOp op, RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 
