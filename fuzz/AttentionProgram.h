@@ -41,15 +41,6 @@ func.func @main(%src: tensor<?xindex>, %dst: tensor<?xindex>,
 }
 )mlir";
 
-inline HostTensor indexTensor(const std::vector<int64_t> &values) {
-  HostTensor t;
-  t.dtype = DType::I64;
-  t.shape = {int64_t(values.size())};
-  t.allocate();
-  std::copy(values.begin(), values.end(), t.as<int64_t>());
-  return t;
-}
-
 /// One input of the program.
 struct Case {
   std::vector<int64_t> src, dst, ids;

@@ -130,9 +130,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                                             : kvRows,
                  /*huge=*/true);
 
-  HostTensor src = indexTensor(c.src), dst = indexTensor(c.dst),
-             ids = indexTensor(c.ids);
-  HostTensor counts = indexTensor({c.numSrc, c.numDst});
+  HostTensor src = HostTensor::ids(c.src), dst = HostTensor::ids(c.dst),
+             ids = HostTensor::ids(c.ids);
+  HostTensor counts = HostTensor::ids({c.numSrc, c.numDst});
   std::vector<Argument> args = {
       {nullptr, &src}, {nullptr, &dst}, {nullptr, &counts}, {nullptr, &c.q},
       {nullptr, &c.k}, {nullptr, &c.v}, {nullptr, &ids}};

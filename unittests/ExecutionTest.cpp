@@ -71,15 +71,6 @@ protected:
   }
 
   /// A 1-D I64 tensor (an id list) of `values`.
-  static HostTensor ids(std::vector<int64_t> values) {
-    HostTensor t;
-    t.dtype = DType::I64;
-    t.shape = {int64_t(values.size())};
-    t.allocate();
-    std::copy(values.begin(), values.end(), t.as<int64_t>());
-    return t;
-  }
-
   HostTensor randomIntegers(std::vector<int64_t> shape, int bound) {
     HostTensor t;
     t.shape = std::move(shape);
@@ -566,8 +557,9 @@ TEST_F(ExecutionTest, GraphFromCooAndRuntimeChecks) {
     })mlir";
   auto program = compile(source, false);
   ASSERT_TRUE(program);
-  HostTensor src = ids({0, 1, 3, 3, 2}), dst = ids({1, 1, 0, 2, 2}),
-             count = ids({4}), x = random({4, 2});
+  HostTensor src = HostTensor::ids({0, 1, 3, 3, 2}),
+             dst = HostTensor::ids({1, 1, 0, 2, 2}),
+             count = HostTensor::ids({4}), x = random({4, 2});
   auto out = program->run(
       {{nullptr, &src}, {nullptr, &dst}, {nullptr, &count}, {nullptr, &x}});
   ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
@@ -578,7 +570,7 @@ TEST_F(ExecutionTest, GraphFromCooAndRuntimeChecks) {
           x.as<float>()[src.as<int64_t>()[e] * 2 + i];
   expectClose((*out)[0], want, "graph_from_coo");
 
-  HostTensor badSrc = ids({0, 9, 3, 3, 2});
+  HostTensor badSrc = HostTensor::ids({0, 9, 3, 3, 2});
   auto bad = program->run(
       {{nullptr, &badSrc}, {nullptr, &dst}, {nullptr, &count}, {nullptr, &x}});
   ASSERT_FALSE(bool(bad));
@@ -657,11 +649,11 @@ TEST_F(ExecutionTest, ScatterRowsReplacesListedRowsOnly) {
     int64_t n = 5, m = int64_t(list.size());
     HostTensor x = random({n, 2, 3}), s = random({m, 2, 3}), y = random({n, 7}),
                t = random({m, 7});
-    HostTensor idList = ids(list);
+    HostTensor idList = HostTensor::ids(list);
     std::vector<int64_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
-    HostTensor perm = ids(order);
+    HostTensor perm = HostTensor::ids(order);
     HostTensor xBefore = x, yBefore = y;
     auto out = program->run({{nullptr, &x},
                              {nullptr, &s},
@@ -694,7 +686,7 @@ TEST_F(ExecutionTest, ScatterRowsReplacesListedRowsOnly) {
   // A bad id is reported and nothing is written out of bounds.
   HostTensor x = random({2, 2, 3}), s = random({1, 2, 3}), y = random({2, 7}),
              t = random({1, 7});
-  HostTensor bad = ids({2}), perm = ids({1, 0});
+  HostTensor bad = HostTensor::ids({2}), perm = HostTensor::ids({1, 0});
   auto out = program->run({{nullptr, &x},
                            {nullptr, &s},
                            {nullptr, &y},
@@ -719,7 +711,8 @@ TEST_F(ExecutionTest, ProgramsLeaveTheirInputsAlone) {
     })mlir";
   auto program = compile(source, false);
   ASSERT_TRUE(program);
-  HostTensor x = random({4, 2, 3}), s = random({2, 2, 3}), list = ids({3, 1});
+  HostTensor x = random({4, 2, 3}), s = random({2, 2, 3}),
+             list = HostTensor::ids({3, 1});
   HostTensor before = x;
   auto out = program->run({{nullptr, &x}, {nullptr, &s}, {nullptr, &list}});
   ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
@@ -748,7 +741,7 @@ TEST_F(ExecutionTest, WritableArgumentsAreUpdatedInPlace) {
   auto program = compile(source, false);
   ASSERT_TRUE(program);
   ASSERT_EQ(program->getResults()[0].updates, 0u);
-  HostTensor s = random({2, 2, 3}), list = ids({3, 1});
+  HostTensor s = random({2, 2, 3}), list = HostTensor::ids({3, 1});
   auto want = [&](const HostTensor &before) {
     std::vector<double> w(before.as<float>(),
                           before.as<float>() + before.numElements());

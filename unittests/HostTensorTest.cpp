@@ -185,3 +185,15 @@ TEST(JitResults, ComeBackRightAndStayRight) {
   }
 }
 } // namespace
+
+TEST(HostTensorTest, IdsAreOneDimensionalInt64) {
+  HostTensor t = HostTensor::ids({3, -1, int64_t(1) << 40});
+  EXPECT_EQ(t.dtype, DType::I64);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(t.as<int64_t>()[0], 3);
+  EXPECT_EQ(t.as<int64_t>()[1], -1);
+  EXPECT_EQ(t.as<int64_t>()[2], int64_t(1) << 40);
+  HostTensor empty = HostTensor::ids({});
+  EXPECT_EQ(empty.shape, (std::vector<int64_t>{0}));
+  EXPECT_EQ(empty.numBytes(), 0u);
+}

@@ -150,9 +150,9 @@ TEST(ProgramFuzz, HostileGraphsAndTensorsNeverCrash) {
       const Case &c = g.c;
       // The generator's intent and the shared validity rule agree.
       ASSERT_EQ(g.valid, isValid(c)) << "iteration " << iteration;
-      HostTensor src = indexTensor(c.src), dst = indexTensor(c.dst),
-                 ids = indexTensor(c.ids);
-      HostTensor counts = indexTensor({c.numSrc, c.numDst});
+      HostTensor src = HostTensor::ids(c.src), dst = HostTensor::ids(c.dst),
+                 ids = HostTensor::ids(c.ids);
+      HostTensor counts = HostTensor::ids({c.numSrc, c.numDst});
       std::vector<Argument> args = {
           {nullptr, &src}, {nullptr, &dst}, {nullptr, &counts}, {nullptr, &c.q},
           {nullptr, &c.k}, {nullptr, &c.v}, {nullptr, &ids}};

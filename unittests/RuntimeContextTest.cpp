@@ -37,15 +37,6 @@ HostTensor rows(int64_t n) {
   return t;
 }
 
-HostTensor ids(std::vector<int64_t> values) {
-  HostTensor t;
-  t.dtype = DType::I64;
-  t.shape = {int64_t(values.size())};
-  t.allocate();
-  std::copy(values.begin(), values.end(), t.as<int64_t>());
-  return t;
-}
-
 std::unique_ptr<JitProgram> compile(MLIRContext &context) {
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(kGather, ParserConfig(&context));
@@ -77,7 +68,8 @@ TEST(RuntimeContextTest, ConcurrentProgramsKeepTheirOwnErrors) {
   ASSERT_TRUE(first && second);
 
   HostTensor x3 = rows(3), x5 = rows(5);
-  HostTensor bad7 = ids({0, 7, 1}), bad9 = ids({9}), good = ids({2, 0});
+  HostTensor bad7 = HostTensor::ids({0, 7, 1}), bad9 = HostTensor::ids({9}),
+             good = HostTensor::ids({2, 0});
   constexpr int kRuns = 200;
   std::vector<std::string> firstErrors(kRuns), secondErrors(kRuns),
       goodErrors(kRuns);

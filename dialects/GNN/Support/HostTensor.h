@@ -63,6 +63,8 @@ struct HostTensor {
   /// The rows of `parts` (at least one; same dtype and row shape) one after
   /// the other.
   static HostTensor concatRows(llvm::ArrayRef<HostTensor> parts);
+  /// A 1-D int64 tensor of `values` (node and edge ids, token ids, counts).
+  static HostTensor ids(llvm::ArrayRef<int64_t> values);
   std::string describe() const;
 
 private:

@@ -104,6 +104,16 @@ void HostTensor::adopt(void *newBlock, void *elements,
   bytes = elements;
 }
 
+HostTensor HostTensor::ids(llvm::ArrayRef<int64_t> values) {
+  HostTensor t;
+  t.dtype = DType::I64;
+  t.shape = {int64_t(values.size())};
+  t.allocate();
+  if (!values.empty())
+    std::memcpy(t.data(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
 HostTensor HostTensor::concatRows(llvm::ArrayRef<HostTensor> parts) {
   assert(!parts.empty() && "nothing to join");
   if (parts.size() == 1)

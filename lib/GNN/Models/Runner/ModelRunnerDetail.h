@@ -48,14 +48,8 @@ inline Expected<GraphPtr> fromCoo(int64_t numSrc, int64_t numDst,
   return built(status, g, err);
 }
 
-inline HostTensor ids(const std::vector<int64_t> &values) {
-  HostTensor t;
-  t.dtype = DType::I64;
-  t.shape = {int64_t(values.size())};
-  t.allocate();
-  if (!values.empty())
-    std::memcpy(t.data(), values.data(), values.size() * sizeof(int64_t));
-  return t;
+inline HostTensor ids(llvm::ArrayRef<int64_t> values) {
+  return HostTensor::ids(values);
 }
 
 inline HostTensor zeros(std::vector<int64_t> shape) {
