@@ -389,6 +389,37 @@ def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure,
   let hasVerifier = 1;
 }
 
+def GNN_DropoutOp : GNN_Op<"dropout", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "inverted dropout with a counter-based random mask";
+  let description = [{
+    Zeroes each element of `input` with probability `rate` and scales the
+    others by `1 / (1 - rate)`. Element `e` (its row-major index in the whole
+    tensor) is kept iff `(x >> 8) >= ceil(rate * 2^24)`, where `x` is the
+    first 32-bit word of Philox-4x32-10 with key `(seed mod 2^32,
+    seed >> 32)` and counter `((offset + e) mod 2^32, (offset + e) >> 32, 0,
+    0)`. The mask depends on `seed`, `offset` and `e` alone, not on threads
+    or on how the work is split, so a backward pass regenerates it instead of
+    storing it: the gradient of dropout is dropout of the gradient with the
+    same seed and offset. A program that drops out several tensors with one
+    seed gives each its own range of offsets. `rate(0.0)` is the identity.
+
+    ```mlir
+    %y = gnn.dropout %x, %seed, %offset rate(1.000000e-01)
+        : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Feature:$input, I64:$seed, I64:$offset,
+                       F64Attr:$rate);
+  let results = (outs GNN_Feature:$result);
+  let assemblyFormat = [{
+    $input `,` $seed `,` $offset `rate` `(` $rate `)` attr-dict `:`
+    type($input)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Subsets of rows
 //===----------------------------------------------------------------------===//

@@ -921,6 +921,22 @@ LogicalResult LayerNormOp::verify() {
   return verifyRowwise(*this, getInput(), getResult(), width);
 }
 
+LogicalResult DropoutOp::verify() {
+  if (failed(verifyFloatFeature(*this, getInput().getType(), "input")))
+    return failure();
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError() << "rate must be in [0, 1), got " << rate;
+  return success();
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  // Nothing is dropped and nothing scaled.
+  if (getRate().isZero())
+    return getInput();
+  return {};
+}
+
 LogicalResult LogSoftmaxOp::verify() {
   return verifyRowwise(*this, getInput(), getResult(),
                        getFeatureType(getInput()).getDimSize(1));

@@ -30,8 +30,9 @@ using namespace mlir::gnn;
 namespace {
 /// Ops that lower to loops (or a kernel) of their own.
 bool isKernelOp(Operation *op) {
-  return isa<ApplyEdgesOp, SendAndRecvOp, ReduceOp, ApplyNodesOp, FilterNodesOp,
-             FilterEdgesOp, FusedAttentionOp, LayerNormOp, LogSoftmaxOp>(op);
+  return isa<ApplyEdgesOp, SendAndRecvOp, ReduceOp, ApplyNodesOp, DropoutOp,
+             FilterNodesOp, FilterEdgesOp, FusedAttentionOp, LayerNormOp,
+             LogSoftmaxOp>(op);
 }
 
 /// Whether `v` may bufferize to a strided view (a slice of a larger

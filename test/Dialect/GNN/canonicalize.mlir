@@ -80,3 +80,14 @@ func.func @counts(%g: !gnn.graph<bipartite, src = 3, edges = 12>) -> (index, ind
   %2 = gnn.num_edges %g : !gnn.graph<bipartite, src = 3, edges = 12>
   return %0, %1, %2 : index, index, index
 }
+
+// -----
+
+// Dropout at rate 0 is the identity.
+// CHECK-LABEL: func @dropout_rate_zero
+// CHECK-NOT: gnn.dropout
+// CHECK: return %arg0
+func.func @dropout_rate_zero(%x: tensor<?x4xf32>, %s: i64) -> tensor<?x4xf32> {
+  %y = gnn.dropout %x, %s, %s rate(0.0) : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}

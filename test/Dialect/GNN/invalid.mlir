@@ -769,3 +769,27 @@ func.func @row_width_product(%x: tensor<?x65536x65536xf32>) -> tensor<?x65536x65
 // gnn.kernel marks functions, as a unit attribute.
 // expected-error @+1 {{'gnn.kernel' must be a unit attribute of a function}}
 func.func private @kernel_mark() attributes {gnn.kernel = 1 : i32}
+
+// -----
+
+func.func @dropout_everything(%x: tensor<?x4xf32>, %s: i64) -> tensor<?x4xf32> {
+  // expected-error @+1 {{rate must be in [0, 1), got 1.000000e+00}}
+  %y = gnn.dropout %x, %s, %s rate(1.0) : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @dropout_negative(%x: tensor<?x4xf32>, %s: i64) -> tensor<?x4xf32> {
+  // expected-error @+1 {{rate must be in [0, 1), got -5.000000e-01}}
+  %y = gnn.dropout %x, %s, %s rate(-0.5) : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @dropout_integers(%x: tensor<?x4xi32>, %s: i64) -> tensor<?x4xi32> {
+  // expected-error @+1 {{input must have a float element type}}
+  %y = gnn.dropout %x, %s, %s rate(0.5) : tensor<?x4xi32>
+  return %y : tensor<?x4xi32>
+}

@@ -184,3 +184,10 @@ func.func @in_subgraph(%g: !gnn.graph<complete>, %active: tensor<?xindex>,
       : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
   return %a : tensor<?x2x4xf32>
 }
+
+// CHECK-LABEL: func @dropout
+// CHECK: gnn.dropout %{{.*}}, %{{.*}}, %{{.*}} rate(1.000000e-01) : tensor<?x2x4xf32>
+func.func @dropout(%x: tensor<?x2x4xf32>, %seed: i64, %offset: i64) -> tensor<?x2x4xf32> {
+  %y = gnn.dropout %x, %seed, %offset rate(0.1) : tensor<?x2x4xf32>
+  return %y : tensor<?x2x4xf32>
+}

@@ -21,6 +21,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/PatternApplicator.h"
 
+#include <cmath>
+
 namespace mlir::gnn {
 #define GEN_PASS_DEF_CONVERTGNNTOLOOPSPASS
 #include "GNN/Conversion/Passes.h.inc"
@@ -271,6 +273,92 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, RewriterBase &rewriter) {
         llvm::append_range(index, item);
         l.b.create<memref::StoreOp>(l.loc, x, out, index);
       });
+    });
+  });
+  return l.replaceWithBuffers(op, out);
+}
+
+/// The first word of Philox-4x32-10 (Salmon et al., SC'11) for the 64-bit
+/// counter and key given as (low, high) i32 pairs, with the upper counter
+/// words 0.
+static Value philoxFirstWord(Lowering &l, Value c0, Value c1, Value k0,
+                             Value k1) {
+  OpBuilder &b = l.b;
+  Type i32 = b.getI32Type();
+  auto constant = [&](uint32_t v) -> Value {
+    return b.create<arith::ConstantOp>(l.loc,
+                                       b.getIntegerAttr(i32, int32_t(v)));
+  };
+  Value m0 = constant(0xD2511F53u), m1 = constant(0xCD9E8D57u);
+  Value w0 = constant(0x9E3779B9u), w1 = constant(0xBB67AE85u);
+  Value c2 = constant(0), c3 = constant(0);
+  for (int round = 0; round < 10; ++round) {
+    auto p0 = b.create<arith::MulUIExtendedOp>(l.loc, m0, c0);
+    auto p1 = b.create<arith::MulUIExtendedOp>(l.loc, m1, c2);
+    Value n0 = b.create<arith::XOrIOp>(
+        l.loc, b.create<arith::XOrIOp>(l.loc, p1.getHigh(), c1), k0);
+    Value n2 = b.create<arith::XOrIOp>(
+        l.loc, b.create<arith::XOrIOp>(l.loc, p0.getHigh(), c3), k1);
+    c0 = n0;
+    c1 = p1.getLow();
+    c2 = n2;
+    c3 = p0.getLow();
+    k0 = b.create<arith::AddIOp>(l.loc, k0, w0);
+    k1 = b.create<arith::AddIOp>(l.loc, k1, w1);
+  }
+  return c0;
+}
+
+/// (low, high) i32 words of an i64.
+static std::pair<Value, Value> words(Lowering &l, Value v) {
+  Type i32 = l.b.getI32Type();
+  Value shift = l.b.create<arith::ConstantIntOp>(l.loc, 32, 64);
+  return {l.b.create<arith::TruncIOp>(l.loc, i32, v),
+          l.b.create<arith::TruncIOp>(
+              l.loc, i32, l.b.create<arith::ShRUIOp>(l.loc, v, shift))};
+}
+
+static LogicalResult lowerDropout(DropoutOp op, RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
+  Feature in = l.feature(op.getInput());
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  SmallVector<Value> extents =
+      l.itemExtents(getItemShape(type), SmallVector<Feature>{in});
+  Value rows = l.dim(in.memref, 0);
+  Value out = l.alloc(type, rows, extents);
+  double rate = op.getRate().convertToDouble();
+  // Kept iff the top 24 bits of the word reach ceil(rate * 2^24).
+  int64_t threshold = int64_t(std::ceil(rate * double(1 << 24)));
+  auto [k0, k1] = words(l, op.getSeed());
+  Type elem = type.getElementType();
+  Value scale = l.b.create<arith::ConstantOp>(
+      l.loc, l.b.getFloatAttr(elem, 1.0 / (1.0 - rate)));
+  Value zero =
+      l.b.create<arith::ConstantOp>(l.loc, l.b.getFloatAttr(elem, 0.0));
+  l.parallel(rows, [&](Value r) {
+    l.loopNest(extents, [&](ValueRange item) {
+      // The element's row-major index in the whole tensor.
+      Value flat = r;
+      for (auto [i, extent] : llvm::zip_equal(item, extents))
+        flat = l.b.create<arith::AddIOp>(
+            l.loc, l.b.create<arith::MulIOp>(l.loc, flat, extent), i);
+      Value counter = l.b.create<arith::AddIOp>(
+          l.loc, op.getOffset(),
+          l.b.create<arith::IndexCastOp>(l.loc, l.b.getI64Type(), flat));
+      auto [c0, c1] = words(l, counter);
+      Value x = philoxFirstWord(l, c0, c1, k0, k1);
+      Value top = l.b.create<arith::ShRUIOp>(
+          l.loc, x, l.b.create<arith::ConstantIntOp>(l.loc, 8, 32));
+      Value keep = l.b.create<arith::CmpIOp>(
+          l.loc, arith::CmpIPredicate::uge, top,
+          l.b.create<arith::ConstantIntOp>(l.loc, threshold, 32));
+      Value v = l.load(in, r, item);
+      Value scaled = l.b.create<arith::MulFOp>(l.loc, v, scale);
+      SmallVector<Value> index = {r};
+      llvm::append_range(index, item);
+      l.b.create<memref::StoreOp>(
+          l.loc, l.b.create<arith::SelectOp>(l.loc, keep, scaled, zero), out,
+          index);
     });
   });
   return l.replaceWithBuffers(op, out);
@@ -768,6 +856,7 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<SendAndRecvOp>(patterns, lowerSendAndRecv);
   addLowering<ReduceOp>(patterns, lowerReduce);
   addLowering<ApplyNodesOp>(patterns, lowerApplyNodes);
+  addLowering<DropoutOp>(patterns, lowerDropout);
   addLowering<FusedAttentionOp>(
       patterns, [options](FusedAttentionOp op, RewriterBase &rewriter) {
         return options.gpuKernels ? lowerFusedAttentionToGPU(op, rewriter)

@@ -1,0 +1,57 @@
+"""Writes inputs for dropout.mlir and the expected results, with the mask
+computed by an independent Philox-4x32-10 in Python integers.
+
+usage: dropout_case.py OUT_DIR ROWS SEED OFFSET
+"""
+
+import math
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                                "..", "scripts", "py"))
+import safetensors_util  # noqa: E402
+
+MASK = 0xFFFFFFFF
+
+
+def philox_first_word(counter, key):
+    c = [counter & MASK, counter >> 32, 0, 0]
+    k = [key & MASK, key >> 32]
+    for _ in range(10):
+        p0 = 0xD2511F53 * c[0]
+        p1 = 0xCD9E8D57 * c[2]
+        c = [((p1 >> 32) ^ c[1] ^ k[0]) & MASK, p1 & MASK,
+             ((p0 >> 32) ^ c[3] ^ k[1]) & MASK, p0 & MASK]
+        k = [(k[0] + 0x9E3779B9) & MASK, (k[1] + 0xBB67AE85) & MASK]
+    return c[0]
+
+
+def dropout(values, rate, seed, offset):
+    threshold = math.ceil(rate * (1 << 24))
+    scale = 1.0 / (1.0 - rate)
+    return [v * scale if (philox_first_word((offset + e) % (1 << 64), seed)
+                          >> 8) >= threshold else 0.0
+            for e, v in enumerate(values)]
+
+
+out, rows, seed, offset = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
+    int(sys.argv[4])
+os.makedirs(out, exist_ok=True)
+rng = random.Random(rows * 7 + seed)
+x = [rng.uniform(-2, 2) for _ in range(rows * 15)]
+w = [rng.uniform(-2, 2) for _ in range(rows * 7)]
+signed = lambda v: v - (1 << 64) if v >= 1 << 63 else v  # noqa: E731
+safetensors_util.write(os.path.join(out, "inputs.safetensors"), {
+    "x": ("F32", [rows, 3, 5], x), "w": ("F32", [rows, 7], w),
+    "rng": ("I64", [2], [signed(seed), signed(offset)])})
+safetensors_util.write(os.path.join(out, "graph.safetensors"), {
+    "src": ("I64", [0], []), "dst": ("I64", [0], []),
+    "num_nodes": ("I64", [], [0])})
+a = dropout(x, 0.3, seed, offset)
+b = dropout(w, 0.75, seed, offset + rows * 15)
+safetensors_util.write(os.path.join(out, "reference.safetensors"), {
+    "result0": ("F32", [rows, 3, 5], a), "result1": ("F32", [rows, 7], b)})
+kept = sum(v != 0 for v in a) / max(len(a), 1)
+print("kept %.2f of x" % kept)
