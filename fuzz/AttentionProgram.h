@@ -136,6 +136,22 @@ inline std::string judge(const Case &c, const std::string &error,
   return "";
 }
 
+/// Runs `program` (compiled from kAttentionProgram) on `c` and judges the
+/// run; "" if it did what it must.
+inline std::string runAndJudge(mlir::gnn::JitProgram &program, const Case &c) {
+  HostTensor src = HostTensor::ids(c.src), dst = HostTensor::ids(c.dst),
+             ids = HostTensor::ids(c.ids);
+  HostTensor counts = HostTensor::ids({c.numSrc, c.numDst});
+  std::vector<mlir::gnn::Argument> args = {
+      {nullptr, &src}, {nullptr, &dst}, {nullptr, &counts}, {nullptr, &c.q},
+      {nullptr, &c.k}, {nullptr, &c.v}, {nullptr, &ids}};
+  auto results = program.run(args);
+  std::string error;
+  if (!results)
+    error = llvm::toString(results.takeError());
+  return judge(c, error, results ? &*results : nullptr);
+}
+
 } // namespace gnnfuzz
 
 #endif // GNN_FUZZ_ATTENTIONPROGRAM_H

@@ -130,18 +130,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                                             : kvRows,
                  /*huge=*/true);
 
-  HostTensor src = HostTensor::ids(c.src), dst = HostTensor::ids(c.dst),
-             ids = HostTensor::ids(c.ids);
-  HostTensor counts = HostTensor::ids({c.numSrc, c.numDst});
-  std::vector<Argument> args = {
-      {nullptr, &src}, {nullptr, &dst}, {nullptr, &counts}, {nullptr, &c.q},
-      {nullptr, &c.k}, {nullptr, &c.v}, {nullptr, &ids}};
   for (auto &program : programs) {
-    auto results = program->run(args);
-    std::string error;
-    if (!results)
-      error = llvm::toString(results.takeError());
-    std::string wrong = judge(c, error, results ? &*results : nullptr);
+    std::string wrong = runAndJudge(*program, c);
     if (!wrong.empty()) {
       llvm::errs() << "gnn-fuzz-program: " << wrong << "\n";
       std::abort();

@@ -848,6 +848,14 @@ void addLowering(RewritePatternSet &patterns,
                  typename LowerToLoops<OpT>::Lower lower) {
   patterns.add<LowerToLoops<OpT>>(patterns.getContext(), std::move(lower));
 }
+
+/// A count op becomes the graph part it reads.
+template <typename OpT>
+void addCountLowering(RewritePatternSet &patterns, Value GraphParts::*part) {
+  addLowering<OpT>(patterns, [part](OpT op, RewriterBase &rewriter) {
+    return lowerCount(op, part, rewriter);
+  });
+}
 } // namespace
 
 void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
@@ -863,15 +871,9 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
                                   : lowerFusedAttentionToLoops(
                                         op, options.attentionBlocks, rewriter);
       });
-  addLowering<NumSrcNodesOp>(patterns, [](NumSrcNodesOp op, RewriterBase &r) {
-    return lowerCount(op, &GraphParts::numSrc, r);
-  });
-  addLowering<NumDstNodesOp>(patterns, [](NumDstNodesOp op, RewriterBase &r) {
-    return lowerCount(op, &GraphParts::numDst, r);
-  });
-  addLowering<NumEdgesOp>(patterns, [](NumEdgesOp op, RewriterBase &r) {
-    return lowerCount(op, &GraphParts::numEdges, r);
-  });
+  addCountLowering<NumSrcNodesOp>(patterns, &GraphParts::numSrc);
+  addCountLowering<NumDstNodesOp>(patterns, &GraphParts::numDst);
+  addCountLowering<NumEdgesOp>(patterns, &GraphParts::numEdges);
   addLowering<EdgeEndpointsOp>(patterns, lowerEdgeEndpoints);
   addLowering<GatherRowsOp>(patterns, lowerGatherRows);
   addLowering<ScatterRowsOp>(patterns, lowerScatterRows);
