@@ -448,19 +448,28 @@ def GNN_ScatterRowsOp : GNN_Op<"scatter_rows", [Pure]> {
   let description = [{
     Returns a copy of `dest` in which row `ids[i]` is `source[i]`; the other
     rows keep their values (halted nodes keep their state this way). Ids
-    must be distinct; an id outside the rows of `dest` is a run-time error.
+    must be distinct; an id outside the rows of `dest` is a run-time error
+    (the entry is skipped).
+
+    With `add`, row `r` of the result is `dest[r]` plus the sum of every
+    `source[i]` with `ids[i] == r` (ids may repeat; sums in list order, so
+    results do not depend on threads): the adjoint of `gnn.gather_rows`, as
+    an embedding table's gradient is the scatter-add of its rows'.
 
     ```mlir
     %k2 = gnn.scatter_rows %ka into %k[%active]
         : (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?xindex>)
         -> tensor<?x8x16xf32>
+    %dlut = gnn.scatter_rows %dx into %zeros[%tokens] add
+        : (tensor<?x128xf32>, tensor<29x128xf32>, tensor<?xindex>)
+        -> tensor<29x128xf32>
     ```
   }];
   let arguments = (ins GNN_Feature:$source, GNN_Feature:$dest,
-                       GNN_IdList:$ids);
+                       GNN_IdList:$ids, UnitAttr:$add);
   let results = (outs GNN_Feature:$result);
   let assemblyFormat = [{
-    $source `into` $dest `[` $ids `]` attr-dict `:`
+    $source `into` $dest `[` $ids `]` (`add` $add^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

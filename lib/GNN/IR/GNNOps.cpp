@@ -863,6 +863,9 @@ LogicalResult ScatterRowsOp::verify() {
   if (source.getElementType() != dest.getElementType())
     return emitOpError() << "source element type differs from the "
                             "destination's";
+  if (getAdd() && !isa<FloatType>(dest.getElementType()))
+    return emitOpError() << "add needs a float element type, got "
+                         << dest.getElementType();
   if (failed(verifyResultItemShape(*this, getSource(), getItemShape(dest),
                                    "source")))
     return failure();

@@ -793,3 +793,11 @@ func.func @dropout_integers(%x: tensor<?x4xi32>, %s: i64) -> tensor<?x4xi32> {
   %y = gnn.dropout %x, %s, %s rate(0.5) : tensor<?x4xi32>
   return %y : tensor<?x4xi32>
 }
+
+// -----
+
+func.func @scatter_add_integers(%d: tensor<?x4xi32>, %t: tensor<7x4xi32>, %ids: tensor<?xindex>) -> tensor<7x4xi32> {
+  // expected-error @+1 {{add needs a float element type, got 'i32'}}
+  %g = gnn.scatter_rows %d into %t[%ids] add : (tensor<?x4xi32>, tensor<7x4xi32>, tensor<?xindex>) -> tensor<7x4xi32>
+  return %g : tensor<7x4xi32>
+}

@@ -191,3 +191,10 @@ func.func @dropout(%x: tensor<?x2x4xf32>, %seed: i64, %offset: i64) -> tensor<?x
   %y = gnn.dropout %x, %seed, %offset rate(0.1) : tensor<?x2x4xf32>
   return %y : tensor<?x2x4xf32>
 }
+
+// CHECK-LABEL: func @scatter_add
+// CHECK: gnn.scatter_rows %{{.*}} into %{{.*}}[%{{.*}}] add : (tensor<?x4xf32>, tensor<7x4xf32>, tensor<?xindex>) -> tensor<7x4xf32>
+func.func @scatter_add(%d: tensor<?x4xf32>, %lut: tensor<7x4xf32>, %ids: tensor<?xindex>) -> tensor<7x4xf32> {
+  %g = gnn.scatter_rows %d into %lut[%ids] add : (tensor<?x4xf32>, tensor<7x4xf32>, tensor<?xindex>) -> tensor<7x4xf32>
+  return %g : tensor<7x4xf32>
+}

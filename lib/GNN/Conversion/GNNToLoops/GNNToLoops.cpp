@@ -467,7 +467,8 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
   Lowering l(op, rewriter);
   auto type = cast<RankedTensorType>(op.getResult().getType());
   ArrayRef<int64_t> item = getItemShape(type);
-  if (getItemShape(cast<RankedTensorType>(op.getSource().getType())) == item &&
+  if (!op.getAdd() &&
+      getItemShape(cast<RankedTensorType>(op.getSource().getType())) == item &&
       !llvm::any_of(item, ShapedType::isDynamic)) {
     l.b.replaceOp(op, scatterRowSlices(l, op));
     return success();
@@ -479,6 +480,25 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
   Value rows = l.dim(dest.memref, 0);
   Value out = l.alloc(type, rows, extents);
   l.b.create<memref::CopyOp>(l.loc, dest.memref, out);
+  if (op.getAdd()) {
+    // In list order: repeated ids add up the same on any number of threads.
+    l.forLoop(l.idx(0), l.dim(ids, 0), ValueRange{}, [&](Value i, ValueRange) {
+      auto [inRange, r] = l.checkedId(ids, i, rows);
+      auto guard = l.b.create<scf::IfOp>(l.loc, inRange, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(l.b);
+      l.b.setInsertionPointToStart(&guard.getThenRegion().front());
+      l.loopNest(extents, [&](ValueRange item) {
+        SmallVector<Value> to = {r};
+        llvm::append_range(to, item);
+        Value sum = l.b.create<arith::AddFOp>(
+            l.loc, l.b.create<memref::LoadOp>(l.loc, out, to),
+            l.load(source, i, item));
+        l.b.create<memref::StoreOp>(l.loc, sum, out, to);
+      });
+      return SmallVector<Value>{};
+    });
+    return l.replaceWithBuffers(op, out);
+  }
   l.parallel(l.dim(ids, 0), [&](Value i) {
     auto [inRange, r] = l.checkedId(ids, i, rows);
     auto guard = l.b.create<scf::IfOp>(l.loc, inRange, /*withElse=*/false);
