@@ -389,6 +389,32 @@ def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure,
   let hasVerifier = 1;
 }
 
+def GNN_SumToOp : GNN_Op<"sum_to", [Pure]> {
+  let summary = "sums a feature down to a shape it broadcasts from";
+  let description = [{
+    Undoes broadcasting, like PyTorch's `sum_to_size`: the result's shape,
+    aligned with the input's from the right, has in every dimension the
+    input's size or a static 1; each result element is the sum of the input
+    elements that broadcasting it would cover. Dimensions of size 1 and
+    leading dimensions the result lacks are summed, the row dimension
+    included. It is the adjoint of broadcasting: the gradient of a `[N, 8,
+    1]` weight that multiplied `[N, 8, 64]` values is the product's gradient
+    summed to `[N, 8, 1]`; a bias's is the output's summed over the rows.
+
+    ```mlir
+    %dw = gnn.sum_to %g : tensor<?x8x64xf32> -> tensor<?x8x1xf32>
+    %db = gnn.sum_to %dy : tensor<?x128xf32> -> tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Feature:$input);
+  let results = (outs GNN_Feature:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def GNN_DropoutOp : GNN_Op<"dropout", [Pure,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "inverted dropout with a counter-based random mask";

@@ -924,6 +924,35 @@ LogicalResult LayerNormOp::verify() {
   return verifyRowwise(*this, getInput(), getResult(), width);
 }
 
+LogicalResult SumToOp::verify() {
+  auto in = getFeatureType(getInput());
+  auto out = getFeatureType(getResult());
+  if (failed(verifyFloatFeature(*this, in, "input")))
+    return failure();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "result element type differs from the input's";
+  if (out.getRank() > in.getRank())
+    return emitOpError() << "result rank " << out.getRank()
+                         << " exceeds the input's " << in.getRank();
+  int64_t offset = in.getRank() - out.getRank();
+  for (auto [i, size] : llvm::enumerate(out.getShape())) {
+    int64_t from = in.getDimSize(offset + i);
+    if (size != 1 && !areCompatible({from}, {size}))
+      return emitOpError() << "result dimension " << i << " is "
+                           << shapeToString({size}) << ": it must be 1 or the "
+                           << "input's " << shapeToString({from});
+  }
+  return success();
+}
+
+OpFoldResult SumToOp::fold(FoldAdaptor) {
+  // Equal types: a result dim of 1 is then a static 1 of the input, so
+  // nothing is summed.
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 LogicalResult DropoutOp::verify() {
   if (failed(verifyFloatFeature(*this, getInput().getType(), "input")))
     return failure();

@@ -91,3 +91,23 @@ func.func @dropout_rate_zero(%x: tensor<?x4xf32>, %s: i64) -> tensor<?x4xf32> {
   %y = gnn.dropout %x, %s, %s rate(0.0) : tensor<?x4xf32>
   return %y : tensor<?x4xf32>
 }
+
+// -----
+
+// sum_to to the input's own type sums nothing.
+// CHECK-LABEL: func @sum_to_same
+// CHECK-NOT: gnn.sum_to
+// CHECK: return %arg0
+func.func @sum_to_same(%x: tensor<?x4x1xf32>) -> tensor<?x4x1xf32> {
+  %y = gnn.sum_to %x : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  return %y : tensor<?x4x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @sum_to_rows
+// CHECK: gnn.sum_to
+func.func @sum_to_rows(%x: tensor<?x4xf32>) -> tensor<1x4xf32> {
+  %y = gnn.sum_to %x : tensor<?x4xf32> -> tensor<1x4xf32>
+  return %y : tensor<1x4xf32>
+}

@@ -801,3 +801,35 @@ func.func @scatter_add_integers(%d: tensor<?x4xi32>, %t: tensor<7x4xi32>, %ids: 
   %g = gnn.scatter_rows %d into %t[%ids] add : (tensor<?x4xi32>, tensor<7x4xi32>, tensor<?xindex>) -> tensor<7x4xi32>
   return %g : tensor<7x4xi32>
 }
+
+// -----
+
+func.func @sum_to_wider(%g: tensor<?x8xf32>) -> tensor<?x2x8xf32> {
+  // expected-error @+1 {{result rank 3 exceeds the input's 2}}
+  %a = gnn.sum_to %g : tensor<?x8xf32> -> tensor<?x2x8xf32>
+  return %a : tensor<?x2x8xf32>
+}
+
+// -----
+
+func.func @sum_to_mismatch(%g: tensor<?x8x4xf32>) -> tensor<?x2x4xf32> {
+  // expected-error @+1 {{result dimension 1 is [2]: it must be 1 or the input's [8]}}
+  %a = gnn.sum_to %g : tensor<?x8x4xf32> -> tensor<?x2x4xf32>
+  return %a : tensor<?x2x4xf32>
+}
+
+// -----
+
+func.func @sum_to_integers(%g: tensor<?x8xi32>) -> tensor<8xi32> {
+  // expected-error @+1 {{input must have a float element type}}
+  %a = gnn.sum_to %g : tensor<?x8xi32> -> tensor<8xi32>
+  return %a : tensor<8xi32>
+}
+
+// -----
+
+func.func @sum_to_element_type(%g: tensor<?x8xf32>) -> tensor<8xf64> {
+  // expected-error @+1 {{result element type differs from the input's}}
+  %a = gnn.sum_to %g : tensor<?x8xf32> -> tensor<8xf64>
+  return %a : tensor<8xf64>
+}

@@ -198,3 +198,14 @@ func.func @scatter_add(%d: tensor<?x4xf32>, %lut: tensor<7x4xf32>, %ids: tensor<
   %g = gnn.scatter_rows %d into %lut[%ids] add : (tensor<?x4xf32>, tensor<7x4xf32>, tensor<?xindex>) -> tensor<7x4xf32>
   return %g : tensor<7x4xf32>
 }
+
+// CHECK-LABEL: func @sum_to
+// CHECK: gnn.sum_to %{{.*}} : tensor<?x8x64xf32> -> tensor<?x8x1xf32>
+// CHECK: gnn.sum_to %{{.*}} : tensor<?x8x64xf32> -> tensor<64xf32>
+// CHECK: gnn.sum_to %{{.*}} : tensor<?x8x64xf32> -> tensor<f32>
+func.func @sum_to(%g: tensor<?x8x64xf32>) -> (tensor<?x8x1xf32>, tensor<64xf32>, tensor<f32>) {
+  %a = gnn.sum_to %g : tensor<?x8x64xf32> -> tensor<?x8x1xf32>
+  %b = gnn.sum_to %g : tensor<?x8x64xf32> -> tensor<64xf32>
+  %c = gnn.sum_to %g : tensor<?x8x64xf32> -> tensor<f32>
+  return %a, %b, %c : tensor<?x8x1xf32>, tensor<64xf32>, tensor<f32>
+}
