@@ -415,6 +415,31 @@ def GNN_SumToOp : GNN_Op<"sum_to", [Pure]> {
   let hasFolder = 1;
 }
 
+def GNN_BroadcastOp : GNN_Op<"broadcast", [Pure]> {
+  let summary = "broadcasts a feature to the shape of another";
+  let description = [{
+    The transpose of `gnn.sum_to`: the result has the shape of `like` (whose
+    values are not read) and the input's element type; the input's shape,
+    aligned with it from the right, has in every dimension a static 1 or the
+    result's size, and each result element is the input element it covers.
+    A gradient of a sum flows back this way; `like` also gives constants the
+    shape of a feature (zeros for a gradient nothing reaches).
+
+    ```mlir
+    %g = gnn.broadcast %dloss like %x : tensor<f32>, tensor<?x8x64xf32>
+        -> tensor<?x8x64xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Feature:$input, GNN_Feature:$like);
+  let results = (outs GNN_Feature:$result);
+  let assemblyFormat = [{
+    $input `like` $like attr-dict `:` type($input) `,` type($like) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def GNN_DropoutOp : GNN_Op<"dropout", [Pure,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "inverted dropout with a counter-based random mask";

@@ -57,7 +57,8 @@ def OutlineKernelsPass : Pass<"gnn-outline-kernels", "ModuleOp"> {
   let description = [{
     Every gnn op that lowers to loops of its own (`apply_edges`,
     `send_and_recv`, `reduce`, `apply_nodes`, `filter_nodes`,
-    `filter_edges`, `fused_attention`, `layer_norm`, `log_softmax`) becomes
+    `filter_edges`, `fused_attention`, `layer_norm`, `log_softmax`,
+    `dropout`, `sum_to`, `broadcast`) becomes
     a call of a private kernel function holding that op alone. Ops that are
     the same op with the same attributes, body and operand and result types
     share one kernel, whatever their operands: a model's 18 attention ops of

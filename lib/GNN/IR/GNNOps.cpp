@@ -953,6 +953,38 @@ OpFoldResult SumToOp::fold(FoldAdaptor) {
   return {};
 }
 
+LogicalResult BroadcastOp::verify() {
+  auto in = getFeatureType(getInput());
+  auto like = getFeatureType(getLike());
+  auto out = getType();
+  if (out.getElementType() != in.getElementType())
+    return emitOpError() << "result element type differs from the input's";
+  if (out.getRank() != like.getRank() ||
+      !areCompatible(out.getShape(), like.getShape()))
+    return emitOpError() << "result shape " << shapeToString(out.getShape())
+                         << " differs from the shape of 'like' "
+                         << shapeToString(like.getShape());
+  if (in.getRank() > out.getRank())
+    return emitOpError() << "input rank " << in.getRank()
+                         << " exceeds the result's " << out.getRank();
+  int64_t offset = out.getRank() - in.getRank();
+  for (auto [i, size] : llvm::enumerate(in.getShape())) {
+    int64_t to = out.getDimSize(offset + i);
+    if (size != 1 && !areCompatible({size}, {to}))
+      return emitOpError() << "input dimension " << i << " is "
+                           << shapeToString({size}) << ": it must be 1 or the "
+                           << "result's " << shapeToString({to});
+  }
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  // Equal types: every dim is a static 1 or the result's own size.
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 LogicalResult DropoutOp::verify() {
   if (failed(verifyFloatFeature(*this, getInput().getType(), "input")))
     return failure();

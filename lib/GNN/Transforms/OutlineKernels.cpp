@@ -31,8 +31,8 @@ namespace {
 /// Ops that lower to loops (or a kernel) of their own.
 bool isKernelOp(Operation *op) {
   return isa<ApplyEdgesOp, SendAndRecvOp, ReduceOp, ApplyNodesOp, DropoutOp,
-             SumToOp, FilterNodesOp, FilterEdgesOp, FusedAttentionOp,
-             LayerNormOp, LogSoftmaxOp>(op);
+             SumToOp, BroadcastOp, FilterNodesOp, FilterEdgesOp,
+             FusedAttentionOp, LayerNormOp, LogSoftmaxOp>(op);
 }
 
 /// Whether `v` may bufferize to a strided view (a slice of a larger

@@ -111,3 +111,13 @@ func.func @sum_to_rows(%x: tensor<?x4xf32>) -> tensor<1x4xf32> {
   %y = gnn.sum_to %x : tensor<?x4xf32> -> tensor<1x4xf32>
   return %y : tensor<1x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @broadcast_same
+// CHECK-NOT: gnn.broadcast
+// CHECK: return %arg0
+func.func @broadcast_same(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %b = gnn.broadcast %x like %y : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  return %b : tensor<?x4xf32>
+}

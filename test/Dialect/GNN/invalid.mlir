@@ -833,3 +833,35 @@ func.func @sum_to_element_type(%g: tensor<?x8xf32>) -> tensor<8xf64> {
   %a = gnn.sum_to %g : tensor<?x8xf32> -> tensor<8xf64>
   return %a : tensor<8xf64>
 }
+
+// -----
+
+func.func @broadcast_not_like(%s: tensor<4xf32>, %x: tensor<?x4xf32>) -> tensor<?x5xf32> {
+  // expected-error @+1 {{result shape [?, 5] differs from the shape of 'like' [?, 4]}}
+  %a = gnn.broadcast %s like %x : tensor<4xf32>, tensor<?x4xf32> -> tensor<?x5xf32>
+  return %a : tensor<?x5xf32>
+}
+
+// -----
+
+func.func @broadcast_mismatch(%s: tensor<3xf32>, %x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{input dimension 0 is [3]: it must be 1 or the result's [4]}}
+  %a = gnn.broadcast %s like %x : tensor<3xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  return %a : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @broadcast_rank(%s: tensor<2x?x4xf32>, %x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{input rank 3 exceeds the result's 2}}
+  %a = gnn.broadcast %s like %x : tensor<2x?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  return %a : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @broadcast_element(%s: tensor<4xf32>, %x: tensor<?x4xf32>) -> tensor<?x4xf16> {
+  // expected-error @+1 {{result element type differs from the input's}}
+  %a = gnn.broadcast %s like %x : tensor<4xf32>, tensor<?x4xf32> -> tensor<?x4xf16>
+  return %a : tensor<?x4xf16>
+}

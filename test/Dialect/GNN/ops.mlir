@@ -209,3 +209,12 @@ func.func @sum_to(%g: tensor<?x8x64xf32>) -> (tensor<?x8x1xf32>, tensor<64xf32>,
   %c = gnn.sum_to %g : tensor<?x8x64xf32> -> tensor<f32>
   return %a, %b, %c : tensor<?x8x1xf32>, tensor<64xf32>, tensor<f32>
 }
+
+// CHECK-LABEL: func @broadcast
+// CHECK: gnn.broadcast %{{.*}} like %{{.*}} : tensor<f32>, tensor<?x8x64xf32> -> tensor<?x8x64xf32>
+// CHECK: gnn.broadcast %{{.*}} like %{{.*}} : tensor<?x8x1xf32>, tensor<?x8x64xi1> -> tensor<?x8x64xf32>
+func.func @broadcast(%s: tensor<f32>, %c: tensor<?x8x1xf32>, %x: tensor<?x8x64xf32>, %m: tensor<?x8x64xi1>) -> (tensor<?x8x64xf32>, tensor<?x8x64xf32>) {
+  %a = gnn.broadcast %s like %x : tensor<f32>, tensor<?x8x64xf32> -> tensor<?x8x64xf32>
+  %b = gnn.broadcast %c like %m : tensor<?x8x1xf32>, tensor<?x8x64xi1> -> tensor<?x8x64xf32>
+  return %a, %b : tensor<?x8x64xf32>, tensor<?x8x64xf32>
+}

@@ -335,6 +335,51 @@ static LogicalResult lowerSumTo(SumToOp op, RewriterBase &rewriter) {
   return l.replaceWithBuffers(op, out);
 }
 
+static LogicalResult lowerBroadcast(BroadcastOp op, RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
+  Value in = l.toMemrefView(op.getInput());
+  Value like = l.toMemrefView(op.getLike());
+  RankedTensorType type = op.getType();
+  auto inType = cast<RankedTensorType>(op.getInput().getType());
+  int64_t offset = type.getRank() - inType.getRank();
+  SmallVector<Value> extents, dynamic;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    extents.push_back(l.dim(like, d));
+    if (type.isDynamicDim(d))
+      dynamic.push_back(extents.back());
+  }
+  Value out = l.b.create<memref::AllocOp>(
+      l.loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
+  auto copyTo = [&](ValueRange at) {
+    SmallVector<Value> from;
+    for (int64_t d = 0; d < inType.getRank(); ++d)
+      from.push_back(inType.getDimSize(d) == 1 ? l.idx(0) : at[offset + d]);
+    Value x = l.b.create<memref::LoadOp>(l.loc, in, from);
+    l.b.create<memref::StoreOp>(l.loc, x, out, at);
+  };
+  // A dynamic input dim must be the result's (the verifier cannot know).
+  SmallVector<SizeCheck> checks;
+  for (int64_t d = 0; d < inType.getRank(); ++d)
+    if (inType.isDynamicDim(d))
+      checks.push_back(
+          {in, d, extents[offset + d],
+           d == 0 && offset == 0 ? kInputRowsCode : kItemSizeCode});
+  l.guarded(l.sizesMatch(checks), [&] {
+    if (extents.empty()) {
+      copyTo({});
+      return;
+    }
+    l.parallel(extents.front(), [&](Value first) {
+      l.loopNest(ArrayRef(extents).drop_front(), [&](ValueRange rest) {
+        SmallVector<Value> at = {first};
+        llvm::append_range(at, rest);
+        copyTo(at);
+      });
+    });
+  });
+  return l.replaceWithBuffers(op, out);
+}
+
 /// The first word of Philox-4x32-10 (Salmon et al., SC'11) for the 64-bit
 /// counter and key given as (low, high) i32 pairs, with the upper counter
 /// words 0.
@@ -943,6 +988,7 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<ApplyNodesOp>(patterns, lowerApplyNodes);
   addLowering<DropoutOp>(patterns, lowerDropout);
   addLowering<SumToOp>(patterns, lowerSumTo);
+  addLowering<BroadcastOp>(patterns, lowerBroadcast);
   addLowering<FusedAttentionOp>(
       patterns, [options](FusedAttentionOp op, RewriterBase &rewriter) {
         return options.gpuKernels ? lowerFusedAttentionToGPU(op, rewriter)
