@@ -3,14 +3,15 @@
 // Part of gnnc.
 //
 //   gnn-run PROGRAM.mlir --graph G.safetensors --inputs X.safetensors
-//           --out Y.safetensors [--entry NAME] [--no-fuse]
+//           --out Y.safetensors [--entry NAME] [--no-fuse] [--grad]
 //   gnn-run [IR.mlir] --config MODEL.json --src FILE [--tgt FILE] ...
 //   gnn-run --config MODEL.json --emit-ir
 //
 // Without --config: compiles one function of a gnn program for the CPU and
 // runs it on a user's graph (source/destination id arrays and node counts; a
 // batch of graphs is one graph) with the features named after the
-// function's arguments, and writes its results by name. With --config: runs
+// function's arguments, and writes its results by name (with --grad, also
+// the first result's gradients, from gnn-differentiate). With --config: runs
 // a Transformer model (ModelMode.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,7 @@
 #include "GNN/Support/CompileCache.h"
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/SafeTensors.h"
+#include "GNN/Transforms/Differentiate.h"
 #include "ModelMode.h"
 
 #include "gnnc/cuda.h"
@@ -69,6 +71,11 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     entryName("entry", cl::init("main"), cl::cat(category),
               cl::desc("function to run (default main)"));
+static cl::opt<bool>
+    grad("grad", cl::cat(category),
+         cl::desc("differentiate the entry function (its first result is the "
+                  "loss) and also write grad.<name>: the loss's gradient "
+                  "with respect to each float argument"));
 static cl::opt<std::string>
     device("device", cl::init("cpu"), cl::cat(category),
            cl::desc("where compiled code runs: cpu or cuda (an NVIDIA GPU; "
@@ -329,6 +336,8 @@ int main(int argc, char **argv) {
   if (!noCache && !cachePath.empty())
     cache.emplace(cachePath, uint64_t(cacheMaxMB) << 20);
   CompileCache *compileCache = cache ? &*cache : nullptr;
+  if (grad && !configFile.empty())
+    return fail("--grad differentiates a program, not a model (--config)");
   if (!configFile.empty()) {
     gnnrun::ModelRunOptions o;
     o.config = configFile;
@@ -387,6 +396,26 @@ int main(int argc, char **argv) {
   if (!fn)
     return fail("the program has no function '" + entryName + "'");
   std::vector<std::string> names = argumentNames(fn, parserState);
+  if (grad) {
+    // Gradients are named after the arguments as --inputs names them.
+    SmallVector<unsigned> wrt;
+    for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
+      if (!names[i].empty())
+        fn.setArgAttr(i, gnn::GNNDialect::kNameAttrName,
+                      StringAttr::get(&context, names[i]));
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (tensor && isa<FloatType>(tensor.getElementType()))
+        wrt.push_back(i);
+    }
+    std::string gradName = entryName + "_grad";
+    for (int i = 1; module->lookupSymbol(gradName); ++i)
+      gradName = entryName + "_grad" + std::to_string(i);
+    FailureOr<func::FuncOp> differentiated =
+        gnn::differentiateFunction(fn, wrt, gradName);
+    if (failed(differentiated))
+      return 1;
+    entryName = gradName;
+  }
 
   auto graphs = readSafeTensors(graphFile);
   if (!graphs)

@@ -53,6 +53,10 @@ def GNN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kUpdatesAttrName = "gnn.updates";
     static constexpr ::llvm::StringLiteral kRuntimeContextAttrName =
         "gnn.runtime_context";
+    /// `gnn.differentiable` (a unit argument attribute, on float tensors)
+    /// marks the arguments gnn-differentiate takes gradients with respect to.
+    static constexpr ::llvm::StringLiteral kDifferentiableAttrName =
+        "gnn.differentiable";
     /// `gnn.kernel` (a unit attribute of a function) marks a kernel that
     /// gnn-outline-kernels made.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "gnn.kernel";

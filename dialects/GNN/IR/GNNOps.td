@@ -531,6 +531,7 @@ def GNN_ScatterRowsOp : GNN_Op<"scatter_rows", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def GNN_RowMatrix : TensorRankOf<[F32], [2]>;
+def GNN_FloatRowMatrix : TensorRankOf<[F32, F64], [2]>;
 
 def GNN_LinearOp : GNN_Op<"linear", [Pure]> {
   let summary = "a dense layer applied to every row";
@@ -588,8 +589,8 @@ def GNN_LogSoftmaxOp : GNN_Op<"log_softmax", [Pure]> {
     %lp = gnn.log_softmax %logits : (tensor<?x29xf32>) -> tensor<?x29xf32>
     ```
   }];
-  let arguments = (ins GNN_RowMatrix:$input);
-  let results = (outs GNN_RowMatrix:$result);
+  let arguments = (ins GNN_FloatRowMatrix:$input);
+  let results = (outs GNN_FloatRowMatrix:$result);
   let assemblyFormat = [{
     $input attr-dict `:` functional-type(operands, results)
   }];

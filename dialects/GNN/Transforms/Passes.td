@@ -49,6 +49,61 @@ def FuseAttentionPass : Pass<"gnn-fuse-attention"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Differentiation
+//===----------------------------------------------------------------------===//
+
+def DifferentiatePass : Pass<"gnn-differentiate", "ModuleOp"> {
+  let summary = "Writes the reverse-mode gradient of gnn functions";
+  let description = [{
+    For each chosen function, whose first result is the loss (a float
+    tensor of one element), writes the function `<name><suffix>` that takes
+    the same arguments and returns the function's results followed by the
+    loss's gradient with respect to each differentiable argument: those
+    marked `gnn.differentiable`, or with `all-float-arguments` every float
+    tensor argument. Gradient results are named `grad.<argument name>`.
+
+    Every gnn op has an adjoint: message functions and element bodies
+    (arith and math ops, differentiated symbolically) become element bodies
+    over the upstream gradient; sums over in-edges flow back along the
+    edges, over the reversed graph for source features; `max`/`min`
+    through the edges that attain the extremum (all of them, on ties);
+    `gather_rows` and `scatter_rows` are each other's transpose; dropout
+    regenerates its mask. `gnn.fused_attention` is differentiated in its
+    unfused form (for the exact softmax, the per-destination maximum is a
+    constant of the backward). Graph construction, id lists and counts
+    carry no gradient. Only values that depend on a differentiable argument
+    and that the loss depends on get gradients. An op on the way with no
+    adjoint (including control flow for now) is an error naming it.
+
+    ```mlir
+    func.func @loss(%g: !gnn.graph<general>,
+                    %x: tensor<?x4xf32> {gnn.differentiable})
+        -> tensor<f32> {
+      %m = gnn.reduce %g, sum(%x) : ...
+      %l = gnn.sum_to %m : tensor<?x4xf32> -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    // gains
+    func.func @loss_grad(%g: ..., %x: ...)
+        -> (tensor<f32>, tensor<?x4xf32> {gnn.name = "grad.x"})
+    ```
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "functions to differentiate (default: every function with an "
+               "argument marked gnn.differentiable)">,
+    Option<"allFloatArguments", "all-float-arguments", "bool", "false",
+           "differentiate with respect to every float tensor argument">,
+    Option<"suffix", "suffix", "std::string", "\"_grad\"",
+           "appended to a function's name to name its gradient function">,
+  ];
+  let dependentDialects = ["::mlir::gnn::GNNDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Kernel outlining
 //===----------------------------------------------------------------------===//
 

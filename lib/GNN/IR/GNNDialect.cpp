@@ -50,12 +50,30 @@ LogicalResult GNNDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
-LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op, unsigned,
-                                                   unsigned,
+LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned region,
+                                                   unsigned arg,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   if (name == kNameAttrName)
     return verifyName(op, attr);
+  if (name == kDifferentiableAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    Region &body = op->getRegion(region);
+    Type type = body.empty() ? Type() : body.getArgument(arg).getType();
+    if (auto function = dyn_cast<FunctionOpInterface>(op))
+      type = function.getArgumentTypes()[arg];
+    // A float tensor, or the buffer it becomes in bufferization; lowered
+    // further (LLVM functions), arguments are no longer typed by element.
+    auto shaped = dyn_cast_or_null<ShapedType>(type);
+    bool lowered = op->getName().getDialectNamespace() != "func";
+    if (!lowered && (!shaped || !isa<FloatType>(shaped.getElementType())))
+      return op->emitError()
+             << "'" << name << "' marks argument #" << arg << " of type "
+             << type << ", which is not a float tensor";
+    return success();
+  }
   if (name == kRuntimeContextAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
@@ -63,7 +81,8 @@ LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   }
   return op->emitError() << "'" << name
                          << "' is not an argument attribute of the gnn "
-                            "dialect (gnn.name, gnn.runtime_context)";
+                            "dialect (gnn.name, gnn.differentiable, "
+                            "gnn.runtime_context)";
 }
 
 LogicalResult GNNDialect::verifyRegionResultAttribute(Operation *op, unsigned,

@@ -716,7 +716,7 @@ func.func @empty_name(%x: tensor<?xf32> {gnn.name = ""}) {
 
 // -----
 
-// expected-error @+1 {{'gnn.updates' is not an argument attribute of the gnn dialect (gnn.name, gnn.runtime_context)}}
+// expected-error @+1 {{'gnn.updates' is not an argument attribute of the gnn dialect (gnn.name, gnn.differentiable, gnn.runtime_context)}}
 func.func @updates_on_an_argument(%x: tensor<?xf32> {gnn.updates = "x"}) {
   return
 }
@@ -864,4 +864,18 @@ func.func @broadcast_element(%s: tensor<4xf32>, %x: tensor<?x4xf32>) -> tensor<?
   // expected-error @+1 {{result element type differs from the input's}}
   %a = gnn.broadcast %s like %x : tensor<4xf32>, tensor<?x4xf32> -> tensor<?x4xf16>
   return %a : tensor<?x4xf16>
+}
+
+// -----
+
+// expected-error @+1 {{'gnn.differentiable' marks argument #0 of type 'tensor<?xindex>', which is not a float tensor}}
+func.func @differentiable_ids(%ids: tensor<?xindex> {gnn.differentiable}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'gnn.differentiable' must be a unit attribute}}
+func.func @differentiable_value(%x: tensor<?xf32> {gnn.differentiable = 1 : i32}) {
+  return
 }

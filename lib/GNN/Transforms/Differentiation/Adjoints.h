@@ -1,0 +1,126 @@
+//===- Adjoints.h - adjoint rules of gnn-differentiate ----------*- C++ -*-===//
+//
+// Part of gnnc. The reverse sweep of gnn-differentiate visits the ops of a
+// function backwards; each op's rule reads the adjoints of its results and
+// adds to the adjoints of its active operands through an AdjointBuilder.
+// The rules for message passing are in GraphAdjoints.cpp, those for
+// node-wise and dense ops in NodeAdjoints.cpp, symbolic differentiation of
+// element bodies in ScalarAdjoints.cpp. Private to lib/GNN/Transforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_TRANSFORMS_DIFFERENTIATION_ADJOINTS_H
+#define GNN_TRANSFORMS_DIFFERENTIATION_ADJOINTS_H
+
+#include "GNN/IR/GNNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::gnn::autodiff {
+
+/// Builds an element function's value from one scalar per input at the
+/// builder's insertion point.
+using ElementBody = llvm::function_ref<Value(OpBuilder &, ValueRange)>;
+
+/// Clones the ops of a one-block element body with its arguments bound to
+/// `args`; returns the yielded value.
+Value cloneBody(OpBuilder &b, Region &body, ValueRange args);
+
+/// The symbolic reverse mode of element bodies: `ops` are the scalar ops
+/// that computed `root` (in order, in the block being built); returns the
+/// adjoint of each of `wrt` for the seed `seed` (a zero constant where the
+/// seed does not reach it), built at the insertion point. Fails with an
+/// error naming an op that has no derivative.
+FailureOr<SmallVector<Value>> scalarAdjoints(OpBuilder &b, Location loc,
+                                             ArrayRef<Operation *> ops,
+                                             Value root, Value seed,
+                                             ValueRange wrt);
+
+/// Emits the element forward of a built-in message function followed by its
+/// elementwise chain; `dot` multiplies (the sum over the last dim is the
+/// caller's: the adjoint of a sum is a broadcast).
+Value emitMessage(OpBuilder &b, Location loc, MessageFnAttr fn, ArrayAttr post,
+                  ValueRange x);
+
+/// The state of one reverse sweep.
+class AdjointBuilder {
+public:
+  AdjointBuilder(OpBuilder &builder, Location loc, llvm::DenseSet<Value> active)
+      : b(loc, builder.getContext()), active(std::move(active)) {
+    b.setInsertionPoint(builder.getInsertionBlock(),
+                        builder.getInsertionPoint());
+  }
+
+  ImplicitLocOpBuilder b;
+
+  /// Whether `v` depends on a differentiable argument and the loss on it.
+  bool isActive(Value v) const { return active.contains(v); }
+  /// The adjoint accumulated for `v` so far, or null.
+  Value adjoint(Value v) const { return adjoints.lookup(v); }
+  /// Adds `contribution` (of `v`'s type) to the adjoint of `v`.
+  void accumulate(Value v, Value contribution);
+  /// Adds `contribution` of any shape that broadcasts to `v`'s, summed
+  /// to it.
+  void accumulateSummed(Value v, Value contribution);
+
+  // Tensors.
+  Value constantLike(Value like, double value, Type elementType = {});
+  Value zerosLike(Value like) { return constantLike(like, 0.0); }
+  Value add(Value x, Value y);
+  /// `x` summed to `type` (a no-op when the types agree).
+  Value sumTo(Value x, Type type);
+
+  // Graphs.
+  /// `graph` with every edge reversed, same edge ids (built once per graph).
+  Value reversed(Value graph);
+  /// The edge tensor `t` (one row per edge) gathered to a node or edge
+  /// feature of `type` at `target`: summed over the in-edges of each
+  /// destination, the out-edges of each source (over the reversed graph),
+  /// or kept, then summed to `type`'s per-row shape.
+  Value edgesToTarget(Value t, Target target, Value graph, Value edges,
+                      RankedTensorType type);
+
+  /// An apply_edges (graph) or apply_nodes (no graph) whose body builds
+  /// `forward` over the elements of `inputs` and yields the adjoint of
+  /// input `wrt` times the element of `seed` (the last input); `roles` are
+  /// the inputs' targets for apply_edges. The result's per-row shape is the
+  /// inputs' broadcast.
+  FailureOr<Value> elementAdjoint(Value graph, Value edges, ValueRange inputs,
+                                  ArrayRef<Target> roles, Value seed,
+                                  Target seedRole, unsigned wrt,
+                                  ElementBody forward);
+
+  /// gnn.apply_nodes / gnn.apply_edges (inputs tagged with `roles`) of
+  /// result `type` with the element body `body`.
+  Value applyNodes(ValueRange inputs, RankedTensorType type, ElementBody body);
+  Value applyEdges(Value graph, Value edges, ValueRange inputs,
+                   ArrayRef<Target> roles, RankedTensorType type,
+                   ElementBody body);
+
+  /// Emits `op`'s error that it has no adjoint.
+  LogicalResult noAdjoint(Operation *op, const Twine &why = "");
+
+private:
+  llvm::DenseSet<Value> active;
+  llvm::DenseMap<Value, Value> adjoints;
+  llvm::DenseMap<Value, Value> reversedGraphs;
+};
+
+/// Adds the adjoints of `op`'s active operands; the rules per family.
+LogicalResult differentiateGraphOp(Operation *op, AdjointBuilder &ad,
+                                   bool &handled);
+LogicalResult differentiateNodeOp(Operation *op, AdjointBuilder &ad,
+                                  bool &handled);
+
+/// Replaces a gnn.fused_attention by the DGL form it fuses, so that the
+/// backward differentiates that; values whose gradient contributions cancel
+/// (the exact softmax's maximum) are added to `constants`.
+void unfuseAttention(FusedAttentionOp op, llvm::DenseSet<Value> &constants);
+
+} // namespace mlir::gnn::autodiff
+
+#endif // GNN_TRANSFORMS_DIFFERENTIATION_ADJOINTS_H

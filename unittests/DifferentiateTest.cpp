@@ -1,0 +1,422 @@
+//===- DifferentiateTest.cpp - gradients against finite differences -------===//
+//
+// Part of gnnc. Programs in double precision are differentiated by
+// gnn-differentiate, compiled, and their gradient compared with central
+// differences of the compiled forward, element by element (within 1e-6
+// relative to max(1, |gradient|)), on random graphs: general, bipartite,
+// with nodes that have no in-edges, with edge subsets; for every adjoint
+// rule (message functions and their chains, sums, means, maxima and minima,
+// element bodies over arith and math, fused attention, rows, dropout,
+// log-softmax, reshapes, broadcasts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Transforms/Differentiate.h"
+#include "GNN/InitAll.h"
+#include "GNN/Runner/JitRunner.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::gnn;
+
+namespace {
+/// The graph arguments every program takes, and the graph they build.
+constexpr const char *kGraphArgs =
+    "%src: tensor<?xindex>, %dst: tensor<?xindex>, %counts: tensor<2xindex>";
+constexpr const char *kBuildGraph = R"mlir(
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ns = tensor.extract %counts[%c0] : tensor<2xindex>
+  %nd = tensor.extract %counts[%c1] : tensor<2xindex>
+  %g = gnn.graph_from_coo %src, %dst, %ns, %nd
+      : tensor<?xindex>, tensor<?xindex> -> !gnn.graph<general>
+)mlir";
+
+struct Graph {
+  std::vector<int64_t> src, dst;
+  int64_t numSrc = 0, numDst = 0;
+};
+
+class DifferentiateTest : public ::testing::Test {
+protected:
+  DifferentiateTest() {
+    DialectRegistry registry;
+    gnn::registerAllDialectsAndExtensions(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// A random graph; with `everyDstReached`, each destination has an
+  /// in-edge, else the last one has none.
+  Graph randomGraph(int64_t numSrc, int64_t numDst, bool everyDstReached) {
+    Graph g{{}, {}, numSrc, numDst};
+    std::uniform_int_distribution<int64_t> src(0, numSrc - 1);
+    for (int64_t v = 0; v < numDst; ++v) {
+      if (!everyDstReached && v == numDst - 1)
+        continue;
+      int64_t degree = 1 + rng() % 4;
+      for (int64_t i = 0; i < degree; ++i) {
+        g.src.push_back(src(rng));
+        g.dst.push_back(v);
+      }
+    }
+    return g;
+  }
+
+  HostTensor random(std::vector<int64_t> shape) {
+    HostTensor t;
+    t.dtype = DType::F64;
+    t.shape = std::move(shape);
+    t.allocate();
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      t.as<double>()[i] = dist(rng);
+    return t;
+  }
+
+  /// Differentiates @main of the program with `signature` (after the graph
+  /// arguments) and `body` with respect to its f64 arguments, and compares
+  /// its gradient with central differences of @main at `inputs`.
+  void check(const std::string &signature, const std::string &body,
+             const Graph &graph, std::vector<HostTensor> inputs) {
+    std::string source = "func.func @main(" + std::string(kGraphArgs) + ", " +
+                         signature + ") -> tensor<f64> {" + kBuildGraph + body +
+                         "}";
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, ParserConfig(&context));
+    ASSERT_TRUE(module) << source;
+    auto fn = module->lookupSymbol<func::FuncOp>("main");
+    SmallVector<unsigned> wrt;
+    for (auto [i, input] : llvm::enumerate(inputs))
+      if (input.dtype == DType::F64)
+        wrt.push_back(i + 3);
+    ASSERT_TRUE(succeeded(differentiateFunction(fn, wrt, "main_grad")));
+    auto program =
+        JitProgram::compile(std::move(module), {"main", "main_grad"}, {});
+    ASSERT_TRUE(bool(program)) << llvm::toString(program.takeError());
+
+    HostTensor src = HostTensor::ids(graph.src),
+               dst = HostTensor::ids(graph.dst),
+               counts = HostTensor::ids({graph.numSrc, graph.numDst});
+    std::vector<Argument> args = {
+        {nullptr, &src}, {nullptr, &dst}, {nullptr, &counts}};
+    for (HostTensor &t : inputs)
+      args.push_back({nullptr, &t});
+    auto grads = (*program)->run("main_grad", args);
+    ASSERT_TRUE(bool(grads)) << llvm::toString(grads.takeError());
+    auto loss = [&]() -> double {
+      auto r = (*program)->run("main", args);
+      EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
+      return r ? (*r)[0].as<double>()[0] : NAN;
+    };
+    double base = loss();
+    ASSERT_TRUE(std::isfinite(base));
+    EXPECT_DOUBLE_EQ((*grads)[0].as<double>()[0], base);
+
+    const double h = 1e-6;
+    unsigned gradIndex = 1;
+    for (auto [a, input] : llvm::enumerate(inputs)) {
+      if (input.dtype != DType::F64)
+        continue;
+      const HostTensor &grad = (*grads)[gradIndex++];
+      ASSERT_EQ(grad.shape, input.shape);
+      for (int64_t i = 0; i < input.numElements(); ++i) {
+        double &x = input.as<double>()[i];
+        double saved = x;
+        x = saved + h;
+        double up = loss();
+        x = saved - h;
+        double down = loss();
+        x = saved;
+        double numeric = (up - down) / (2 * h);
+        double analytic = grad.as<double>()[i];
+        EXPECT_NEAR(analytic, numeric, 1e-6 * std::max(1.0, std::abs(numeric)))
+            << "argument " << a << ", element " << i;
+      }
+    }
+  }
+
+  MLIRContext context;
+  std::mt19937_64 rng{20261124};
+};
+
+TEST_F(DifferentiateTest, ClampedAttentionInDGLForm) {
+  Graph g = randomGraph(6, 5, /*everyDstReached=*/true);
+  check("%q: tensor<?x2x3xf64>, %k: tensor<?x2x3xf64>, "
+        "%v: tensor<?x2x3xf64>, %w: tensor<?x2x3xf64>",
+        R"mlir(
+  %e = gnn.apply_edges %g, u_dot_v(%k, %q)
+      then [scale(0.9), clamp(-0.3, 0.3), exp]
+      : (!gnn.graph<general>, tensor<?x2x3xf64>, tensor<?x2x3xf64>)
+      -> tensor<?x2x1xf64>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum]
+      : (!gnn.graph<general>, tensor<?x2x3xf64>, tensor<?x2x1xf64>,
+         tensor<?x2x1xf64>) -> (tensor<?x2x3xf64>, tensor<?x2x1xf64>)
+  %o = gnn.apply_nodes(%wv, %z, %w) {
+  ^bb0(%a: f64, %b: f64, %c: f64):
+    %d = arith.divf %a, %b : f64
+    %t = math.tanh %d : f64
+    %m = arith.mulf %t, %c : f64
+    gnn.yield %m : f64
+  } : (tensor<?x2x3xf64>, tensor<?x2x1xf64>, tensor<?x2x3xf64>)
+    -> tensor<?x2x3xf64>
+  %l = gnn.sum_to %o : tensor<?x2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+        g,
+        {random({5, 2, 3}), random({6, 2, 3}), random({6, 2, 3}),
+         random({5, 2, 3})});
+}
+
+TEST_F(DifferentiateTest, FusedAttentionExactSoftmax) {
+  // Bipartite, and the last destination has no in-edges (its output is 0).
+  Graph g = randomGraph(7, 4, /*everyDstReached=*/false);
+  HostTensor q = random({4, 2, 3});
+  for (int64_t i = 0; i < q.numElements(); ++i)
+    q.as<double>()[i] *= 8; // large scores: the shift matters
+  check(
+      "%q: tensor<?x2x3xf64>, %k: tensor<?x2x3xf64>, "
+      "%v: tensor<?x2x3xf64>, %w: tensor<?x2x3xf64>",
+      R"mlir(
+  %o = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize
+      : (!gnn.graph<general>, tensor<?x2x3xf64>, tensor<?x2x3xf64>,
+         tensor<?x2x3xf64>) -> tensor<?x2x3xf64>
+  %p = gnn.apply_nodes(%o, %w) {
+  ^bb0(%a: f64, %b: f64):
+    %m = arith.mulf %a, %b : f64
+    gnn.yield %m : f64
+  } : (tensor<?x2x3xf64>, tensor<?x2x3xf64>) -> tensor<?x2x3xf64>
+  %l = gnn.sum_to %p : tensor<?x2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+      g,
+      {std::move(q), random({7, 2, 3}), random({7, 2, 3}), random({4, 2, 3})});
+}
+
+TEST_F(DifferentiateTest, FusedAttentionClampedOnEdgeSubset) {
+  Graph g = randomGraph(5, 5, /*everyDstReached=*/true);
+  HostTensor eids = HostTensor::ids({0, 2, 3, 5, 6});
+  check("%q: tensor<?x2x3xf64>, %k: tensor<?x2x3xf64>, "
+        "%v: tensor<?x2x3xf64>, %w: tensor<?x2x3xf64>, %eids: tensor<?xindex>",
+        R"mlir(
+  %wv, %z = gnn.fused_attention %g, %q, %k, %v scale(1.3)
+      clamp(-0.4, 0.4) edges(%eids)
+      : (!gnn.graph<general>, tensor<?x2x3xf64>, tensor<?x2x3xf64>,
+         tensor<?x2x3xf64>, tensor<?xindex>)
+      -> (tensor<?x2x3xf64>, tensor<?x2x1xf64>)
+  %p = gnn.apply_nodes(%wv, %z, %w) {
+  ^bb0(%a: f64, %b: f64, %c: f64):
+    %m = arith.mulf %a, %c : f64
+    %s = arith.addf %m, %b : f64
+    gnn.yield %s : f64
+  } : (tensor<?x2x3xf64>, tensor<?x2x1xf64>, tensor<?x2x3xf64>)
+    -> tensor<?x2x3xf64>
+  %l = gnn.sum_to %p : tensor<?x2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+        g,
+        {random({5, 2, 3}), random({5, 2, 3}), random({5, 2, 3}),
+         random({5, 2, 3}), std::move(eids)});
+}
+
+TEST_F(DifferentiateTest, BuiltinMessagesAndReductions) {
+  // 6 sources, 4 destinations; the last destination receives nothing.
+  Graph g = randomGraph(6, 4, /*everyDstReached=*/false);
+  check("%x: tensor<?x3xf64>, %y: tensor<?x3xf64>, %r: tensor<?x1xf64>, "
+        "%w: tensor<?x3xf64>, %unused: tensor<?x3xf64>",
+        R"mlir(
+  %a = gnn.apply_edges %g, u_add_v(%x, %y)
+      : (!gnn.graph<general>, tensor<?x3xf64>, tensor<?x3xf64>)
+      -> tensor<?x3xf64>
+  %b = gnn.apply_edges %g, u_sub_e(%x, %a) then [scale(2.0), relu, neg]
+      : (!gnn.graph<general>, tensor<?x3xf64>, tensor<?x3xf64>)
+      -> tensor<?x3xf64>
+  %c = gnn.apply_edges %g, e_mul_v(%b, %r)
+      : (!gnn.graph<general>, tensor<?x3xf64>, tensor<?x1xf64>)
+      -> tensor<?x3xf64>
+  %d = gnn.apply_edges %g, (u %x, v %y, e %c) {
+  ^bb0(%p: f64, %q: f64, %s: f64):
+    %pq = arith.mulf %p, %q : f64
+    %one = arith.constant 1.0 : f64
+    %ss = arith.mulf %s, %s : f64
+    %den = arith.addf %one, %ss : f64
+    %o = arith.divf %pq, %den : f64
+    gnn.yield %o : f64
+  } : (!gnn.graph<general>, tensor<?x3xf64>, tensor<?x3xf64>,
+       tensor<?x3xf64>) -> tensor<?x3xf64>
+  %m1, %m2, %m3, %m4 = gnn.send_and_recv %g,
+      [copy_u(%x) -> mean, u_mul_v(%x, %y) -> max, copy_e(%c) -> min,
+       u_div_v(%x, %w) -> sum]
+      : (!gnn.graph<general>, tensor<?x3xf64>, tensor<?x3xf64>,
+         tensor<?x3xf64>, tensor<?x3xf64>, tensor<?x3xf64>, tensor<?x3xf64>)
+      -> (tensor<?x3xf64>, tensor<?x3xf64>, tensor<?x3xf64>,
+          tensor<?x3xf64>)
+  %r1 = gnn.reduce %g, mean(%d)
+      : (!gnn.graph<general>, tensor<?x3xf64>) -> tensor<?x3xf64>
+  %r2 = gnn.reduce %g, max(%a)
+      : (!gnn.graph<general>, tensor<?x3xf64>) -> tensor<?x3xf64>
+  %t = gnn.apply_nodes(%m1, %m2, %m3, %m4, %r1, %r2, %w) {
+  ^bb0(%e1: f64, %e2: f64, %e3: f64, %e4: f64, %e5: f64, %e6: f64,
+       %e7: f64):
+    %s1 = arith.addf %e1, %e2 : f64
+    %s2 = arith.mulf %e3, %e7 : f64
+    %s3 = arith.addf %s1, %s2 : f64
+    %s4 = arith.addf %s3, %e4 : f64
+    %s5 = arith.mulf %e5, %e6 : f64
+    %s6 = arith.addf %s4, %s5 : f64
+    gnn.yield %s6 : f64
+  } : (tensor<?x3xf64>, tensor<?x3xf64>, tensor<?x3xf64>, tensor<?x3xf64>,
+       tensor<?x3xf64>, tensor<?x3xf64>, tensor<?x3xf64>) -> tensor<?x3xf64>
+  %l = gnn.sum_to %t : tensor<?x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+        g,
+        {random({6, 3}), random({4, 3}), random({4, 1}),
+         [&] {
+           // Divisors away from 0.
+           HostTensor w = random({4, 3});
+           for (int64_t i = 0; i < w.numElements(); ++i)
+             w.as<double>()[i] = 1.5 + w.as<double>()[i];
+           return w;
+         }(),
+         random({6, 3})});
+}
+
+TEST_F(DifferentiateTest, ElementBodiesOverMath) {
+  Graph g = randomGraph(3, 3, /*everyDstReached=*/true);
+  check("%x: tensor<?x4xf64>, %y: tensor<?x4xf64>",
+        R"mlir(
+  %o = gnn.apply_nodes(%x, %y) {
+  ^bb0(%a: f64, %b: f64):
+    %one = arith.constant 1.0 : f64
+    %aa = arith.mulf %a, %a : f64
+    %bb = arith.mulf %b, %b : f64
+    %pa = arith.addf %one, %aa : f64
+    %pb = arith.addf %one, %bb : f64
+    %t1 = math.exp %a : f64
+    %t2 = math.log %pa : f64
+    %t3 = math.sqrt %pb : f64
+    %t4 = math.tanh %b : f64
+    %t5 = math.erf %a : f64
+    %t6 = math.atan %b : f64
+    %t7 = math.sin %a : f64
+    %t8 = math.cos %b : f64
+    %t9 = math.powf %pa, %b : f64
+    %t10 = math.absf %a : f64
+    %t11 = arith.maximumf %a, %b : f64
+    %t12 = arith.minimumf %a, %b : f64
+    %gt = arith.cmpf ogt, %a, %b : f64
+    %t13 = arith.select %gt, %aa, %b : f64
+    %t14 = math.fma %a, %b, %t4 : f64
+    %t15 = math.rsqrt %pb : f64
+    %t16 = math.expm1 %b : f64
+    %t17 = math.log1p %aa : f64
+    %t18 = math.exp2 %a : f64
+    %t19 = math.log2 %pb : f64
+    %t20 = arith.negf %t19 : f64
+    %t21 = arith.divf %t7, %pb : f64
+    %t22 = arith.subf %t8, %t21 : f64
+    %s1 = arith.addf %t1, %t2 : f64
+    %s2 = arith.mulf %s1, %t3 : f64
+    %s3 = arith.addf %s2, %t5 : f64
+    %s4 = arith.mulf %s3, %t6 : f64
+    %s5 = arith.addf %s4, %t9 : f64
+    %s6 = arith.addf %s5, %t10 : f64
+    %s7 = arith.mulf %s6, %t11 : f64
+    %s8 = arith.addf %s7, %t12 : f64
+    %s9 = arith.addf %s8, %t13 : f64
+    %s10 = arith.addf %s9, %t14 : f64
+    %s11 = arith.mulf %s10, %t15 : f64
+    %s12 = arith.addf %s11, %t16 : f64
+    %s13 = arith.addf %s12, %t17 : f64
+    %s14 = arith.addf %s13, %t18 : f64
+    %s15 = arith.addf %s14, %t20 : f64
+    %s16 = arith.addf %s15, %t22 : f64
+    gnn.yield %s16 : f64
+  } : (tensor<?x4xf64>, tensor<?x4xf64>) -> tensor<?x4xf64>
+  %l = gnn.sum_to %o : tensor<?x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+        g, {random({9, 4}), random({9, 4})});
+}
+
+TEST_F(DifferentiateTest, RowsDropoutSoftmaxAndReshapes) {
+  Graph g = randomGraph(2, 2, /*everyDstReached=*/true);
+  HostTensor ids = HostTensor::ids({3, 0, 3, 1, 3, 4, 0});
+  HostTensor first = HostTensor::ids({1, 4, 6});
+  HostTensor rows = HostTensor::ids({2, 0, 4});
+  check("%t: tensor<?x4xf64>, %h: tensor<?x4xf64>, %w: tensor<?x4xf64>, "
+        "%ids: tensor<?xindex>, %first: tensor<?xindex>, "
+        "%rows: tensor<?xindex>",
+        R"mlir(
+  %seed = arith.constant 77 : i64
+  %offset = arith.constant 5 : i64
+  %e = gnn.gather_rows %t[%ids]
+      : (tensor<?x4xf64>, tensor<?xindex>) -> tensor<?x4xf64>
+  %s = gnn.apply_nodes(%e, %h) {
+  ^bb0(%a: f64, %b: f64):
+    %m = arith.mulf %a, %b : f64
+    gnn.yield %m : f64
+  } : (tensor<?x4xf64>, tensor<?x4xf64>) -> tensor<?x4xf64>
+  %d = gnn.dropout %s, %seed, %offset rate(0.3) : tensor<?x4xf64>
+  %part = gnn.gather_rows %d[%first]
+      : (tensor<?x4xf64>, tensor<?xindex>) -> tensor<?x4xf64>
+  %p = gnn.scatter_rows %part into %t[%rows]
+      : (tensor<?x4xf64>, tensor<?x4xf64>, tensor<?xindex>) -> tensor<?x4xf64>
+  %q = gnn.scatter_rows %d into %p[%ids] add
+      : (tensor<?x4xf64>, tensor<?x4xf64>, tensor<?xindex>) -> tensor<?x4xf64>
+  %ls = gnn.log_softmax %q : (tensor<?x4xf64>) -> tensor<?x4xf64>
+  %n = tensor.dim %ls, %c0 : tensor<?x4xf64>
+  %x3 = tensor.expand_shape %ls [[0], [1, 2]] output_shape [%n, 2, 2]
+      : tensor<?x4xf64> into tensor<?x2x2xf64>
+  %col = gnn.sum_to %x3 : tensor<?x2x2xf64> -> tensor<?x2x1xf64>
+  %bc = gnn.broadcast %col like %x3
+      : tensor<?x2x1xf64>, tensor<?x2x2xf64> -> tensor<?x2x2xf64>
+  %y = tensor.collapse_shape %bc [[0], [1, 2]]
+      : tensor<?x2x2xf64> into tensor<?x4xf64>
+  %o = gnn.apply_nodes(%y, %ls, %w) {
+  ^bb0(%a: f64, %b: f64, %c: f64):
+    %m = arith.mulf %a, %c : f64
+    %sb = math.sin %b : f64
+    %r = arith.addf %m, %sb : f64
+    gnn.yield %r : f64
+  } : (tensor<?x4xf64>, tensor<?x4xf64>, tensor<?x4xf64>) -> tensor<?x4xf64>
+  %l = gnn.sum_to %o : tensor<?x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+        g,
+        {random({5, 4}), random({7, 4}), random({5, 4}), std::move(ids),
+         std::move(first), std::move(rows)});
+}
+
+TEST_F(DifferentiateTest, OpWithoutAdjointIsAnError) {
+  std::string source = std::string("func.func @main(") + kGraphArgs + R"mlir(,
+      %x: tensor<?x4xf32>, %w: tensor<4x4xf32>) -> tensor<f32> {
+  %y = gnn.linear %x, %w
+      : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})mlir";
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&context));
+  ASSERT_TRUE(module);
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  auto fn = module->lookupSymbol<func::FuncOp>("main");
+  EXPECT_TRUE(failed(differentiateFunction(fn, {3}, "main_grad")));
+  EXPECT_NE(message.find("'gnn.linear' op has no adjoint"), std::string::npos)
+      << message;
+  // Nothing half-built is left behind.
+  EXPECT_FALSE(module->lookupSymbol("main_grad"));
+}
+} // namespace
