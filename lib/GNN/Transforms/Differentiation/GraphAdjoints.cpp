@@ -43,6 +43,79 @@ struct EdgeFunction {
 };
 } // namespace
 
+static char targetLetter(Target t) {
+  return t == Target::Src ? 'u' : t == Target::Dst ? 'v' : 'e';
+}
+
+/// The adjoint of node input `i` of a plain product (copy, mul, or dot after
+/// its chain) as one send_and_recv sum of "other operand times upstream"
+/// into the input's nodes (over the reversed graph for sources): the
+/// per-edge products are never stored. Null where the message cannot be
+/// named (both factors at one target) or `f` is not such a product.
+static Value productAdjoint(const EdgeFunction &f, unsigned i, Value up,
+                            Target upRole, AdjointBuilder &ad) {
+  Target target = f.roles[i];
+  if (f.body)
+    return {};
+  BinaryOp kind = f.fn.getOp();
+  bool plain = kind == BinaryOp::Dot ||
+               ((kind == BinaryOp::Mul || kind == BinaryOp::Copy) && !f.post);
+  if (!plain)
+    return {};
+  MLIRContext *ctx = ad.b.getContext();
+  if (target == Target::Edge) {
+    // An edge weight [.., 1] that multiplied node rows [.., d]: its
+    // gradient is the dot product of that row and the upstream gradient.
+    if (kind != BinaryOp::Mul || f.roles[1 - i] == upRole)
+      return {};
+    Value other = f.inputs[1 - i];
+    auto inputType = tensorType(f.inputs[i]);
+    ArrayRef<int64_t> mine = getItemShape(inputType);
+    auto full = broadcastItemShapes(getItemShape(tensorType(other)),
+                                    getItemShape(tensorType(up)));
+    if (failed(full) || full->empty() || full->back() == 1 || mine.empty() ||
+        mine.back() != 1 || mine.size() != full->size() ||
+        !areCompatibleItemShapes(mine.drop_back(), ArrayRef(*full).drop_back()))
+      return {};
+    std::string name = std::string(1, targetLetter(f.roles[1 - i])) + "_dot_" +
+                       targetLetter(upRole);
+    return ad.b.create<ApplyEdgesOp>(
+        inputType, f.graph, MessageFnAttr::parseName(ctx, name),
+        ValueRange{other, up}, ArrayAttr(), f.edges);
+  }
+  bool reversed = target == Target::Src;
+  auto map = [&](Target t) {
+    if (!reversed || t == Target::Edge)
+      return t;
+    return t == Target::Src ? Target::Dst : Target::Src;
+  };
+  std::string name;
+  SmallVector<Value> operands;
+  if (kind == BinaryOp::Copy) {
+    name = std::string("copy_") + targetLetter(map(upRole));
+    operands = {up};
+  } else {
+    Target other = map(f.roles[1 - i]), seed = map(upRole);
+    if (other == seed)
+      return {};
+    name = std::string(1, targetLetter(other)) + "_mul_" + targetLetter(seed);
+    operands = {f.inputs[1 - i], up};
+  }
+  SmallVector<int64_t> item;
+  for (Value v : operands)
+    item = *broadcastItemShapes(item, getItemShape(tensorType(v)));
+  auto inputType = tensorType(f.inputs[i]);
+  SmallVector<int64_t> shape = {inputType.getDimSize(0)};
+  llvm::append_range(shape, item);
+  auto type = RankedTensorType::get(shape, inputType.getElementType());
+  Value graph = reversed ? ad.reversed(f.graph) : f.graph;
+  auto sum = ad.b.create<SendAndRecvOp>(
+      TypeRange{type}, graph, operands, f.edges,
+      ad.b.getArrayAttr({MessageFnAttr::parseName(ctx, name)}),
+      ad.b.getArrayAttr({ReduceKindAttr::get(ctx, ReduceKind::Sum)}));
+  return ad.sumTo(sum.getResult(0), inputType);
+}
+
 /// Adds the adjoints of `f`'s active inputs for the upstream gradient `up`
 /// (per edge, or per destination with role Dst).
 static LogicalResult differentiateEdgeFunction(const EdgeFunction &f, Value up,
@@ -72,6 +145,10 @@ static LogicalResult differentiateEdgeFunction(const EdgeFunction &f, Value up,
   for (auto [i, input] : llvm::enumerate(f.inputs)) {
     if (!ad.isActive(input))
       continue;
+    if (Value d = productAdjoint(f, i, up, upRole, ad)) {
+      ad.accumulate(input, d);
+      continue;
+    }
     FailureOr<Value> t =
         ad.elementAdjoint(f.graph, f.edges, f.inputs, f.roles, up, upRole, i,
                           [&](OpBuilder &b, ValueRange x) -> Value {

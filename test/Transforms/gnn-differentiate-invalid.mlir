@@ -1,0 +1,55 @@
+// RUN: gnn-opt %s -gnn-differentiate -split-input-file -verify-diagnostics
+
+func.func @no_rule(%x: tensor<?x4xf32> {gnn.differentiable}, %w: tensor<4x4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'gnn.linear' op has no adjoint: gnn-differentiate cannot take gradients through it}}
+  %y = gnn.linear %x, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @loop(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'scf.for' op has no adjoint: gnn-differentiate cannot take gradients through it}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> tensor<?x4xf32> {
+    %b = gnn.apply_nodes(%a) {
+    ^bb0(%e: f32):
+      %t = math.tanh %e : f32
+      gnn.yield %t : f32
+    } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    scf.yield %b : tensor<?x4xf32>
+  }
+  %l = gnn.sum_to %r : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @no_derivative(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%e: f32):
+    // expected-error @+1 {{'math.cbrt' op has no derivative (in an element body that gnn-differentiate differentiates)}}
+    %t = math.cbrt %e : f32
+    gnn.yield %t : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op cannot be differentiated: its first result must be the loss, a float tensor of one element}}
+func.func @not_scalar(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op cannot be differentiated into 'taken_grad': the module already has that symbol}}
+func.func @taken(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
+  %l = gnn.sum_to %x : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func private @taken_grad()

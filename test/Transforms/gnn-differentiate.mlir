@@ -1,0 +1,60 @@
+// RUN: gnn-opt %s -gnn-differentiate -split-input-file | FileCheck %s
+
+// Attention in DGL form. The gradient function returns the loss, then one
+// gradient per marked argument, named after it. Source features get their
+// gradient over the reversed graph, as a send_and_recv sum that stores no
+// per-edge product; the edge weight's gradient is a dot product.
+// CHECK-LABEL: func @attention(
+// CHECK-LABEL: func @attention_grad(
+// CHECK-SAME: %[[G:[^:]*]]: !gnn.graph<general>, %[[Q:[^:]*]]: tensor<?x2x4xf32> {gnn.differentiable, gnn.name = "q"}, %[[K:[^:]*]]: tensor<?x2x4xf32> {gnn.differentiable, gnn.name = "k"}, %[[V:[^:]*]]: tensor<?x2x4xf32> {gnn.name = "v"}
+// CHECK-SAME: -> (tensor<f32>, tensor<?x2x4xf32> {gnn.name = "grad.q"}, tensor<?x2x4xf32> {gnn.name = "grad.k"})
+// CHECK: %[[SRC:.*]], %[[DST:.*]] = gnn.edge_endpoints %[[G]]
+// CHECK: %[[NS:.*]] = gnn.num_src_nodes %[[G]]
+// CHECK: %[[ND:.*]] = gnn.num_dst_nodes %[[G]]
+// CHECK: %[[R:.*]] = gnn.graph_from_coo %[[DST]], %[[SRC]], %[[ND]], %[[NS]]
+// CHECK: %[[E:.*]] = gnn.apply_edges %[[G]], u_dot_v(%[[K]], %[[Q]]) then
+// CHECK: gnn.send_and_recv %[[G]], [u_mul_e(%[[V]], %[[E]]) -> sum, copy_e(%[[E]]) -> sum]
+// CHECK: %[[DE:.*]] = gnn.apply_edges %[[G]], u_dot_v(%[[V]], %{{.*}})
+// CHECK: %[[S:.*]] = gnn.apply_edges %[[G]], u_dot_v(%[[K]], %[[Q]]) :
+// CHECK: %[[DS:.*]] = gnn.apply_edges %[[G]], (e %[[S]], e %{{.*}}) {
+// CHECK: arith.cmpf ole
+// CHECK: arith.cmpf oge
+// CHECK: %[[DK:.*]] = gnn.send_and_recv %[[R]], [u_mul_e(%[[Q]], %[[DS]]) -> sum]
+// CHECK: %[[DQ:.*]] = gnn.send_and_recv %[[G]], [u_mul_e(%[[K]], %[[DS]]) -> sum]
+// CHECK: return %{{.*}}, %[[DQ]], %[[DK]]
+func.func @attention(%g: !gnn.graph<general>,
+                     %q: tensor<?x2x4xf32> {gnn.differentiable, gnn.name = "q"},
+                     %k: tensor<?x2x4xf32> {gnn.differentiable, gnn.name = "k"},
+                     %v: tensor<?x2x4xf32> {gnn.name = "v"}) -> tensor<f32> {
+  %e = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.5), clamp(-5.0, 5.0), exp]
+      : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum]
+      : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
+      -> (tensor<?x2x4xf32>, tensor<?x2x1xf32>)
+  %o = gnn.apply_nodes(%wv, %z) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.divf %a, %b : f32
+    gnn.yield %d : f32
+  } : (tensor<?x2x4xf32>, tensor<?x2x1xf32>) -> tensor<?x2x4xf32>
+  %l = gnn.sum_to %o : tensor<?x2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A marked argument the loss does not depend on gets zeros; nothing is
+// computed for it. Results after the loss are returned unchanged.
+// CHECK-LABEL: func @unused_grad(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x3xf32> {gnn.differentiable}, %[[Y:[^:]*]]: tensor<?x3xf32> {gnn.differentiable})
+// CHECK-SAME: -> (tensor<1xf32>, tensor<?x3xf32>, tensor<?x3xf32> {gnn.name = "grad.arg0"}, tensor<?x3xf32> {gnn.name = "grad.arg1"})
+// CHECK: %[[L:.*]] = gnn.sum_to %[[X]] : tensor<?x3xf32> -> tensor<1xf32>
+// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED:.*]] = gnn.broadcast %[[ONE]] like %[[L]]
+// CHECK: %[[DX:.*]] = gnn.broadcast %[[SEED]] like %[[X]]
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[DY:.*]] = gnn.broadcast %[[ZERO]] like %[[Y]]
+// CHECK-NEXT: return %[[L]], %[[Y]], %[[DX]], %[[DY]]
+func.func @unused(%x: tensor<?x3xf32> {gnn.differentiable}, %y: tensor<?x3xf32> {gnn.differentiable}) -> (tensor<1xf32>, tensor<?x3xf32>) {
+  %l = gnn.sum_to %x : tensor<?x3xf32> -> tensor<1xf32>
+  return %l, %y : tensor<1xf32>, tensor<?x3xf32>
+}
