@@ -70,32 +70,49 @@ protected:
     return g;
   }
 
-  HostTensor random(std::vector<int64_t> shape) {
+  HostTensor random(std::vector<int64_t> shape, DType dtype = DType::F64) {
     HostTensor t;
-    t.dtype = DType::F64;
+    t.dtype = dtype;
     t.shape = std::move(shape);
     t.allocate();
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     for (int64_t i = 0; i < t.numElements(); ++i)
-      t.as<double>()[i] = dist(rng);
+      set(t, i, dist(rng));
     return t;
+  }
+  static double get(const HostTensor &t, int64_t i) {
+    return t.dtype == DType::F64 ? t.as<double>()[i] : t.as<float>()[i];
+  }
+  static void set(HostTensor &t, int64_t i, double v) {
+    if (t.dtype == DType::F64)
+      t.as<double>()[i] = v;
+    else
+      t.as<float>()[i] = float(v);
+  }
+  static bool isFloat(const HostTensor &t) {
+    return t.dtype == DType::F64 || t.dtype == DType::F32;
   }
 
   /// Differentiates @main of the program with `signature` (after the graph
-  /// arguments) and `body` with respect to its f64 arguments, and compares
-  /// its gradient with central differences of @main at `inputs`.
+  /// arguments) and `body` with respect to its float arguments, and
+  /// compares its gradient with central differences of @main at `inputs`:
+  /// in f64 with step 1e-6 and tolerance 1e-6, or for f32 programs (the
+  /// dense layers) with step 1e-2 and tolerance 2e-3, relative to
+  /// max(1, |difference quotient|).
   void check(const std::string &signature, const std::string &body,
-             const Graph &graph, std::vector<HostTensor> inputs) {
+             const Graph &graph, std::vector<HostTensor> inputs,
+             DType dtype = DType::F64) {
+    bool wide = dtype == DType::F64;
     std::string source = "func.func @main(" + std::string(kGraphArgs) + ", " +
-                         signature + ") -> tensor<f64> {" + kBuildGraph + body +
-                         "}";
+                         signature + ") -> tensor<" + (wide ? "f64" : "f32") +
+                         "> {" + kBuildGraph + body + "}";
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(source, ParserConfig(&context));
     ASSERT_TRUE(module) << source;
     auto fn = module->lookupSymbol<func::FuncOp>("main");
     SmallVector<unsigned> wrt;
     for (auto [i, input] : llvm::enumerate(inputs))
-      if (input.dtype == DType::F64)
+      if (isFloat(input))
         wrt.push_back(i + 3);
     ASSERT_TRUE(succeeded(differentiateFunction(fn, wrt, "main_grad")));
     auto program =
@@ -114,30 +131,30 @@ protected:
     auto loss = [&]() -> double {
       auto r = (*program)->run("main", args);
       EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
-      return r ? (*r)[0].as<double>()[0] : NAN;
+      return r ? get((*r)[0], 0) : NAN;
     };
     double base = loss();
     ASSERT_TRUE(std::isfinite(base));
-    EXPECT_DOUBLE_EQ((*grads)[0].as<double>()[0], base);
+    EXPECT_DOUBLE_EQ(get((*grads)[0], 0), base);
 
-    const double h = 1e-6;
+    const double h = wide ? 1e-6 : 1e-2, tolerance = wide ? 1e-6 : 2e-3;
     unsigned gradIndex = 1;
     for (auto [a, input] : llvm::enumerate(inputs)) {
-      if (input.dtype != DType::F64)
+      if (!isFloat(input))
         continue;
       const HostTensor &grad = (*grads)[gradIndex++];
       ASSERT_EQ(grad.shape, input.shape);
       for (int64_t i = 0; i < input.numElements(); ++i) {
-        double &x = input.as<double>()[i];
-        double saved = x;
-        x = saved + h;
+        double saved = get(input, i);
+        set(input, i, saved + h);
         double up = loss();
-        x = saved - h;
+        set(input, i, saved - h);
         double down = loss();
-        x = saved;
+        set(input, i, saved);
         double numeric = (up - down) / (2 * h);
-        double analytic = grad.as<double>()[i];
-        EXPECT_NEAR(analytic, numeric, 1e-6 * std::max(1.0, std::abs(numeric)))
+        double analytic = get(grad, i);
+        EXPECT_NEAR(analytic, numeric,
+                    tolerance * std::max(1.0, std::abs(numeric)))
             << "argument " << a << ", element " << i;
       }
     }
@@ -396,11 +413,49 @@ TEST_F(DifferentiateTest, RowsDropoutSoftmaxAndReshapes) {
          std::move(first), std::move(rows)});
 }
 
+TEST_F(DifferentiateTest, DenseLayersInSinglePrecision) {
+  Graph g = randomGraph(2, 2, /*everyDstReached=*/true);
+  const DType f32 = DType::F32;
+  check("%x: tensor<?x5xf32>, %w1: tensor<6x5xf32>, %b1: tensor<6xf32>, "
+        "%w2: tensor<6x4xf32>, %ln_w: tensor<4xf32>, %ln_b: tensor<4xf32>, "
+        "%t: tensor<?x4xf32>",
+        R"mlir(
+  %h = gnn.linear %x, %w1, %b1
+      : (tensor<?x5xf32>, tensor<6x5xf32>, tensor<6xf32>) -> tensor<?x6xf32>
+  %a = gnn.apply_nodes(%h) {
+  ^bb0(%e: f32):
+    %r = math.tanh %e : f32
+    gnn.yield %r : f32
+  } : (tensor<?x6xf32>) -> tensor<?x6xf32>
+  %y = gnn.linear %a, %w2 transpose_weight
+      : (tensor<?x6xf32>, tensor<6x4xf32>) -> tensor<?x4xf32>
+  %n = gnn.layer_norm %y, %ln_w, %ln_b eps(1.0e-05)
+      : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %o = gnn.outer_sum %n, %t
+      : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<4x4xf32>
+  %s = gnn.apply_nodes(%o) {
+  ^bb0(%e: f32):
+    %r = math.sin %e : f32
+    gnn.yield %r : f32
+  } : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %l = gnn.sum_to %s : tensor<4x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+)mlir",
+        g,
+        {random({7, 5}, f32), random({6, 5}, f32), random({6}, f32),
+         random({6, 4}, f32), random({4}, f32), random({4}, f32),
+         random({7, 4}, f32)},
+        f32);
+}
+
 TEST_F(DifferentiateTest, OpWithoutAdjointIsAnError) {
   std::string source = std::string("func.func @main(") + kGraphArgs + R"mlir(,
-      %x: tensor<?x4xf32>, %w: tensor<4x4xf32>) -> tensor<f32> {
-  %y = gnn.linear %x, %w
-      : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+      %x: tensor<?x4xf32>) -> tensor<f32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%e: f32):
+    %r = math.cbrt %e : f32
+    gnn.yield %r : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
   %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 })mlir";
@@ -414,7 +469,7 @@ TEST_F(DifferentiateTest, OpWithoutAdjointIsAnError) {
   });
   auto fn = module->lookupSymbol<func::FuncOp>("main");
   EXPECT_TRUE(failed(differentiateFunction(fn, {3}, "main_grad")));
-  EXPECT_NE(message.find("'gnn.linear' op has no adjoint"), std::string::npos)
+  EXPECT_NE(message.find("'math.cbrt' op has no derivative"), std::string::npos)
       << message;
   // Nothing half-built is left behind.
   EXPECT_FALSE(module->lookupSymbol("main_grad"));

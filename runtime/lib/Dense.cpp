@@ -17,19 +17,20 @@ float &at(const gnn_memref2d_f32 *m, int64_t i, int64_t j) {
   return m->aligned[m->offset + i * m->strides[0] + j * m->strides[1]];
 }
 
-/// c = alpha * a @ op(b) + beta * c for sizes that fit: one OpenBLAS sgemm
-/// for row-major views, a plain loop for strided ones (lowered code never
-/// produces them today).
+/// c = alpha * op(a) @ op(b) + beta * c for sizes that fit: one OpenBLAS
+/// sgemm for row-major views, a plain loop for strided ones (lowered code
+/// never produces them today).
 void multiply(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
-              gnn_memref2d_f32 *c, bool transposeB, float alpha, float beta) {
+              gnn_memref2d_f32 *c, bool transposeB, float alpha, float beta,
+              bool transposeA = false) {
   Matrix x, y, z;
   bool dense = view(a, x) & view(b, y) & view(c, z);
-  int64_t inner = x.cols;
+  int64_t inner = transposeA ? x.rows : x.cols;
   if (dense) {
     const Blas *api = blas();
     if (!api)
       return;
-    api->sgemm(CblasRowMajor, CblasNoTrans,
+    api->sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
                transposeB ? CblasTrans : CblasNoTrans, int(z.rows), int(z.cols),
                int(inner), alpha, x.data, int(x.ld), y.data, int(y.ld), beta,
                z.data, int(z.ld));
@@ -39,7 +40,8 @@ void multiply(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
     for (int64_t j = 0; j < z.cols; ++j) {
       float acc = 0.0f;
       for (int64_t l = 0; l < inner; ++l)
-        acc += at(a, i, l) * (transposeB ? at(b, j, l) : at(b, l, j));
+        acc += (transposeA ? at(a, l, i) : at(a, i, l)) *
+               (transposeB ? at(b, j, l) : at(b, l, j));
       float &out = at(c, i, j);
       out = alpha * acc + (beta == 0.0f ? 0.0f : beta * out);
     }
@@ -85,7 +87,40 @@ void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
     return;
   multiply(a, b, c, transposeB, alpha, beta);
 }
+void gemmAt(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
+            gnn_memref2d_f32 *c, float alpha, float beta) {
+  Matrix x, y, z;
+  view(a, x);
+  view(b, y);
+  view(c, z);
+  if (y.rows != x.rows)
+    return gnn_rt_rows_mismatch(nullptr, y.rows, x.rows, kInputRowsCode);
+  if (z.rows != x.cols)
+    return gnn_rt_rows_mismatch(nullptr, z.rows, x.cols, kItemSizeCode);
+  if (z.cols != y.cols)
+    return gnn_rt_rows_mismatch(nullptr, z.cols, y.cols, kItemSizeCode);
+  if (z.rows == 0 || z.cols == 0)
+    return;
+  if (x.rows == 0) {
+    // No rows: the sum is empty (BLAS would not scale c by beta for k=0 on
+    // every implementation).
+    for (int64_t i = 0; i < z.rows; ++i)
+      for (int64_t j = 0; j < z.cols; ++j) {
+        float &out = at(c, i, j);
+        out = beta == 0.0f ? 0.0f : beta * out;
+      }
+    return;
+  }
+  multiply(a, b, c, /*transposeB=*/false, alpha, beta, /*transposeA=*/true);
+}
 } // namespace
+
+extern "C" void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
+                                            gnn_memref2d_f32 *b,
+                                            gnn_memref2d_f32 *c, float alpha,
+                                            float beta) {
+  gemmAt(a, b, c, alpha, beta);
+}
 
 extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
                                          gnn_memref2d_f32 *b,

@@ -121,6 +121,38 @@ TEST(RuntimeGemm, MismatchedSizesAreReported) {
   for (float x : cs)
     EXPECT_EQ(x, 7.0f);
 }
+TEST(RuntimeGemm, TransposedLeftSumsOuterProductsOfRows) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t rows : {0, 1, 7, 300}) {
+    const int64_t p = 5, q = 3;
+    std::vector<float> as(rows * p), bs(rows * q), cs(p * q, 9.0f);
+    for (float &x : as)
+      x = dist(rng);
+    for (float &x : bs)
+      x = dist(rng);
+    gnn_memref2d_f32 a = view(as, 0, rows, p, p), b = view(bs, 0, rows, q, q),
+                     c = view(cs, 0, p, q, q);
+    _mlir_ciface_gnn_rt_gemm_at(&a, &b, &c, 2.0f, 0.5f);
+    for (int64_t i = 0; i < p; ++i)
+      for (int64_t j = 0; j < q; ++j) {
+        double want = 0.5 * 9.0;
+        for (int64_t n = 0; n < rows; ++n)
+          want += 2.0 * as[n * p + i] * bs[n * q + j];
+        EXPECT_NEAR(cs[i * q + j], want, 1e-4 * std::max(1.0, std::abs(want)))
+            << rows << " rows, (" << i << ", " << j << ")";
+      }
+  }
+  // Rows that differ are reported; c is left alone.
+  std::vector<float> as(12, 1.0f), bs(12, 1.0f), cs(6, 7.0f);
+  gnn_memref2d_f32 a = view(as, 0, 4, 3, 3), b = view(bs, 0, 6, 2, 2),
+                   c = view(cs, 0, 3, 2, 2);
+  _mlir_ciface_gnn_rt_gemm_at(&a, &b, &c, 1.0f, 0.0f);
+  char err[256];
+  ASSERT_NE(gnn_rt_take_error(err, sizeof(err)), 0);
+  for (float x : cs)
+    EXPECT_EQ(x, 7.0f);
+}
 } // namespace
 
 // The runtime names OpenBLAS's kernels from the CPU's features before it

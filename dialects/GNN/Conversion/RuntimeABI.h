@@ -26,6 +26,7 @@ constexpr llvm::StringLiteral kBadCoo = "gnn_rt_bad_coo";
 constexpr llvm::StringLiteral kLinear = "gnn_rt_linear";
 constexpr llvm::StringLiteral kLinearNoBias = "gnn_rt_linear_nobias";
 constexpr llvm::StringLiteral kGemm = "gnn_rt_gemm";
+constexpr llvm::StringLiteral kGemmAt = "gnn_rt_gemm_at";
 
 struct RuntimeFunction {
   llvm::StringLiteral name;
@@ -41,7 +42,7 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kEdgeOutOfRange, false, true, 4}, {kRowsMismatch, false, true, 3},
     {kIdOutOfRange, false, true, 3},   {kBadCoo, false, true, 3},
     {kLinear, true, false, 0},         {kLinearNoBias, true, false, 0},
-    {kGemm, true, false, 0},
+    {kGemm, true, false, 0},           {kGemmAt, true, false, 0},
 };
 
 /// The symbol compiled code links against for `f`.

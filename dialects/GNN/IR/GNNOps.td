@@ -539,19 +539,45 @@ def GNN_LinearOp : GNN_Op<"linear", [Pure]> {
     `result[n] = weight @ input[n] + bias` for every row `n`, with `weight`
     of shape [out, in] as PyTorch stores it. All rows go through one matrix
     product (a BLAS sgemm on the CPU), so a batch of sequences is one call.
+    With `transpose_weight` (and no bias), `result[n] = transpose(weight) @
+    input[n]`: the gradient of a layer's input from its output's.
 
     ```mlir
     %q = gnn.linear %x, %wq, %bq
         : (tensor<?x128xf32>, tensor<128x128xf32>, tensor<128xf32>)
         -> tensor<?x128xf32>
+    %dx = gnn.linear %dy, %w1 transpose_weight
+        : (tensor<?x512xf32>, tensor<512x128xf32>) -> tensor<?x128xf32>
     ```
   }];
   let arguments = (ins GNN_RowMatrix:$input, GNN_RowMatrix:$weight,
-                       Optional<1DTensorOf<[F32]>>:$bias);
+                       Optional<1DTensorOf<[F32]>>:$bias,
+                       UnitAttr:$transpose_weight);
   let results = (outs GNN_RowMatrix:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? attr-dict `:`
-    functional-type(operands, results)
+    $input `,` $weight (`,` $bias^)? (`transpose_weight` $transpose_weight^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_OuterSumOp : GNN_Op<"outer_sum", [Pure]> {
+  let summary = "the sum over rows of the outer products of two features";
+  let description = [{
+    `result = sum_n outer(lhs[n], rhs[n])`, i.e. `transpose(lhs) @ rhs`, of
+    shape [P, Q] from rows of P and Q elements: the weight gradient of
+    `gnn.linear` (the output's gradient against the input). One matrix
+    product over all rows (a BLAS sgemm on the CPU); no rows give zeros.
+
+    ```mlir
+    %dw = gnn.outer_sum %dy, %x
+        : (tensor<?x512xf32>, tensor<?x128xf32>) -> tensor<512x128xf32>
+    ```
+  }];
+  let arguments = (ins GNN_RowMatrix:$lhs, GNN_RowMatrix:$rhs);
+  let results = (outs GNN_RowMatrix:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -900,6 +900,14 @@ static LogicalResult verifyRowwise(Operation *op, Value input, Value result,
 LogicalResult LinearOp::verify() {
   auto input = getFeatureType(getInput());
   auto weight = getFeatureType(getWeight());
+  if (getTransposeWeight()) {
+    if (getBias())
+      return emitOpError() << "with transpose_weight takes no bias";
+    if (failed(verifySameSize(*this, input.getDimSize(1), weight.getDimSize(0),
+                              "input width differs from the weight's rows")))
+      return failure();
+    return verifyRowwise(*this, getInput(), getResult(), weight.getDimSize(1));
+  }
   if (failed(verifySameSize(*this, input.getDimSize(1), weight.getDimSize(1),
                             "input width differs from the weight's columns")))
     return failure();
@@ -909,6 +917,22 @@ LogicalResult LinearOp::verify() {
                             "bias size differs from the weight's rows")))
     return failure();
   return verifyRowwise(*this, getInput(), getResult(), weight.getDimSize(0));
+}
+
+LogicalResult OuterSumOp::verify() {
+  auto lhs = getFeatureType(getLhs()), rhs = getFeatureType(getRhs());
+  if (!areCompatible(lhs.getShape().take_front(), rhs.getShape().take_front()))
+    return emitOpError() << "operands have "
+                         << shapeToString({lhs.getDimSize(0)}) << " and "
+                         << shapeToString({rhs.getDimSize(0)}) << " rows";
+  auto expected = {lhs.getDimSize(1), rhs.getDimSize(1)};
+  if (!areCompatible(getFeatureType(getResult()).getShape(), expected))
+    return emitOpError() << "result shape "
+                         << shapeToString(
+                                getFeatureType(getResult()).getShape())
+                         << " differs from the operands' row widths "
+                         << shapeToString(expected);
+  return success();
 }
 
 LogicalResult LayerNormOp::verify() {

@@ -442,6 +442,9 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
        fn(&gnn_cuda_linear_nobias)},
       {abi::kGemm, fn(&_mlir_ciface_gnn_rt_gemm),
        fn(&_mlir_ciface_gnn_rt_gemm)},
+      // Weight gradients run on the host (unified memory on a GPU).
+      {abi::kGemmAt, fn(&_mlir_ciface_gnn_rt_gemm_at),
+       fn(&_mlir_ciface_gnn_rt_gemm_at)},
       {abi::kEdgeOutOfRange, fn(&gnn_rt_edge_out_of_range),
        fn(&gnn_rt_edge_out_of_range)},
       {abi::kRowsMismatch, fn(&gnn_rt_rows_mismatch),

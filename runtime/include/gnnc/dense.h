@@ -58,6 +58,15 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
                                           int32_t transpose_b, float alpha,
                                           float beta);
 
+/* c = alpha * transpose(a) @ b + beta * c, on OpenBLAS's threads: the
+ * weight gradient of a dense layer (the sum over rows n of the outer
+ * products of a[n] and b[n]). Sizes that do not fit are reported through
+ * gnn_rt_rows_mismatch and c is left untouched. */
+GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
+                                             gnn_memref2d_f32 *b,
+                                             gnn_memref2d_f32 *c, float alpha,
+                                             float beta);
+
 /* Sets the number of threads the dense layers use (OpenBLAS). */
 GNNC_EXPORT void gnn_rt_set_dense_threads(int threads);
 

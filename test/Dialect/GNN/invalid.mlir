@@ -879,3 +879,35 @@ func.func @differentiable_ids(%ids: tensor<?xindex> {gnn.differentiable}) {
 func.func @differentiable_value(%x: tensor<?xf32> {gnn.differentiable = 1 : i32}) {
   return
 }
+
+// -----
+
+func.func @linear_transposed_bias(%x: tensor<?x6xf32>, %w: tensor<6x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{with transpose_weight takes no bias}}
+  %y = gnn.linear %x, %w, %b transpose_weight : (tensor<?x6xf32>, tensor<6x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @linear_transposed_width(%x: tensor<?x4xf32>, %w: tensor<6x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{input width differs from the weight's rows}}
+  %y = gnn.linear %x, %w transpose_weight : (tensor<?x4xf32>, tensor<6x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @outer_sum_rows(%a: tensor<3x6xf32>, %b: tensor<4x4xf32>) -> tensor<6x4xf32> {
+  // expected-error @+1 {{operands have [3] and [4] rows}}
+  %r = gnn.outer_sum %a, %b : (tensor<3x6xf32>, tensor<4x4xf32>) -> tensor<6x4xf32>
+  return %r : tensor<6x4xf32>
+}
+
+// -----
+
+func.func @outer_sum_shape(%a: tensor<?x6xf32>, %b: tensor<?x4xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{result shape [4, 6] differs from the operands' row widths [6, 4]}}
+  %r = gnn.outer_sum %a, %b : (tensor<?x6xf32>, tensor<?x4xf32>) -> tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}

@@ -218,3 +218,12 @@ func.func @broadcast(%s: tensor<f32>, %c: tensor<?x8x1xf32>, %x: tensor<?x8x64xf
   %b = gnn.broadcast %c like %m : tensor<?x8x1xf32>, tensor<?x8x64xi1> -> tensor<?x8x64xf32>
   return %a, %b : tensor<?x8x64xf32>, tensor<?x8x64xf32>
 }
+
+// CHECK-LABEL: func @linear_gradients
+// CHECK: gnn.linear %{{.*}}, %{{.*}} transpose_weight : (tensor<?x6xf32>, tensor<6x4xf32>) -> tensor<?x4xf32>
+// CHECK: gnn.outer_sum %{{.*}}, %{{.*}} : (tensor<?x6xf32>, tensor<?x4xf32>) -> tensor<6x4xf32>
+func.func @linear_gradients(%dy: tensor<?x6xf32>, %w: tensor<6x4xf32>, %x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<6x4xf32>) {
+  %dx = gnn.linear %dy, %w transpose_weight : (tensor<?x6xf32>, tensor<6x4xf32>) -> tensor<?x4xf32>
+  %dw = gnn.outer_sum %dy, %x : (tensor<?x6xf32>, tensor<?x4xf32>) -> tensor<6x4xf32>
+  return %dx, %dw : tensor<?x4xf32>, tensor<6x4xf32>
+}

@@ -55,18 +55,25 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
   Value weight = l.toMemref(op.getWeight());
   Value weightMatrix = castTo(weight, matrix);
   auto type = cast<RankedTensorType>(op.getResult().getType());
+  bool transposed = op.getTransposeWeight();
   Value rows = l.dim(input, 0), cols = l.dim(input, 1);
-  Value outCols = l.dim(weight, 0);
+  Value outCols = l.dim(weight, transposed ? 1 : 0);
   Value out = l.alloc(type, rows, {outCols});
   Value bias =
       op.getBias() ? castTo(l.toMemref(op.getBias()), vector) : Value();
-  StringRef callee = op.getBias() ? abi::kLinear : abi::kLinearNoBias;
+  StringRef callee = transposed ? abi::kGemm
+                     : bias     ? abi::kLinear
+                                : abi::kLinearNoBias;
   auto module = op->getParentOfType<ModuleOp>();
   auto call = [&](Value x, Value y) {
     SmallVector<Value> args = {x, weightMatrix};
     if (bias)
       args.push_back(bias);
     args.push_back(y);
+    if (transposed) // y = x @ weight: no transpose of the row-major weight
+      llvm::append_range(
+          args, ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, 0, 32),
+                           l.floatConst(f32, 1.0), l.floatConst(f32, 0.0)});
     declareFunction(module, callee, ValueRange(args).getTypes(), {},
                     /*cInterface=*/true);
     l.b.create<func::CallOp>(l.loc, callee, TypeRange{}, args);
@@ -109,6 +116,28 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
     Value inRows = rowsOf(input, cols);
     call(inRows, outRows);
   });
+  return l.replaceWithBuffers(op, out);
+}
+
+LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op,
+                                              RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
+  Type f32 = l.b.getF32Type();
+  auto matrix = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic}, f32,
+      StridedLayoutAttr::get(l.b.getContext(), ShapedType::kDynamic,
+                             {ShapedType::kDynamic, 1}));
+  auto asMatrix = [&](Value m) -> Value {
+    return l.b.create<memref::CastOp>(l.loc, matrix, m);
+  };
+  Value lhs = l.toMemref(op.getLhs()), rhs = l.toMemref(op.getRhs());
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Value out = l.alloc(type, l.dim(lhs, 1), {l.dim(rhs, 1)});
+  SmallVector<Value> args = {asMatrix(lhs), asMatrix(rhs), asMatrix(out),
+                             l.floatConst(f32, 1.0), l.floatConst(f32, 0.0)};
+  declareFunction(op->getParentOfType<ModuleOp>(), abi::kGemmAt,
+                  ValueRange(args).getTypes(), {}, /*cInterface=*/true);
+  l.b.create<func::CallOp>(l.loc, abi::kGemmAt, TypeRange{}, args);
   return l.replaceWithBuffers(op, out);
 }
 

@@ -1010,6 +1010,7 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
         return lowerLinear(op, options.parallelDense, rewriter);
       });
   addLowering<LayerNormOp>(patterns, lowerLayerNorm);
+  addLowering<OuterSumOp>(patterns, lowerOuterSum);
   addLowering<LogSoftmaxOp>(patterns, lowerLogSoftmax);
 }
 

@@ -106,6 +106,101 @@ static LogicalResult differentiate(LogSoftmaxOp op, AdjointBuilder &ad) {
   return success();
 }
 
+static LogicalResult differentiate(LinearOp op, AdjointBuilder &ad) {
+  // y = x W^T + b (or, transposed, y = x W).
+  Value x = op.getInput(), w = op.getWeight(), dy = ad.adjoint(op.getResult());
+  bool transposed = op.getTransposeWeight();
+  if (ad.isActive(x))
+    ad.accumulate(x, ad.b.create<LinearOp>(x.getType(), dy, w, Value(),
+                                           /*transpose_weight=*/!transposed));
+  if (ad.isActive(w)) {
+    Value dw = transposed ? ad.b.create<OuterSumOp>(w.getType(), x, dy)
+                          : ad.b.create<OuterSumOp>(w.getType(), dy, x);
+    ad.accumulate(w, dw);
+  }
+  if (Value bias = op.getBias(); bias && ad.isActive(bias))
+    ad.accumulate(bias, ad.sumTo(dy, bias.getType()));
+  return success();
+}
+
+static LogicalResult differentiate(OuterSumOp op, AdjointBuilder &ad) {
+  // r = sum_n outer(a[n], b[n]): da[n] = dr @ b[n], db[n] = dr^T @ a[n].
+  Value a = op.getLhs(), b = op.getRhs(), dr = ad.adjoint(op.getResult());
+  if (ad.isActive(a))
+    ad.accumulate(a, ad.b.create<LinearOp>(a.getType(), b, dr, Value(),
+                                           /*transpose_weight=*/false));
+  if (ad.isActive(b))
+    ad.accumulate(b, ad.b.create<LinearOp>(b.getType(), a, dr, Value(),
+                                           /*transpose_weight=*/true));
+  return success();
+}
+
+static LogicalResult differentiate(LayerNormOp op, AdjointBuilder &ad) {
+  // With xh = (x - mean) * r, r = 1 / sqrt(var + eps), y = xh * w + b:
+  // dxh = dy * w, dx = r * (dxh - mean(dxh) - xh * mean(dxh * xh)),
+  // dw = sum over rows of dy * xh, db = sum over rows of dy.
+  Value x = op.getInput(), w = op.getWeight(), dy = ad.adjoint(op.getResult());
+  auto type = tensorType(x);
+  int64_t width = type.getDimSize(1);
+  if (ShapedType::isDynamic(width))
+    return ad.noAdjoint(op, "its rows need a static width");
+  Type f = type.getElementType();
+  Location loc = ad.b.getLoc();
+  auto rowType = RankedTensorType::get({type.getDimSize(0), 1}, f);
+  auto c = [&](OpBuilder &b, double v) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f, v));
+  };
+  auto mul = [&](Value p, Value q) {
+    return ad.applyNodes({p, q}, type, [&](OpBuilder &b, ValueRange e) {
+      return b.create<arith::MulFOp>(loc, e[0], e[1]);
+    });
+  };
+  Value xh = ad.b.create<LayerNormOp>(type, x, ad.constantLike(w, 1.0),
+                                      ad.constantLike(w, 0.0), op.getEpsAttr());
+  if (ad.isActive(x)) {
+    double inv = 1.0 / double(width);
+    Value mean = ad.applyNodes(
+        {ad.sumTo(x, rowType)}, rowType, [&](OpBuilder &b, ValueRange e) {
+          return b.create<arith::MulFOp>(loc, e[0], c(b, inv));
+        });
+    Value squares = ad.applyNodes(
+        {x, mean}, type, [&](OpBuilder &b, ValueRange e) -> Value {
+          Value d = b.create<arith::SubFOp>(loc, e[0], e[1]);
+          return b.create<arith::MulFOp>(loc, d, d);
+        });
+    double eps = op.getEps().convertToDouble();
+    Value r =
+        ad.applyNodes({ad.sumTo(squares, rowType)}, rowType,
+                      [&](OpBuilder &b, ValueRange e) -> Value {
+                        Value var =
+                            b.create<arith::MulFOp>(loc, e[0], c(b, inv));
+                        return b.create<math::RsqrtOp>(
+                            loc, b.create<arith::AddFOp>(loc, var, c(b, eps)));
+                      });
+    Value dxh = mul(dy, ad.b.create<BroadcastOp>(
+                            RankedTensorType::get(type.getShape(), f), w, x));
+    Value meanD = ad.sumTo(dxh, rowType);
+    Value meanDX = ad.sumTo(mul(dxh, xh), rowType);
+    ad.accumulate(
+        x, ad.applyNodes({dxh, xh, meanD, meanDX, r}, type,
+                         [&](OpBuilder &b, ValueRange e) -> Value {
+                           Value a =
+                               b.create<arith::MulFOp>(loc, e[2], c(b, inv));
+                           Value s = b.create<arith::MulFOp>(
+                               loc, e[1],
+                               b.create<arith::MulFOp>(loc, e[3], c(b, inv)));
+                           Value d = b.create<arith::SubFOp>(
+                               loc, b.create<arith::SubFOp>(loc, e[0], a), s);
+                           return b.create<arith::MulFOp>(loc, e[4], d);
+                         }));
+  }
+  if (ad.isActive(w))
+    ad.accumulate(w, ad.sumTo(mul(dy, xh), w.getType()));
+  if (ad.isActive(op.getBias()))
+    ad.accumulate(op.getBias(), ad.sumTo(dy, op.getBias().getType()));
+  return success();
+}
+
 static LogicalResult differentiate(tensor::ExpandShapeOp op,
                                    AdjointBuilder &ad) {
   ad.accumulate(op.getSrc(), ad.b.create<tensor::CollapseShapeOp>(
@@ -141,8 +236,8 @@ LogicalResult autodiff::differentiateNodeOp(Operation *op, AdjointBuilder &ad,
   handled = true;
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case<ApplyNodesOp, GatherRowsOp, ScatterRowsOp, SumToOp, BroadcastOp,
-            DropoutOp, LogSoftmaxOp, tensor::ExpandShapeOp,
-            tensor::CollapseShapeOp, tensor::CastOp>(
+            DropoutOp, LogSoftmaxOp, LinearOp, OuterSumOp, LayerNormOp,
+            tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
           [&](auto op) { return differentiate(op, ad); })
       .Default([&](Operation *) {
         handled = false;

@@ -22,10 +22,14 @@ func.func @not_a_loss(%g: !gnn.graph<general>, %x: tensor<?x3xf32>)
   return %x : tensor<?x3xf32>
 }
 
-// An op without an adjoint.
-func.func @no_adjoint(%g: !gnn.graph<general>, %x: tensor<?x3xf32>,
-                      %w: tensor<3x3xf32>) -> tensor<f32> {
-  %y = gnn.linear %x, %w : (tensor<?x3xf32>, tensor<3x3xf32>) -> tensor<?x3xf32>
+// An op without a derivative.
+func.func @no_adjoint(%g: !gnn.graph<general>, %x: tensor<?x3xf32>)
+    -> tensor<f32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %c = math.cbrt %a : f32
+    gnn.yield %c : f32
+  } : (tensor<?x3xf32>) -> tensor<?x3xf32>
   %l = gnn.sum_to %y : tensor<?x3xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
