@@ -343,3 +343,24 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
   %b = gnn.scatter_rows %t into %y[%ids] : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xindex>) -> tensor<?x?xf32>
   return %a, %b : tensor<?x8x16xf32>, tensor<?x?xf32>
 }
+
+// -----
+
+// The fused attention backward stores no per-edge value: its buffers are
+// dq, dk, dv and two per-destination, per-head statistics (log-sum-exp and
+// dout . out); one parallel loop over destinations, one over sources (the
+// reversed graph's destinations).
+// CHECK-LABEL: func @fused_attention_grad
+// CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?x2x8xf32>
+// CHECK-COUNT-2: memref.alloc({{.*}}) : memref<?x2xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: scf.parallel
+// CHECK: math.exp
+// CHECK: scf.parallel
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %d scale(0.5) normalize
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
+  return %dq, %dk, %dv : tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
+}

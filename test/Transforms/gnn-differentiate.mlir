@@ -48,8 +48,7 @@ func.func @attention(%g: !gnn.graph<general>,
 // CHECK-SAME: %[[X:[^:]*]]: tensor<?x3xf32> {gnn.differentiable}, %[[Y:[^:]*]]: tensor<?x3xf32> {gnn.differentiable})
 // CHECK-SAME: -> (tensor<1xf32>, tensor<?x3xf32>, tensor<?x3xf32> {gnn.name = "grad.arg0"}, tensor<?x3xf32> {gnn.name = "grad.arg1"})
 // CHECK: %[[L:.*]] = gnn.sum_to %[[X]] : tensor<?x3xf32> -> tensor<1xf32>
-// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
-// CHECK: %[[SEED:.*]] = gnn.broadcast %[[ONE]] like %[[L]]
+// CHECK: %[[SEED:.*]] = arith.constant dense<1.000000e+00> : tensor<1xf32>
 // CHECK: %[[DX:.*]] = gnn.broadcast %[[SEED]] like %[[X]]
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
 // CHECK: %[[DY:.*]] = gnn.broadcast %[[ZERO]] like %[[Y]]
@@ -57,4 +56,28 @@ func.func @attention(%g: !gnn.graph<general>,
 func.func @unused(%x: tensor<?x3xf32> {gnn.differentiable}, %y: tensor<?x3xf32> {gnn.differentiable}) -> (tensor<1xf32>, tensor<?x3xf32>) {
   %l = gnn.sum_to %x : tensor<?x3xf32> -> tensor<1xf32>
   return %l, %y : tensor<1xf32>, tensor<?x3xf32>
+}
+
+// -----
+
+// Fused attention is differentiated by gnn.fused_attention_grad over the
+// graph and its reverse, given the gradients of wv and z (zeros for z,
+// which the loss does not use).
+// CHECK-LABEL: func @fused_grad(
+// CHECK-SAME: %[[G:[^:]*]]: !gnn.graph<general>, %[[Q:[^:]*]]: tensor<?x2x4xf32> {gnn.differentiable}, %[[K:[^:]*]]: tensor<?x2x4xf32> {gnn.differentiable}, %[[V:[^:]*]]: tensor<?x2x4xf32> {gnn.differentiable}, %[[E:[^:]*]]: tensor<?xindex>)
+// CHECK: %[[R:.*]] = gnn.graph_from_coo
+// CHECK: %[[WV:.*]]:2 = gnn.fused_attention %[[G]], %[[Q]], %[[K]], %[[V]] scale(5.000000e-01) clamp(-2.000000e+00, 2.000000e+00) edges(%[[E]])
+// CHECK: %[[DWV:.*]] = gnn.broadcast %{{.*}} like %[[WV]]#0
+// CHECK: %[[DZ:.*]] = gnn.broadcast %{{.*}} like %[[WV]]#1
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = gnn.fused_attention_grad %[[G]], %[[R]], %[[Q]], %[[K]], %[[V]], %[[DWV]], %[[DZ]] scale(5.000000e-01) clamp(-2.000000e+00, 2.000000e+00) edges(%[[E]])
+// CHECK: return %{{.*}}, %[[DQ]], %[[DK]], %[[DV]]
+func.func @fused(%g: !gnn.graph<general>, %q: tensor<?x2x4xf32> {gnn.differentiable},
+                 %k: tensor<?x2x4xf32> {gnn.differentiable},
+                 %v: tensor<?x2x4xf32> {gnn.differentiable},
+                 %eids: tensor<?xindex>) -> tensor<f32> {
+  %wv, %z = gnn.fused_attention %g, %q, %k, %v scale(0.5) clamp(-2.0, 2.0) edges(%eids)
+      : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?xindex>)
+      -> (tensor<?x2x4xf32>, tensor<?x2x1xf32>)
+  %l = gnn.sum_to %wv : tensor<?x2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
 }

@@ -23,6 +23,7 @@
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "GNN/Transforms/Differentiate.h"
+#include "GNN/Transforms/Passes.h"
 #include "ModelMode.h"
 
 #include "gnnc/cuda.h"
@@ -35,6 +36,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -406,6 +408,14 @@ int main(int argc, char **argv) {
       auto tensor = dyn_cast<RankedTensorType>(type);
       if (tensor && isa<FloatType>(tensor.getElementType()))
         wrt.push_back(i);
+    }
+    // Attention written the DGL way is fused first, so that its backward
+    // is the fused one too.
+    if (!noFuse) {
+      PassManager pm(&context);
+      pm.addNestedPass<func::FuncOp>(gnn::createFuseAttentionPass());
+      if (failed(pm.run(*module)))
+        return fail("fusing attention before differentiating failed");
     }
     std::string gradName = entryName + "_grad";
     for (int i = 1; module->lookupSymbol(gradName); ++i)

@@ -389,6 +389,50 @@ def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure,
   let hasVerifier = 1;
 }
 
+def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<GNN_GraphFeatureOpInterface>]> {
+  let summary = "the gradient of gnn.fused_attention, without per-edge values";
+  let description = [{
+    Given the gradients of a `gnn.fused_attention`'s results (`wv` and `z`,
+    or the normalized output), returns the gradients of its query, key and
+    value. No per-edge value is stored: one pass over each destination's
+    in-edges recomputes the scores and (normalized) the destination's
+    log-sum-exp and output, then computes `dq`; a second pass over each
+    source's out-edges, along `reversed` (the graph with every edge turned
+    around and the same edge ids, which gnn-differentiate builds),
+    recomputes each edge's weight from those per-destination statistics and
+    sums `dk` and `dv`. Both passes are parallel over nodes and free of
+    races; the extra memory is O(nodes x heads). Where the clamp is active,
+    the score passes no gradient.
+
+    ```mlir
+    %dq, %dk, %dv = gnn.fused_attention_grad %g, %rev, %q, %k, %v, %dout
+        scale(1.250000e-01) normalize
+        : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x8x16xf32>,
+           tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
+        -> (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
+    ```
+  }];
+  let arguments = (ins GNN_GraphType:$graph, GNN_GraphType:$reversed,
+                       GNN_Feature:$query, GNN_Feature:$key,
+                       GNN_Feature:$value, Variadic<GNN_Feature>:$grads,
+                       Optional<GNN_IdList>:$edges,
+                       F64Attr:$scale,
+                       OptionalAttr<F64Attr>:$clamp_lo,
+                       OptionalAttr<F64Attr>:$clamp_hi,
+                       UnitAttr:$normalize);
+  let results = (outs GNN_Feature:$dquery, GNN_Feature:$dkey,
+                      GNN_Feature:$dvalue);
+  let assemblyFormat = [{
+    $graph `,` $reversed `,` $query `,` $key `,` $value `,` $grads
+    `scale` `(` $scale `)`
+    (`clamp` `(` $clamp_lo^ `,` $clamp_hi `)`)? (`normalize` $normalize^)?
+    (`edges` `(` $edges^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def GNN_SumToOp : GNN_Op<"sum_to", [Pure]> {
   let summary = "sums a feature down to a shape it broadcasts from";
   let description = [{

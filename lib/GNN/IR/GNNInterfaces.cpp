@@ -59,3 +59,13 @@ void FusedAttentionOp::getRowRequirements(SmallVectorImpl<FeatureRows> &rows) {
   rows.push_back({getValue(), RowKind::SrcNodes});
   addEdges(getEdges(), rows);
 }
+
+void FusedAttentionGradOp::getRowRequirements(
+    SmallVectorImpl<FeatureRows> &rows) {
+  rows.push_back({getQuery(), RowKind::DstNodes});
+  rows.push_back({getKey(), RowKind::SrcNodes});
+  rows.push_back({getValue(), RowKind::SrcNodes});
+  for (Value g : getGrads())
+    rows.push_back({g, RowKind::DstNodes});
+  addEdges(getEdges(), rows);
+}

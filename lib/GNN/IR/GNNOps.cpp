@@ -813,6 +813,66 @@ LogicalResult FusedAttentionOp::verify() {
   return success();
 }
 
+LogicalResult FusedAttentionGradOp::verify() {
+  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())))
+    return failure();
+  if (getClampLo().has_value() != getClampHi().has_value())
+    return emitOpError() << "needs both clamp bounds or neither";
+  if (getClampLo() && *getClampLo() > *getClampHi())
+    return emitOpError() << "clamp bounds are reversed";
+  unsigned expected = getNormalize() ? 1 : 2;
+  if (getGrads().size() != expected)
+    return emitOpError() << "takes " << expected << " result gradient(s) "
+                         << (getNormalize() ? "(of the normalized output)"
+                                            : "(of wv and z)")
+                         << ", got " << getGrads().size();
+  auto graph = getGraph().getType(), reversed = getReversed().getType();
+  auto same = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (!same(graph.getNumRows(Target::Src), reversed.getNumRows(Target::Dst)) ||
+      !same(graph.getNumRows(Target::Dst), reversed.getNumRows(Target::Src)) ||
+      !same(graph.getNumEdges(), reversed.getNumEdges()))
+    return emitOpError() << "reversed graph's counts do not mirror the graph's";
+  RowChecker rows(*this, graph);
+  Type element = getFeatureType(getQuery()).getElementType();
+  for (auto [value, name, target] :
+       {std::make_tuple(getQuery(), "query", Target::Dst),
+        std::make_tuple(getKey(), "key", Target::Src),
+        std::make_tuple(getValue(), "value", Target::Src)}) {
+    auto type = getFeatureType(value);
+    if (failed(verifyFloatFeature(*this, type, name)) ||
+        failed(rows.check(target, value, name)))
+      return failure();
+    if (type.getElementType() != element)
+      return emitOpError() << name << " element type differs from the query's";
+  }
+  ArrayRef<int64_t> q = getItemShape(getFeatureType(getQuery()));
+  ArrayRef<int64_t> k = getItemShape(getFeatureType(getKey()));
+  ArrayRef<int64_t> v = getItemShape(getFeatureType(getValue()));
+  std::string why;
+  if (failed(verifyAttentionInputShapes(q, k, v, &why)))
+    return emitOpError() << why;
+  SmallVector<SmallVector<int64_t>, 2> itemShapes =
+      getAttentionResultItemShapes(q, v);
+  for (auto [i, grad] : llvm::enumerate(getGrads())) {
+    std::string name = "result gradient #" + std::to_string(i);
+    if (getFeatureType(grad).getElementType() != element)
+      return emitOpError() << name << " element type differs from the query's";
+    if (failed(rows.check(Target::Dst, grad, name)) ||
+        failed(verifyResultItemShape(*this, grad, itemShapes[i], name)))
+      return failure();
+  }
+  SmallVector<Value> inputs = {getQuery(), getKey(), getValue()};
+  for (auto [result, input] : llvm::zip(getResults(), inputs))
+    if (!areCompatible(getFeatureType(result).getShape(),
+                       getFeatureType(input).getShape()) ||
+        getFeatureType(result).getElementType() != element)
+      return emitOpError() << "gradient type " << result.getType()
+                           << " differs from its input's " << input.getType();
+  return success();
+}
+
 LogicalResult mlir::gnn::verifyAttentionInputShapes(ArrayRef<int64_t> q,
                                                     ArrayRef<int64_t> k,
                                                     ArrayRef<int64_t> v,

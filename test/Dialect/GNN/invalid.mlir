@@ -911,3 +911,33 @@ func.func @outer_sum_shape(%a: tensor<?x6xf32>, %b: tensor<?x4xf32>) -> tensor<4
   %r = gnn.outer_sum %a, %b : (tensor<?x6xf32>, tensor<?x4xf32>) -> tensor<4x6xf32>
   return %r : tensor<4x6xf32>
 }
+
+// -----
+
+func.func @attention_grad_count(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>) -> tensor<?x2x16xf32> {
+  // expected-error @+1 {{takes 2 result gradient(s) (of wv and z), got 1}}
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0)
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+      -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  return %dq : tensor<?x2x16xf32>
+}
+
+// -----
+
+func.func @attention_grad_mirror(%g: !gnn.graph<bipartite, src = 3, dst = 5>, %r: !gnn.graph<bipartite, src = 4, dst = 3>, %q: tensor<5x2x16xf32>, %k: tensor<3x2x16xf32>, %d: tensor<5x2x16xf32>) -> tensor<5x2x16xf32> {
+  // expected-error @+1 {{reversed graph's counts do not mirror the graph's}}
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %k, %d scale(1.0) normalize
+      : (!gnn.graph<bipartite, src = 3, dst = 5>, !gnn.graph<bipartite, src = 4, dst = 3>, tensor<5x2x16xf32>, tensor<3x2x16xf32>, tensor<3x2x16xf32>, tensor<5x2x16xf32>)
+      -> (tensor<5x2x16xf32>, tensor<3x2x16xf32>, tensor<3x2x16xf32>)
+  return %dq : tensor<5x2x16xf32>
+}
+
+// -----
+
+func.func @attention_grad_type(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>) -> tensor<?x2x8xf32> {
+  // expected-error @+1 {{gradient type 'tensor<?x2x8xf32>' differs from its input's 'tensor<?x2x16xf32>'}}
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0) normalize
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+      -> (tensor<?x2x8xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  return %dq : tensor<?x2x8xf32>
+}

@@ -102,6 +102,11 @@ LogicalResult lowerFusedAttentionToLoops(FusedAttentionOp op, bool blockTiles,
 /// A gpu.launch with a group of lanes per destination and head (warp
 /// shuffles reduce the dot products); falls back to the loops for layouts
 /// the kernel does not cover.
+/// gnn.fused_attention_grad as two parallel passes over nodes (CPU and
+/// GPU alike: the parallel loops map to kernels).
+LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op,
+                                      RewriterBase &rewriter);
+
 LogicalResult lowerFusedAttentionToGPU(FusedAttentionOp op,
                                        RewriterBase &rewriter);
 

@@ -989,6 +989,7 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<DropoutOp>(patterns, lowerDropout);
   addLowering<SumToOp>(patterns, lowerSumTo);
   addLowering<BroadcastOp>(patterns, lowerBroadcast);
+  addLowering<FusedAttentionGradOp>(patterns, lowerFusedAttentionGrad);
   addLowering<FusedAttentionOp>(
       patterns, [options](FusedAttentionOp op, RewriterBase &rewriter) {
         return options.gpuKernels ? lowerFusedAttentionToGPU(op, rewriter)

@@ -33,11 +33,17 @@ void AdjointBuilder::accumulateSummed(Value v, Value contribution) {
 Value AdjointBuilder::constantLike(Value like, double value, Type elementType) {
   if (!elementType)
     elementType = tensorType(like).getElementType();
-  auto scalarType = RankedTensorType::get({}, elementType);
-  Value scalar = b.create<arith::ConstantOp>(DenseElementsAttr::get(
-      scalarType, b.getFloatAttr(elementType, value).getValue()));
   auto type = tensorType(like).clone(elementType);
-  return b.create<BroadcastOp>(type, scalar, like);
+  auto splat = [&](RankedTensorType t) -> Value {
+    return b.create<arith::ConstantOp>(DenseElementsAttr::get(
+        t, b.getFloatAttr(elementType, value).getValue()));
+  };
+  // A small static shape is a constant of its own (the loss's seed); large
+  // ones are broadcast rather than stored in the program.
+  if (type.hasStaticShape() && type.getNumElements() <= 64)
+    return splat(type);
+  return b.create<BroadcastOp>(
+      type, splat(RankedTensorType::get({}, elementType)), like);
 }
 
 Value AdjointBuilder::add(Value x, Value y) {

@@ -116,6 +116,10 @@ LogicalResult differentiateGraphOp(Operation *op, AdjointBuilder &ad,
 LogicalResult differentiateNodeOp(Operation *op, AdjointBuilder &ad,
                                   bool &handled);
 
+/// Whether `op` is differentiated by gnn.fused_attention_grad (static
+/// feature sizes); otherwise it is unfused first.
+bool hasFusedBackward(FusedAttentionOp op);
+
 /// Replaces a gnn.fused_attention by the DGL form it fuses, so that the
 /// backward differentiates that; values whose gradient contributions cancel
 /// (the exact softmax's maximum) are added to `constants`.

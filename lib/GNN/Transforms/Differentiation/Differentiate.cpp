@@ -112,10 +112,12 @@ FailureOr<func::FuncOp> mlir::gnn::differentiateFunction(func::FuncOp fn,
   grad.setSymName(gradName);
   Block &body = grad.getBody().front();
 
-  // The backward differentiates attention in its unfused form.
+  // Attention with feature sizes the fused backward cannot take is
+  // differentiated in its unfused form.
   llvm::DenseSet<Value> constants;
   for (auto op : llvm::make_early_inc_range(body.getOps<FusedAttentionOp>()))
-    unfuseAttention(op, constants);
+    if (!hasFusedBackward(op))
+      unfuseAttention(op, constants);
 
   SmallVector<Value> seeds = llvm::map_to_vector(
       wrt, [&](unsigned i) -> Value { return body.getArgument(i); });

@@ -277,11 +277,38 @@ static LogicalResult differentiate(ReduceOp op, AdjointBuilder &ad) {
   return differentiateEdgeFunction(f, up, role, ad);
 }
 
+static LogicalResult differentiate(FusedAttentionOp op, AdjointBuilder &ad) {
+  SmallVector<Value> grads;
+  for (Value r : op.getResults()) {
+    Value d = ad.adjoint(r);
+    grads.push_back(d ? d : ad.zerosLike(r));
+  }
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  auto grad = ad.b.create<FusedAttentionGradOp>(
+      q.getType(), k.getType(), v.getType(), op.getGraph(),
+      ad.reversed(op.getGraph()), q, k, v, grads, op.getEdges(),
+      op.getScaleAttr(), op.getClampLoAttr(), op.getClampHiAttr(),
+      op.getNormalizeAttr());
+  SmallVector<Value> inputs = {q, k, v};
+  for (auto [input, d] : llvm::zip(inputs, grad.getResults()))
+    if (ad.isActive(input))
+      ad.accumulate(input, d);
+  return success();
+}
+
+bool autodiff::hasFusedBackward(FusedAttentionOp op) {
+  auto last = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).getShape().back();
+  };
+  return !ShapedType::isDynamic(last(op.getQuery())) &&
+         !ShapedType::isDynamic(last(op.getValue()));
+}
+
 LogicalResult autodiff::differentiateGraphOp(Operation *op, AdjointBuilder &ad,
                                              bool &handled) {
   handled = true;
   return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<ApplyEdgesOp, SendAndRecvOp, ReduceOp>(
+      .Case<ApplyEdgesOp, SendAndRecvOp, ReduceOp, FusedAttentionOp>(
           [&](auto op) { return differentiate(op, ad); })
       .Default([&](Operation *) {
         handled = false;

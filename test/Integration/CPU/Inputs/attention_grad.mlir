@@ -1,0 +1,81 @@
+// Attention in DGL form with a loss: with fusion, gnn-run --grad fuses it
+// and differentiates gnn.fused_attention with gnn.fused_attention_grad;
+// with --no-fuse it differentiates the unfused ops.
+
+// The tutorial's clamped scores.
+func.func @clamped(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>,
+                   %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>,
+                   %w: tensor<?x2x8xf32>) -> tensor<f32> {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q)
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x1xf32>
+  %e = gnn.apply_edges %g, copy_e(%s) then [scale(0.35), clamp(-1.0, 1.0), exp]
+      : (!gnn.graph<general>, tensor<?x2x1xf32>) -> tensor<?x2x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum]
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
+      -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  %o = gnn.apply_nodes(%wv, %z) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.divf %a, %b : f32
+    gnn.yield %d : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x1xf32>) -> tensor<?x2x8xf32>
+  %t = gnn.apply_nodes(%o, %w) {
+  ^bb0(%a: f32, %b: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %b : f32
+    gnn.yield %m : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// The exact softmax: scores shifted by the destination's maximum.
+func.func @exact(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>,
+                 %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>,
+                 %w: tensor<?x2x8xf32>) -> tensor<f32> {
+  %s = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.35)]
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x1xf32>
+  %m = gnn.reduce %g, max(%s) : (!gnn.graph<general>, tensor<?x2x1xf32>) -> tensor<?x2x1xf32>
+  %e = gnn.apply_edges %g, (e %s, v %m) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %x = math.exp %d : f32
+    gnn.yield %x : f32
+  } : (!gnn.graph<general>, tensor<?x2x1xf32>, tensor<?x2x1xf32>) -> tensor<?x2x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum]
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
+      -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  %o = gnn.apply_nodes(%wv, %z) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.divf %a, %b : f32
+    gnn.yield %d : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x1xf32>) -> tensor<?x2x8xf32>
+  %t = gnn.apply_nodes(%o, %w) {
+  ^bb0(%a: f32, %b: f32):
+    %h = math.tanh %a : f32
+    %m2 = arith.mulf %h, %b : f32
+    gnn.yield %m2 : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// Unnormalized sums: the gradients of wv and z both flow.
+func.func @sums(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>,
+                %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>,
+                %w: tensor<?x2x8xf32>) -> tensor<f32> {
+  %e = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.35), clamp(-1.0, 1.0), exp]
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum]
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
+      -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  %t = gnn.apply_nodes(%wv, %z, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.sin %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
