@@ -2,16 +2,22 @@
 //
 // Part of gnnc. Times one attention layer (the tutorial's propagate_attention:
 // score, scaled exp, two sums, division) compiled fused and unfused, and a
-// naive C++ loop, on the workloads of the project's benchmark plan; measures
-// this machine's peak with an OpenBLAS sgemm in the same run.
+// naive C++ loop, on the workloads of the project's benchmark plan; then its
+// forward and backward (the gradients of q, k and v from gnn-differentiate:
+// gnn.fused_attention_grad when fused, the adjoints of the DGL-form ops when
+// not) against a naive C++ backward. Measures this machine's peak with an
+// OpenBLAS sgemm in the same run.
 //
 //   build/bin/gnn-bench-attention [--repeats N] [--quick] [--workloads abcd]
+//                                 [--no-backward]
 //
 //===----------------------------------------------------------------------===//
 
 #include "BenchUtil.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
+#include "GNN/Transforms/Differentiate.h"
+#include "GNN/Transforms/Passes.h"
 #include "gnnc/cuda.h"
 #include "gnnc/dense.h"
 
@@ -19,6 +25,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -48,6 +55,9 @@ static llvm::cl::opt<std::string>
     device("device", llvm::cl::init("cpu"),
            llvm::cl::desc("where the compiled kernels run: cpu or cuda"),
            llvm::cl::cat(category));
+static llvm::cl::opt<bool> noBackward("no-backward",
+                                      llvm::cl::desc("time the forward only"),
+                                      llvm::cl::cat(category));
 static llvm::cl::opt<std::string>
     only("workloads", llvm::cl::init("abcd"),
          llvm::cl::desc("the workloads to run, by letter (e.g. 'ac')"),
@@ -94,6 +104,83 @@ std::string attentionSource(llvm::StringRef structure) {
      << feat << ", " << score << ") -> " << feat << "\n  return %o : " << feat
      << "\n}\n";
   return os.str();
+}
+
+/// The attention layer with a loss, sum(o * w): the gradient of o is w.
+std::string attentionLossSource(llvm::StringRef structure) {
+  std::string s = attentionSource(structure);
+  const char *feat = "tensor<?x8x64xf32>";
+  auto replace = [&](const std::string &from, const std::string &to) {
+    size_t at = s.find(from);
+    assert(at != std::string::npos);
+    s.replace(at, from.size(), to);
+  };
+  std::string graph = ("!gnn.graph<" + structure + ">").str();
+  replace("%v: " + std::string(feat) + ") -> " + feat,
+          "%v: " + std::string(feat) + ", %w: " + feat + ") -> tensor<f32>");
+  replace("  return %o : " + std::string(feat),
+          "  %t = gnn.apply_nodes(%o, %w) {\n  ^bb0(%a: f32, %b: f32):\n"
+          "    %m = arith.mulf %a, %b : f32\n    gnn.yield %m : f32\n  } : (" +
+              std::string(feat) + ", " + feat + ") -> " + feat +
+              "\n  %l = gnn.sum_to %t : " + feat +
+              " -> tensor<f32>\n  return %l : tensor<f32>");
+  return s;
+}
+
+/// The naive backward of naiveAttention with dout = w: per destination, the
+/// weights, output and D = dout . out, then every edge's ds (zero where the
+/// clamp is active) into dq, dk, dv (single thread).
+void naiveAttentionGrad(const gnn_graph &g, const float *q, const float *k,
+                        const float *v, const float *w, float *dq, float *dk,
+                        float *dv) {
+  std::fill(dq, dq + g.num_dst * kHeads * kDk, 0.0f);
+  std::fill(dk, dk + g.num_src * kHeads * kDk, 0.0f);
+  std::fill(dv, dv + g.num_src * kHeads * kDk, 0.0f);
+  std::vector<float> e, s, o(kDk);
+  for (int64_t d = 0; d < g.num_dst; ++d)
+    for (int h = 0; h < kHeads; ++h) {
+      const float *qv = q + (d * kHeads + h) * kDk;
+      const float *dO = w + (d * kHeads + h) * kDk;
+      int64_t first = g.in_ptr[d], last = g.in_ptr[d + 1];
+      e.assign(last - first, 0.0f);
+      s.assign(last - first, 0.0f);
+      std::fill(o.begin(), o.end(), 0.0f);
+      float z = 0;
+      for (int64_t i = first; i < last; ++i) {
+        const float *ku = k + (g.in_src[i] * kHeads + h) * kDk;
+        const float *vu = v + (g.in_src[i] * kHeads + h) * kDk;
+        float dot = 0;
+        for (int j = 0; j < kDk; ++j)
+          dot += ku[j] * qv[j];
+        s[i - first] = dot * 0.125f;
+        e[i - first] = std::exp(std::min(std::max(s[i - first], -5.0f), 5.0f));
+        z += e[i - first];
+        for (int j = 0; j < kDk; ++j)
+          o[j] += e[i - first] * vu[j];
+      }
+      if (z == 0)
+        continue;
+      float D = 0;
+      for (int j = 0; j < kDk; ++j)
+        D += dO[j] * o[j] / z;
+      for (int64_t i = first; i < last; ++i) {
+        int64_t u = g.in_src[i];
+        const float *ku = k + (u * kHeads + h) * kDk;
+        const float *vu = v + (u * kHeads + h) * kDk;
+        float p = e[i - first] / z, dP = 0;
+        for (int j = 0; j < kDk; ++j)
+          dP += dO[j] * vu[j];
+        float ds = std::fabs(s[i - first]) <= 5.0f ? p * (dP - D) : 0.0f;
+        float *dqv = dq + (d * kHeads + h) * kDk;
+        float *dku = dk + (u * kHeads + h) * kDk;
+        float *dvu = dv + (u * kHeads + h) * kDk;
+        for (int j = 0; j < kDk; ++j) {
+          dqv[j] += ds * 0.125f * ku[j];
+          dku[j] += ds * 0.125f * qv[j];
+          dvu[j] += p * dO[j];
+        }
+      }
+    }
 }
 
 /// A plain loop over destinations, heads and in-edges: what one writes by
@@ -232,6 +319,37 @@ int main(int argc, char **argv) {
     }
     return std::move(*program);
   };
+  // The layer's loss differentiated with respect to q, k and v; fused, its
+  // DGL form is fused first and differentiated as one op.
+  auto compileGrad =
+      [&](bool fuse, llvm::StringRef structure) -> std::unique_ptr<JitProgram> {
+    auto context = new MLIRContext(registry); // lives as long as the program
+    context->loadAllAvailableDialects();
+    auto module = parseSourceString<ModuleOp>(attentionLossSource(structure),
+                                              ParserConfig(context));
+    if (fuse) {
+      PassManager pm(context);
+      pm.addNestedPass<func::FuncOp>(gnn::createFuseAttentionPass());
+      if (failed(pm.run(*module)))
+        std::exit(1);
+    }
+    auto fn = module->lookupSymbol<func::FuncOp>("main");
+    if (failed(differentiateFunction(fn, {1, 2, 3}, "main_grad")))
+      std::exit(1);
+    CompileOptions options;
+    options.fuse = fuse;
+    options.device = onGPU ? Device::CUDA : Device::CPU;
+    auto program =
+        JitProgram::compile(std::move(module), {"main_grad"}, options);
+    if (!program) {
+      llvm::errs() << llvm::toString(program.takeError()) << "\n";
+      std::exit(1);
+    }
+    return std::move(*program);
+  };
+  std::map<std::string,
+           std::pair<std::unique_ptr<JitProgram>, std::unique_ptr<JitProgram>>>
+      gradPrograms;
   // Before compiling: parallel CPU programs make OpenBLAS single-threaded.
   double peak = measurePeakGflops();
   // Fused and unfused programs per graph structure, compiled on first use.
@@ -263,6 +381,75 @@ int main(int argc, char **argv) {
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   bool failed = false;
+  // Forward + backward rows; GFLOP counts 12*dk per edge and head (4 for
+  // the forward, 8 for dq, dk, dv and dout . v), not the recomputation.
+  auto backward = [&](Workload &w, HostTensor &q, HostTensor &k,
+                      HostTensor &v) {
+    const gnn_graph &g = *w.graph;
+    auto &[fused, unfused] = gradPrograms[w.structure];
+    if (!fused) {
+      fused = compileGrad(true, w.structure);
+      unfused = compileGrad(false, w.structure);
+    }
+    HostTensor up;
+    up.shape = q.shape;
+    up.allocate();
+    for (int64_t i = 0; i < up.numElements(); ++i)
+      up.as<float>()[i] = dist(rng);
+    std::vector<Argument> args = {{w.graph.get(), nullptr},
+                                  {nullptr, &q},
+                                  {nullptr, &k},
+                                  {nullptr, &v},
+                                  {nullptr, &up}};
+    double flops = 12.0 * kDk * kHeads * double(g.num_edges);
+    auto report = [&](const char *kernel, double seconds) {
+      double gflops = flops / seconds / 1e9;
+      fmt::print(
+          "{:<30} {:>9} | {:<8} {:>10.2f} {:>10.1f} {:>8.2f} {:>6.1f}%\n",
+          w.name, g.num_edges, kernel, seconds * 1e3,
+          g.num_edges / seconds / 1e6, gflops, 100.0 * gflops / peak);
+    };
+    double tFused =
+        medianSeconds([&] { (void)llvm::cantFail(fused->run(args)); }, repeats);
+    report("f+b fused", tFused);
+    double tUnfused = medianSeconds(
+        [&] { (void)llvm::cantFail(unfused->run(args)); }, repeats);
+    report("f+b unfused", tUnfused);
+    std::vector<float> dq(q.numElements()), dk(k.numElements()),
+        dv(v.numElements());
+    double tNaive = medianSeconds(
+        [&] {
+          naiveAttentionGrad(g, q.as<float>(), k.as<float>(), v.as<float>(),
+                             up.as<float>(), dq.data(), dk.data(), dv.data());
+        },
+        std::max(1, repeats / 2));
+    report("f+b naive", tNaive);
+    fmt::print("{:<30} {:>9} | fused forward+backward is {:.2f}x unfused, "
+               "{:.2f}x naive\n",
+               "", "", tUnfused / tFused, tNaive / tFused);
+    // Gradients against the naive backward (relative to the largest).
+    bool ok = true;
+    for (auto [name, program] : {std::make_pair("fused", fused.get()),
+                                 std::make_pair("unfused", unfused.get())}) {
+      std::vector<HostTensor> r = llvm::cantFail(program->run(args));
+      double worst = 0;
+      for (auto [i, want] : llvm::enumerate(
+               std::vector<const std::vector<float> *>{&dq, &dk, &dv})) {
+        double scale = 1e-30;
+        for (float x : *want)
+          scale = std::max(scale, double(std::fabs(x)));
+        const HostTensor &got = r[i + 1];
+        for (int64_t j = 0; j < got.numElements(); ++j) {
+          double d = std::fabs(got.as<float>()[j] - (*want)[j]) / scale;
+          worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+        }
+      }
+      fmt::print("{:<30} {:>9} | max |{} - naive| / max |naive| {:.1e}\n", "",
+                 "", name, worst);
+      ok = ok && worst <= 1e-4;
+    }
+    return ok;
+  };
   for (Workload &w : workloads()) {
     if (!llvm::StringRef(only).contains(w.name[1]))
       continue;
@@ -340,6 +527,8 @@ int main(int argc, char **argv) {
     fmt::print("{:<30} {:>9} | fused is {:.2f}x unfused, {:.2f}x naive\n", "",
                "", tUnfused / tFused, tNaive / tFused);
     if (!agree(*fused, *unfused, args, out, w.name))
+      failed = true;
+    if (!noBackward && !backward(w, q, k, v))
       failed = true;
   }
   if (failed) {
