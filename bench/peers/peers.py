@@ -1,7 +1,8 @@
 """gnnc side by side with DGL and PyTorch on the same machine, weights and
-batches: attention-kernel time, teacher-forced forward time and greedy
-decoding throughput, plus a check that every system computes the same
-log-probs. Run through bench/peers/run.sh (which sets up the environment).
+batches: attention-kernel time, attention forward+backward time (the
+gradients of q, k and v: gnn-run --grad; autograd for DGL and PyTorch),
+teacher-forced forward time and greedy decoding throughput, plus a check
+that every system computes the same log-probs and gradients. Run through bench/peers/run.sh (which sets up the environment).
 
     bench/peers/run.sh [--runs 5] [--quick]
 
@@ -210,6 +211,95 @@ def attention_kernels(w, runs, rows):
                  {k: t for k, (t, _) in results.items()}, same))
 
 
+def attention_loss_ir(h, dk, clamp):
+    """attention_ir with the loss sum(out * w): its gradient of out is w."""
+    feat = "tensor<?x%dx%dxf32>" % (h, dk)
+    ir = attention_ir(h, dk, clamp)
+    ir = ir.replace("%%v: %s) -> %s {" % (feat, feat),
+                    "%%v: %s, %%w: %s) -> tensor<f32> {" % (feat, feat))
+    return ir.replace("  return %%o : %s" % feat, f"""  %t = gnn.apply_nodes(%o, %w) {{
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    gnn.yield %m : f32
+  }} : ({feat}, {feat}) -> {feat}
+  %l = gnn.sum_to %t : {feat} -> tensor<f32>
+  return %l : tensor<f32>""")
+
+
+def attention_grad(w, runs, rows):
+    """One attention over the encoder's complete graph, forward and
+    backward: the gradients of q, k and v for the loss sum(out * up)."""
+    c = w.config
+    h, dk = c["heads"], c["d_model"] // c["heads"]
+    lens = [len(s) for s in w.srcs]
+    u, v = block_edges(lens)
+    n = sum(lens)
+    gen = torch.Generator().manual_seed(6)
+    q, k, val, up = (torch.randn(n, h, dk, generator=gen) for _ in range(4))
+
+    def grads_of(loss_fn):
+        def step():
+            leaves = [t.clone().requires_grad_() for t in (q, k, val)]
+            loss_fn(*leaves).backward()
+            return [t.grad for t in leaves]
+        return step
+
+    # DGL: the tutorial's built-in calls, differentiated by PyTorch autograd
+    # through DGL's kernels.
+    g = dgl.graph((u, v), num_nodes=n)
+    eids = torch.arange(len(u))
+
+    def dgl_loss(qq, kk, vv):
+        with g.local_scope():  # no features left from the last call
+            g.ndata.update({"q": qq, "k": kk, "v": vv})
+            w.dgl.propagate_attention(g, eids)
+            return (g.ndata["wv"] / g.ndata["z"] * up).sum()
+    results = {"DGL": timed(grads_of(dgl_loss), runs)}
+
+    # PyTorch: dense padded attention with a mask, through autograd.
+    B, M = len(lens), max(lens)
+    starts = [0]
+    for m in lens:
+        starts.append(starts[-1] + m)
+    index = torch.tensor([i * M + j for i, m in enumerate(lens)
+                          for j in range(m)])
+    valid = torch.arange(M).unsqueeze(0) < torch.tensor(lens).unsqueeze(1)
+    mask = valid.unsqueeze(1) & valid.unsqueeze(2)
+
+    def torch_loss(qq, kk, vv):
+        def pad(t):
+            out = torch.zeros(B * M, h * dk)
+            return out.index_copy(0, index, t.reshape(n, -1)).view(B, M, -1)
+        out = w.torch.attend(pad(qq), pad(kk), pad(vv), mask)
+        return (out.reshape(B * M, h, dk)[index] * up).sum()
+    results["PyTorch"] = timed(grads_of(torch_loss), runs)
+
+    ir = os.path.join(w.dir, "attention-loss.mlir")
+    with open(ir, "w") as f:
+        f.write(attention_loss_ir(h, dk, c["score_clamp"]))
+    graph = os.path.join(w.dir, "graph.safetensors")
+    inputs = os.path.join(w.dir, "qkvw.safetensors")
+    safetensors_util.write(graph, {
+        "src": ("I64", [len(u)], u.tolist()), "dst": ("I64", [len(v)],
+                                                      v.tolist()),
+        "num_nodes": ("I64", [], [n])})
+    safetensors_util.save_torch(inputs, {"q": q, "k": k, "v": val, "w": up})
+    for kind, flags in (("gnnc fused", []), ("gnnc unfused", ["--no-fuse"])):
+        out = os.path.join(w.dir, "grad-%s.safetensors" % kind[5:])
+        err = run([GNN_RUN, ir, "--grad", "--graph", graph, "--inputs",
+                   inputs, "--out", out, "--repeat", str(runs)] + flags)
+        tensors = safetensors_util.read(out)
+        got = [torch.tensor(tensors["grad." + name][2]).reshape(n, h, dk)
+               for name in ("q", "k", "v")]
+        results[kind] = (gnnc_times(err, "ms"), got)
+    ref = results["PyTorch"][1]
+    scale = max(float(r.abs().max()) for r in ref)
+    same = all(float((a - b).abs().max()) <= TOLERANCE * max(1.0, scale)
+               for _, got in results.values() for a, b in zip(got, ref))
+    rows.append((w.name, "attention fwd+bwd (ee, %d edges)" % len(u), "s",
+                 {k: t for k, (t, _) in results.items()}, same))
+
+
 def forward(w, runs, rows):
     results = {}
     for kind, flags in (("gnnc fused", []), ("gnnc unfused", ["--no-fuse"])):
@@ -340,6 +430,7 @@ def main():
     rows = []
     for w in workloads:
         attention_kernels(w, a.runs, rows)
+        attention_grad(w, a.runs, rows)
         forward(w, a.runs, rows)
         if w.name.startswith("copy"):
             decode(w, a.runs, rows, a.max_len)
