@@ -103,9 +103,10 @@ protected:
              const Graph &graph, std::vector<HostTensor> inputs,
              DType dtype = DType::F64) {
     bool wide = dtype == DType::F64;
-    std::string source = "func.func @main(" + std::string(kGraphArgs) + ", " +
-                         signature + ") -> tensor<" + (wide ? "f64" : "f32") +
-                         "> {" + kBuildGraph + body + "}";
+    std::string source = prelude + "func.func @main(" +
+                         std::string(kGraphArgs) + ", " + signature +
+                         ") -> tensor<" + (wide ? "f64" : "f32") + "> {" +
+                         kBuildGraph + body + "}";
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(source, ParserConfig(&context));
     ASSERT_TRUE(module) << source;
@@ -162,6 +163,8 @@ protected:
 
   MLIRContext context;
   std::mt19937_64 rng{20261124};
+  /// Functions placed before @main (callees).
+  std::string prelude;
 };
 
 TEST_F(DifferentiateTest, ClampedAttentionInDGLForm) {
@@ -446,6 +449,49 @@ TEST_F(DifferentiateTest, DenseLayersInSinglePrecision) {
          random({6, 4}, f32), random({4}, f32), random({4}, f32),
          random({7, 4}, f32)},
         f32);
+}
+
+TEST_F(DifferentiateTest, CallsThroughOneBackwardPerCallee) {
+  // A layer function called twice with its own weights, as the model
+  // builders write layers; it takes the graph and returns two results.
+  Graph g = randomGraph(5, 5, /*everyDstReached=*/true);
+  std::string layer = R"mlir(
+func.func private @layer(%g: !gnn.graph<general>, %x: tensor<?x2x4xf64>,
+                         %w: tensor<?x2x4xf64>)
+    -> (tensor<?x2x4xf64>, tensor<?x2x1xf64>) attributes {no_inline} {
+  %o = gnn.fused_attention %g, %x, %x, %w scale(0.7) normalize
+      : (!gnn.graph<general>, tensor<?x2x4xf64>, tensor<?x2x4xf64>,
+         tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+  %t = gnn.apply_nodes(%o, %x) {
+  ^bb0(%a: f64, %b: f64):
+    %h = math.tanh %a : f64
+    %s = arith.addf %h, %b : f64
+    gnn.yield %s : f64
+  } : (tensor<?x2x4xf64>, tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+  %n = gnn.sum_to %t : tensor<?x2x4xf64> -> tensor<?x2x1xf64>
+  return %t, %n : tensor<?x2x4xf64>, tensor<?x2x1xf64>
+}
+)mlir";
+  std::string body = R"mlir(
+  %y1, %n1 = func.call @layer(%g, %x, %w1)
+      : (!gnn.graph<general>, tensor<?x2x4xf64>, tensor<?x2x4xf64>)
+      -> (tensor<?x2x4xf64>, tensor<?x2x1xf64>)
+  %y2, %n2 = func.call @layer(%g, %y1, %w2)
+      : (!gnn.graph<general>, tensor<?x2x4xf64>, tensor<?x2x4xf64>)
+      -> (tensor<?x2x4xf64>, tensor<?x2x1xf64>)
+  %t = gnn.apply_nodes(%y2, %n1) {
+  ^bb0(%a: f64, %b: f64):
+    %m = arith.mulf %a, %b : f64
+    gnn.yield %m : f64
+  } : (tensor<?x2x4xf64>, tensor<?x2x1xf64>) -> tensor<?x2x4xf64>
+  %l = gnn.sum_to %t : tensor<?x2x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir";
+  prelude = layer;
+  check("%x: tensor<?x2x4xf64>, %w1: tensor<?x2x4xf64>, "
+        "%w2: tensor<?x2x4xf64>",
+        body, g, {random({5, 2, 4}), random({5, 2, 4}), random({5, 2, 4})});
+  prelude.clear();
 }
 
 TEST_F(DifferentiateTest, OpWithoutAdjointIsAnError) {

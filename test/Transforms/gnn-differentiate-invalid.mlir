@@ -3,7 +3,7 @@
 func.func private @helper(tensor<?x4xf32>) -> tensor<?x4xf32>
 
 func.func @no_rule(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
-  // expected-error @+1 {{'func.call' op has no adjoint: gnn-differentiate cannot take gradients through it}}
+  // expected-error @+1 {{'func.call' op calls 'helper', which has no body of one block to differentiate}}
   %y = func.call @helper(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
   %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
@@ -55,3 +55,17 @@ func.func @taken(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
   return %l : tensor<f32>
 }
 func.func private @taken_grad()
+
+// -----
+
+func.func @recursive(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'func.call' op is a recursive call of 'recursive', which gnn-differentiate cannot take}}
+  %y = func.call @recursive(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+func.func @calls_recursive(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
+  %y = func.call @recursive(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

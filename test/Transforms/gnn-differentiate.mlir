@@ -81,3 +81,32 @@ func.func @fused(%g: !gnn.graph<general>, %q: tensor<?x2x4xf32> {gnn.differentia
   %l = gnn.sum_to %wv : tensor<?x2x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Calls go through one backward function per callee, however often it is
+// called: @layer_vjp takes @layer's arguments and its results' gradients
+// and returns the gradients of its float arguments.
+// CHECK-LABEL: func.func private @layer_vjp(
+// CHECK-SAME: %{{[^:]*}}: tensor<?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK-SAME: no_inline
+// CHECK-NOT: func.func private @layer_vjp
+// CHECK-LABEL: func @model_grad(
+// CHECK: %[[B2:.*]]:2 = call @layer_vjp(
+// CHECK: %[[B1:.*]]:2 = call @layer_vjp(
+// CHECK-NOT: call @layer_vjp
+func.func private @layer(%x: tensor<?x4xf32>, %w: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {no_inline} {
+  %y = gnn.apply_nodes(%x, %w) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = math.tanh %m : f32
+    gnn.yield %t : f32
+  } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+func.func @model(%x: tensor<?x4xf32> {gnn.differentiable}, %w1: tensor<?x4xf32> {gnn.differentiable}, %w2: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
+  %h = call @layer(%x, %w1) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %y = call @layer(%h, %w2) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

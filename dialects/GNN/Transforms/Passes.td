@@ -71,9 +71,13 @@ def DifferentiatePass : Pass<"gnn-differentiate", "ModuleOp"> {
     regenerates its mask. `gnn.fused_attention` is differentiated in its
     unfused form (for the exact softmax, the per-destination maximum is a
     constant of the backward). Graph construction, id lists and counts
-    carry no gradient. Only values that depend on a differentiable argument
-    and that the loss depends on get gradients. An op on the way with no
-    adjoint (including control flow for now) is an error naming it.
+    carry no gradient. A call goes through one backward function per
+    callee (`@g_vjp`: g's arguments and its results' gradients in, its
+    float arguments' gradients out, recomputing g's forward), so a layer
+    function called N times has one backward, compiled once. Only values
+    that depend on a differentiable argument and that the loss depends on
+    get gradients. An op on the way with no adjoint (including control flow
+    for now) is an error naming it.
 
     ```mlir
     func.func @loss(%g: !gnn.graph<general>,

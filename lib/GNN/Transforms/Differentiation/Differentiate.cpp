@@ -30,9 +30,9 @@ static bool isFloatValue(Value v) {
 }
 
 /// Values of `body` that depend on one of `seeds` (constants excluded) and
-/// that `root` depends on.
+/// that one of `roots` depends on.
 static llvm::DenseSet<Value>
-activeValues(Block &body, ArrayRef<Value> seeds, Value root,
+activeValues(Block &body, ArrayRef<Value> seeds, ArrayRef<Value> roots,
              const llvm::DenseSet<Value> &constants) {
   llvm::DenseSet<Value> varied(seeds.begin(), seeds.end());
   for (Operation &op : body) {
@@ -43,7 +43,7 @@ activeValues(Block &body, ArrayRef<Value> seeds, Value root,
       if (isFloatValue(r) && !constants.contains(r))
         varied.insert(r);
   }
-  llvm::DenseSet<Value> useful = {root};
+  llvm::DenseSet<Value> useful(roots.begin(), roots.end());
   for (Operation &op : llvm::reverse(body)) {
     if (llvm::none_of(op.getResults(),
                       [&](Value v) { return useful.contains(v); }))
@@ -78,6 +78,197 @@ static std::string argumentName(func::FuncOp fn, unsigned i) {
   return "arg" + std::to_string(i);
 }
 
+static bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+namespace {
+/// Reverse sweeps over functions; calls are differentiated through one
+/// vector-Jacobian-product function per callee (`@g_vjp`: g's arguments
+/// and the gradients of its float results in, the gradients of its float
+/// arguments out; it recomputes g's forward), so a layer function called
+/// N times gets one backward function, compiled once.
+class Differentiator {
+public:
+  explicit Differentiator(ModuleOp module) : module(module) {}
+
+  /// Copies `fn` as `name`, seeds the adjoints of the copy's return operands
+  /// with `seed(ad, value, index)` (null: no seed) and runs the reverse
+  /// sweep; returns the copy, its AdjointBuilder and its return, or failure
+  /// (the copy erased).
+  struct Sweep {
+    func::FuncOp fn;
+    std::unique_ptr<AdjointBuilder> ad;
+    Operation *ret;
+  };
+  FailureOr<Sweep>
+  sweep(func::FuncOp fn, StringRef name, ArrayRef<unsigned> wrt,
+        llvm::function_ref<void(func::FuncOp)> prepare,
+        llvm::function_ref<Value(AdjointBuilder &, Value, unsigned)> seed);
+
+  /// The VJP function of `callee`.
+  FailureOr<func::FuncOp> vjpOf(func::FuncOp callee, Operation *user);
+
+  /// Erases the VJP functions built so far (after a failure).
+  void discard() {
+    for (auto &entry : vjps)
+      entry.second.erase();
+    vjps.clear();
+  }
+
+private:
+  LogicalResult differentiateCall(func::CallOp call, AdjointBuilder &ad);
+
+  ModuleOp module;
+  llvm::DenseMap<Operation *, func::FuncOp> vjps;
+  llvm::DenseSet<Operation *> inProgress;
+};
+} // namespace
+
+FailureOr<Differentiator::Sweep> Differentiator::sweep(
+    func::FuncOp fn, StringRef name, ArrayRef<unsigned> wrt,
+    llvm::function_ref<void(func::FuncOp)> prepare,
+    llvm::function_ref<Value(AdjointBuilder &, Value, unsigned)> seed) {
+  OpBuilder b(fn);
+  b.setInsertionPointAfter(fn);
+  auto copy = cast<func::FuncOp>(b.clone(*fn));
+  copy.setSymName(name);
+  prepare(copy);
+  Block &body = copy.getBody().front();
+
+  // Attention with feature sizes the fused backward cannot take is
+  // differentiated in its unfused form.
+  llvm::DenseSet<Value> constants;
+  for (auto op : llvm::make_early_inc_range(body.getOps<FusedAttentionOp>()))
+    if (!hasFusedBackward(op))
+      unfuseAttention(op, constants);
+
+  SmallVector<Value> seeds = llvm::map_to_vector(
+      wrt, [&](unsigned i) -> Value { return body.getArgument(i); });
+  Operation *ret = body.getTerminator();
+  SmallVector<Operation *> forward = llvm::map_to_vector(
+      body.without_terminator(), [](Operation &op) { return &op; });
+  SmallVector<Value> roots(ret->getOperands());
+
+  b.setInsertionPoint(ret);
+  auto ad = std::make_unique<AdjointBuilder>(
+      b, ret->getLoc(), activeValues(body, seeds, roots, constants));
+  for (auto [i, root] : llvm::enumerate(roots))
+    if (ad->isActive(root))
+      if (Value d = seed(*ad, root, i))
+        ad->accumulate(root, d);
+  for (Operation *op : llvm::reverse(forward)) {
+    if (llvm::none_of(op->getResults(),
+                      [&](Value r) { return ad->adjoint(r); }) ||
+        llvm::none_of(op->getOperands(),
+                      [&](Value v) { return ad->isActive(v); }))
+      continue;
+    ad->b.setLoc(op->getLoc());
+    bool handled = false;
+    LogicalResult result = success();
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      result = differentiateCall(call, *ad);
+      handled = true;
+    }
+    if (!handled)
+      result = differentiateGraphOp(op, *ad, handled);
+    if (!handled)
+      result = differentiateNodeOp(op, *ad, handled);
+    if (!handled)
+      result = ad->noAdjoint(op);
+    if (failed(result)) {
+      copy.erase();
+      return failure();
+    }
+  }
+  ad->b.setLoc(ret->getLoc());
+  return Sweep{copy, std::move(ad), ret};
+}
+
+FailureOr<func::FuncOp> Differentiator::vjpOf(func::FuncOp callee,
+                                              Operation *user) {
+  if (func::FuncOp known = vjps.lookup(callee))
+    return known;
+  if (callee.isExternal() || !llvm::hasSingleElement(callee.getBody()))
+    return user->emitOpError()
+           << "calls '" << callee.getSymName()
+           << "', which has no body of one block to differentiate";
+  if (!inProgress.insert(callee).second)
+    return user->emitOpError()
+           << "is a recursive call of '" << callee.getSymName()
+           << "', which gnn-differentiate cannot take";
+  std::string name = (callee.getSymName() + "_vjp").str();
+  for (int i = 1; SymbolTable::lookupSymbolIn(module, name); ++i)
+    name = (callee.getSymName() + "_vjp" + Twine(i)).str();
+  SmallVector<unsigned> wrt, seeded;
+  for (auto [i, type] : llvm::enumerate(callee.getArgumentTypes()))
+    if (isFloatTensor(type))
+      wrt.push_back(i);
+  for (auto [i, type] : llvm::enumerate(callee.getResultTypes()))
+    if (isFloatTensor(type))
+      seeded.push_back(i);
+  // The results' gradients come in as arguments after the callee's own.
+  unsigned firstSeed = callee.getNumArguments();
+  auto prepare = [&](func::FuncOp copy) {
+    for (auto [j, i] : llvm::enumerate(seeded))
+      copy.insertArgument(firstSeed + j, callee.getResultTypes()[i],
+                          DictionaryAttr(), callee.getLoc());
+  };
+  auto seed = [&](AdjointBuilder &, Value root, unsigned i) -> Value {
+    auto it = llvm::find(seeded, i);
+    if (it == seeded.end())
+      return {};
+    auto copy = cast<func::FuncOp>(root.getParentBlock()->getParentOp());
+    return copy.getArgument(firstSeed + (it - seeded.begin()));
+  };
+  FailureOr<Sweep> s = sweep(callee, name, wrt, prepare, seed);
+  inProgress.erase(callee);
+  if (failed(s))
+    return failure();
+  Block &body = s->fn.getBody().front();
+  SmallVector<Value> grads;
+  for (unsigned i : wrt) {
+    Value arg = body.getArgument(i);
+    Value d = s->ad->adjoint(arg);
+    grads.push_back(d ? d : s->ad->zerosLike(arg));
+  }
+  s->ret->setOperands(grads);
+  OpBuilder b(s->fn);
+  s->fn.setFunctionType(b.getFunctionType(s->fn.getArgumentTypes(),
+                                          ValueRange(grads).getTypes()));
+  s->fn.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  eraseDeadOps(body);
+  vjps[callee] = s->fn;
+  return s->fn;
+}
+
+LogicalResult Differentiator::differentiateCall(func::CallOp call,
+                                                AdjointBuilder &ad) {
+  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+  if (!callee)
+    return ad.noAdjoint(call, "its callee is not a function of the module");
+  FailureOr<func::FuncOp> vjp = vjpOf(callee, call);
+  if (failed(vjp))
+    return failure();
+  SmallVector<Value> operands(call.getOperands());
+  for (Value r : call.getResults())
+    if (isFloatTensor(r.getType())) {
+      Value d = ad.adjoint(r);
+      operands.push_back(d ? d : ad.zerosLike(r));
+    }
+  auto back = ad.b.create<func::CallOp>(*vjp, operands);
+  unsigned next = 0;
+  for (Value operand : call.getOperands()) {
+    if (!isFloatTensor(operand.getType()))
+      continue;
+    Value d = back.getResult(next++);
+    if (ad.isActive(operand))
+      ad.accumulate(operand, d);
+  }
+  return success();
+}
+
 FailureOr<func::FuncOp> mlir::gnn::differentiateFunction(func::FuncOp fn,
                                                          ArrayRef<unsigned> wrt,
                                                          StringRef gradName) {
@@ -92,80 +283,49 @@ FailureOr<func::FuncOp> mlir::gnn::differentiateFunction(func::FuncOp fn,
     return fn.emitOpError() << "cannot be differentiated: its first result "
                                "must be the loss, a float tensor of one "
                                "element";
-  for (unsigned i : wrt) {
-    auto type = i < fn.getNumArguments()
-                    ? dyn_cast<RankedTensorType>(fn.getArgumentTypes()[i])
-                    : RankedTensorType();
-    if (!type || !isa<FloatType>(type.getElementType()))
+  for (unsigned i : wrt)
+    if (i >= fn.getNumArguments() || !isFloatTensor(fn.getArgumentTypes()[i]))
       return fn.emitOpError() << "cannot be differentiated with respect to "
                                  "argument #"
                               << i << ": it is not a float tensor";
-  }
   auto module = fn->getParentOfType<ModuleOp>();
-  if (module && SymbolTable::lookupSymbolIn(module, gradName))
+  if (!module)
+    return fn.emitOpError() << "cannot be differentiated outside a module";
+  if (SymbolTable::lookupSymbolIn(module, gradName))
     return fn.emitOpError() << "cannot be differentiated into '" << gradName
                             << "': the module already has that symbol";
 
-  OpBuilder b(fn);
-  b.setInsertionPointAfter(fn);
-  auto grad = cast<func::FuncOp>(b.clone(*fn));
-  grad.setSymName(gradName);
-  Block &body = grad.getBody().front();
-
-  // Attention with feature sizes the fused backward cannot take is
-  // differentiated in its unfused form.
-  llvm::DenseSet<Value> constants;
-  for (auto op : llvm::make_early_inc_range(body.getOps<FusedAttentionOp>()))
-    if (!hasFusedBackward(op))
-      unfuseAttention(op, constants);
-
-  SmallVector<Value> seeds = llvm::map_to_vector(
-      wrt, [&](unsigned i) -> Value { return body.getArgument(i); });
-  Operation *ret = body.getTerminator();
-  Value loss = ret->getOperand(0);
-  SmallVector<Operation *> forward = llvm::map_to_vector(
-      body.without_terminator(), [](Operation &op) { return &op; });
-
-  b.setInsertionPoint(ret);
-  AdjointBuilder ad(b, ret->getLoc(),
-                    activeValues(body, seeds, loss, constants));
-  if (ad.isActive(loss))
-    ad.accumulate(loss, ad.constantLike(loss, 1.0));
-  for (Operation *op : llvm::reverse(forward)) {
-    if (llvm::none_of(op->getResults(),
-                      [&](Value r) { return ad.adjoint(r); }) ||
-        llvm::none_of(op->getOperands(),
-                      [&](Value v) { return ad.isActive(v); }))
-      continue;
-    ad.b.setLoc(op->getLoc());
-    bool handled = false;
-    LogicalResult result = differentiateGraphOp(op, ad, handled);
-    if (!handled)
-      result = differentiateNodeOp(op, ad, handled);
-    if (!handled)
-      result = ad.noAdjoint(op);
-    if (failed(result)) {
-      grad.erase();
-      return failure();
-    }
+  Differentiator differentiator(module);
+  FailureOr<Differentiator::Sweep> s = differentiator.sweep(
+      fn, gradName, wrt, [](func::FuncOp) {},
+      [](AdjointBuilder &ad, Value root, unsigned i) -> Value {
+        return i == 0 ? ad.constantLike(root, 1.0) : Value();
+      });
+  if (failed(s)) {
+    differentiator.discard();
+    return failure();
   }
+  func::FuncOp grad = s->fn;
+  Block &body = grad.getBody().front();
+  AdjointBuilder &ad = *s->ad;
 
   // The results, then one gradient per argument.
-  ad.b.setLoc(ret->getLoc());
-  SmallVector<Value> results(ret->getOperands());
+  OpBuilder b(grad);
+  SmallVector<Value> results(s->ret->getOperands());
   SmallVector<Attribute> resultAttrs;
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
     resultAttrs.push_back(fn.getResultAttrDict(i)
                               ? Attribute(fn.getResultAttrDict(i))
                               : b.getDictionaryAttr({}));
-  for (auto [i, seed] : llvm::zip(wrt, seeds)) {
-    Value d = ad.adjoint(seed);
-    results.push_back(d ? d : ad.zerosLike(seed));
+  for (unsigned i : wrt) {
+    Value arg = body.getArgument(i);
+    Value d = ad.adjoint(arg);
+    results.push_back(d ? d : ad.zerosLike(arg));
     resultAttrs.push_back(b.getDictionaryAttr(
         b.getNamedAttr(GNNDialect::kNameAttrName,
                        b.getStringAttr("grad." + argumentName(fn, i)))));
   }
-  ret->setOperands(results);
+  s->ret->setOperands(results);
   grad.setFunctionType(b.getFunctionType(grad.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
   grad.setAllResultAttrs(resultAttrs);
