@@ -494,6 +494,46 @@ func.func private @layer(%g: !gnn.graph<general>, %x: tensor<?x2x4xf64>,
   prelude.clear();
 }
 
+TEST_F(DifferentiateTest, ForLoopsRecomputeTheirIterations) {
+  // A shared layer applied repeatedly (weights used from outside the loop,
+  // a graph captured too), with loop bounds of several kinds.
+  Graph g = randomGraph(6, 6, /*everyDstReached=*/true);
+  for (const char *bounds :
+       {"%c0 to %c3 step %c1", "%c1 to %c6 step %c2", "%c3 to %c1 step %c1"}) {
+    SCOPED_TRACE(bounds);
+    check("%x: tensor<?x2x4xf64>, %w: tensor<?x2x4xf64>, "
+          "%u: tensor<?x2x4xf64>",
+          std::string(R"mlir(
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %r = scf.for %i = )mlir") +
+              bounds + R"mlir( iter_args(%a = %x) -> (tensor<?x2x4xf64>) {
+    %o = gnn.fused_attention %g, %a, %a, %w scale(0.6) normalize
+        : (!gnn.graph<general>, tensor<?x2x4xf64>, tensor<?x2x4xf64>,
+           tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+    %b = gnn.apply_nodes(%o, %a, %u) {
+    ^bb0(%p: f64, %q: f64, %s: f64):
+      %t = math.tanh %p : f64
+      %m = arith.mulf %t, %s : f64
+      %n = arith.addf %m, %q : f64
+      gnn.yield %n : f64
+    } : (tensor<?x2x4xf64>, tensor<?x2x4xf64>, tensor<?x2x4xf64>)
+      -> tensor<?x2x4xf64>
+    scf.yield %b : tensor<?x2x4xf64>
+  }
+  %sq = gnn.apply_nodes(%r) {
+  ^bb0(%p: f64):
+    %m = arith.mulf %p, %p : f64
+    gnn.yield %m : f64
+  } : (tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+  %l = gnn.sum_to %sq : tensor<?x2x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+          g, {random({6, 2, 4}), random({6, 2, 4}), random({6, 2, 4})});
+  }
+}
+
 TEST_F(DifferentiateTest, OpWithoutAdjointIsAnError) {
   std::string source = std::string("func.func @main(") + kGraphArgs + R"mlir(,
       %x: tensor<?x4xf32>) -> tensor<f32> {

@@ -76,8 +76,11 @@ def DifferentiatePass : Pass<"gnn-differentiate", "ModuleOp"> {
     float arguments' gradients out, recomputing g's forward), so a layer
     function called N times has one backward, compiled once. Only values
     that depend on a differentiable argument and that the loss depends on
-    get gradients. An op on the way with no adjoint (including control flow
-    for now) is an error naming it.
+    get gradients. `scf.for` is differentiated through its body outlined as
+    a callee: the reverse loop recomputes the state entering each iteration
+    from the initial values (no per-iteration storage; O(trips^2) body
+    runs, bounded by the trip count). An op on the way with no adjoint
+    (`scf.while` for now) is an error naming it.
 
     ```mlir
     func.func @loss(%g: !gnn.graph<general>,

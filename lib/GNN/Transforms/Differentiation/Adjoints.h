@@ -14,6 +14,9 @@
 
 #include "GNN/IR/GNNOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/DenseMap.h"
@@ -109,6 +112,22 @@ private:
   llvm::DenseMap<Value, Value> adjoints;
   llvm::DenseMap<Value, Value> reversedGraphs;
 };
+
+/// Builds the backward function of a callee (Differentiate.cpp): its
+/// arguments and its float results' gradients in, its float arguments'
+/// gradients out.
+class CalleeDifferentiator {
+public:
+  virtual ~CalleeDifferentiator() = default;
+  virtual FailureOr<func::FuncOp> vjpOf(func::FuncOp callee,
+                                        Operation *user) = 0;
+};
+
+/// The adjoint of an scf.for (LoopAdjoints.cpp): its body outlined and
+/// differentiated as a callee, iterations reversed with the state of each
+/// recomputed from the initial values.
+LogicalResult differentiateFor(scf::ForOp loop, AdjointBuilder &ad,
+                               CalleeDifferentiator &callees);
 
 /// Adds the adjoints of `op`'s active operands; the rules per family.
 LogicalResult differentiateGraphOp(Operation *op, AdjointBuilder &ad,

@@ -15,6 +15,8 @@
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_DIFFERENTIATEPASS
@@ -29,6 +31,19 @@ static bool isFloatValue(Value v) {
   return isa<FloatType>(getElementTypeOrSelf(v.getType()));
 }
 
+/// What `op` reads: its operands and, for ops with regions (loops), the
+/// values from outside that its regions use.
+static SmallVector<Value> inputsOf(Operation *op) {
+  SmallVector<Value> inputs(op->getOperands());
+  if (op->getNumRegions() &&
+      !isa<ApplyEdgesOp, ApplyNodesOp, FilterNodesOp, FilterEdgesOp>(op)) {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(op->getRegions(), above);
+    llvm::append_range(inputs, above);
+  }
+  return inputs;
+}
+
 /// Values of `body` that depend on one of `seeds` (constants excluded) and
 /// that one of `roots` depends on.
 static llvm::DenseSet<Value>
@@ -36,7 +51,7 @@ activeValues(Block &body, ArrayRef<Value> seeds, ArrayRef<Value> roots,
              const llvm::DenseSet<Value> &constants) {
   llvm::DenseSet<Value> varied(seeds.begin(), seeds.end());
   for (Operation &op : body) {
-    if (llvm::none_of(op.getOperands(),
+    if (llvm::none_of(inputsOf(&op),
                       [&](Value v) { return varied.contains(v); }))
       continue;
     for (Value r : op.getResults())
@@ -48,7 +63,7 @@ activeValues(Block &body, ArrayRef<Value> seeds, ArrayRef<Value> roots,
     if (llvm::none_of(op.getResults(),
                       [&](Value v) { return useful.contains(v); }))
       continue;
-    for (Value v : op.getOperands())
+    for (Value v : inputsOf(&op))
       useful.insert(v);
   }
   llvm::DenseSet<Value> active;
@@ -89,7 +104,7 @@ namespace {
 /// and the gradients of its float results in, the gradients of its float
 /// arguments out; it recomputes g's forward), so a layer function called
 /// N times gets one backward function, compiled once.
-class Differentiator {
+class Differentiator : public CalleeDifferentiator {
 public:
   explicit Differentiator(ModuleOp module) : module(module) {}
 
@@ -108,7 +123,7 @@ public:
         llvm::function_ref<Value(AdjointBuilder &, Value, unsigned)> seed);
 
   /// The VJP function of `callee`.
-  FailureOr<func::FuncOp> vjpOf(func::FuncOp callee, Operation *user);
+  FailureOr<func::FuncOp> vjpOf(func::FuncOp callee, Operation *user) override;
 
   /// Erases the VJP functions built so far (after a failure).
   void discard() {
@@ -161,14 +176,16 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
   for (Operation *op : llvm::reverse(forward)) {
     if (llvm::none_of(op->getResults(),
                       [&](Value r) { return ad->adjoint(r); }) ||
-        llvm::none_of(op->getOperands(),
-                      [&](Value v) { return ad->isActive(v); }))
+        llvm::none_of(inputsOf(op), [&](Value v) { return ad->isActive(v); }))
       continue;
     ad->b.setLoc(op->getLoc());
     bool handled = false;
     LogicalResult result = success();
     if (auto call = dyn_cast<func::CallOp>(op)) {
       result = differentiateCall(call, *ad);
+      handled = true;
+    } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      result = differentiateFor(loop, *ad, *this);
       handled = true;
     }
     if (!handled)
