@@ -534,6 +534,60 @@ TEST_F(DifferentiateTest, ForLoopsRecomputeTheirIterations) {
   }
 }
 
+TEST_F(DifferentiateTest, WhileLoopsThroughBothRegions) {
+  // The condition region transforms what it forwards (so both regions have
+  // gradients), a counter and a data-dependent test decide the trip count
+  // (the data test never ends the loop at these inputs, so finite
+  // differences see the same trips), and weights come from outside.
+  Graph g = randomGraph(5, 5, /*everyDstReached=*/true);
+  for (const char *trips : {"%c3", "%c0"}) {
+    SCOPED_TRACE(trips);
+    check("%x: tensor<?x2x4xf64>, %w: tensor<?x2x4xf64>, "
+          "%u: tensor<?x2x4xf64>",
+          std::string(R"mlir(
+  %c3 = arith.constant 3 : index
+  %n = arith.addi %c0, )mlir") +
+              trips + R"mlir( : index
+  %r:2 = scf.while (%s = %x, %i = %c0)
+      : (tensor<?x2x4xf64>, index) -> (tensor<?x2x4xf64>, index) {
+    %a = gnn.apply_nodes(%s, %u) {
+    ^bb0(%p: f64, %q: f64):
+      %t = math.tanh %p : f64
+      %m = arith.mulf %t, %q : f64
+      gnn.yield %m : f64
+    } : (tensor<?x2x4xf64>, tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+    %total = gnn.sum_to %a : tensor<?x2x4xf64> -> tensor<f64>
+    %big = arith.constant 1.0e6 : f64
+    %v = tensor.extract %total[] : tensor<f64>
+    %small = arith.cmpf olt, %v, %big : f64
+    %more = arith.cmpi ult, %i, %n : index
+    %go = arith.andi %small, %more : i1
+    scf.condition(%go) %a, %i : tensor<?x2x4xf64>, index
+  } do {
+  ^bb0(%a: tensor<?x2x4xf64>, %i: index):
+    %o = gnn.fused_attention %g, %a, %a, %w scale(0.6) normalize
+        : (!gnn.graph<general>, tensor<?x2x4xf64>, tensor<?x2x4xf64>,
+           tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+    %b = gnn.apply_nodes(%o, %a) {
+    ^bb0(%p: f64, %q: f64):
+      %m = arith.addf %p, %q : f64
+      gnn.yield %m : f64
+    } : (tensor<?x2x4xf64>, tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+    %j = arith.addi %i, %c1 : index
+    scf.yield %b, %j : tensor<?x2x4xf64>, index
+  }
+  %sq = gnn.apply_nodes(%r#0) {
+  ^bb0(%p: f64):
+    %m = arith.mulf %p, %p : f64
+    gnn.yield %m : f64
+  } : (tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+  %l = gnn.sum_to %sq : tensor<?x2x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+          g, {random({5, 2, 4}), random({5, 2, 4}), random({5, 2, 4})});
+  }
+}
+
 TEST_F(DifferentiateTest, OpWithoutAdjointIsAnError) {
   std::string source = std::string("func.func @main(") + kGraphArgs + R"mlir(,
       %x: tensor<?x4xf32>) -> tensor<f32> {

@@ -11,24 +11,19 @@ func.func @no_rule(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
 
 // -----
 
-func.func @loop(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tensor<f32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  // expected-error @+1 {{'scf.while' op has no adjoint: gnn-differentiate cannot take gradients through it}}
-  %r:2 = scf.while (%a = %x, %i = %c0) : (tensor<?x4xf32>, index) -> (tensor<?x4xf32>, index) {
-    %go = arith.cmpi ult, %i, %n : index
-    scf.condition(%go) %a, %i : tensor<?x4xf32>, index
-  } do {
-  ^bb0(%a: tensor<?x4xf32>, %i: index):
-    %b = gnn.apply_nodes(%a) {
+func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f32> {
+  // expected-error @+1 {{'scf.if' op has no adjoint: gnn-differentiate cannot take gradients through it}}
+  %r = scf.if %c -> tensor<?x4xf32> {
+    %b = gnn.apply_nodes(%x) {
     ^bb0(%e: f32):
       %t = math.tanh %e : f32
       gnn.yield %t : f32
     } : (tensor<?x4xf32>) -> tensor<?x4xf32>
-    %j = arith.addi %i, %c1 : index
-    scf.yield %b, %j : tensor<?x4xf32>, index
+    scf.yield %b : tensor<?x4xf32>
+  } else {
+    scf.yield %x : tensor<?x4xf32>
   }
-  %l = gnn.sum_to %r#0 : tensor<?x4xf32> -> tensor<f32>
+  %l = gnn.sum_to %r : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
 

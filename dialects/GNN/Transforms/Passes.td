@@ -79,8 +79,10 @@ def DifferentiatePass : Pass<"gnn-differentiate", "ModuleOp"> {
     get gradients. `scf.for` is differentiated through its body outlined as
     a callee: the reverse loop recomputes the state entering each iteration
     from the initial values (no per-iteration storage; O(trips^2) body
-    runs, bounded by the trip count). An op on the way with no adjoint
-    (`scf.while` for now) is an error naming it.
+    runs, bounded by the trip count); `scf.while` (the ACT loop) is run
+    once more to count its iterations, then reversed the same way through
+    its condition region and body as two functions. An op on the way with
+    no adjoint (`scf.if` for now) is an error naming it.
 
     ```mlir
     func.func @loss(%g: !gnn.graph<general>,

@@ -129,6 +129,11 @@ public:
 LogicalResult differentiateFor(scf::ForOp loop, AdjointBuilder &ad,
                                CalleeDifferentiator &callees);
 
+/// The adjoint of an scf.while: counted by running it again, then reversed
+/// like scf.for through its condition region and its body as functions.
+LogicalResult differentiateWhile(scf::WhileOp loop, AdjointBuilder &ad,
+                                 CalleeDifferentiator &callees);
+
 /// Adds the adjoints of `op`'s active operands; the rules per family.
 LogicalResult differentiateGraphOp(Operation *op, AdjointBuilder &ad,
                                    bool &handled);

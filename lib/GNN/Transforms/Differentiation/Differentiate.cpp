@@ -187,6 +187,9 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
     } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
       result = differentiateFor(loop, *ad, *this);
       handled = true;
+    } else if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+      result = differentiateWhile(loop, *ad, *this);
+      handled = true;
     }
     if (!handled)
       result = differentiateGraphOp(op, *ad, handled);
