@@ -1,5 +1,6 @@
-"""Checks gnn-differentiate on a whole model encoder against PyTorch
-autograd in float64 (scripts/py/torch_reference.py, independent of gnnc).
+"""Checks gnn-differentiate on a whole model encoder (a Transformer's, or
+a Universal Transformer's with its ACT loop) against PyTorch autograd in
+float64 (scripts/py/torch_reference.py, independent of gnnc).
 
 Takes a model's IR (gnn-run --config M --emit-ir), adds a loss function
 that calls @encode and returns sum(memory * w) for a random w, runs it with
@@ -30,25 +31,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "py"))
 import safetensors_util  # noqa: E402
-from torch_reference import Transformer, sinusoid_table  # noqa: E402
+from torch_reference import (Transformer, UniversalTransformer,  # noqa: E402
+                             sinusoid_table)
 
 
 def loss_program(ir):
     """The module's body with @loss(encode's arguments..., %w) added."""
     body = ir[ir.index("{") + 1:ir.rindex("}")]
-    sig = re.search(r"func.func @encode\((.*?)\) -> \(tensor<\?x(\d+)xf32>",
-                    body, re.S)
+    sig = re.search(r"func.func @encode\((.*?)\) -> \((tensor<\?x(\d+)xf32>"
+                    r"[^,)]*(?:, [^)]*)?)\)", body, re.S)
     args = re.findall(r'(%\w+): ([^{]+?) \{gnn.name = "([^"]+)"\}',
                       sig.group(1))
-    d = sig.group(2)
+    d = sig.group(3)
     feat = "tensor<?x%sxf32>" % d
+    # The encoder's other results (the AUT's step counts) are not used.
+    results = re.sub(r" \{[^}]*\}", "", sig.group(2))
+    count = results.count("tensor<")
     params = ", ".join('%s: %s {gnn.name = "%s"}' % a for a in args)
     names = ", ".join(a[0] for a in args)
     types = ", ".join(a[1] for a in args)
     body += f"""
 func.func @loss({params}, %w: {feat}) -> tensor<f32> {{
-  %m = call @encode({names}) : ({types}) -> {feat}
-  %t = gnn.apply_nodes(%m, %w) {{
+  %m:{count} = call @encode({names}) : ({types}) -> ({results})
+  %t = gnn.apply_nodes(%m#0, %w) {{
   ^bb0(%a: f32, %b: f32):
     %p = arith.mulf %a, %b : f32
     gnn.yield %p : f32
@@ -69,8 +74,7 @@ def main():
                                                       "gnn-run"))
     a = ap.parse_args()
     config = json.load(open(os.path.join(a.model, "config.json")))
-    if config.get("architecture", "transformer") != "transformer":
-        sys.exit("check_encoder_grad: only Transformer models")
+    universal = config.get("architecture") == "universal_transformer"
     weights = safetensors_util.read(os.path.join(a.model,
                                                  "weights.safetensors"))
     ir = subprocess.run([a.gnn_run, "--config",
@@ -90,12 +94,15 @@ def main():
                 src.append(offset + u)
                 dst.append(offset + v)
         offset += length
-    pe = sinusoid_table(max(lens), d)
+    # One sinusoid table for positions and (the AUT's) ACT steps, as the
+    # reference uses.
+    pe = sinusoid_table(max(config["max_len"], config.get("max_depth", 0)), d)
     w = [rng.uniform(-1, 1) for _ in range(n * d)]
     by_name = {"src_tokens": ("I64", [n], sum(srcs, [])),
                "src_positions": ("I64", [n],
                                  sum([list(range(m)) for m in lens], [])),
-               "pe": ("F32", list(pe.shape), pe.flatten().tolist())}
+               "pe": ("F32", list(pe.shape), pe.flatten().tolist()),
+               "time_pe": ("F32", list(pe.shape), pe.flatten().tolist())}
     by_name.update(weights)
     work = tempfile.mkdtemp(prefix="gnnc-grad-")
     inputs = {ssa: by_name[name] for ssa, name in name_of.items()
@@ -112,7 +119,8 @@ def main():
                     "--out", paths["y"]], check=True)
     got = safetensors_util.read(paths["y"])
 
-    model = Transformer(config).double()
+    model = (UniversalTransformer if universal else Transformer)(config)
+    model = model.double()
     params = dict(model.named_parameters())
     with torch.no_grad():
         for name, (_, shape, values) in weights.items():
@@ -123,7 +131,7 @@ def main():
     batch = torch.zeros(len(lens), max(lens), dtype=torch.long)
     for i, s in enumerate(srcs):
         batch[i, :len(s)] = torch.tensor(s)
-    x, _ = model.encode(batch, torch.tensor(lens))
+    x = model.encode(batch, torch.tensor(lens))[0]
     memory = torch.cat([x[i, :m] for i, m in enumerate(lens)])
     loss = (memory * torch.tensor(w, dtype=torch.float64).reshape(n, d)).sum()
     loss.backward()
@@ -148,7 +156,8 @@ def main():
         if err > 1e-4:
             ok = False
             print("%s: MISMATCH (relative error %.2e)" % (name, err))
-    encoder = [k for k in params if k.startswith(("encoder.", "src_embed."))]
+    encoder = [k for k in params
+               if k.startswith(("encoder.", "src_embed.", "halt_enc."))]
     print("%d of %d encoder parameters checked: %s" %
           (checked, len(encoder), "ok" if ok else "MISMATCH"))
     sys.exit(0 if ok and checked == len(encoder) else 1)
