@@ -1008,6 +1008,28 @@ LogicalResult LayerNormOp::verify() {
   return verifyRowwise(*this, getInput(), getResult(), width);
 }
 
+/// `small` broadcasts to `large`: aligned from the right, each of its dims
+/// is a static 1 or `large`'s.
+static LogicalResult verifyBroadcastsTo(Operation *op, RankedTensorType small,
+                                        RankedTensorType large,
+                                        StringRef smallName,
+                                        StringRef largeName) {
+  if (small.getRank() > large.getRank())
+    return op->emitOpError()
+           << smallName << " rank " << small.getRank() << " exceeds the "
+           << largeName << "'s " << large.getRank();
+  int64_t offset = large.getRank() - small.getRank();
+  for (auto [i, size] : llvm::enumerate(small.getShape())) {
+    int64_t to = large.getDimSize(offset + i);
+    if (size != 1 && !areCompatible({size}, {to}))
+      return op->emitOpError()
+             << smallName << " dimension " << i << " is "
+             << shapeToString({size}) << ": it must be 1 or the " << largeName
+             << "'s " << shapeToString({to});
+  }
+  return success();
+}
+
 LogicalResult SumToOp::verify() {
   auto in = getFeatureType(getInput());
   auto out = getFeatureType(getResult());
@@ -1015,18 +1037,7 @@ LogicalResult SumToOp::verify() {
     return failure();
   if (in.getElementType() != out.getElementType())
     return emitOpError() << "result element type differs from the input's";
-  if (out.getRank() > in.getRank())
-    return emitOpError() << "result rank " << out.getRank()
-                         << " exceeds the input's " << in.getRank();
-  int64_t offset = in.getRank() - out.getRank();
-  for (auto [i, size] : llvm::enumerate(out.getShape())) {
-    int64_t from = in.getDimSize(offset + i);
-    if (size != 1 && !areCompatible({from}, {size}))
-      return emitOpError() << "result dimension " << i << " is "
-                           << shapeToString({size}) << ": it must be 1 or the "
-                           << "input's " << shapeToString({from});
-  }
-  return success();
+  return verifyBroadcastsTo(*this, out, in, "result", "input");
 }
 
 OpFoldResult SumToOp::fold(FoldAdaptor) {
@@ -1048,18 +1059,7 @@ LogicalResult BroadcastOp::verify() {
     return emitOpError() << "result shape " << shapeToString(out.getShape())
                          << " differs from the shape of 'like' "
                          << shapeToString(like.getShape());
-  if (in.getRank() > out.getRank())
-    return emitOpError() << "input rank " << in.getRank()
-                         << " exceeds the result's " << out.getRank();
-  int64_t offset = out.getRank() - in.getRank();
-  for (auto [i, size] : llvm::enumerate(in.getShape())) {
-    int64_t to = out.getDimSize(offset + i);
-    if (size != 1 && !areCompatible({size}, {to}))
-      return emitOpError() << "input dimension " << i << " is "
-                           << shapeToString({size}) << ": it must be 1 or the "
-                           << "result's " << shapeToString({to});
-  }
-  return success();
+  return verifyBroadcastsTo(*this, in, out, "input", "result");
 }
 
 OpFoldResult BroadcastOp::fold(FoldAdaptor) {

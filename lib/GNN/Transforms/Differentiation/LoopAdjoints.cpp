@@ -33,40 +33,6 @@ static bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
-/// The loop's body as a private function `(iv, carried..., captured...) ->
-/// (next carried...)`, placed after the function holding the loop.
-static func::FuncOp outlineBody(scf::ForOp loop, ArrayRef<Value> captured) {
-  auto parent = loop->getParentOfType<func::FuncOp>();
-  auto module = parent->getParentOfType<ModuleOp>();
-  SmallVector<Type> inputs = {loop.getInductionVar().getType()};
-  llvm::append_range(inputs, loop.getInitArgs().getTypes());
-  for (Value v : captured)
-    inputs.push_back(v.getType());
-  OpBuilder b(parent);
-  b.setInsertionPointAfter(parent);
-  std::string name = (parent.getSymName() + "_loop_body").str();
-  for (int i = 1; SymbolTable::lookupSymbolIn(module, name); ++i)
-    name = (parent.getSymName() + "_loop_body" + Twine(i)).str();
-  auto fn = b.create<func::FuncOp>(
-      loop.getLoc(), name, b.getFunctionType(inputs, loop.getResultTypes()));
-  fn.setPrivate();
-  Block *entry = fn.addEntryBlock();
-  IRMapping map;
-  map.map(loop.getInductionVar(), entry->getArgument(0));
-  for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs()))
-    map.map(arg, entry->getArgument(1 + i));
-  for (auto [i, v] : llvm::enumerate(captured))
-    map.map(v, entry->getArgument(1 + loop.getNumRegionIterArgs() + i));
-  b.setInsertionPointToStart(entry);
-  for (Operation &op : loop.getBody()->without_terminator())
-    b.clone(op, map);
-  SmallVector<Value> next;
-  for (Value v : loop.getBody()->getTerminator()->getOperands())
-    next.push_back(map.lookupOrDefault(v));
-  b.create<func::ReturnOp>(loop.getLoc(), next);
-  return fn;
-}
-
 /// A region with arguments (`args` mapped to the function's first
 /// arguments, `captured` after them) as a private function returning the
 /// operands of its terminator.
@@ -257,7 +223,9 @@ LogicalResult autodiff::differentiateFor(scf::ForOp loop, AdjointBuilder &ad,
   llvm::SetVector<Value> capturedSet;
   getUsedValuesDefinedAbove(loop.getRegion(), capturedSet);
   SmallVector<Value> captured = capturedSet.takeVector();
-  func::FuncOp body = outlineBody(loop, captured);
+  // The body's arguments are the induction variable and the carried values.
+  func::FuncOp body =
+      outlineRegion(loop, loop.getRegion(), captured, "_loop_body");
   FailureOr<func::FuncOp> vjp = callees.vjpOf(body, loop);
   if (failed(vjp))
     return failure();
