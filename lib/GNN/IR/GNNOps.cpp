@@ -764,62 +764,79 @@ LogicalResult FilterEdgesOp::verifyRegions() {
 // FusedAttentionOp
 //===----------------------------------------------------------------------===//
 
+/// Clamp bounds: both or neither, in order.
+static LogicalResult verifyClampBounds(Operation *op, std::optional<APFloat> lo,
+                                       std::optional<APFloat> hi) {
+  if (lo.has_value() != hi.has_value())
+    return op->emitOpError() << "needs both clamp bounds or neither";
+  if (lo && *lo > *hi)
+    return op->emitOpError() << "clamp bounds are reversed";
+  return success();
+}
+
+/// What gnn.fused_attention and its gradient share: float q, k, v with
+/// rows along the graph, one element type and compatible per-row shapes,
+/// and per-destination `outputs` (the results, or their gradients, named
+/// `outputName #i`) of the shapes the attention gives.
+static LogicalResult verifyAttentionFeatures(Operation *op, RowChecker &rows,
+                                             Value query, Value key,
+                                             Value value, ValueRange outputs,
+                                             StringRef outputName) {
+  Type element = getFeatureType(query).getElementType();
+  for (auto [feature, name, target] :
+       {std::make_tuple(query, "query", Target::Dst),
+        std::make_tuple(key, "key", Target::Src),
+        std::make_tuple(value, "value", Target::Src)}) {
+    auto type = getFeatureType(feature);
+    if (failed(verifyFloatFeature(op, type, name)) ||
+        failed(rows.check(target, feature, name)))
+      return failure();
+    if (type.getElementType() != element)
+      return op->emitOpError()
+             << name << " element type differs from the query's";
+    if (type.getRank() < 2)
+      return op->emitOpError() << name << " needs a per-row feature dimension";
+  }
+  // query and key: [N, heads..., d]; value: [N, heads..., dv].
+  ArrayRef<int64_t> q = getItemShape(getFeatureType(query));
+  ArrayRef<int64_t> k = getItemShape(getFeatureType(key));
+  ArrayRef<int64_t> v = getItemShape(getFeatureType(value));
+  std::string why;
+  if (failed(verifyAttentionInputShapes(q, k, v, &why)))
+    return op->emitOpError() << why;
+  SmallVector<SmallVector<int64_t>, 2> itemShapes =
+      getAttentionResultItemShapes(q, v);
+  for (auto [i, output] : llvm::enumerate(outputs)) {
+    std::string name = (outputName + " #" + Twine(i)).str();
+    if (getFeatureType(output).getElementType() != element)
+      return op->emitOpError()
+             << name << " element type differs from the query's";
+    if (failed(rows.check(Target::Dst, output, name)) ||
+        failed(verifyResultItemShape(op, output, itemShapes[i], name)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult FusedAttentionOp::verify() {
-  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())))
+  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())) ||
+      failed(verifyClampBounds(*this, getClampLo(), getClampHi())))
     return failure();
-  if (getClampLo().has_value() != getClampHi().has_value())
-    return emitOpError() << "needs both clamp bounds or neither";
-  if (getClampLo() && *getClampLo() > *getClampHi())
-    return emitOpError() << "clamp bounds are reversed";
   unsigned expected = getNormalize() ? 1 : 2;
   if (getNumResults() != expected)
     return emitOpError() << "has " << getNumResults() << " results, but "
                          << (getNormalize() ? "a normalized"
                                             : "an unnormalized")
                          << " attention has " << expected;
-
   RowChecker rows(*this, getGraph().getType());
-  Type element = getFeatureType(getQuery()).getElementType();
-  for (auto [value, name, target] :
-       {std::make_tuple(getQuery(), "query", Target::Dst),
-        std::make_tuple(getKey(), "key", Target::Src),
-        std::make_tuple(getValue(), "value", Target::Src)}) {
-    auto type = getFeatureType(value);
-    if (failed(verifyFloatFeature(*this, type, name)) ||
-        failed(rows.check(target, value, name)))
-      return failure();
-    if (type.getElementType() != element)
-      return emitOpError() << name << " element type differs from the query's";
-    if (type.getRank() < 2)
-      return emitOpError() << name << " needs a per-row feature dimension";
-  }
-  // query and key: [N, heads..., d]; value: [N, heads..., dv].
-  ArrayRef<int64_t> q = getItemShape(getFeatureType(getQuery()));
-  ArrayRef<int64_t> k = getItemShape(getFeatureType(getKey()));
-  ArrayRef<int64_t> v = getItemShape(getFeatureType(getValue()));
-  std::string why;
-  if (failed(verifyAttentionInputShapes(q, k, v, &why)))
-    return emitOpError() << why;
-  SmallVector<SmallVector<int64_t>, 2> itemShapes =
-      getAttentionResultItemShapes(q, v);
-  for (auto [i, result] : llvm::enumerate(getResults())) {
-    std::string name = "result #" + std::to_string(i);
-    if (getFeatureType(result).getElementType() != element)
-      return emitOpError() << name << " element type differs from the query's";
-    if (failed(rows.check(Target::Dst, result, name)) ||
-        failed(verifyResultItemShape(*this, result, itemShapes[i], name)))
-      return failure();
-  }
-  return success();
+  return verifyAttentionFeatures(*this, rows, getQuery(), getKey(), getValue(),
+                                 getResults(), "result");
 }
 
 LogicalResult FusedAttentionGradOp::verify() {
-  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())))
+  if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())) ||
+      failed(verifyClampBounds(*this, getClampLo(), getClampHi())))
     return failure();
-  if (getClampLo().has_value() != getClampHi().has_value())
-    return emitOpError() << "needs both clamp bounds or neither";
-  if (getClampLo() && *getClampLo() > *getClampHi())
-    return emitOpError() << "clamp bounds are reversed";
   unsigned expected = getNormalize() ? 1 : 2;
   if (getGrads().size() != expected)
     return emitOpError() << "takes " << expected << " result gradient(s) "
@@ -835,34 +852,11 @@ LogicalResult FusedAttentionGradOp::verify() {
       !same(graph.getNumEdges(), reversed.getNumEdges()))
     return emitOpError() << "reversed graph's counts do not mirror the graph's";
   RowChecker rows(*this, graph);
+  if (failed(verifyAttentionFeatures(*this, rows, getQuery(), getKey(),
+                                     getValue(), getGrads(),
+                                     "result gradient")))
+    return failure();
   Type element = getFeatureType(getQuery()).getElementType();
-  for (auto [value, name, target] :
-       {std::make_tuple(getQuery(), "query", Target::Dst),
-        std::make_tuple(getKey(), "key", Target::Src),
-        std::make_tuple(getValue(), "value", Target::Src)}) {
-    auto type = getFeatureType(value);
-    if (failed(verifyFloatFeature(*this, type, name)) ||
-        failed(rows.check(target, value, name)))
-      return failure();
-    if (type.getElementType() != element)
-      return emitOpError() << name << " element type differs from the query's";
-  }
-  ArrayRef<int64_t> q = getItemShape(getFeatureType(getQuery()));
-  ArrayRef<int64_t> k = getItemShape(getFeatureType(getKey()));
-  ArrayRef<int64_t> v = getItemShape(getFeatureType(getValue()));
-  std::string why;
-  if (failed(verifyAttentionInputShapes(q, k, v, &why)))
-    return emitOpError() << why;
-  SmallVector<SmallVector<int64_t>, 2> itemShapes =
-      getAttentionResultItemShapes(q, v);
-  for (auto [i, grad] : llvm::enumerate(getGrads())) {
-    std::string name = "result gradient #" + std::to_string(i);
-    if (getFeatureType(grad).getElementType() != element)
-      return emitOpError() << name << " element type differs from the query's";
-    if (failed(rows.check(Target::Dst, grad, name)) ||
-        failed(verifyResultItemShape(*this, grad, itemShapes[i], name)))
-      return failure();
-  }
   SmallVector<Value> inputs = {getQuery(), getKey(), getValue()};
   for (auto [result, input] : llvm::zip(getResults(), inputs))
     if (!areCompatible(getFeatureType(result).getShape(),
