@@ -154,7 +154,37 @@ Value FunctionBuilder::feedForward(Value in, const std::string &prefix) {
   Value relu = apply({hidden}, rows(c.dFF), [&](ValueRange e) -> Value {
     return b.create<arith::MaximumFOp>(e[0], constant(0.0));
   });
-  return linear(relu, prefix + ".w_2", c.dFF, d);
+  return linear(dropout(relu), prefix + ".w_2", c.dFF, d);
+}
+
+// Counter offsets: each dropout of a function owns 2^40 of them (more
+// elements than any tensor has), each layer call 2^44 (16 dropouts).
+static constexpr int64_t kSiteOffsets = int64_t(1) << 40;
+static constexpr int64_t kLayerOffsets = int64_t(1) << 44;
+
+void FunctionBuilder::enableDropout(double rate) {
+  rng = input("rng", RankedTensorType::get({2}, b.getI64Type()));
+  dropoutRate = rate;
+}
+
+/// rng[0] and rng[1] + `shift`.
+static std::pair<Value, Value> seedAndOffset(ImplicitLocOpBuilder &b,
+                                             Value rng, int64_t shift) {
+  Value seed = b.create<tensor::ExtractOp>(
+      rng, ValueRange{b.create<arith::ConstantIndexOp>(0)});
+  Value offset = b.create<tensor::ExtractOp>(
+      rng, ValueRange{b.create<arith::ConstantIndexOp>(1)});
+  offset = b.create<arith::AddIOp>(
+      offset, b.create<arith::ConstantOp>(b.getI64IntegerAttr(shift)));
+  return {seed, offset};
+}
+
+Value FunctionBuilder::dropout(Value in) {
+  if (!rng || dropoutRate == 0)
+    return in;
+  auto [seed, offset] = seedAndOffset(b, rng, dropoutSites++ * kSiteOffsets);
+  return b.create<DropoutOp>(in.getType(), in, seed, offset,
+                             b.getF64FloatAttr(dropoutRate));
 }
 
 Value FunctionBuilder::embedTokens(const std::string &lutName, int64_t vocab,
@@ -301,6 +331,14 @@ SmallVector<Value> FunctionBuilder::callLayer(llvm::StringRef name,
   SmallVector<Value> in;
   for (const auto &[value, inputName] : inputs)
     in.push_back(layer.input(inputName, value.getType()));
+  Value layerRng;
+  if (rng) {
+    layer.enableDropout(dropoutRate);
+    in.push_back(layer.rng);
+    // The layer's range of offsets, after this function's own dropouts'.
+    auto [seed, offset] = seedAndOffset(b, rng, ++layerCalls * kLayerOffsets);
+    layerRng = b.create<tensor::FromElementsOp>(ValueRange{seed, offset});
+  }
   layer.finish(body(layer, in));
   layer.fn.setPrivate();
   // LLVM must not copy the layer back into each caller.
@@ -316,7 +354,9 @@ SmallVector<Value> FunctionBuilder::callLayer(llvm::StringRef name,
   SmallVector<Value> operands;
   for (const auto &[value, inputName] : inputs)
     operands.push_back(value);
-  for (size_t i = inputs.size(); i < layer.args.size(); ++i) {
+  if (layerRng)
+    operands.push_back(layerRng);
+  for (size_t i = operands.size(); i < layer.args.size(); ++i) {
     auto type = cast<RankedTensorType>(layer.fn.getArgumentTypes()[i]);
     operands.push_back(weight(callerName(layer.args[i].name), type.getShape()));
   }
@@ -325,18 +365,26 @@ SmallVector<Value> FunctionBuilder::callLayer(llvm::StringRef name,
   return b.create<func::CallOp>(callee, operands).getResults();
 }
 
+OwningOpRef<ModuleOp>
+mlir::gnn::models::buildModule(MLIRContext &context,
+                               llvm::function_ref<void(ModuleOp)> build) {
+  context.loadDialect<GNNDialect, arith::ArithDialect, func::FuncDialect,
+                      math::MathDialect, tensor::TensorDialect,
+                      bufferization::BufferizationDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+  build(*module);
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
 OwningOpRef<ModuleOp> mlir::gnn::models::buildModule(
     MLIRContext &context, const ModelConfig &config,
     const BuildOptions &options,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight,
     std::initializer_list<FunctionBuild> functions) {
-  context.loadDialect<GNNDialect, arith::ArithDialect, func::FuncDialect,
-                      math::MathDialect, tensor::TensorDialect,
-                      bufferization::BufferizationDialect>();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
-  for (FunctionBuild function : functions)
-    function(*module, config, options, hasWeight);
-  if (failed(verify(*module)))
-    return nullptr;
-  return module;
+  return buildModule(context, [&](ModuleOp module) {
+    for (FunctionBuild function : functions)
+      function(module, config, options, hasWeight);
+  });
 }

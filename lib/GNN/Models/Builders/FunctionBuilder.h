@@ -81,6 +81,15 @@ public:
   Value inSubgraph(Value graph, Value nodes, Value *eids = nullptr);
 
   Value residual(Value a, Value b);
+  /// Training: inverted dropout of `in` at the function's dropout rate, with
+  /// its own range of counter offsets (one range per call in a function;
+  /// a layer function's calls get ranges of their own, see callLayer). The
+  /// identity when the rate is 0 or the function has no `rng` input.
+  Value dropout(Value in);
+  /// Makes this function take `rng` (tensor<2xi64>: Philox seed, first
+  /// counter offset) and drop out at `rate` (> 0) wherever dropout() is
+  /// called, here and in the layer functions it calls.
+  void enableDropout(double rate);
   Value feedForward(Value in, const std::string &prefix);
   /// lut[token] * sqrt(d).
   Value embedTokens(const std::string &lutName, int64_t vocab, Value tokens);
@@ -113,7 +122,9 @@ public:
   /// weight named under `prefix` ("encoder.layers.3.sublayer.0.norm.weight").
   /// Names outside kLayerPrefix are passed as they are. A function that an
   /// earlier call built the same is called instead of a new one, so a stack
-  /// of N layers compiles one layer body, not N.
+  /// of N layers compiles one layer body, not N. With dropout enabled, the
+  /// layer also takes an `rng` input (last), whose offsets start where this
+  /// function's n-th layer call's range begins.
   SmallVector<Value> callLayer(llvm::StringRef name, llvm::StringRef prefix,
                                const Named &inputs, LayerBody body);
 
@@ -133,12 +144,22 @@ private:
   };
   std::vector<Arg> args;
   std::map<std::string, Value> weights;
+  /// Dropout: tensor<2xi64> (seed, first offset), the rate, and how many
+  /// dropouts and layer calls took an offset range so far.
+  Value rng;
+  double dropoutRate = 0;
+  int64_t dropoutSites = 0, layerCalls = 0;
 };
 
 /// Builds one function of a model module.
 using FunctionBuild = void (*)(ModuleOp, const ModelConfig &,
                                const BuildOptions &,
                                llvm::function_ref<bool(llvm::StringRef)>);
+
+/// A verified module that `build` fills; null (with the verifier's
+/// diagnostics emitted) when it made invalid IR.
+OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
+                                  llvm::function_ref<void(ModuleOp)> build);
 
 /// A verified model module of `functions`; null (with the verifier's
 /// diagnostics emitted) when a builder made invalid IR.

@@ -9,19 +9,18 @@
 
 #include "GNN/Models/TransformerBuilder.h"
 #include "ModelInputs.h"
+#include "TransformerLayers.h"
 
 using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::models;
 
-namespace {
-std::string layerName(const char *stack, int64_t i) {
+std::string models::layerName(const char *stack, int64_t i) {
   return std::string(stack) + ".layers." + std::to_string(i);
 }
 
-/// Where cross-attention of decoder layer `L` takes q/k/v and output.
-std::pair<std::string, std::string> crossModules(const ModelConfig &c,
-                                                 const std::string &L) {
+std::pair<std::string, std::string>
+models::crossModules(const ModelConfig &c, const std::string &L) {
   switch (c.crossAttention) {
   case CrossAttention::DGL:
     return {L + ".src_attn", L + ".self_attn"};
@@ -33,11 +32,8 @@ std::pair<std::string, std::string> crossModules(const ModelConfig &c,
   return {};
 }
 
-/// One encoder layer (pre-norm self-attention, then feed-forward), its
-/// weights named under kLayerPrefix; with `weights`, its attention's
-/// per-edge weights are a second result.
-FunctionBuilder::Named encoderLayer(FunctionBuilder &f, Value x, Value graph,
-                                    bool weights) {
+FunctionBuilder::Named models::encoderLayer(FunctionBuilder &f, Value x,
+                                            Value graph, bool weights) {
   std::string L = kLayerPrefix.str();
   Value n = f.layerNorm(x, L + ".sublayer.0.norm");
   std::string A = L + ".self_attn.linears.";
@@ -46,20 +42,17 @@ FunctionBuilder::Named encoderLayer(FunctionBuilder &f, Value x, Value graph,
   Value v = f.splitHeads(f.linear(n, A + "2", f.d, f.d));
   Value w;
   Value a = f.mergeHeads(f.attention(graph, q, k, v, weights ? &w : nullptr));
-  x = f.residual(x, f.linear(a, A + "3", f.d, f.d));
-  x = f.residual(x, f.feedForward(f.layerNorm(x, L + ".sublayer.1.norm"),
-                                  L + ".feed_forward"));
+  x = f.residual(x, f.dropout(f.linear(a, A + "3", f.d, f.d)));
+  x = f.residual(x, f.dropout(f.feedForward(
+                        f.layerNorm(x, L + ".sublayer.1.norm"),
+                        L + ".feed_forward")));
   if (weights)
     return {{x, "x"}, {w, model::kEncAttention}};
   return {{x, "x"}};
 }
 
-/// The rest of a decoder layer once the new nodes' self-attention k/v are
-/// in the cache: in = {y, q, k (all), v (all), dd, ed, cross k, cross v};
-/// with `weights`, the self- and cross-attention's per-edge weights follow
-/// the result.
-FunctionBuilder::Named decoderLayer(FunctionBuilder &f, ValueRange in,
-                                    bool last, bool weights) {
+FunctionBuilder::Named models::decoderLayer(FunctionBuilder &f, ValueRange in,
+                                            bool last, bool weights) {
   const ModelConfig &c = f.c;
   std::string L = kLayerPrefix.str();
   std::string S = L + ".self_attn.linears.";
@@ -67,7 +60,7 @@ FunctionBuilder::Named decoderLayer(FunctionBuilder &f, ValueRange in,
   Value selfW, crossW;
   Value a = f.mergeHeads(
       f.attention(in[4], in[1], in[2], in[3], weights ? &selfW : nullptr));
-  y = f.residual(y, f.linear(a, S + "3", f.d, f.d));
+  y = f.residual(y, f.dropout(f.linear(a, S + "3", f.d, f.d)));
   if (last)
     y = f.layerNorm(y, "decoder.norm");
   auto [A, O] = crossModules(c, L);
@@ -75,9 +68,10 @@ FunctionBuilder::Named decoderLayer(FunctionBuilder &f, ValueRange in,
                                    A + ".linears.0", f.d, f.d));
   Value ca = f.mergeHeads(
       f.attention(in[5], cq, in[6], in[7], weights ? &crossW : nullptr));
-  y = f.residual(y, f.linear(ca, O + ".linears.3", f.d, f.d));
-  y = f.residual(y, f.feedForward(f.layerNorm(y, L + ".sublayer.2.norm"),
-                                  L + ".feed_forward"));
+  y = f.residual(y, f.dropout(f.linear(ca, O + ".linears.3", f.d, f.d)));
+  y = f.residual(y, f.dropout(f.feedForward(
+                        f.layerNorm(y, L + ".sublayer.2.norm"),
+                        L + ".feed_forward")));
   if (last)
     y = f.layerNorm(y, "decoder.norm");
   if (weights)
@@ -87,6 +81,22 @@ FunctionBuilder::Named decoderLayer(FunctionBuilder &f, ValueRange in,
   return {{y, "y"}};
 }
 
+FunctionBuilder::Named models::decoderSelfQKV(FunctionBuilder &l,
+                                              ValueRange in) {
+  std::string S = kLayerPrefix.str() + ".self_attn.linears.";
+  Value n = l.layerNorm(in[0], kLayerPrefix.str() + ".sublayer.0.norm");
+  return {{l.splitHeads(l.linear(n, S + "0", l.d, l.d)), "q"},
+          {l.splitHeads(l.linear(n, S + "1", l.d, l.d)), "k"},
+          {l.splitHeads(l.linear(n, S + "2", l.d, l.d)), "v"}};
+}
+
+FunctionBuilder::Named models::crossKV(FunctionBuilder &l, ValueRange in) {
+  std::string A = crossModules(l.c, kLayerPrefix.str()).first;
+  return {{l.splitHeads(l.linear(in[0], A + ".linears.1", l.d, l.d)), "k"},
+          {l.splitHeads(l.linear(in[0], A + ".linears.2", l.d, l.d)), "v"}};
+}
+
+namespace {
 void buildEncoder(ModuleOp module, const ModelConfig &c,
                   const BuildOptions &options,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
@@ -120,12 +130,7 @@ void buildCrossKV(ModuleOp module, const ModelConfig &c, const BuildOptions &,
   for (int64_t i = 0; i < c.layers; ++i) {
     SmallVector<Value> kv = f.callLayer(
         "cross_kv_layer", layerName("decoder", i), {{mem, model::kMemory}},
-        [&](FunctionBuilder &l, ValueRange in) -> FunctionBuilder::Named {
-          std::string A = crossModules(c, kLayerPrefix.str()).first;
-          return {
-              {l.splitHeads(l.linear(in[0], A + ".linears.1", l.d, l.d)), "k"},
-              {l.splitHeads(l.linear(in[0], A + ".linears.2", l.d, l.d)), "v"}};
-        });
+        crossKV);
     results.push_back({kv[0], model::crossK(i)});
     results.push_back({kv[1], model::crossV(i)});
   }
@@ -154,14 +159,7 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
     bool last = i == c.layers - 1;
     std::string L = layerName("decoder", i);
     SmallVector<Value> qkv = f.callLayer(
-        "decoder_self_qkv", L, {{y, "y"}},
-        [](FunctionBuilder &l, ValueRange in) -> FunctionBuilder::Named {
-          std::string S = kLayerPrefix.str() + ".self_attn.linears.";
-          Value n = l.layerNorm(in[0], kLayerPrefix.str() + ".sublayer.0.norm");
-          return {{l.splitHeads(l.linear(n, S + "0", l.d, l.d)), "q"},
-                  {l.splitHeads(l.linear(n, S + "1", l.d, l.d)), "k"},
-                  {l.splitHeads(l.linear(n, S + "2", l.d, l.d)), "v"}};
-        });
+        "decoder_self_qkv", L, {{y, "y"}}, decoderSelfQKV);
     // The new nodes' k/v go into their cache slots.
     Value kAll = f.scatter(qkv[1], selfK[i], in.slots);
     Value vAll = f.scatter(qkv[2], selfV[i], in.slots);

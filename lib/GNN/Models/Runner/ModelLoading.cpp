@@ -20,10 +20,7 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::detail;
 
-namespace {
-/// The sinusoidal table of semantics.md, computed in float32 as PyTorch
-/// computes it.
-HostTensor sinusoidTable(int64_t rows, int64_t d) {
+HostTensor mlir::gnn::detail::sinusoidTable(int64_t rows, int64_t d) {
   HostTensor t = zeros({rows, d});
   float *pe = t.as<float>();
   float step = float(-std::log(10000.0) / double(d));
@@ -39,6 +36,7 @@ HostTensor sinusoidTable(int64_t rows, int64_t d) {
   return t;
 }
 
+namespace {
 /// Names that are run-time inputs rather than weights.
 bool isRuntimeInput(llvm::StringRef name, int64_t layers) {
   static const char *fixed[] = {

@@ -60,6 +60,10 @@ inline HostTensor zeros(std::vector<int64_t> shape) {
   return t;
 }
 
+/// The sinusoidal position table of semantics.md, [rows, d], computed in
+/// float32 as PyTorch computes it.
+HostTensor sinusoidTable(int64_t rows, int64_t d);
+
 /// A decoder k/v cache: one row per decoded node (the outermost dimension),
 /// in storage with room for more, so that a step appends its nodes' rows
 /// without moving the earlier ones (the storage doubles when full).

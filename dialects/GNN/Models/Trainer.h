@@ -1,0 +1,168 @@
+//===- Trainer.h - training Transformers with compiled steps ----*- C++ -*-===//
+//
+// Part of gnnc. Trains a model as ../shared/reference/training.md states
+// it: the batch's forward, label-smoothed loss and backward are one
+// compiled function (the training module's loss differentiated by
+// gnn-differentiate), compiled once per run; Adam with the Noam schedule
+// updates the parameters, which stay in the trainer between steps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_MODELS_TRAINER_H
+#define GNN_MODELS_TRAINER_H
+
+#include "GNN/Models/ModelConfig.h"
+#include "GNN/Runner/JitRunner.h"
+#include "GNN/Support/Tokenizer.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::gnn {
+
+/// One training pair: the source tokens and the expected output (without
+/// <sos> and <eos>).
+struct TrainingExample {
+  Sequence source, target;
+};
+
+struct TrainerOptions {
+  uint64_t seed = 1;
+  int64_t batchSize = 128;
+  double labelSmoothing = 0.1;
+  double dropout = 0.1;
+  /// Noam: lr(t) = factor * d_model^-0.5 * min(t^-0.5, t * warmup^-1.5).
+  double lrFactor = 0.1;
+  int64_t warmup = 4000;
+  /// Gradients of this many batches are summed before one update.
+  int64_t gradAccum = 1;
+  /// src_embed.lut.weight, tgt_embed.lut.weight and generator.proj.weight
+  /// are one tensor.
+  bool tieWeights = false;
+  /// Shuffle the training set every epoch.
+  bool shuffle = true;
+  int threads = 0;
+  CompileOptions compile;
+};
+
+/// Sums over the batches of an epoch.
+struct LossTotals {
+  /// Sum over batches of (batch loss x n_tokens).
+  double loss = 0;
+  int64_t tokens = 0, correct = 0;
+  LossTotals &operator+=(const LossTotals &o) {
+    loss += o.loss;
+    tokens += o.tokens;
+    correct += o.correct;
+    return *this;
+  }
+  double averageLoss() const { return tokens ? loss / double(tokens) : 0; }
+  double accuracy() const {
+    return tokens ? double(correct) / double(tokens) : 0;
+  }
+};
+
+/// Where a run stands: what --resume restores.
+struct TrainingPosition {
+  /// Updates done (Adam's t).
+  int64_t step = 0;
+  /// The epoch under way (0-based) and the next batch of it.
+  int64_t epoch = 0, batch = 0;
+  /// Training batches whose gradients were computed, and how many of them
+  /// wait in the accumulated gradients for an update.
+  int64_t batchesSeen = 0, pending = 0;
+};
+
+class Trainer {
+public:
+  /// Checks `weights` (the initial parameters under DGL names; tensors the
+  /// model does not train are kept for checkpoints), builds the training
+  /// module, differentiates and compiles it.
+  static llvm::Expected<std::unique_ptr<Trainer>>
+  create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
+         const TrainerOptions &options);
+
+  /// Freshly initialized parameters, as DGL's example initializes them:
+  /// Xavier-uniform for every matrix, Linear biases uniform(+-1/sqrt(fan
+  /// in)), LayerNorm 1 and 0; from gnnc's own random stream of `seed`.
+  static TensorMap initialWeights(const ModelConfig &config, uint64_t seed,
+                                  bool tieWeights);
+
+  /// Computes the loss and gradients of `batch`, adds the gradients to the
+  /// accumulated ones and, every grad_accum batches, updates the
+  /// parameters. Fails (changing nothing) on a non-finite loss.
+  llvm::Expected<LossTotals>
+  trainBatch(llvm::ArrayRef<const TrainingExample *> batch);
+
+  /// The loss and accuracy of `batch` in evaluation mode (no dropout).
+  llvm::Expected<LossTotals>
+  evaluateBatch(llvm::ArrayRef<const TrainingExample *> batch);
+
+  /// Loss and gradients of `batch` with the current parameters, no update:
+  /// `loss` and `grad.<name>` for every trained parameter (tied weights:
+  /// the summed gradient under each of the three names).
+  llvm::Expected<TensorMap>
+  gradients(llvm::ArrayRef<const TrainingExample *> batch);
+
+  /// The parameters under DGL state_dict names (tied weights under all
+  /// three), with the untrained tensors of the initial weights.
+  TensorMap weights() const;
+
+  /// Everything --resume needs besides the data: parameters, Adam moments,
+  /// pending gradients, the position, and a fingerprint of the model and
+  /// the hyperparameters.
+  TensorMap state(const TrainingPosition &position) const;
+  /// Restores a state(); an error if it is another model's or config's.
+  llvm::Expected<TrainingPosition> restore(const TensorMap &state);
+
+  /// The order of the training set in `epoch` (shuffled from the seed and
+  /// the epoch alone, so a resumed run sees the same batches).
+  std::vector<int64_t> epochOrder(int64_t epoch, int64_t examples) const;
+
+  /// The learning rate of update step `t` (1-based).
+  double learningRate(int64_t t) const;
+
+  const TrainingPosition &getPosition() const { return position; }
+  void setPosition(const TrainingPosition &p) { position = p; }
+  const CompileInfo &getCompileInfo() const {
+    return program->getCompileInfo();
+  }
+  /// Names of the trained parameters (a tied group under its canonical
+  /// name, tgt_embed.lut.weight).
+  const std::vector<std::string> &getParameterNames() const { return names; }
+
+private:
+  Trainer() = default;
+  struct Batch;
+  llvm::Expected<Batch>
+  makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const;
+  /// Runs `entry` on `batch`; results by name.
+  llvm::Expected<std::map<std::string, HostTensor>>
+  run(const char *entry, const Batch &batch, const HostTensor *rng);
+  /// Loss, tokens and correct predictions from an entry's results.
+  llvm::Expected<LossTotals>
+  totals(const Batch &batch, std::map<std::string, HostTensor> &results) const;
+  /// The canonical parameter a weight name is (tied names map to one).
+  std::string canonical(llvm::StringRef name) const;
+  void adamStep();
+
+  ModelConfig config;
+  TrainerOptions options;
+  /// Trained parameters by canonical name; Adam moments and accumulated
+  /// gradients alike.
+  TensorMap params, moment1, moment2, accumulated;
+  /// Tensors of the initial weights that are not trained.
+  TensorMap untrained;
+  std::vector<std::string> names;
+  HostTensor pe;
+  std::unique_ptr<JitProgram> program;
+  TrainingPosition position;
+  uint64_t fingerprint = 0;
+};
+
+} // namespace mlir::gnn
+
+#endif // GNN_MODELS_TRAINER_H

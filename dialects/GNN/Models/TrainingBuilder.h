@@ -1,0 +1,55 @@
+//===- TrainingBuilder.h - the Transformer's training loss as IR -*- C++ -*-===//
+//
+// Part of gnnc. The teacher-forced forward of a whole batch and its
+// label-smoothed loss (../shared/reference/training.md) as one gnn
+// function, for the differentiation pass to write the training step from.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_MODELS_TRAININGBUILDER_H
+#define GNN_MODELS_TRAININGBUILDER_H
+
+#include "GNN/Models/TransformerBuilder.h"
+
+namespace mlir::gnn {
+
+/// The functions of a training module and their run-time arguments:
+///
+///   @train_loss(ee, dd, ed, src_tokens, src_positions, tgt_tokens,
+///               tgt_positions, pe, label_ids, pad_ids, label_weights,
+///               [rng], weights) -> loss, log_probs
+///   @eval_loss(the same without rng) -> loss, log_probs
+///
+/// Every decoder node is computed (no cache). `label_ids` holds, for
+/// decoder node n with label y, the index n * tgt_vocab + y into the
+/// flattened log-probs, `pad_ids` n * tgt_vocab + <pad>; `label_weights`
+/// ([N, 1]) is 1 / n_tokens for each node (0 for a node labelled <pad>), so
+/// that `loss` (a 0-d tensor) is the batch's loss of training.md: the
+/// smoothed KL divergence summed over nodes and classes over n_tokens.
+/// `rng` (tensor<2xi64>: Philox seed and first counter offset) exists when
+/// training with dropout; @eval_loss never drops out.
+namespace model {
+constexpr const char *kTrainLoss = "train_loss", *kEvalLoss = "eval_loss",
+                     *kLoss = "loss", *kLabelIds = "label_ids",
+                     *kPadIds = "pad_ids", *kLabelWeights = "label_weights",
+                     *kRng = "rng";
+} // namespace model
+
+struct TrainingBuildOptions {
+  /// Dropout rate of @train_loss (0: none, and no rng argument).
+  double dropout = 0.0;
+  /// Label smoothing eps in [0, 1).
+  double labelSmoothing = 0.1;
+};
+
+/// The training module of an architecture "transformer" model; null (with
+/// the verifier's diagnostics emitted on `context`) if a builder made
+/// invalid IR. `hasWeight` says which optional tensors (biases) exist.
+OwningOpRef<ModuleOp>
+buildTrainingModule(MLIRContext &context, const ModelConfig &config,
+                    llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+                    const TrainingBuildOptions &options);
+
+} // namespace mlir::gnn
+
+#endif // GNN_MODELS_TRAININGBUILDER_H

@@ -1,0 +1,402 @@
+//===- Trainer.cpp - compiled training steps, Adam/Noam, state -----------===//
+//
+// Part of gnnc. Builds the training module, fuses its attention, writes
+// the backward with differentiateFunction and compiles @train_grad and
+// @eval_loss once. Parameters, Adam moments and accumulated gradients live
+// here between steps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/IR/GNNDialect.h"
+#include "GNN/Models/TrainingBuilder.h"
+#include "GNN/Transforms/Differentiate.h"
+#include "GNN/Transforms/Passes.h"
+#include "TrainerDetail.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::gnn;
+using namespace mlir::gnn::detail;
+
+static constexpr const char *kTrainGrad = "train_grad";
+/// The tied group's names; the first two follow the canonical one.
+static constexpr const char *kTiedCanonical = "tgt_embed.lut.weight";
+static const char *const kTiedOthers[] = {"src_embed.lut.weight",
+                                          "generator.proj.weight"};
+
+/// Run-time inputs of the training functions (the rest are parameters).
+static bool isTrainingInput(llvm::StringRef name) {
+  for (const char *input :
+       {model::kEE, model::kDD, model::kED, model::kSrcTokens,
+        model::kSrcPositions, model::kTgtTokens, model::kTgtPositions,
+        model::kPE, model::kLabelIds, model::kPadIds, model::kLabelWeights,
+        model::kRng})
+    if (name == input)
+      return true;
+  return false;
+}
+
+std::string Trainer::canonical(llvm::StringRef name) const {
+  if (options.tieWeights && llvm::is_contained(kTiedOthers, name))
+    return kTiedCanonical;
+  return name.str();
+}
+
+/// The training module with @train_grad written beside @train_loss.
+static Expected<OwningOpRef<ModuleOp>>
+buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
+                     const TrainerOptions &options,
+                     llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  TrainingBuildOptions build;
+  build.dropout = options.dropout;
+  build.labelSmoothing = options.labelSmoothing;
+  OwningOpRef<ModuleOp> module =
+      buildTrainingModule(ctx, config, hasWeight, build);
+  if (!module)
+    return fail("the built training module is not valid IR:\n" + diagnostics);
+  // Attention in DGL's form is fused first, so that its backward is the
+  // fused one.
+  PassManager pm(&ctx);
+  pm.addNestedPass<func::FuncOp>(createFuseAttentionPass());
+  if (failed(pm.run(*module)))
+    return fail("fusing the training module's attention failed:\n" +
+                diagnostics);
+  auto loss = module->lookupSymbol<func::FuncOp>(model::kTrainLoss);
+  SmallVector<unsigned> wrt;
+  for (unsigned i = 0; i < loss.getNumArguments(); ++i) {
+    auto name = loss.getArgAttrOfType<StringAttr>(i, GNNDialect::kNameAttrName);
+    if (name && !isTrainingInput(name.getValue()))
+      wrt.push_back(i);
+  }
+  if (failed(differentiateFunction(loss, wrt, kTrainGrad)))
+    return fail("cannot differentiate the training loss:\n" + diagnostics);
+  return std::move(module);
+}
+
+Expected<std::unique_ptr<Trainer>>
+Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
+                const TrainerOptions &options) {
+  if (config.architecture != Architecture::Transformer)
+    return fail("training a universal_transformer is not supported yet");
+  if (options.tieWeights && config.srcVocab != config.tgtVocab)
+    return fail("--tie-weights needs src_vocab == tgt_vocab (" +
+                llvm::Twine(config.srcVocab) + " and " +
+                llvm::Twine(config.tgtVocab) + ")");
+  if (options.labelSmoothing > 0 && config.tgtVocab < 3)
+    return fail("label smoothing needs tgt_vocab >= 3 (<sos>, <eos>, <pad> "
+                "and a token)");
+  if (Error e = checkWeights(config, weights))
+    return std::move(e);
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->config = config;
+  t->options = options;
+
+  // Parameters: every tensor of the model but the position tables.
+  for (const WeightSpec &spec : expectedWeights(config)) {
+    auto it = weights.find(spec.name);
+    if (it == weights.end() || llvm::is_contained(spec.shape, -1))
+      continue;
+    std::string name = t->canonical(spec.name);
+    if (name != spec.name)
+      continue;
+    t->params[name] = std::move(it->second);
+    weights.erase(it);
+    t->names.push_back(name);
+  }
+  if (options.tieWeights)
+    for (const char *other : kTiedOthers)
+      weights.erase(other);
+  t->untrained = std::move(weights);
+  for (const std::string &name : t->names) {
+    const HostTensor &p = t->params[name];
+    t->moment1[name] = zeros(p.shape);
+    t->moment2[name] = zeros(p.shape);
+    t->accumulated[name] = zeros(p.shape);
+  }
+  auto table = t->untrained.find("pos_enc.pe");
+  if (table != t->untrained.end()) {
+    t->pe = table->second;
+    t->pe.shape = {t->pe.shape[1], t->pe.shape[2]};
+  } else {
+    t->pe = sinusoidTable(config.maxLen, config.dModel);
+  }
+
+  auto hasWeight = [&](llvm::StringRef name) {
+    return t->params.count(t->canonical(name)) != 0;
+  };
+  Expected<OwningOpRef<ModuleOp>> module =
+      buildTrainingProgram(ctx, config, options, hasWeight);
+  if (!module)
+    return module.takeError();
+  Expected<std::unique_ptr<JitProgram>> program = JitProgram::compile(
+      std::move(*module), {kTrainGrad, model::kEvalLoss}, options.compile);
+  if (!program)
+    return program.takeError();
+  t->program = std::move(*program);
+
+  // What a saved state must agree with.
+  std::string identity;
+  llvm::raw_string_ostream id(identity);
+  id << int(config.architecture) << ' ' << config.layers << ' '
+     << config.dModel << ' ' << config.heads << ' ' << config.dFF << ' '
+     << config.srcVocab << ' ' << config.tgtVocab << ' ' << config.maxLen
+     << ' ' << (config.scoreClamp ? *config.scoreClamp : -1.0) << ' '
+     << int(config.crossAttention) << ' ' << options.seed << ' '
+     << options.batchSize << ' ' << options.labelSmoothing << ' '
+     << options.dropout << ' ' << options.lrFactor << ' ' << options.warmup
+     << ' ' << options.gradAccum << ' ' << options.tieWeights << ' '
+     << options.shuffle;
+  for (const std::string &name : t->names)
+    id << ' ' << name << ':' << t->params[name].describe();
+  t->fingerprint = stableHash(identity);
+  return t;
+}
+
+Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
+                               const HostTensor *rng) {
+  const EntryPoint *e = program->lookup(entry);
+  std::map<std::string, const gnn_graph *> graphs = {
+      {model::kEE, batch.ee.get()},
+      {model::kDD, batch.dd.get()},
+      {model::kED, batch.ed.get()}};
+  std::map<std::string, const HostTensor *> inputs = {
+      {model::kSrcTokens, &batch.srcTokens},
+      {model::kSrcPositions, &batch.srcPositions},
+      {model::kTgtTokens, &batch.tgtTokens},
+      {model::kTgtPositions, &batch.tgtPositions},
+      {model::kPE, &pe},
+      {model::kLabelIds, &batch.labelIds},
+      {model::kPadIds, &batch.padIds},
+      {model::kLabelWeights, &batch.labelWeights}};
+  if (rng)
+    inputs[model::kRng] = rng;
+  std::vector<Argument> args;
+  for (const Parameter &p : e->parameters) {
+    Argument a;
+    if (p.isGraph) {
+      a.graph = graphs.at(p.name);
+    } else if (auto it = inputs.find(p.name); it != inputs.end()) {
+      a.tensor = it->second;
+    } else if (auto param = params.find(canonical(p.name));
+               param != params.end()) {
+      a.tensor = &param->second;
+    } else {
+      return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
+                  "' that the trainer does not provide");
+    }
+    args.push_back(a);
+  }
+  JitProgram::setThreads(options.threads);
+  Expected<std::vector<HostTensor>> results = program->run(entry, args);
+  if (!results)
+    return results.takeError();
+  Outputs out;
+  for (auto [p, t] : llvm::zip_equal(e->results, *results))
+    out[p.name] = std::move(t);
+  return out;
+}
+
+/// The Philox key of the `n`-th training batch's dropout.
+static HostTensor dropoutStream(uint64_t seed, int64_t n) {
+  SplitMix64 mix(seed ^ (uint64_t(n) * 0xd1b54a32d192ed03ull));
+  return HostTensor::ids({int64_t(mix.next() >> 1), 0});
+}
+
+Expected<LossTotals>
+Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
+  Expected<Batch> batch = makeBatch(examples);
+  if (!batch)
+    return batch.takeError();
+  HostTensor rng = dropoutStream(options.seed, position.batchesSeen);
+  Expected<Outputs> out = run(kTrainGrad, *batch, &rng);
+  if (!out)
+    return out.takeError();
+  Expected<LossTotals> t = totals(*batch, *out);
+  if (!t)
+    return t.takeError();
+  for (auto &[name, grad] : *out) {
+    llvm::StringRef param(name);
+    if (!param.consume_front("grad."))
+      continue;
+    HostTensor &sum = accumulated.at(canonical(param));
+    float *s = sum.as<float>();
+    const float *g = grad.as<float>();
+    for (int64_t i = 0, n = sum.numElements(); i < n; ++i)
+      s[i] += g[i];
+  }
+  ++position.batchesSeen;
+  if (++position.pending == options.gradAccum) {
+    adamStep();
+    position.pending = 0;
+  }
+  return t;
+}
+
+Expected<LossTotals>
+Trainer::evaluateBatch(llvm::ArrayRef<const TrainingExample *> examples) {
+  Expected<Batch> batch = makeBatch(examples);
+  if (!batch)
+    return batch.takeError();
+  Expected<Outputs> out = run(model::kEvalLoss, *batch, nullptr);
+  if (!out)
+    return out.takeError();
+  return totals(*batch, *out);
+}
+
+Expected<TensorMap>
+Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
+  Expected<Batch> batch = makeBatch(examples);
+  if (!batch)
+    return batch.takeError();
+  HostTensor rng = dropoutStream(options.seed, position.batchesSeen);
+  Expected<Outputs> out = run(kTrainGrad, *batch, &rng);
+  if (!out)
+    return out.takeError();
+  Expected<LossTotals> t = totals(*batch, *out);
+  if (!t)
+    return t.takeError();
+  TensorMap result;
+  HostTensor loss = zeros({});
+  loss.as<float>()[0] = float(t->averageLoss());
+  result["loss"] = std::move(loss);
+  TensorMap sums;
+  for (const std::string &name : names)
+    sums[name] = zeros(params[name].shape);
+  for (auto &[name, grad] : *out) {
+    llvm::StringRef param(name);
+    if (!param.consume_front("grad."))
+      continue;
+    HostTensor &sum = sums.at(canonical(param));
+    for (int64_t i = 0, n = sum.numElements(); i < n; ++i)
+      sum.as<float>()[i] += grad.as<float>()[i];
+  }
+  for (auto &[name, sum] : sums) {
+    if (options.tieWeights && name == kTiedCanonical)
+      for (const char *other : kTiedOthers)
+        result[std::string("grad.") + other] = sum;
+    result["grad." + name] = std::move(sum);
+  }
+  return result;
+}
+
+double Trainer::learningRate(int64_t t) const {
+  double step = double(t);
+  return options.lrFactor * std::pow(double(config.dModel), -0.5) *
+         std::min(std::pow(step, -0.5),
+                  step * std::pow(double(options.warmup), -1.5));
+}
+
+void Trainer::adamStep() {
+  // torch.optim.Adam (betas 0.9, 0.98; eps 1e-9), in its order of float32
+  // operations, at the Noam rate of the new step.
+  constexpr double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;
+  int64_t t = ++position.step;
+  double lr = learningRate(t);
+  double correction1 = 1 - std::pow(beta1, double(t));
+  double correction2 = std::sqrt(1 - std::pow(beta2, double(t)));
+  float w1 = float(1 - beta1), b2 = float(beta2), w2 = float(1 - beta2);
+  float stepSize = float(-(lr / correction1));
+  float sqrtCorrection2 = float(correction2), epsilon = float(eps);
+  for (const std::string &name : names) {
+    float *p = params[name].as<float>();
+    float *m = moment1[name].as<float>();
+    float *v = moment2[name].as<float>();
+    float *g = accumulated[name].as<float>();
+    for (int64_t i = 0, n = params[name].numElements(); i < n; ++i) {
+      m[i] += w1 * (g[i] - m[i]);
+      v[i] = v[i] * b2 + w2 * (g[i] * g[i]);
+      float denom = std::sqrt(v[i]) / sqrtCorrection2 + epsilon;
+      p[i] += stepSize * (m[i] / denom);
+      g[i] = 0;
+    }
+  }
+}
+
+TensorMap Trainer::weights() const {
+  TensorMap out = untrained;
+  for (const std::string &name : names)
+    out[name] = params.at(name);
+  if (options.tieWeights)
+    for (const char *other : kTiedOthers)
+      out[other] = params.at(kTiedCanonical);
+  return out;
+}
+
+std::vector<int64_t> Trainer::epochOrder(int64_t epoch,
+                                         int64_t examples) const {
+  std::vector<int64_t> order(examples);
+  std::iota(order.begin(), order.end(), 0);
+  if (!options.shuffle)
+    return order;
+  SplitMix64 rng(options.seed * 0x9e3779b97f4a7c15ull + uint64_t(epoch));
+  for (int64_t i = examples - 1; i > 0; --i)
+    std::swap(order[i], order[rng.below(uint64_t(i) + 1)]);
+  return order;
+}
+
+//===----------------------------------------------------------------------===//
+// State
+//===----------------------------------------------------------------------===//
+
+static constexpr const char *kPosition = "state.position",
+                            *kFingerprint = "state.fingerprint";
+
+TensorMap Trainer::state(const TrainingPosition &p) const {
+  TensorMap s;
+  for (const std::string &name : names) {
+    s["param." + name] = params.at(name);
+    s["adam.m." + name] = moment1.at(name);
+    s["adam.v." + name] = moment2.at(name);
+    s["accum." + name] = accumulated.at(name);
+  }
+  s[kPosition] =
+      HostTensor::ids({p.step, p.epoch, p.batch, p.batchesSeen, p.pending});
+  s[kFingerprint] = HostTensor::ids({int64_t(fingerprint)});
+  return s;
+}
+
+Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
+  auto fp = s.find(kFingerprint);
+  auto pos = s.find(kPosition);
+  if (fp == s.end() || pos == s.end() || fp->second.dtype != DType::I64 ||
+      fp->second.numElements() != 1 || pos->second.dtype != DType::I64 ||
+      pos->second.numElements() != 5)
+    return fail("not a gnn-train state file");
+  if (uint64_t(fp->second.as<int64_t>()[0]) != fingerprint)
+    return fail("the state is from another model, config or set of "
+                "training options (seed, batch size, smoothing, dropout, "
+                "schedule, accumulation, tying or shuffling differ)");
+  // Check everything before changing anything.
+  for (const std::string &name : names)
+    for (const char *kind : {"param.", "adam.m.", "adam.v.", "accum."}) {
+      auto it = s.find(kind + name);
+      if (it == s.end() || it->second.dtype != DType::F32 ||
+          it->second.shape != params[name].shape)
+        return fail("the state lacks '" + llvm::Twine(kind) + name +
+                    "' or has it in another shape");
+    }
+  for (const std::string &name : names) {
+    params[name] = s.at("param." + name);
+    moment1[name] = s.at("adam.m." + name);
+    moment2[name] = s.at("adam.v." + name);
+    accumulated[name] = s.at("accum." + name);
+  }
+  const int64_t *v = pos->second.as<int64_t>();
+  TrainingPosition p{v[0], v[1], v[2], v[3], v[4]};
+  if (p.step < 0 || p.epoch < 0 || p.batch < 0 || p.batchesSeen < 0 ||
+      p.pending < 0 || p.pending >= options.gradAccum)
+    return fail("the state's position is not valid");
+  position = p;
+  return p;
+}
