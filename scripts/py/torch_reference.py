@@ -439,3 +439,44 @@ def beam(model, src_ids, k, alpha, max_len, margin=0.0):
             beams = cands[:k]
     out = beams[0][0][1:]
     return out[:-1] if out and out[-1] == EOS else out
+
+
+# Training (training.md): label-smoothed loss, Noam schedule, Adam.
+
+def smoothed_kl(lp, labels, eps):
+    """KL(target || exp(lp)) summed over rows and classes, over the rows:
+    lp [N, V] log-probs, labels [N]; target 1 - eps on the label,
+    eps / (V - 2) on every other class but <pad>, rows labelled <pad> 0."""
+    V = lp.shape[1]
+    t = torch.full_like(lp, eps / (V - 2) if eps > 0 else 0.0)
+    t.scatter_(1, labels.unsqueeze(1), 1 - eps)
+    t[:, PAD] = 0
+    t[labels == PAD] = 0
+    # Terms with target 0 contribute 0 (and no gradient).
+    log_t = torch.log(torch.where(t > 0, t, torch.ones_like(t)))
+    return (t * (log_t - lp)).sum() / len(labels)
+
+
+def batch_loss(model, pairs, eps):
+    """The loss of (source, target) pairs, targets without <sos>/<eos>;
+    also returns the teacher-forced log-probs rows and labels."""
+    srcs = [s for s, _ in pairs]
+    decs = [[SOS] + t for _, t in pairs]
+    src, src_len = pad_batch(srcs)
+    tgt, tgt_len = pad_batch(decs)
+    out = model(src, src_len, tgt, tgt_len)
+    lp = torch.cat([out[i, : len(d)] for i, d in enumerate(decs)])
+    labels = torch.tensor(sum([t + [EOS] for _, t in pairs], []))
+    return smoothed_kl(lp, labels, eps), lp, labels
+
+
+def noam_rate(step, d_model, factor, warmup):
+    return factor * (d_model ** -0.5 *
+                     min(step ** -0.5, step * warmup ** -1.5))
+
+
+def tie_weights(model):
+    """One tensor for both embeddings and the generator, as DGL's example
+    ties them."""
+    model.src_embed.lut.weight = model.tgt_embed.lut.weight
+    model.generator.proj.weight = model.tgt_embed.lut.weight
