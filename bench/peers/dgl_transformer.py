@@ -93,6 +93,11 @@ class DGLTransformer(Transformer):
 
     def log_probs(self, srcs, tgts):
         """Teacher-forced log-probs [sum len(tgt), V], rows in input order."""
+        with torch.no_grad():
+            return self.forward_rows(srcs, tgts)
+
+    def forward_rows(self, srcs, tgts):
+        """log_probs() with autograd (training)."""
         assert self.config["cross_attention"] == "dgl"
         src_lens = [len(s) for s in srcs]
         tgt_lens = [len(t) for t in tgts]
@@ -105,30 +110,29 @@ class DGLTransformer(Transformer):
         tgt_pos = torch.cat([torch.arange(m) for m in tgt_lens])
         pe = self.pe(max(max(src_lens), max(tgt_lens)))
         sd = math.sqrt(self.d)
-        with torch.no_grad():
-            x = self.src_embed.lut(src_tok) * sd + pe[src_pos]
-            layers = self.encoder.layers
-            for i, L in enumerate(layers):
-                a = L.self_attn.linears
-                n = L.sublayer[0].norm(x)
-                x = x + a[3](self.attend(g, eids["ee"], enc, a[0](n), enc,
-                                         a[1](n), a[2](n)))
-                x = x + L.feed_forward(L.sublayer[1].norm(x))
-            mem = self.encoder.norm(x)
-            y = self.tgt_embed.lut(tgt_tok) * sd + pe[tgt_pos]
-            layers = self.decoder.layers
-            for i, L in enumerate(layers):
-                last = i == len(layers) - 1
-                s, c = L.self_attn.linears, L.src_attn.linears
-                n = L.sublayer[0].norm(y)
-                y = y + s[3](self.attend(g, eids["dd"], dec, s[0](n), dec,
-                                         s[1](n), s[2](n)))
-                if last:
-                    y = self.decoder.norm(y)
-                q = c[0](L.sublayer[1].norm(y))
-                y = y + s[3](self.attend(g, eids["ed"], dec, q, enc,
-                                         c[1](mem), c[2](mem)))
-                y = y + L.feed_forward(L.sublayer[2].norm(y))
-                if last:
-                    y = self.decoder.norm(y)
-            return torch.log_softmax(self.generator.proj(y), dim=-1)
+        x = self.src_embed.lut(src_tok) * sd + pe[src_pos]
+        layers = self.encoder.layers
+        for i, L in enumerate(layers):
+            a = L.self_attn.linears
+            n = L.sublayer[0].norm(x)
+            x = x + a[3](self.attend(g, eids["ee"], enc, a[0](n), enc,
+                                     a[1](n), a[2](n)))
+            x = x + L.feed_forward(L.sublayer[1].norm(x))
+        mem = self.encoder.norm(x)
+        y = self.tgt_embed.lut(tgt_tok) * sd + pe[tgt_pos]
+        layers = self.decoder.layers
+        for i, L in enumerate(layers):
+            last = i == len(layers) - 1
+            s, c = L.self_attn.linears, L.src_attn.linears
+            n = L.sublayer[0].norm(y)
+            y = y + s[3](self.attend(g, eids["dd"], dec, s[0](n), dec,
+                                     s[1](n), s[2](n)))
+            if last:
+                y = self.decoder.norm(y)
+            q = c[0](L.sublayer[1].norm(y))
+            y = y + s[3](self.attend(g, eids["ed"], dec, q, enc,
+                                     c[1](mem), c[2](mem)))
+            y = y + L.feed_forward(L.sublayer[2].norm(y))
+            if last:
+                y = self.decoder.norm(y)
+        return torch.log_softmax(self.generator.proj(y), dim=-1)
