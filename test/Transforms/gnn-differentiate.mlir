@@ -85,16 +85,20 @@ func.func @fused(%g: !gnn.graph<general>, %q: tensor<?x2x4xf32> {gnn.differentia
 // -----
 
 // Calls go through one backward function per callee, however often it is
-// called: @layer_vjp takes @layer's arguments and its results' gradients
-// and returns the gradients of its float arguments.
-// CHECK-LABEL: func.func private @layer_vjp(
+// called: @layer_vjp_tape takes @layer's arguments and its results'
+// gradients and returns the gradients of its float arguments. Its backward
+// reads nothing of its forward but the arguments, so the calls of @layer
+// stay as they are.
+// CHECK-LABEL: func.func private @layer_vjp_tape(
 // CHECK-SAME: %{{[^:]*}}: tensor<?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
 // CHECK-SAME: no_inline
-// CHECK-NOT: func.func private @layer_vjp
+// CHECK-NOT: func.func private @layer_
 // CHECK-LABEL: func @model_grad(
-// CHECK: %[[B2:.*]]:2 = call @layer_vjp(
-// CHECK: %[[B1:.*]]:2 = call @layer_vjp(
-// CHECK-NOT: call @layer_vjp
+// CHECK: %[[H:.*]] = call @layer(
+// CHECK: %[[Y:.*]] = call @layer(%[[H]]
+// CHECK: %[[B2:.*]]:2 = call @layer_vjp_tape(%[[H]]
+// CHECK: %[[B1:.*]]:2 = call @layer_vjp_tape(
+// CHECK-NOT: call @layer
 func.func private @layer(%x: tensor<?x4xf32>, %w: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {no_inline} {
   %y = gnn.apply_nodes(%x, %w) {
   ^bb0(%a: f32, %b: f32):
@@ -107,6 +111,38 @@ func.func private @layer(%x: tensor<?x4xf32>, %w: tensor<?x4xf32>) -> tensor<?x4
 func.func @model(%x: tensor<?x4xf32> {gnn.differentiable}, %w1: tensor<?x4xf32> {gnn.differentiable}, %w2: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
   %h = call @layer(%x, %w1) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   %y = call @layer(%h, %w2) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A callee whose backward reads a tensor its forward computed (the product's
+// factors) is called as @layer_fwd, which also returns that residual, and
+// differentiated by @layer_vjp_tape reading it: the forward runs once.
+// CHECK-LABEL: func.func private @layer_vjp_tape(
+// CHECK-SAME: %{{[^:]*}}: tensor<?x4xf32>, %{{[^:]*}}: tensor<4x4xf32>, %[[DY:[^:]*]]: tensor<?x4xf32>, %[[H:[^:]*]]: tensor<?x4xf32>)
+// CHECK-NOT: gnn.linear %{{.*}}, %{{[^ ]*}} :
+// CHECK: return
+// CHECK-LABEL: func.func private @layer_fwd(
+// CHECK-SAME: -> (tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK: %[[FH:.*]] = gnn.linear
+// CHECK: return %{{.*}}, %[[FH]]
+// CHECK-LABEL: func @model_grad(
+// CHECK: %[[F:.*]]:2 = call @layer_fwd(
+// CHECK-NOT: call @layer(
+// CHECK: call @layer_vjp_tape(%{{.*}}, %{{.*}}, %{{.*}}, %[[F]]#1)
+func.func private @layer(%x: tensor<?x4xf32>, %w: tensor<4x4xf32>) -> tensor<?x4xf32> attributes {no_inline} {
+  %h = gnn.linear %x, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %y = gnn.apply_nodes(%h, %h) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+func.func @model(%x: tensor<?x4xf32> {gnn.differentiable}, %w: tensor<4x4xf32> {gnn.differentiable}) -> tensor<f32> {
+  %y = call @layer(%x, %w) : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
   %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }

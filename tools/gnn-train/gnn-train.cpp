@@ -80,9 +80,9 @@ cl::opt<int64_t> warmup("warmup", cl::cat(category), cl::init(4000),
                         cl::desc("Noam warmup steps (default 4000)"));
 cl::opt<int64_t> gradAccum("grad-accum", cl::cat(category), cl::init(1),
                            cl::desc("batches per update (default 1)"));
-cl::opt<bool> tieWeights(
-    "tie-weights", cl::cat(category),
-    cl::desc("one tensor for both embeddings and the generator"));
+cl::opt<bool>
+    tieWeights("tie-weights", cl::cat(category),
+               cl::desc("one tensor for both embeddings and the generator"));
 cl::opt<double> actLossWeight(
     "act-loss-weight", cl::cat(category), cl::init(0.01),
     cl::desc("weight of the ACT loss (universal_transformer; default 0.01)"));
@@ -93,6 +93,8 @@ cl::opt<std::string> gradsOut(
     cl::desc("write the first batch's loss and gradients here and exit"));
 cl::opt<std::string> device("device", cl::cat(category), cl::init("cpu"),
                             cl::desc("cpu or cuda"));
+cl::opt<bool> emitIR("emit-ir", cl::cat(category),
+                     cl::desc("print the training program (gnn IR) and exit"));
 cl::opt<bool> shuffle("shuffle", cl::cat(category), cl::init(true),
                       cl::desc("shuffle the training set every epoch "
                                "(default true; --shuffle=false keeps the "
@@ -109,13 +111,13 @@ readPairs(const std::string &src, const std::string &tgt, const char *what,
           const Tokenizer &tokenizer, const ModelConfig &config) {
   std::string srcWhat = std::string(what) + " source";
   std::string tgtWhat = std::string(what) + " target";
-  auto sources = readSequences(src, srcWhat.c_str(), tokenizer,
-                               config.srcVocab, config.maxLen);
+  auto sources = readSequences(src, srcWhat.c_str(), tokenizer, config.srcVocab,
+                               config.maxLen);
   if (!sources)
     return sources.takeError();
   // The decoder input is <sos> + target: at most max_len tokens.
-  auto targets = readSequences(tgt, tgtWhat.c_str(), tokenizer,
-                               config.tgtVocab, config.maxLen - 1);
+  auto targets = readSequences(tgt, tgtWhat.c_str(), tokenizer, config.tgtVocab,
+                               config.maxLen - 1);
   if (!targets)
     return targets.takeError();
   if (sources->size() != targets->size())
@@ -172,10 +174,9 @@ llvm::Error prepareDirectory(const std::string &dir) {
   llvm::SmallString<256> probe(dir);
   llvm::sys::path::append(probe, ".gnn-train-probe");
   if (llvm::Error e = writeFileAtomically(probe, "probe"))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--out-dir '%s' is not writable: %s",
-                                   dir.c_str(),
-                                   llvm::toString(std::move(e)).c_str());
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "--out-dir '%s' is not writable: %s",
+        dir.c_str(), llvm::toString(std::move(e)).c_str());
   llvm::sys::fs::remove(probe);
   return llvm::Error::success();
 }
@@ -202,7 +203,7 @@ llvm::Error checkOptions(int threads) {
   };
   if (configFile.empty() || trainSrc.empty() || trainTgt.empty())
     return bad("give --config, --train-src and --train-tgt");
-  if (outDir.empty() && gradsOut.empty())
+  if (outDir.empty() && gradsOut.empty() && !emitIR)
     return bad("give --out-dir (or --grads-out)");
   if (validSrc.empty() != validTgt.empty())
     return bad("give both --valid-src and --valid-tgt, or neither");
@@ -313,9 +314,15 @@ int main(int argc, char **argv) {
   options.compile.parallel = threads != 1;
   options.compile.device = device == "cuda" ? Device::CUDA : Device::CPU;
   options.compile.cache = cache ? &*cache : nullptr;
+  if (emitIR) {
+    auto text = Trainer::emitIR(context, *config, weights, options);
+    if (!text)
+      return fail(llvm::toString(text.takeError()));
+    llvm::outs() << *text;
+    return 0;
+  }
   auto start = std::chrono::steady_clock::now();
-  auto trainer =
-      Trainer::create(context, *config, std::move(weights), options);
+  auto trainer = Trainer::create(context, *config, std::move(weights), options);
   if (!trainer)
     return fail(llvm::toString(trainer.takeError()));
   Trainer &t = **trainer;
@@ -403,18 +410,17 @@ int main(int argc, char **argv) {
         return fail("validation: " + llvm::toString(done.takeError()));
       validated += *done;
     }
-    llvm::outs() << llvm::format(
-        "epoch %lld: train loss %.4f acc %.4f", (long long)(epoch + 1),
-        trained.averageLoss(), trained.accuracy());
+    llvm::outs() << llvm::format("epoch %lld: train loss %.4f acc %.4f",
+                                 (long long)(epoch + 1), trained.averageLoss(),
+                                 trained.accuracy());
     if (!valid.empty())
       llvm::outs() << llvm::format(" | valid loss %.4f acc %.4f",
                                    validated.averageLoss(),
                                    validated.accuracy());
-    llvm::outs() << llvm::format(" | %.2f s, %.0f tokens/s, step %lld\n",
-                                 seconds,
-                                 seconds > 0 ? double(trained.tokens) / seconds
-                                             : 0.0,
-                                 (long long)t.getPosition().step);
+    llvm::outs() << llvm::format(
+        " | %.2f s, %.0f tokens/s, step %lld\n", seconds,
+        seconds > 0 ? double(trained.tokens) / seconds : 0.0,
+        (long long)t.getPosition().step);
     llvm::outs().flush();
     if (stopped)
       return 0;

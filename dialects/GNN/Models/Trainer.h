@@ -85,6 +85,14 @@ public:
   create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
          const TrainerOptions &options);
 
+  /// The training program as gnn IR text: @train_loss, @eval_loss and
+  /// @train_grad (with the layers' forward and backward functions), before
+  /// lowering.
+  static llvm::Expected<std::string> emitIR(MLIRContext &ctx,
+                                            const ModelConfig &config,
+                                            const TensorMap &weights,
+                                            const TrainerOptions &options);
+
   /// Freshly initialized parameters, as DGL's example initializes them:
   /// Xavier-uniform for every matrix, Linear biases uniform(+-1/sqrt(fan
   /// in)), LayerNorm 1 and 0; from gnnc's own random stream of `seed`.

@@ -1,4 +1,5 @@
-//===- TrainingBuilder.h - the Transformer's training loss as IR -*- C++ -*-===//
+//===- TrainingBuilder.h - the Transformer's training loss as IR -*- C++
+//-*-===//
 //
 // Part of gnnc. The teacher-forced forward of a whole batch and its
 // label-smoothed loss (../shared/reference/training.md) as one gnn

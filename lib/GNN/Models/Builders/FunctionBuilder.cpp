@@ -168,8 +168,8 @@ void FunctionBuilder::enableDropout(double rate) {
 }
 
 /// rng[0] and rng[1] + `shift`.
-static std::pair<Value, Value> seedAndOffset(ImplicitLocOpBuilder &b,
-                                             Value rng, int64_t shift) {
+static std::pair<Value, Value> seedAndOffset(ImplicitLocOpBuilder &b, Value rng,
+                                             int64_t shift) {
   Value seed = b.create<tensor::ExtractOp>(
       rng, ValueRange{b.create<arith::ConstantIndexOp>(0)});
   Value offset = b.create<tensor::ExtractOp>(

@@ -36,10 +36,9 @@ Value smoothedLoss(FunctionBuilder &f, Value lp, const LossInputs &in,
   double constant = 0;
   if (eps > 0)
     constant = (1 - eps) * std::log(1 - eps) + eps * std::log(spread);
-  auto column = RankedTensorType::get({ShapedType::kDynamic, 1},
-                                      b.getF32Type());
-  auto flatType =
-      RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type());
+  auto column =
+      RankedTensorType::get({ShapedType::kDynamic, 1}, b.getF32Type());
+  auto flatType = RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type());
   Value flat = b.create<tensor::CollapseShapeOp>(
       flatType, lp, SmallVector<ReassociationIndices>{{0, 1}});
   SmallVector<OpFoldResult> shape = {f.numRows(flat), b.getIndexAttr(1)};
@@ -48,18 +47,17 @@ Value smoothedLoss(FunctionBuilder &f, Value lp, const LossInputs &in,
   Value picked = f.gather(cells, in.labelIds, column);
   Value pad = f.gather(cells, in.padIds, column);
   Value rowSum = b.create<SumToOp>(column, lp);
-  Value perNode = f.apply(
-      {picked, pad, rowSum, in.labelWeights}, column,
-      [&](ValueRange e) -> Value {
-        Value others = b.create<arith::SubFOp>(e[2], e[1]);
-        Value mass = b.create<arith::AddFOp>(
-            b.create<arith::MulFOp>(f.constant(1 - eps - spread), e[0]),
-            b.create<arith::MulFOp>(f.constant(spread), others));
-        Value kl = b.create<arith::SubFOp>(f.constant(constant), mass);
-        return b.create<arith::MulFOp>(kl, e[3]);
-      });
-  return b.create<SumToOp>(RankedTensorType::get({}, b.getF32Type()),
-                           perNode);
+  Value perNode =
+      f.apply({picked, pad, rowSum, in.labelWeights}, column,
+              [&](ValueRange e) -> Value {
+                Value others = b.create<arith::SubFOp>(e[2], e[1]);
+                Value mass = b.create<arith::AddFOp>(
+                    b.create<arith::MulFOp>(f.constant(1 - eps - spread), e[0]),
+                    b.create<arith::MulFOp>(f.constant(spread), others));
+                Value kl = b.create<arith::SubFOp>(f.constant(constant), mass);
+                return b.create<arith::MulFOp>(kl, e[3]);
+              });
+  return b.create<SumToOp>(RankedTensorType::get({}, b.getF32Type()), perNode);
 }
 
 void buildLoss(ModuleOp module, const ModelConfig &c, llvm::StringRef name,
@@ -96,8 +94,8 @@ void buildLoss(ModuleOp module, const ModelConfig &c, llvm::StringRef name,
   for (int64_t i = 0; i < c.layers; ++i) {
     bool last = i == c.layers - 1;
     std::string L = layerName("decoder", i);
-    SmallVector<Value> kv = f.callLayer("cross_kv_layer", L,
-                                        {{memory, model::kMemory}}, crossKV);
+    SmallVector<Value> kv =
+        f.callLayer("cross_kv_layer", L, {{memory, model::kMemory}}, crossKV);
     SmallVector<Value> qkv =
         f.callLayer("decoder_self_qkv", L, {{y, "y"}}, decoderSelfQKV);
     y = f.callLayer(last ? "decoder_last_layer" : "decoder_layer", L,
@@ -114,8 +112,8 @@ void buildLoss(ModuleOp module, const ModelConfig &c, llvm::StringRef name,
                     })[0];
   }
   Value lp = f.logSoftmax(f.linear(y, "generator.proj", f.d, c.tgtVocab));
-  f.finish({{smoothedLoss(f, lp, loss, eps), model::kLoss},
-            {lp, model::kLogProbs}});
+  f.finish(
+      {{smoothedLoss(f, lp, loss, eps), model::kLoss}, {lp, model::kLogProbs}});
 }
 } // namespace
 

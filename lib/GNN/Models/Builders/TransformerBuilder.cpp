@@ -19,8 +19,8 @@ std::string models::layerName(const char *stack, int64_t i) {
   return std::string(stack) + ".layers." + std::to_string(i);
 }
 
-std::pair<std::string, std::string>
-models::crossModules(const ModelConfig &c, const std::string &L) {
+std::pair<std::string, std::string> models::crossModules(const ModelConfig &c,
+                                                         const std::string &L) {
   switch (c.crossAttention) {
   case CrossAttention::DGL:
     return {L + ".src_attn", L + ".self_attn"};
@@ -43,9 +43,9 @@ FunctionBuilder::Named models::encoderLayer(FunctionBuilder &f, Value x,
   Value w;
   Value a = f.mergeHeads(f.attention(graph, q, k, v, weights ? &w : nullptr));
   x = f.residual(x, f.dropout(f.linear(a, A + "3", f.d, f.d)));
-  x = f.residual(x, f.dropout(f.feedForward(
-                        f.layerNorm(x, L + ".sublayer.1.norm"),
-                        L + ".feed_forward")));
+  x = f.residual(x,
+                 f.dropout(f.feedForward(f.layerNorm(x, L + ".sublayer.1.norm"),
+                                         L + ".feed_forward")));
   if (weights)
     return {{x, "x"}, {w, model::kEncAttention}};
   return {{x, "x"}};
@@ -69,9 +69,9 @@ FunctionBuilder::Named models::decoderLayer(FunctionBuilder &f, ValueRange in,
   Value ca = f.mergeHeads(
       f.attention(in[5], cq, in[6], in[7], weights ? &crossW : nullptr));
   y = f.residual(y, f.dropout(f.linear(ca, O + ".linears.3", f.d, f.d)));
-  y = f.residual(y, f.dropout(f.feedForward(
-                        f.layerNorm(y, L + ".sublayer.2.norm"),
-                        L + ".feed_forward")));
+  y = f.residual(y,
+                 f.dropout(f.feedForward(f.layerNorm(y, L + ".sublayer.2.norm"),
+                                         L + ".feed_forward")));
   if (last)
     y = f.layerNorm(y, "decoder.norm");
   if (weights)
@@ -128,9 +128,9 @@ void buildCrossKV(ModuleOp module, const ModelConfig &c, const BuildOptions &,
   Value mem = f.input(model::kMemory, f.x());
   std::vector<std::pair<Value, std::string>> results;
   for (int64_t i = 0; i < c.layers; ++i) {
-    SmallVector<Value> kv = f.callLayer(
-        "cross_kv_layer", layerName("decoder", i), {{mem, model::kMemory}},
-        crossKV);
+    SmallVector<Value> kv =
+        f.callLayer("cross_kv_layer", layerName("decoder", i),
+                    {{mem, model::kMemory}}, crossKV);
     results.push_back({kv[0], model::crossK(i)});
     results.push_back({kv[1], model::crossV(i)});
   }
@@ -158,8 +158,8 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
   for (int64_t i = 0; i < c.layers; ++i) {
     bool last = i == c.layers - 1;
     std::string L = layerName("decoder", i);
-    SmallVector<Value> qkv = f.callLayer(
-        "decoder_self_qkv", L, {{y, "y"}}, decoderSelfQKV);
+    SmallVector<Value> qkv =
+        f.callLayer("decoder_self_qkv", L, {{y, "y"}}, decoderSelfQKV);
     // The new nodes' k/v go into their cache slots.
     Value kAll = f.scatter(qkv[1], selfK[i], in.slots);
     Value vAll = f.scatter(qkv[2], selfV[i], in.slots);

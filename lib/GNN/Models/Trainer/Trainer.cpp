@@ -84,6 +84,32 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
   return std::move(module);
 }
 
+/// Whether `name` is trained (a tied name counts as its canonical one).
+static bool hasTrainedWeight(const TensorMap &weights,
+                             const TrainerOptions &options,
+                             llvm::StringRef name) {
+  if (options.tieWeights && llvm::is_contained(kTiedOthers, name))
+    name = kTiedCanonical;
+  return weights.count(name.str()) != 0;
+}
+
+Expected<std::string> Trainer::emitIR(MLIRContext &ctx,
+                                      const ModelConfig &config,
+                                      const TensorMap &weights,
+                                      const TrainerOptions &options) {
+  Expected<OwningOpRef<ModuleOp>> module =
+      buildTrainingProgram(ctx, config, options, [&](llvm::StringRef name) {
+        return hasTrainedWeight(weights, options, name);
+      });
+  if (!module)
+    return module.takeError();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (*module)->print(os);
+  os << "\n";
+  return text;
+}
+
 Expected<std::unique_ptr<Trainer>>
 Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
                 const TrainerOptions &options) {
@@ -148,10 +174,10 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
   // What a saved state must agree with.
   std::string identity;
   llvm::raw_string_ostream id(identity);
-  id << int(config.architecture) << ' ' << config.layers << ' '
-     << config.dModel << ' ' << config.heads << ' ' << config.dFF << ' '
-     << config.srcVocab << ' ' << config.tgtVocab << ' ' << config.maxLen
-     << ' ' << (config.scoreClamp ? *config.scoreClamp : -1.0) << ' '
+  id << int(config.architecture) << ' ' << config.layers << ' ' << config.dModel
+     << ' ' << config.heads << ' ' << config.dFF << ' ' << config.srcVocab
+     << ' ' << config.tgtVocab << ' ' << config.maxLen << ' '
+     << (config.scoreClamp ? *config.scoreClamp : -1.0) << ' '
      << int(config.crossAttention) << ' ' << options.seed << ' '
      << options.batchSize << ' ' << options.labelSmoothing << ' '
      << options.dropout << ' ' << options.lrFactor << ' ' << options.warmup

@@ -49,8 +49,8 @@ Trainer::makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const {
   Expected<GraphPtr> ee = built(status, g, err);
   if (!ee)
     return ee.takeError();
-  status = gnn_graph_causal_blocks(decLengths.data(), count, &g, err,
-                                   sizeof(err));
+  status =
+      gnn_graph_causal_blocks(decLengths.data(), count, &g, err, sizeof(err));
   Expected<GraphPtr> dd = built(status, g, err);
   if (!dd)
     return dd.takeError();
@@ -83,8 +83,8 @@ Trainer::makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const {
   return batch;
 }
 
-Expected<LossTotals>
-Trainer::totals(const Batch &batch, Outputs &results) const {
+Expected<LossTotals> Trainer::totals(const Batch &batch,
+                                     Outputs &results) const {
   Expected<HostTensor> loss = take(results, model::kLoss, "train");
   if (!loss)
     return loss.takeError();

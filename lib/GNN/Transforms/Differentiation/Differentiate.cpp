@@ -100,10 +100,14 @@ static bool isFloatTensor(Type type) {
 
 namespace {
 /// Reverse sweeps over functions; calls are differentiated through one
-/// vector-Jacobian-product function per callee (`@g_vjp`: g's arguments
-/// and the gradients of its float results in, the gradients of its float
-/// arguments out; it recomputes g's forward), so a layer function called
-/// N times gets one backward function, compiled once.
+/// vector-Jacobian-product function per callee, so a layer function called
+/// N times gets one backward function, compiled once. A call in straight-
+/// line code becomes a call of `@g_fwd` (g's results and its residuals:
+/// the tensors g computes that its backward reads), and its backward a call
+/// of `@g_vjp_tape` (g's arguments, the gradients of its float results and
+/// the residuals in; the gradients of its float arguments out), so the
+/// forward runs once. Loop bodies use `@g_vjp`, which recomputes g's
+/// forward from its arguments (loops store nothing per iteration).
 class Differentiator : public CalleeDifferentiator {
 public:
   explicit Differentiator(ModuleOp module) : module(module) {}
@@ -116,6 +120,8 @@ public:
     func::FuncOp fn;
     std::unique_ptr<AdjointBuilder> ad;
     Operation *ret;
+    /// The copy's forward ops (before the adjoints the sweep added).
+    llvm::SmallPtrSet<Operation *, 32> forward;
   };
   FailureOr<Sweep>
   sweep(func::FuncOp fn, StringRef name, ArrayRef<unsigned> wrt,
@@ -125,18 +131,44 @@ public:
   /// The VJP function of `callee`.
   FailureOr<func::FuncOp> vjpOf(func::FuncOp callee, Operation *user) override;
 
+  /// A callee split into a forward that keeps its residuals and a
+  /// backward that reads them.
+  struct Tape {
+    func::FuncOp fwd, vjp;
+    unsigned numResiduals = 0;
+  };
+  /// The tape of `callee`; null functions where its residuals are not all
+  /// tensors (the caller then uses vjpOf).
+  FailureOr<Tape> tapeOf(func::FuncOp callee, Operation *user);
+
   /// Erases the VJP functions built so far (after a failure).
   void discard() {
     for (auto &entry : vjps)
       entry.second.erase();
     vjps.clear();
+    for (auto &entry : tapes) {
+      if (entry.second.fwd && entry.second.fwd.getOperation() != entry.first)
+        entry.second.fwd.erase();
+      if (entry.second.vjp)
+        entry.second.vjp.erase();
+    }
+    tapes.clear();
   }
 
 private:
   LogicalResult differentiateCall(func::CallOp call, AdjointBuilder &ad);
 
+  /// The VJP function's sweep of `callee`, named `suffix` after it, with
+  /// the result gradients as arguments after the callee's; the sweep's
+  /// return still returns the forward results.
+  FailureOr<Sweep> vjpSweep(func::FuncOp callee, Operation *user,
+                            StringRef suffix);
+  /// Makes `s`'s copy return the gradients of the callee's float arguments.
+  void returnGradients(func::FuncOp callee, Sweep &s);
+
   ModuleOp module;
   llvm::DenseMap<Operation *, func::FuncOp> vjps;
+  llvm::DenseMap<Operation *, Tape> tapes;
   llvm::DenseSet<Operation *> inProgress;
 };
 } // namespace
@@ -166,7 +198,10 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
       body.without_terminator(), [](Operation &op) { return &op; });
   SmallVector<Value> roots(ret->getOperands());
 
+  // Adjoints go after this marker; what comes before it is the forward
+  // (calls replaced by their tape's forward included).
   b.setInsertionPoint(ret);
+  Operation *marker = b.create<arith::ConstantIndexOp>(ret->getLoc(), 0);
   auto ad = std::make_unique<AdjointBuilder>(
       b, ret->getLoc(), activeValues(body, seeds, roots, constants));
   for (auto [i, root] : llvm::enumerate(roots))
@@ -203,13 +238,19 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
     }
   }
   ad->b.setLoc(ret->getLoc());
-  return Sweep{copy, std::move(ad), ret};
+  llvm::SmallPtrSet<Operation *, 32> forwardOps;
+  for (Operation &op : body) {
+    if (&op == marker)
+      break;
+    forwardOps.insert(&op);
+  }
+  marker->erase();
+  return Sweep{copy, std::move(ad), ret, std::move(forwardOps)};
 }
 
-FailureOr<func::FuncOp> Differentiator::vjpOf(func::FuncOp callee,
-                                              Operation *user) {
-  if (func::FuncOp known = vjps.lookup(callee))
-    return known;
+FailureOr<Differentiator::Sweep> Differentiator::vjpSweep(func::FuncOp callee,
+                                                          Operation *user,
+                                                          StringRef suffix) {
   if (callee.isExternal() || !llvm::hasSingleElement(callee.getBody()))
     return user->emitOpError()
            << "calls '" << callee.getSymName()
@@ -218,9 +259,9 @@ FailureOr<func::FuncOp> Differentiator::vjpOf(func::FuncOp callee,
     return user->emitOpError()
            << "is a recursive call of '" << callee.getSymName()
            << "', which gnn-differentiate cannot take";
-  std::string name = (callee.getSymName() + "_vjp").str();
+  std::string name = (callee.getSymName() + suffix).str();
   for (int i = 1; SymbolTable::lookupSymbolIn(module, name); ++i)
-    name = (callee.getSymName() + "_vjp" + Twine(i)).str();
+    name = (callee.getSymName() + suffix + Twine(i)).str();
   SmallVector<unsigned> wrt, seeded;
   for (auto [i, type] : llvm::enumerate(callee.getArgumentTypes()))
     if (isFloatTensor(type))
@@ -244,23 +285,140 @@ FailureOr<func::FuncOp> Differentiator::vjpOf(func::FuncOp callee,
   };
   FailureOr<Sweep> s = sweep(callee, name, wrt, prepare, seed);
   inProgress.erase(callee);
+  return s;
+}
+
+void Differentiator::returnGradients(func::FuncOp callee, Sweep &s) {
+  Block &body = s.fn.getBody().front();
+  SmallVector<Value> grads;
+  for (auto [i, type] : llvm::enumerate(callee.getArgumentTypes())) {
+    if (!isFloatTensor(type))
+      continue;
+    Value arg = body.getArgument(i);
+    Value d = s.ad->adjoint(arg);
+    grads.push_back(d ? d : s.ad->zerosLike(arg));
+  }
+  s.ret->setOperands(grads);
+  OpBuilder b(s.fn);
+  s.fn.setFunctionType(
+      b.getFunctionType(s.fn.getArgumentTypes(), ValueRange(grads).getTypes()));
+  s.fn.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+}
+
+FailureOr<func::FuncOp> Differentiator::vjpOf(func::FuncOp callee,
+                                              Operation *user) {
+  if (func::FuncOp known = vjps.lookup(callee))
+    return known;
+  FailureOr<Sweep> s = vjpSweep(callee, user, "_vjp");
+  if (failed(s))
+    return failure();
+  returnGradients(callee, *s);
+  eraseDeadOps(s->fn.getBody().front());
+  vjps[callee] = s->fn;
+  return s->fn;
+}
+
+FailureOr<Differentiator::Tape> Differentiator::tapeOf(func::FuncOp callee,
+                                                       Operation *user) {
+  if (auto it = tapes.find(callee); it != tapes.end())
+    return it->second;
+  FailureOr<Sweep> s = vjpSweep(callee, user, "_vjp_tape");
   if (failed(s))
     return failure();
   Block &body = s->fn.getBody().front();
-  SmallVector<Value> grads;
-  for (unsigned i : wrt) {
-    Value arg = body.getArgument(i);
-    Value d = s->ad->adjoint(arg);
-    grads.push_back(d ? d : s->ad->zerosLike(arg));
+  SmallVector<Value> results(s->ret->getOperands());
+  returnGradients(callee, *s);
+
+  // What the backward (the ops the sweep added, and the return) reads of
+  // the forward: non-tensor values (sizes, constants, graphs) are
+  // recomputed in the backward by the forward ops that make them; the
+  // tensors they and the backward read are the residuals.
+  llvm::SmallPtrSet<Operation *, 16> recomputed;
+  llvm::SetVector<Value> residuals;
+  SmallVector<Operation *> readers;
+  for (Operation &op : body)
+    if (!s->forward.contains(&op))
+      readers.push_back(&op);
+  while (!readers.empty()) {
+    Operation *reader = readers.pop_back_val();
+    for (Value v : inputsOf(reader)) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !s->forward.contains(def))
+        continue;
+      if (isa<RankedTensorType>(v.getType()))
+        residuals.insert(v);
+      else if (recomputed.insert(def).second)
+        readers.push_back(def);
+    }
   }
-  s->ret->setOperands(grads);
+  Tape tape;
+  if (llvm::any_of(recomputed,
+                   [](Operation *op) { return !isMemoryEffectFree(op); })) {
+    // No tape: the backward recomputes the forward, as vjpOf's does.
+    eraseDeadOps(body);
+    vjps.try_emplace(callee, s->fn);
+    tapes[callee] = tape;
+    return tape;
+  }
+
   OpBuilder b(s->fn);
-  s->fn.setFunctionType(b.getFunctionType(s->fn.getArgumentTypes(),
-                                          ValueRange(grads).getTypes()));
-  s->fn.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  if (residuals.empty()) {
+    // The backward reads only the arguments: the callee is its forward.
+    eraseDeadOps(body);
+    tape.fwd = callee;
+    tape.vjp = s->fn;
+    tapes[callee] = tape;
+    return tape;
+  }
+  // The forward: the callee's body, returning its results and residuals.
+  b.setInsertionPointAfter(s->fn);
+  IRMapping map;
+  auto fwd = cast<func::FuncOp>(b.clone(*s->fn, map));
+  std::string fwdName = (callee.getSymName() + "_fwd").str();
+  for (int i = 1; SymbolTable::lookupSymbolIn(module, fwdName); ++i)
+    fwdName = (callee.getSymName() + "_fwd" + Twine(i)).str();
+  fwd.setSymName(fwdName);
+  Block &fwdBody = fwd.getBody().front();
+  SmallVector<Value> fwdResults;
+  for (Value v : results)
+    fwdResults.push_back(map.lookupOrDefault(v));
+  for (Value v : residuals)
+    fwdResults.push_back(map.lookup(v));
+  fwdBody.getTerminator()->setOperands(fwdResults);
+  llvm::SmallPtrSet<Operation *, 32> fwdOps;
+  for (Operation *op : s->forward)
+    fwdOps.insert(map.lookup(op));
+  SmallVector<Operation *> backwardOps;
+  for (Operation &op : fwdBody.without_terminator())
+    if (!fwdOps.contains(&op))
+      backwardOps.push_back(&op);
+  for (Operation *op : llvm::reverse(backwardOps))
+    op->erase();
+  // The result gradients are the backward's arguments.
+  llvm::BitVector seeds(fwd.getNumArguments());
+  for (unsigned i = callee.getNumArguments(); i < fwd.getNumArguments(); ++i)
+    seeds.set(i);
+  fwd.eraseArguments(seeds);
+  fwd.setFunctionType(b.getFunctionType(fwd.getArgumentTypes(),
+                                        ValueRange(fwdResults).getTypes()));
+  fwd.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  eraseDeadOps(fwdBody);
+
+  // The backward reads the residuals from arguments after the gradients.
+  for (Value v : residuals) {
+    unsigned index = s->fn.getNumArguments();
+    s->fn.insertArgument(index, v.getType(), DictionaryAttr(), v.getLoc());
+    v.replaceUsesWithIf(body.getArgument(index), [&](OpOperand &use) {
+      return !s->forward.contains(use.getOwner()) ||
+             recomputed.contains(use.getOwner());
+    });
+  }
   eraseDeadOps(body);
-  vjps[callee] = s->fn;
-  return s->fn;
+  tape.fwd = fwd;
+  tape.vjp = s->fn;
+  tape.numResiduals = residuals.size();
+  tapes[callee] = tape;
+  return tape;
 }
 
 LogicalResult Differentiator::differentiateCall(func::CallOp call,
@@ -268,18 +426,36 @@ LogicalResult Differentiator::differentiateCall(func::CallOp call,
   auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
   if (!callee)
     return ad.noAdjoint(call, "its callee is not a function of the module");
-  FailureOr<func::FuncOp> vjp = vjpOf(callee, call);
-  if (failed(vjp))
+  FailureOr<Tape> tape = tapeOf(callee, call);
+  if (failed(tape))
     return failure();
+  func::FuncOp backward = tape->vjp;
+  if (!backward) {
+    FailureOr<func::FuncOp> vjp = vjpOf(callee, call);
+    if (failed(vjp))
+      return failure();
+    backward = *vjp;
+  }
   SmallVector<Value> operands(call.getOperands());
   for (Value r : call.getResults())
     if (isFloatTensor(r.getType())) {
       Value d = ad.adjoint(r);
       operands.push_back(d ? d : ad.zerosLike(r));
     }
-  auto back = ad.b.create<func::CallOp>(*vjp, operands);
+  if (tape->fwd && tape->fwd != callee) {
+    // The forward call also returns the residuals; it replaces the call.
+    OpBuilder b(call);
+    auto fwd =
+        b.create<func::CallOp>(call.getLoc(), tape->fwd, call.getOperands());
+    unsigned n = call.getNumResults();
+    call.replaceAllUsesWith(fwd.getResults().take_front(n));
+    llvm::append_range(operands, fwd.getResults().drop_front(n));
+    call.erase();
+  }
+  auto back = ad.b.create<func::CallOp>(backward, operands);
   unsigned next = 0;
-  for (Value operand : call.getOperands()) {
+  for (Value operand :
+       ValueRange(operands).take_front(callee.getNumArguments())) {
     if (!isFloatTensor(operand.getType()))
       continue;
     Value d = back.getResult(next++);
