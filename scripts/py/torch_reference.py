@@ -277,6 +277,7 @@ class UniversalTransformer(nn.Module):
 
     attention_log = None
     attend = Transformer.attend
+    remainders = []
 
     def act(self, x, valid, layer_step, halting):
         """The ACT loop over one side. x [B, N, d]; valid [B, N]; layer_step
@@ -309,6 +310,8 @@ class UniversalTransformer(nn.Module):
             s = s + torch.where(stop, r, torch.zeros_like(r)).unsqueeze(-1) * x
             r = torch.where(cont, 1 - sum_p, r)
             active = cont
+        # Each valid node's remainder at the end of its loop (the ACT loss).
+        self.remainders.append(r[valid])
         return s, steps
 
     def encode(self, src, src_len):
@@ -361,9 +364,15 @@ class UniversalTransformer(nn.Module):
         return out, steps
 
     def forward(self, src, src_len, tgt, tgt_len):
+        self.remainders = []
         mem, src_valid, self.enc_steps = self.encode(src, src_len)
         out, self.dec_steps = self.decode(mem, src_valid, tgt, tgt_len)
         return out
+
+    def act_loss(self, weight):
+        """weight * the mean remainder over the last forward's encoder and
+        decoder nodes (training.md)."""
+        return weight * torch.cat(self.remainders).mean()
 
 
 def attention_maps(model, srcs, tgts):

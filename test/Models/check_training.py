@@ -31,17 +31,37 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "py"))
 import safetensors_util  # noqa: E402
-from torch_reference import (Transformer, batch_loss, noam_rate,  # noqa: E402
-                             tie_weights)
+from torch_reference import (Transformer, UniversalTransformer,  # noqa: E402
+                             batch_loss, noam_rate, tie_weights)
 
 VARIANTS = [
-    # (layers, d, heads, clamp, cross, bias, tie)
+    # (layers, d, heads, clamp, cross, bias, tie); layers 0: a Universal
+    # Transformer (max_depth 4, threshold 0.9: nodes halt at several steps)
     (1, 16, 2, 10, "dgl", False, True),
     (2, 16, 4, 5, "standard", True, False),
     (2, 12, 3, None, "shared", False, False),
     (1, 16, 1, None, "dgl", True, True),
     (2, 8, 2, 5, "shared", True, True),
+    (0, 16, 2, 10, "shared", False, True),
+    (0, 12, 3, None, "shared", True, False),
 ]
+ACT_WEIGHT = 0.01
+
+
+def make_model(config, bias):
+    if config["architecture"] == "universal_transformer":
+        return UniversalTransformer(config, bias=bias)
+    return Transformer(config, bias=bias)
+
+
+def objective(model, pairs):
+    """The loss the gradients are of: label-smoothed KL, plus the ACT loss
+    for a Universal Transformer; also returns each part."""
+    loss, _, _ = batch_loss(model, pairs, EPS)
+    if isinstance(model, UniversalTransformer):
+        act = model.act_loss(ACT_WEIGHT)
+        return loss + act, loss, act
+    return loss, loss, None
 EPS, FACTOR, WARMUP = 0.1, 1.0, 3
 
 
@@ -62,7 +82,7 @@ def tensor(entry):
 def train_reference(config, bias, tie, state, pairs, accum, dtype):
     """The weights after 5 updates of torch.optim.Adam with the Noam rate,
     batches of 4 pairs in order, gradients of `accum` batches summed."""
-    model = Transformer(config, bias=bias).to(dtype)
+    model = make_model(config, bias).to(dtype)
     model.load_state_dict({k: v.to(dtype) for k, v in state.items()})
     if tie:
         tie_weights(model)
@@ -71,7 +91,7 @@ def train_reference(config, bias, tie, state, pairs, accum, dtype):
     batches = [pairs[i:i + 4] for i in range(0, len(pairs), 4)]
     seen = step = 0
     while step < 5:
-        loss, _, _ = batch_loss(model, batches[seen % len(batches)], EPS)
+        loss, _, _ = objective(model, batches[seen % len(batches)])
         loss.backward()
         seen += 1
         if seen % accum == 0:
@@ -97,13 +117,16 @@ def main():
                   "d_model": d, "heads": heads, "d_ff": 2 * d + 3,
                   "src_vocab": vocab, "tgt_vocab": vocab, "max_len": 12,
                   "score_clamp": clamp, "cross_attention": cross}
-        label = "layers %d d %d heads %d clamp %s %s%s%s" % (
-            layers, d, heads, clamp, cross, " bias" if bias else "",
-            " tied" if tie else "")
+        if layers == 0:
+            config.update(architecture="universal_transformer", layers=1,
+                          max_depth=4, act_threshold=0.9)
+        label = "%s d %d heads %d clamp %s %s%s%s" % (
+            "universal" if layers == 0 else "layers %d" % layers, d, heads,
+            clamp, cross, " bias" if bias else "", " tied" if tie else "")
         print(label)
         work = tempfile.mkdtemp(prefix="gnnc-train-check-")
         json.dump(config, open(os.path.join(work, "config.json"), "w"))
-        model = Transformer(config, bias=bias)
+        model = make_model(config, bias)
         with torch.no_grad():
             for p in model.parameters():
                 p.uniform_(-0.5, 0.5)
@@ -135,16 +158,29 @@ def main():
         subprocess.run(base + ["--batch-size", "10", "--grads-out", grads],
                        check=True)
         got = safetensors_util.read(grads)
-        ref_model = Transformer(config, bias=bias).double()
+        ref_model = make_model(config, bias).double()
         ref_model.load_state_dict({k: v.double() for k, v in state.items()})
         if tie:
             tie_weights(ref_model)
-        loss, _, _ = batch_loss(ref_model, pairs, EPS)
-        loss.backward()
+        total, loss, act = objective(ref_model, pairs)
+        total.backward()
         ok = abs(got["loss"][2][0] - float(loss)) <= 1e-4 * abs(float(loss))
         if not ok:
             print("  loss: gnnc %.6f, reference %.6f" %
                   (got["loss"][2][0], float(loss)))
+        if act is not None:
+            steps = torch.cat([ref_model.enc_steps.flatten(),
+                               ref_model.dec_steps.flatten()])
+            steps = steps[steps > 0]
+            print("  ACT steps of the nodes: %s" %
+                  ", ".join("%d: %d" % (k, int((steps == k).sum()))
+                            for k in range(1, 5)))
+            same = abs(got["act_loss"][2][0] - float(act)) <= \
+                1e-4 * abs(float(act))
+            if not same:
+                print("  act_loss: gnnc %.6f, reference %.6f" %
+                      (got["act_loss"][2][0], float(act)))
+            ok &= same
         params = dict(ref_model.named_parameters(remove_duplicate=False))
         for p in params.values():
             # A parameter the model does not use (DGL mode's

@@ -309,6 +309,7 @@ int main(int argc, char **argv) {
   options.warmup = warmup;
   options.gradAccum = gradAccum;
   options.tieWeights = tieWeights;
+  options.actLossWeight = actLossWeight;
   options.shuffle = shuffle;
   options.threads = threads;
   options.compile.parallel = threads != 1;
@@ -417,6 +418,13 @@ int main(int argc, char **argv) {
       llvm::outs() << llvm::format(" | valid loss %.4f acc %.4f",
                                    validated.averageLoss(),
                                    validated.accuracy());
+    if (trained.nodes) {
+      // ACT: the share of nodes that entered each step.
+      llvm::outs() << " | steps";
+      for (auto [s, n] : llvm::enumerate(trained.entered))
+        llvm::outs() << llvm::format(" %zu:%.0f%%", s + 1,
+                                     100.0 * double(n) / double(trained.nodes));
+    }
     llvm::outs() << llvm::format(
         " | %.2f s, %.0f tokens/s, step %lld\n", seconds,
         seconds > 0 ? double(trained.tokens) / seconds : 0.0,

@@ -42,6 +42,8 @@ struct TrainerOptions {
   /// src_embed.lut.weight, tgt_embed.lut.weight and generator.proj.weight
   /// are one tensor.
   bool tieWeights = false;
+  /// Universal Transformer: the weight of the ACT loss (mean remainder).
+  double actLossWeight = 0.01;
   /// Shuffle the training set every epoch.
   bool shuffle = true;
   int threads = 0;
@@ -53,10 +55,19 @@ struct LossTotals {
   /// Sum over batches of (batch loss x n_tokens).
   double loss = 0;
   int64_t tokens = 0, correct = 0;
+  /// Universal Transformer: nodes (encoder and decoder) and, for each ACT
+  /// step s (from 1), how many of them entered step s.
+  int64_t nodes = 0;
+  std::vector<int64_t> entered;
   LossTotals &operator+=(const LossTotals &o) {
     loss += o.loss;
     tokens += o.tokens;
     correct += o.correct;
+    nodes += o.nodes;
+    if (entered.size() < o.entered.size())
+      entered.resize(o.entered.size());
+    for (size_t s = 0; s < o.entered.size(); ++s)
+      entered[s] += o.entered[s];
     return *this;
   }
   double averageLoss() const { return tokens ? loss / double(tokens) : 0; }
@@ -110,8 +121,10 @@ public:
   evaluateBatch(llvm::ArrayRef<const TrainingExample *> batch);
 
   /// Loss and gradients of `batch` with the current parameters, no update:
-  /// `loss` and `grad.<name>` for every trained parameter (tied weights:
-  /// the summed gradient under each of the three names).
+  /// `loss` (the label-smoothed loss), for a Universal Transformer
+  /// `act_loss`, and `grad.<name>` (the gradient of loss + act_loss) for
+  /// every trained parameter (tied weights: the summed gradient under each
+  /// of the three names).
   llvm::Expected<TensorMap>
   gradients(llvm::ArrayRef<const TrainingExample *> batch);
 
@@ -165,7 +178,7 @@ private:
   /// Tensors of the initial weights that are not trained.
   TensorMap untrained;
   std::vector<std::string> names;
-  HostTensor pe;
+  HostTensor pe, timePE;
   std::unique_ptr<JitProgram> program;
   TrainingPosition position;
   uint64_t fingerprint = 0;

@@ -18,8 +18,16 @@ namespace mlir::gnn {
 ///
 ///   @train_loss(ee, dd, ed, src_tokens, src_positions, tgt_tokens,
 ///               tgt_positions, pe, label_ids, pad_ids, label_weights,
-///               [rng], weights) -> loss, log_probs
-///   @eval_loss(the same without rng) -> loss, log_probs
+///               [rng], weights) -> objective, loss, log_probs
+///   @eval_loss(the same without rng) -> objective, loss, log_probs
+///
+/// and for a Universal Transformer
+///
+///   @train_loss(ee, dd, ed, src_tokens, src_positions, tgt_tokens,
+///               tgt_positions, pe, time_pe, label_ids, pad_ids,
+///               label_weights, act_weights_enc, act_weights_dec, [rng],
+///               weights)
+///       -> objective, loss, act_loss, log_probs, enc_steps, dec_steps
 ///
 /// Every decoder node is computed (no cache). `label_ids` holds, for
 /// decoder node n with label y, the index n * tgt_vocab + y into the
@@ -27,13 +35,20 @@ namespace mlir::gnn {
 /// ([N, 1]) is 1 / n_tokens for each node (0 for a node labelled <pad>), so
 /// that `loss` (a 0-d tensor) is the batch's loss of training.md: the
 /// smoothed KL divergence summed over nodes and classes over n_tokens.
+/// `act_weights_*` ([nodes, 1]) hold act_loss_weight / (all encoder and
+/// decoder nodes), so that `act_loss` = act_loss_weight * mean(r) over the
+/// nodes' remainders. `objective` (what the gradient is of) is `loss`, plus
+/// `act_loss` for a Universal Transformer.
 /// `rng` (tensor<2xi64>: Philox seed and first counter offset) exists when
 /// training with dropout; @eval_loss never drops out.
 namespace model {
 constexpr const char *kTrainLoss = "train_loss", *kEvalLoss = "eval_loss",
                      *kLoss = "loss", *kLabelIds = "label_ids",
                      *kPadIds = "pad_ids", *kLabelWeights = "label_weights",
-                     *kRng = "rng";
+                     *kRng = "rng", *kObjective = "objective",
+                     *kActLoss = "act_loss",
+                     *kActWeightsEnc = "act_weights_enc",
+                     *kActWeightsDec = "act_weights_dec";
 } // namespace model
 
 struct TrainingBuildOptions {
@@ -43,7 +58,7 @@ struct TrainingBuildOptions {
   double labelSmoothing = 0.1;
 };
 
-/// The training module of an architecture "transformer" model; null (with
+/// The training module of `config`'s model; null (with
 /// the verifier's diagnostics emitted on `context`) if a builder made
 /// invalid IR. `hasWeight` says which optional tensors (biases) exist.
 OwningOpRef<ModuleOp>

@@ -183,6 +183,16 @@ Value FunctionBuilder::dropout(Value in) {
   if (!rng || dropoutRate == 0)
     return in;
   auto [seed, offset] = seedAndOffset(b, rng, dropoutSites++ * kSiteOffsets);
+  if (dropoutStep) {
+    // Step t's ranges follow the function's own: (t + 1) * kLayerOffsets.
+    Value t = b.create<arith::IndexCastOp>(b.getI64Type(), dropoutStep);
+    Value one = b.create<arith::ConstantOp>(b.getI64IntegerAttr(1));
+    Value stride =
+        b.create<arith::ConstantOp>(b.getI64IntegerAttr(kLayerOffsets));
+    offset = b.create<arith::AddIOp>(
+        offset,
+        b.create<arith::MulIOp>(b.create<arith::AddIOp>(t, one), stride));
+  }
   return b.create<DropoutOp>(in.getType(), in, seed, offset,
                              b.getF64FloatAttr(dropoutRate));
 }

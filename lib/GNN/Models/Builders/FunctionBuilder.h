@@ -90,6 +90,9 @@ public:
   /// counter offset) and drop out at `rate` (> 0) wherever dropout() is
   /// called, here and in the layer functions it calls.
   void enableDropout(double rate);
+  /// Inside a loop over ACT steps: dropout() takes offsets of step `step`
+  /// (an index; null: none), so each step draws its own masks.
+  void setDropoutStep(Value step) { dropoutStep = step; }
   Value feedForward(Value in, const std::string &prefix);
   /// lut[token] * sqrt(d).
   Value embedTokens(const std::string &lutName, int64_t vocab, Value tokens);
@@ -146,7 +149,7 @@ private:
   std::map<std::string, Value> weights;
   /// Dropout: tensor<2xi64> (seed, first offset), the rate, and how many
   /// dropouts and layer calls took an offset range so far.
-  Value rng;
+  Value rng, dropoutStep;
   double dropoutRate = 0;
   int64_t dropoutSites = 0, layerCalls = 0;
 };

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Models/TrainingBuilder.h"
-#include "FunctionBuilder.h"
+#include "TrainingLoss.h"
 #include "TransformerLayers.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -18,18 +18,38 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::models;
 
-namespace {
-struct LossInputs {
-  Value labelIds, padIds, labelWeights;
-};
+TrainingInputs models::trainingInputs(FunctionBuilder &f, bool universal,
+                                      double dropout) {
+  TrainingInputs in;
+  in.ee = f.input(model::kEE, f.graph());
+  in.dd = f.input(model::kDD, f.graph());
+  in.ed = f.input(model::kED, f.graph());
+  in.srcTokens = f.input(model::kSrcTokens, f.ids());
+  in.srcPositions = f.input(model::kSrcPositions, f.ids());
+  in.tgtTokens = f.input(model::kTgtTokens, f.ids());
+  in.tgtPositions = f.input(model::kTgtPositions, f.ids());
+  in.pe = f.input(model::kPE, f.x());
+  if (universal)
+    in.timePE = f.input(model::kTimePE, f.x());
+  in.loss.labelIds = f.input(model::kLabelIds, f.ids());
+  in.loss.padIds = f.input(model::kPadIds, f.ids());
+  in.loss.labelWeights = f.input(model::kLabelWeights, f.rows(1));
+  if (universal) {
+    in.actWeightsEnc = f.input(model::kActWeightsEnc, f.rows(1));
+    in.actWeightsDec = f.input(model::kActWeightsDec, f.rows(1));
+  }
+  if (dropout > 0)
+    f.enableDropout(dropout);
+  return in;
+}
 
 /// The loss of log-probs `lp` [N, V] against the smoothed targets: per node
 /// with label y, t_y = 1 - eps, t_c = eps / (V - 2) for every other class
 /// but <pad>, so sum_c t_c (log t_c - lp_c) =
 ///   C - (1 - eps - b) lp_y - b (sum_c lp_c - lp_pad), b = eps / (V - 2),
 /// where C = sum_c t_c log t_c; weighted by label_weights and summed.
-Value smoothedLoss(FunctionBuilder &f, Value lp, const LossInputs &in,
-                   double eps) {
+Value models::smoothedLoss(FunctionBuilder &f, Value lp, const LossInputs &in,
+                           double eps) {
   ImplicitLocOpBuilder &b = f.b;
   int64_t vocab = f.c.tgtVocab;
   double spread = eps > 0 ? eps / double(vocab - 2) : 0.0;
@@ -57,27 +77,19 @@ Value smoothedLoss(FunctionBuilder &f, Value lp, const LossInputs &in,
                 Value kl = b.create<arith::SubFOp>(f.constant(constant), mass);
                 return b.create<arith::MulFOp>(kl, e[3]);
               });
-  return b.create<SumToOp>(RankedTensorType::get({}, b.getF32Type()), perNode);
+  return b.create<SumToOp>(RankedTensorType::get({1, 1}, b.getF32Type()),
+                           perNode);
 }
 
+namespace {
 void buildLoss(ModuleOp module, const ModelConfig &c, llvm::StringRef name,
                double dropout, double eps,
                llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, name, c, hasWeight);
-  Value ee = f.input(model::kEE, f.graph());
-  Value dd = f.input(model::kDD, f.graph());
-  Value ed = f.input(model::kED, f.graph());
-  Value srcTokens = f.input(model::kSrcTokens, f.ids());
-  Value srcPositions = f.input(model::kSrcPositions, f.ids());
-  Value tgtTokens = f.input(model::kTgtTokens, f.ids());
-  Value tgtPositions = f.input(model::kTgtPositions, f.ids());
-  Value pe = f.input(model::kPE, f.x());
-  LossInputs loss;
-  loss.labelIds = f.input(model::kLabelIds, f.ids());
-  loss.padIds = f.input(model::kPadIds, f.ids());
-  loss.labelWeights = f.input(model::kLabelWeights, f.rows(1));
-  if (dropout > 0)
-    f.enableDropout(dropout);
+  TrainingInputs in = trainingInputs(f, /*universal=*/false, dropout);
+  Value ee = in.ee, dd = in.dd, ed = in.ed, pe = in.pe;
+  Value srcTokens = in.srcTokens, srcPositions = in.srcPositions;
+  Value tgtTokens = in.tgtTokens, tgtPositions = in.tgtPositions;
 
   Value x = f.dropout(
       f.embed("src_embed.lut.weight", c.srcVocab, srcTokens, srcPositions, pe));
@@ -112,8 +124,11 @@ void buildLoss(ModuleOp module, const ModelConfig &c, llvm::StringRef name,
                     })[0];
   }
   Value lp = f.logSoftmax(f.linear(y, "generator.proj", f.d, c.tgtVocab));
-  f.finish(
-      {{smoothedLoss(f, lp, loss, eps), model::kLoss}, {lp, model::kLogProbs}});
+  auto scalar = RankedTensorType::get({}, f.b.getF32Type());
+  Value loss = f.b.create<SumToOp>(scalar, smoothedLoss(f, lp, in.loss, eps));
+  f.finish({{loss, model::kObjective},
+            {loss, model::kLoss},
+            {lp, model::kLogProbs}});
 }
 } // namespace
 
@@ -121,10 +136,13 @@ OwningOpRef<ModuleOp> mlir::gnn::buildTrainingModule(
     MLIRContext &context, const ModelConfig &config,
     llvm::function_ref<bool(llvm::StringRef)> hasWeight,
     const TrainingBuildOptions &options) {
+  auto build = config.architecture == Architecture::UniversalTransformer
+                   ? buildUniversalLoss
+                   : buildLoss;
   return buildModule(context, [&](ModuleOp module) {
-    buildLoss(module, config, model::kTrainLoss, options.dropout,
-              options.labelSmoothing, hasWeight);
-    buildLoss(module, config, model::kEvalLoss, 0.0, options.labelSmoothing,
-              hasWeight);
+    build(module, config, model::kTrainLoss, options.dropout,
+          options.labelSmoothing, hasWeight);
+    build(module, config, model::kEvalLoss, 0.0, options.labelSmoothing,
+          hasWeight);
   });
 }

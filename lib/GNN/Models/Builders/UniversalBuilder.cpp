@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelInputs.h"
+#include "TrainingLoss.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -39,7 +40,7 @@ using LayerStep =
 /// counts (tensor<?xindex>), the number of steps run and the layer's
 /// carried values.
 struct ActResult {
-  Value s, steps, stepsRun;
+  Value s, steps, stepsRun, r;
   SmallVector<Value> carried;
 };
 
@@ -118,6 +119,9 @@ ActResult actLoop(FunctionBuilder &f, Value x0, Value tokens, Value positions,
         return b.create<arith::AddFOp>(b.create<arith::AddFOp>(e[0], e[1]),
                                        e[2]);
       });
+  // Training: the positional encoder's dropout, with offsets of this step.
+  f.setDropoutStep(after[kStep]);
+  xa = f.dropout(xa);
   Value steps =
       f.scatter(f.apply({stepsA}, ids,
                         [&](ValueRange e) -> Value {
@@ -126,6 +130,7 @@ ActResult actLoop(FunctionBuilder &f, Value x0, Value tokens, Value positions,
                 after[kSteps], A);
   SmallVector<Value> layerValues(after.begin() + kNumSlots, after.end());
   xa = layer(f, xa, A, after[kStep], layerValues);
+  f.setDropoutStep(Value());
 
   // Halting: p = sigmoid(linear(LN(x))); sum_p += p; a node continues while
   // sum_p < threshold and steps remain; s accumulates p * x, or r * x when
@@ -175,8 +180,11 @@ ActResult actLoop(FunctionBuilder &f, Value x0, Value tokens, Value positions,
   b.create<scf::YieldOp>(next);
   (void)f32;
   (void)index;
-  ActResult r{
-      loop.getResult(kS), loop.getResult(kSteps), loop.getResult(kStep), {}};
+  ActResult r{loop.getResult(kS),
+              loop.getResult(kSteps),
+              loop.getResult(kStep),
+              loop.getResult(kR),
+              {}};
   for (unsigned i = kNumSlots; i < loop.getNumResults(); ++i)
     r.carried.push_back(loop.getResult(i));
   return r;
@@ -248,15 +256,19 @@ Value zeroHeads(FunctionBuilder &f, Value x) {
       f.apply({x}, f.x(), [&](ValueRange) { return f.constant(0.0); }));
 }
 
-void buildEncoder(ModuleOp module, const ModelConfig &c,
-                  const BuildOptions &options,
-                  llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
-  FunctionBuilder f(module, model::kEncode, c, hasWeight);
-  EncoderInputs in = encoderInputs(f);
-  Value timePE = f.input(model::kTimePE, f.x());
+/// The encoder's ACT loop over the source graph: the memory, the loop's
+/// result (step counts, remainders) and, with `weights`, the attention
+/// weights of every step.
+struct Encoded {
+  Value memory, weights;
+  ActResult act;
+};
+
+Encoded encodeACT(FunctionBuilder &f, const EncoderInputs &in, Value timePE,
+                  bool weights) {
+  const ModelConfig &c = f.c;
   Value x0 = f.embedTokens("src_embed.lut.weight", c.srcVocab, in.tokens);
   const std::string L = "encoder.layer";
-  bool weights = options.attentionWeights;
   // Every node's k/v, starting from zeros (only active nodes' are read),
   // and with `weights` the attention weights of every step.
   Value zeros = zeroHeads(f, x0);
@@ -276,28 +288,109 @@ void buildEncoder(ModuleOp module, const ModelConfig &c,
                                      kv[0], kv[1], weights ? &w : nullptr));
         if (weights)
           stepRows(f, kv[2], step, w, eids);
-        Value y = f.residual(x, f.linear(a, A + "3", f.d, f.d));
-        return f.residual(y,
-                          f.feedForward(f.layerNorm(y, L + ".sublayer.1.norm"),
-                                        L + ".feed_forward"));
+        Value y = f.residual(x, f.dropout(f.linear(a, A + "3", f.d, f.d)));
+        return f.residual(
+            y, f.dropout(f.feedForward(f.layerNorm(y, L + ".sublayer.1.norm"),
+                                       L + ".feed_forward")));
       });
-  Value memory = f.layerNorm(act.s, "encoder.norm");
-  FunctionBuilder::Named results = {
-      {memory, model::kMemory}, {stepCounts(f, act.steps), model::kEncSteps}};
+  Encoded e;
+  e.memory = f.layerNorm(act.s, "encoder.norm");
   if (weights)
-    results.push_back(
-        {act.carried[2], model::attentionSteps(model::kEncAttention)});
+    e.weights = act.carried[2];
+  e.act = act;
+  return e;
+}
+
+void buildEncoder(ModuleOp module, const ModelConfig &c,
+                  const BuildOptions &options,
+                  llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
+  FunctionBuilder f(module, model::kEncode, c, hasWeight);
+  EncoderInputs in = encoderInputs(f);
+  Value timePE = f.input(model::kTimePE, f.x());
+  Encoded e = encodeACT(f, in, timePE, options.attentionWeights);
+  FunctionBuilder::Named results = {
+      {e.memory, model::kMemory},
+      {stepCounts(f, e.act.steps), model::kEncSteps}};
+  if (e.weights)
+    results.push_back({e.weights, model::attentionSteps(model::kEncAttention)});
   f.finish(results);
+}
+
+/// Cross-attention's k and v of the memory.
+std::pair<Value, Value> crossKeysValues(FunctionBuilder &f, Value memory) {
+  std::string A = "decoder.layer.self_attn.linears.";
+  return {f.splitHeads(f.linear(memory, A + "1", f.d, f.d)),
+          f.splitHeads(f.linear(memory, A + "2", f.d, f.d))};
 }
 
 void buildCrossKV(ModuleOp module, const ModelConfig &c, const BuildOptions &,
                   llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
   FunctionBuilder f(module, model::kCrossKV, c, hasWeight);
-  Value mem = f.input(model::kMemory, f.x());
-  std::string A = "decoder.layer.self_attn.linears.";
-  Value k = f.splitHeads(f.linear(mem, A + "1", f.d, f.d));
-  Value v = f.splitHeads(f.linear(mem, A + "2", f.d, f.d));
+  auto [k, v] = crossKeysValues(f, f.input(model::kMemory, f.x()));
   f.finish({{k, model::crossK(0)}, {v, model::crossV(0)}});
+}
+
+/// The decoder's ACT loop over the new nodes (dd's destinations): their
+/// log-probs and the loop's result. `selfK` / `selfV` ([rows, max_depth,
+/// h, dk]) hold every node's k/v per step (the new ones at `slots`); with
+/// `weights` the self- and cross-attention weights of every step are
+/// carried too (act.carried[4], [5]). Without caches (null: every decoder
+/// node is new, as in training), a step's k/v are the nodes' latest.
+struct Decoded {
+  Value logProbs;
+  ActResult act;
+};
+
+Decoded decodeACT(FunctionBuilder &f, const DecoderInputs &in, Value timePE,
+                  Value crossK, Value crossV, Value selfK, Value selfV,
+                  bool weights) {
+  const ModelConfig &c = f.c;
+  Value y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, in.tokens);
+  const std::string L = "decoder.layer";
+  // The new nodes' latest k/v, the cache of every node's k/v per step and
+  // with `weights` the self- and cross-attention weights of every step.
+  Value zeros = zeroHeads(f, y0);
+  SmallVector<Value> carried = {zeros, zeros};
+  if (selfK)
+    llvm::append_range(carried, ValueRange{selfK, selfV});
+  if (weights) {
+    carried.push_back(zeroStepWeights(f, in.dd));
+    carried.push_back(zeroStepWeights(f, in.ed));
+  }
+  ActResult act = actLoop(
+      f, y0, in.tokens, in.positions, in.pe, timePE, "halt_dec", carried,
+      [&](FunctionBuilder &f, Value y, Value active, Value step,
+          SmallVectorImpl<Value> &kv) {
+        std::string A = L + ".self_attn.linears.";
+        Value n = f.layerNorm(y, L + ".sublayer.0.norm");
+        Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
+        Value k = kv[0], v = kv[1];
+        if (selfK) {
+          k = stepRows(f, kv[2], step, kv[0], in.slots);
+          v = stepRows(f, kv[3], step, kv[1], in.slots);
+        }
+        Value selfEids, crossEids, selfW, crossW;
+        Value a =
+            f.mergeHeads(f.attention(f.inSubgraph(in.dd, active, &selfEids), q,
+                                     k, v, weights ? &selfW : nullptr));
+        Value z = f.residual(y, f.dropout(f.linear(a, A + "3", f.d, f.d)));
+        Value cq = f.splitHeads(f.linear(f.layerNorm(z, L + ".sublayer.1.norm"),
+                                         A + "0", f.d, f.d));
+        Value ca = f.mergeHeads(
+            f.attention(f.inSubgraph(in.ed, active, &crossEids), cq, crossK,
+                        crossV, weights ? &crossW : nullptr));
+        if (weights) {
+          stepRows(f, kv[4], step, selfW, selfEids);
+          stepRows(f, kv[5], step, crossW, crossEids);
+        }
+        z = f.residual(z, f.dropout(f.linear(ca, A + "3", f.d, f.d)));
+        return f.residual(
+            z, f.dropout(f.feedForward(f.layerNorm(z, L + ".sublayer.2.norm"),
+                                       L + ".feed_forward")));
+      });
+  Value logits = f.linear(f.layerNorm(act.s, "decoder.norm"), "generator.proj",
+                          f.d, c.tgtVocab);
+  return {f.logSoftmax(logits), act};
 }
 
 void buildDecoder(ModuleOp module, const ModelConfig &c,
@@ -315,45 +408,9 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
   Value crossV = f.input(model::crossV(0), f.heads());
   Value selfK = f.updatedInput(model::selfK(0), cacheType);
   Value selfV = f.updatedInput(model::selfV(0), cacheType);
-  Value y0 = f.embedTokens("tgt_embed.lut.weight", c.tgtVocab, in.tokens);
-  const std::string L = "decoder.layer";
-  // The new nodes' latest k/v, the cache of every node's k/v per step and
-  // with `weights` the self- and cross-attention weights of every step.
   bool weights = options.attentionWeights;
-  Value zeros = zeroHeads(f, y0);
-  SmallVector<Value> carried = {zeros, zeros, selfK, selfV};
-  if (weights) {
-    carried.push_back(zeroStepWeights(f, in.dd));
-    carried.push_back(zeroStepWeights(f, in.ed));
-  }
-  ActResult act = actLoop(
-      f, y0, in.tokens, in.positions, in.pe, timePE, "halt_dec", carried,
-      [&](FunctionBuilder &f, Value y, Value active, Value step,
-          SmallVectorImpl<Value> &kv) {
-        std::string A = L + ".self_attn.linears.";
-        Value n = f.layerNorm(y, L + ".sublayer.0.norm");
-        Value q = selfQKV(f, n, A, active, kv[0], kv[1]);
-        Value k = stepRows(f, kv[2], step, kv[0], in.slots);
-        Value v = stepRows(f, kv[3], step, kv[1], in.slots);
-        Value selfEids, crossEids, selfW, crossW;
-        Value a =
-            f.mergeHeads(f.attention(f.inSubgraph(in.dd, active, &selfEids), q,
-                                     k, v, weights ? &selfW : nullptr));
-        Value z = f.residual(y, f.linear(a, A + "3", f.d, f.d));
-        Value cq = f.splitHeads(f.linear(f.layerNorm(z, L + ".sublayer.1.norm"),
-                                         A + "0", f.d, f.d));
-        Value ca = f.mergeHeads(
-            f.attention(f.inSubgraph(in.ed, active, &crossEids), cq, crossK,
-                        crossV, weights ? &crossW : nullptr));
-        if (weights) {
-          stepRows(f, kv[4], step, selfW, selfEids);
-          stepRows(f, kv[5], step, crossW, crossEids);
-        }
-        z = f.residual(z, f.linear(ca, A + "3", f.d, f.d));
-        return f.residual(z,
-                          f.feedForward(f.layerNorm(z, L + ".sublayer.2.norm"),
-                                        L + ".feed_forward"));
-      });
+  Decoded d = decodeACT(f, in, timePE, crossK, crossV, selfK, selfV, weights);
+  ActResult &act = d.act;
   // At the steps after all new nodes halted, they keep their last k/v.
   Value unit = f.index(1);
   Value depth = f.index(c.maxDepth);
@@ -369,11 +426,8 @@ void buildDecoder(ModuleOp module, const ModelConfig &c,
     stepRows(f, vNext, t, act.carried[1], in.slots);
     b.create<scf::YieldOp>(ValueRange{kNext, vNext});
   }
-  Value logits = f.linear(f.layerNorm(act.s, "decoder.norm"), "generator.proj",
-                          f.d, c.tgtVocab);
-  Value lp = f.logSoftmax(logits);
   FunctionBuilder::Named results = {
-      {lp, model::kLogProbs},
+      {d.logProbs, model::kLogProbs},
       {stepCounts(f, act.steps), model::kDecSteps},
       {rest.getResult(0), model::selfK(0)},
       {rest.getResult(1), model::selfV(0)}};
@@ -393,4 +447,46 @@ OwningOpRef<ModuleOp> mlir::gnn::buildUniversalTransformerModule(
     const BuildOptions &options) {
   return buildModule(context, config, options, hasWeight,
                      {buildEncoder, buildCrossKV, buildDecoder});
+}
+
+void mlir::gnn::models::buildUniversalLoss(
+    ModuleOp module, const ModelConfig &c, llvm::StringRef name, double dropout,
+    double eps, llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
+  FunctionBuilder f(module, name, c, hasWeight);
+  TrainingInputs in = trainingInputs(f, /*universal=*/true, dropout);
+  Value timePE = in.timePE;
+  Encoded e =
+      encodeACT(f, EncoderInputs{in.ee, in.srcTokens, in.srcPositions, in.pe},
+                timePE, false);
+  auto [crossK, crossV] = crossKeysValues(f, e.memory);
+  // Every decoder node is computed: no cache.
+  Decoded d = decodeACT(f,
+                        DecoderInputs{in.dd, in.ed, in.tgtTokens,
+                                      in.tgtPositions, Value(), in.pe},
+                        timePE, crossK, crossV, Value(), Value(), false);
+  Value kl = smoothedLoss(f, d.logProbs, in.loss, eps);
+  // act_loss = weight * mean(r) over encoder and decoder nodes: each
+  // node's r times its act weight (weight / all nodes), summed.
+  auto one = RankedTensorType::get({1, 1}, f.b.getF32Type());
+  auto weighted = [&](Value r, Value w) -> Value {
+    Value rw = f.apply({r, w}, f.rows(1), [&](ValueRange e) -> Value {
+      return f.b.create<arith::MulFOp>(e[0], e[1]);
+    });
+    return f.b.create<SumToOp>(one, rw);
+  };
+  Value act = f.apply({weighted(e.act.r, in.actWeightsEnc),
+                       weighted(d.act.r, in.actWeightsDec)},
+                      one, [&](ValueRange e) -> Value {
+                        return f.b.create<arith::AddFOp>(e[0], e[1]);
+                      });
+  Value objective = f.apply({kl, act}, one, [&](ValueRange e) -> Value {
+    return f.b.create<arith::AddFOp>(e[0], e[1]);
+  });
+  auto scalar = RankedTensorType::get({}, f.b.getF32Type());
+  f.finish({{f.b.create<SumToOp>(scalar, objective), model::kObjective},
+            {f.b.create<SumToOp>(scalar, kl), model::kLoss},
+            {f.b.create<SumToOp>(scalar, act), model::kActLoss},
+            {d.logProbs, model::kLogProbs},
+            {stepCounts(f, e.act.steps), model::kEncSteps},
+            {stepCounts(f, d.act.steps), model::kDecSteps}});
 }

@@ -34,7 +34,8 @@ static bool isTrainingInput(llvm::StringRef name) {
   for (const char *input :
        {model::kEE, model::kDD, model::kED, model::kSrcTokens,
         model::kSrcPositions, model::kTgtTokens, model::kTgtPositions,
-        model::kPE, model::kLabelIds, model::kPadIds, model::kLabelWeights,
+        model::kPE, model::kTimePE, model::kLabelIds, model::kPadIds,
+        model::kLabelWeights, model::kActWeightsEnc, model::kActWeightsDec,
         model::kRng})
     if (name == input)
       return true;
@@ -113,8 +114,6 @@ Expected<std::string> Trainer::emitIR(MLIRContext &ctx,
 Expected<std::unique_ptr<Trainer>>
 Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
                 const TrainerOptions &options) {
-  if (config.architecture != Architecture::Transformer)
-    return fail("training a universal_transformer is not supported yet");
   if (options.tieWeights && config.srcVocab != config.tgtVocab)
     return fail("--tie-weights needs src_vocab == tgt_vocab (" +
                 llvm::Twine(config.srcVocab) + " and " +
@@ -157,6 +156,15 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
   } else {
     t->pe = sinusoidTable(config.maxLen, config.dModel);
   }
+  if (config.architecture == Architecture::UniversalTransformer) {
+    auto time = t->untrained.find("time_enc.pe");
+    if (time != t->untrained.end()) {
+      t->timePE = time->second;
+      t->timePE.shape = {t->timePE.shape[1], t->timePE.shape[2]};
+    } else {
+      t->timePE = sinusoidTable(config.maxDepth, config.dModel);
+    }
+  }
 
   auto hasWeight = [&](llvm::StringRef name) {
     return t->params.count(t->canonical(name)) != 0;
@@ -182,7 +190,8 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
      << options.batchSize << ' ' << options.labelSmoothing << ' '
      << options.dropout << ' ' << options.lrFactor << ' ' << options.warmup
      << ' ' << options.gradAccum << ' ' << options.tieWeights << ' '
-     << options.shuffle;
+     << options.shuffle << ' ' << config.maxDepth << ' ' << config.actThreshold
+     << ' ' << options.actLossWeight;
   for (const std::string &name : t->names)
     id << ' ' << name << ':' << t->params[name].describe();
   t->fingerprint = stableHash(identity);
@@ -202,6 +211,9 @@ Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
       {model::kTgtTokens, &batch.tgtTokens},
       {model::kTgtPositions, &batch.tgtPositions},
       {model::kPE, &pe},
+      {model::kTimePE, &timePE},
+      {model::kActWeightsEnc, &batch.actWeightsEnc},
+      {model::kActWeightsDec, &batch.actWeightsDec},
       {model::kLabelIds, &batch.labelIds},
       {model::kPadIds, &batch.padIds},
       {model::kLabelWeights, &batch.labelWeights}};
@@ -296,6 +308,8 @@ Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
   HostTensor loss = zeros({});
   loss.as<float>()[0] = float(t->averageLoss());
   result["loss"] = std::move(loss);
+  if (auto act = out->find(model::kActLoss); act != out->end())
+    result["act_loss"] = act->second;
   TensorMap sums;
   for (const std::string &name : names)
     sums[name] = zeros(params[name].shape);

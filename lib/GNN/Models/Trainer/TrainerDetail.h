@@ -18,6 +18,8 @@ struct Trainer::Batch {
   detail::GraphPtr ee, dd, ed;
   HostTensor srcTokens, srcPositions, tgtTokens, tgtPositions;
   HostTensor labelIds, padIds, labelWeights;
+  /// Universal Transformer: act_loss_weight / all nodes, per node.
+  HostTensor actWeightsEnc, actWeightsDec;
   /// The label of each decoder node.
   std::vector<int64_t> labels;
 };

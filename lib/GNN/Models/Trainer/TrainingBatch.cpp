@@ -80,6 +80,14 @@ Trainer::makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const {
   }
   batch.labelIds = ids(labelIds);
   batch.padIds = ids(padIds);
+  if (config.architecture == Architecture::UniversalTransformer) {
+    int64_t encoder = int64_t(srcTokens.size());
+    float act = float(options.actLossWeight / double(encoder + rows));
+    batch.actWeightsEnc = zeros({encoder, 1});
+    batch.actWeightsDec = zeros({rows, 1});
+    std::fill_n(batch.actWeightsEnc.as<float>(), encoder, act);
+    std::fill_n(batch.actWeightsDec.as<float>(), rows, act);
+  }
   return batch;
 }
 
@@ -96,6 +104,20 @@ Expected<LossTotals> Trainer::totals(const Batch &batch,
   t.loss = double(loss->as<float>()[0]) * double(t.tokens);
   if (!std::isfinite(t.loss))
     return fail("the loss is not finite");
+  // ACT: how many nodes entered each step.
+  for (const char *name : {model::kEncSteps, model::kDecSteps}) {
+    auto steps = results.find(name);
+    if (steps == results.end())
+      continue;
+    const int32_t *s = steps->second.template as<int32_t>();
+    for (int64_t i = 0, n = steps->second.numElements(); i < n; ++i) {
+      if (t.entered.size() < size_t(s[i]))
+        t.entered.resize(s[i]);
+      for (int32_t step = 0; step < s[i]; ++step)
+        ++t.entered[step];
+      ++t.nodes;
+    }
+  }
   const float *p = lp->second.as<float>();
   int64_t vocab = config.tgtVocab;
   for (int64_t n = 0; n < t.tokens; ++n) {
