@@ -22,6 +22,7 @@
 #include "GNN/Support/CompileCache.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
+#include "gnnc/cuda.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
@@ -253,6 +254,12 @@ int main(int argc, char **argv) {
   if (llvm::Error e = checkOptions(threads))
     return fail(llvm::toString(std::move(e)));
 
+  if (device == "cuda") {
+    char why[256];
+    if (!gnn_cuda_init(why, sizeof(why)))
+      return fail("--device cuda: " + llvm::Twine(why) +
+                  "; run with --device cpu");
+  }
   auto config = readModelConfig(configFile);
   if (!config)
     return fail(llvm::toString(config.takeError()));
