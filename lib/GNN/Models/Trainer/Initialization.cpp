@@ -32,8 +32,13 @@ TensorMap Trainer::initialWeights(const ModelConfig &config, uint64_t seed,
   TensorMap weights;
   for (const WeightSpec &spec : specs) {
     // Position tables are computed; attention biases are not in the model
-    // DGL's example builds.
-    if (!spec.required)
+    // DGL's example builds. Its decoder layers always have a src_attn,
+    // used or not (cross-attention "shared"): the checkpoints hold one so
+    // that PyTorch loads them strictly.
+    llvm::StringRef specName(spec.name);
+    bool unusedCross =
+        specName.contains(".src_attn.") && specName.ends_with(".weight");
+    if (!spec.required && !unusedCross)
       continue;
     llvm::StringRef name(spec.name);
     HostTensor t = zeros(spec.shape);

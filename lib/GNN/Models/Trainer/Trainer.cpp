@@ -24,6 +24,8 @@ using namespace mlir::gnn;
 using namespace mlir::gnn::detail;
 
 static constexpr const char *kTrainGrad = "train_grad";
+/// Rows of DGL's position tables (PositionalEncoding's max_len).
+static constexpr int64_t kPositionRows = 5000;
 /// The tied group's names; the first two follow the canonical one.
 static constexpr const char *kTiedCanonical = "tgt_embed.lut.weight";
 static const char *const kTiedOthers[] = {"src_embed.lut.weight",
@@ -370,6 +372,17 @@ TensorMap Trainer::weights() const {
   if (options.tieWeights)
     for (const char *other : kTiedOthers)
       out[other] = params.at(kTiedCanonical);
+  // DGL's modules hold their position tables as buffers ([1, 5000, d]):
+  // with them, PyTorch's strict load_state_dict takes the checkpoint.
+  std::vector<const char *> tables = {"pos_enc.pe"};
+  if (config.architecture == Architecture::UniversalTransformer)
+    tables.push_back("time_enc.pe");
+  for (const char *table : tables)
+    if (!out.count(table)) {
+      HostTensor pe = sinusoidTable(kPositionRows, config.dModel);
+      pe.shape.insert(pe.shape.begin(), 1);
+      out[table] = std::move(pe);
+    }
   return out;
 }
 
