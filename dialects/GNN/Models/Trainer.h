@@ -168,7 +168,9 @@ private:
   totals(const Batch &batch, std::map<std::string, HostTensor> &results) const;
   /// The canonical parameter a weight name is (tied names map to one).
   std::string canonical(llvm::StringRef name) const;
-  void adamStep();
+  /// Updates the parameters from the accumulated gradients (@adam_update)
+  /// and clears those.
+  llvm::Error adamStep();
 
   ModelConfig config;
   TrainerOptions options;

@@ -51,11 +51,29 @@ constexpr const char *kTrainLoss = "train_loss", *kEvalLoss = "eval_loss",
                      *kActWeightsDec = "act_weights_dec";
 } // namespace model
 
+/// The Adam update of a training module's parameters (see
+/// buildTrainingModule):
+///
+///   @adam_update(adam, param.<p>, adam.m.<p>, adam.v.<p>, grad.<p>, ...)
+///       -> param.<p>, adam.m.<p>, adam.v.<p>, ...
+///
+/// updates each parameter and its moments in place (writable arguments
+/// whose results are their updates) from its gradient, as torch.optim.Adam
+/// does in float32: m += (1 - b1)(g - m); v = v b2 + (1 - b2) g^2;
+/// p += step (m / (sqrt(v) / c2 + eps)). `adam` (tensor<6xf32>) holds
+/// 1 - b1, b2, 1 - b2, step = -lr / (1 - b1^t), c2 = sqrt(1 - b2^t), eps.
+namespace model {
+constexpr const char *kAdamUpdate = "adam_update", *kAdamHyper = "adam";
+} // namespace model
+
 struct TrainingBuildOptions {
   /// Dropout rate of @train_loss (0: none, and no rng argument).
   double dropout = 0.0;
   /// Label smoothing eps in [0, 1).
   double labelSmoothing = 0.1;
+  /// The trained parameters (name, shape) that @adam_update updates; none:
+  /// no @adam_update.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> adamParameters;
 };
 
 /// The training module of `config`'s model; null (with

@@ -583,7 +583,11 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     if (!r.updates)
       resultWords += 3 + 2 * r.shape.size();
   std::vector<int64_t> resultStorage(std::max<size_t>(resultWords, 1));
-  if (!results.empty()) {
+  // A function whose results are all updates returns nothing: no result
+  // pointer.
+  bool returnsResults = llvm::any_of(
+      results, [](const Parameter &r) { return !r.updates.has_value(); });
+  if (returnsResults) {
     pointers.push_back(resultStorage.data());
     packedArgs.push_back(&pointers.back());
   }

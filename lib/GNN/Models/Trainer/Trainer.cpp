@@ -54,7 +54,8 @@ std::string Trainer::canonical(llvm::StringRef name) const {
 static Expected<OwningOpRef<ModuleOp>>
 buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
                      const TrainerOptions &options,
-                     llvm::function_ref<bool(llvm::StringRef)> hasWeight) {
+                     llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+                     const TensorMap &params) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
@@ -64,6 +65,8 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
   TrainingBuildOptions build;
   build.dropout = options.dropout;
   build.labelSmoothing = options.labelSmoothing;
+  for (const auto &[name, t] : params)
+    build.adamParameters.push_back({name, t.shape});
   OwningOpRef<ModuleOp> module =
       buildTrainingModule(ctx, config, hasWeight, build);
   if (!module)
@@ -96,14 +99,39 @@ static bool hasTrainedWeight(const TensorMap &weights,
   return weights.count(name.str()) != 0;
 }
 
+/// Moves the trained parameters out of `weights`: every tensor of the model
+/// but the position tables, a tied group under its canonical name (the
+/// other names are dropped).
+static TensorMap takeParameters(const ModelConfig &config,
+                                const TrainerOptions &options,
+                                TensorMap &weights) {
+  TensorMap params;
+  for (const WeightSpec &spec : expectedWeights(config)) {
+    auto it = weights.find(spec.name);
+    if (it == weights.end() || llvm::is_contained(spec.shape, -1))
+      continue;
+    if (options.tieWeights && llvm::is_contained(kTiedOthers, spec.name))
+      continue;
+    params[spec.name] = std::move(it->second);
+    weights.erase(it);
+  }
+  if (options.tieWeights)
+    for (const char *other : kTiedOthers)
+      weights.erase(other);
+  return params;
+}
+
 Expected<std::string> Trainer::emitIR(MLIRContext &ctx,
                                       const ModelConfig &config,
                                       const TensorMap &weights,
                                       const TrainerOptions &options) {
-  Expected<OwningOpRef<ModuleOp>> module =
-      buildTrainingProgram(ctx, config, options, [&](llvm::StringRef name) {
+  TensorMap rest = weights;
+  Expected<OwningOpRef<ModuleOp>> module = buildTrainingProgram(
+      ctx, config, options,
+      [&](llvm::StringRef name) {
         return hasTrainedWeight(weights, options, name);
-      });
+      },
+      takeParameters(config, options, rest));
   if (!module)
     return module.takeError();
   std::string text;
@@ -129,21 +157,9 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
   t->config = config;
   t->options = options;
 
-  // Parameters: every tensor of the model but the position tables.
-  for (const WeightSpec &spec : expectedWeights(config)) {
-    auto it = weights.find(spec.name);
-    if (it == weights.end() || llvm::is_contained(spec.shape, -1))
-      continue;
-    std::string name = t->canonical(spec.name);
-    if (name != spec.name)
-      continue;
-    t->params[name] = std::move(it->second);
-    weights.erase(it);
-    t->names.push_back(name);
-  }
-  if (options.tieWeights)
-    for (const char *other : kTiedOthers)
-      weights.erase(other);
+  t->params = takeParameters(config, options, weights);
+  for (const auto &entry : t->params)
+    t->names.push_back(entry.first);
   t->untrained = std::move(weights);
   for (const std::string &name : t->names) {
     const HostTensor &p = t->params[name];
@@ -172,11 +188,12 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
     return t->params.count(t->canonical(name)) != 0;
   };
   Expected<OwningOpRef<ModuleOp>> module =
-      buildTrainingProgram(ctx, config, options, hasWeight);
+      buildTrainingProgram(ctx, config, options, hasWeight, t->params);
   if (!module)
     return module.takeError();
   Expected<std::unique_ptr<JitProgram>> program = JitProgram::compile(
-      std::move(*module), {kTrainGrad, model::kEvalLoss}, options.compile);
+      std::move(*module), {kTrainGrad, model::kEvalLoss, model::kAdamUpdate},
+      options.compile);
   if (!program)
     return program.takeError();
   t->program = std::move(*program);
@@ -277,7 +294,8 @@ Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
   }
   ++position.batchesSeen;
   if (++position.pending == options.gradAccum) {
-    adamStep();
+    if (Error e = adamStep())
+      return std::move(e);
     position.pending = 0;
   }
   return t;
@@ -339,30 +357,51 @@ double Trainer::learningRate(int64_t t) const {
                   step * std::pow(double(options.warmup), -1.5));
 }
 
-void Trainer::adamStep() {
-  // torch.optim.Adam (betas 0.9, 0.98; eps 1e-9), in its order of float32
-  // operations, at the Noam rate of the new step.
+Error Trainer::adamStep() {
+  // torch.optim.Adam (betas 0.9, 0.98; eps 1e-9) at the Noam rate of the
+  // new step, compiled (@adam_update): parameters and moments are updated
+  // in place.
   constexpr double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;
-  int64_t t = ++position.step;
+  int64_t t = position.step + 1;
   double lr = learningRate(t);
   double correction1 = 1 - std::pow(beta1, double(t));
   double correction2 = std::sqrt(1 - std::pow(beta2, double(t)));
-  float w1 = float(1 - beta1), b2 = float(beta2), w2 = float(1 - beta2);
-  float stepSize = float(-(lr / correction1));
-  float sqrtCorrection2 = float(correction2), epsilon = float(eps);
-  for (const std::string &name : names) {
-    float *p = params[name].as<float>();
-    float *m = moment1[name].as<float>();
-    float *v = moment2[name].as<float>();
-    float *g = accumulated[name].as<float>();
-    for (int64_t i = 0, n = params[name].numElements(); i < n; ++i) {
-      m[i] += w1 * (g[i] - m[i]);
-      v[i] = v[i] * b2 + w2 * (g[i] * g[i]);
-      float denom = std::sqrt(v[i]) / sqrtCorrection2 + epsilon;
-      p[i] += stepSize * (m[i] / denom);
-      g[i] = 0;
-    }
+  HostTensor hyper = zeros({6});
+  float *h = hyper.as<float>();
+  h[0] = float(1 - beta1);
+  h[1] = float(beta2);
+  h[2] = float(1 - beta2);
+  h[3] = float(-(lr / correction1));
+  h[4] = float(correction2);
+  h[5] = float(eps);
+  const EntryPoint *e = program->lookup(model::kAdamUpdate);
+  std::vector<Argument> args;
+  for (const Parameter &p : e->parameters) {
+    llvm::StringRef name(p.name);
+    Argument a;
+    if (name == model::kAdamHyper)
+      a.tensor = &hyper;
+    else if (name.consume_front("param."))
+      a.updated = &params.at(name.str());
+    else if (name.consume_front("adam.m."))
+      a.updated = &moment1.at(name.str());
+    else if (name.consume_front("adam.v."))
+      a.updated = &moment2.at(name.str());
+    else if (name.consume_front("grad."))
+      a.tensor = &accumulated.at(name.str());
+    else
+      return fail("@adam_update has an unknown argument '" + p.name + "'");
+    args.push_back(a);
   }
+  JitProgram::setThreads(options.threads);
+  Expected<std::vector<HostTensor>> results =
+      program->run(model::kAdamUpdate, args);
+  if (!results)
+    return results.takeError();
+  for (auto &[name, g] : accumulated)
+    std::memset(g.data(), 0, g.numBytes());
+  position.step = t;
+  return Error::success();
 }
 
 TensorMap Trainer::weights() const {
