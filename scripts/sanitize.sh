@@ -27,7 +27,7 @@ fi
 fuzzers=(gnn-fuzz-safetensors gnn-fuzz-config gnn-fuzz-tokenizer gnn-fuzz-graph
   gnn-fuzz-program)
 cmake --build build-sanitize --target GNNRuntimeTests GNNSupportTests \
-  GNNUnitTests gnn-run gnn-opt "${fuzzers[@]}"
+  GNNUnitTests gnn-run gnn-opt gnn-train "${fuzzers[@]}"
 
 # Debian's libLLVM is not instrumented: it never unpoisons what LLVM's
 # allocators poison in instrumented code (allow_user_poisoning=0); a unit
