@@ -54,6 +54,8 @@ struct TrainerOptions {
 struct LossTotals {
   /// Sum over batches of (batch loss x n_tokens).
   double loss = 0;
+  /// A Universal Transformer's act_loss of the last batch.
+  double actLoss = 0;
   int64_t tokens = 0, correct = 0;
   /// Universal Transformer: nodes (encoder and decoder) and, for each ACT
   /// step s (from 1), how many of them entered step s.
@@ -160,6 +162,14 @@ private:
   struct Batch;
   llvm::Expected<Batch>
   makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const;
+  /// Loss and gradients of `examples` (training mode), the gradients added
+  /// to `sums` by canonical name; nothing changes on a non-finite loss.
+  llvm::Expected<LossTotals>
+  addGradients(llvm::ArrayRef<const TrainingExample *> examples,
+               TensorMap &sums);
+  bool universal() const {
+    return config.architecture == Architecture::UniversalTransformer;
+  }
   /// Runs `entry` on `batch`; results by name.
   llvm::Expected<std::map<std::string, HostTensor>>
   run(const char *entry, const Batch &batch, const HostTensor *rng);

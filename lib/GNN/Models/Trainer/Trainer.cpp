@@ -271,7 +271,8 @@ static HostTensor dropoutStream(uint64_t seed, int64_t n) {
 }
 
 Expected<LossTotals>
-Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
+Trainer::addGradients(llvm::ArrayRef<const TrainingExample *> examples,
+                      TensorMap &sums) {
   Expected<Batch> batch = makeBatch(examples);
   if (!batch)
     return batch.takeError();
@@ -279,6 +280,7 @@ Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
   Expected<Outputs> out = run(kTrainGrad, *batch, &rng);
   if (!out)
     return out.takeError();
+  // A non-finite loss fails here, before anything changes.
   Expected<LossTotals> t = totals(*batch, *out);
   if (!t)
     return t.takeError();
@@ -286,12 +288,22 @@ Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
     llvm::StringRef param(name);
     if (!param.consume_front("grad."))
       continue;
-    HostTensor &sum = accumulated.at(canonical(param));
+    HostTensor &sum = sums.at(canonical(param));
     float *s = sum.as<float>();
     const float *g = grad.as<float>();
     for (int64_t i = 0, n = sum.numElements(); i < n; ++i)
       s[i] += g[i];
   }
+  if (auto act = out->find(model::kActLoss); act != out->end())
+    t->actLoss = double(act->second.as<float>()[0]);
+  return t;
+}
+
+Expected<LossTotals>
+Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
+  Expected<LossTotals> t = addGradients(examples, accumulated);
+  if (!t)
+    return t.takeError();
   ++position.batchesSeen;
   if (++position.pending == options.gradAccum) {
     if (Error e = adamStep())
@@ -314,32 +326,20 @@ Trainer::evaluateBatch(llvm::ArrayRef<const TrainingExample *> examples) {
 
 Expected<TensorMap>
 Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
-  Expected<Batch> batch = makeBatch(examples);
-  if (!batch)
-    return batch.takeError();
-  HostTensor rng = dropoutStream(options.seed, position.batchesSeen);
-  Expected<Outputs> out = run(kTrainGrad, *batch, &rng);
-  if (!out)
-    return out.takeError();
-  Expected<LossTotals> t = totals(*batch, *out);
+  TensorMap sums;
+  for (const std::string &name : names)
+    sums[name] = zeros(params[name].shape);
+  Expected<LossTotals> t = addGradients(examples, sums);
   if (!t)
     return t.takeError();
   TensorMap result;
   HostTensor loss = zeros({});
   loss.as<float>()[0] = float(t->averageLoss());
   result["loss"] = std::move(loss);
-  if (auto act = out->find(model::kActLoss); act != out->end())
-    result["act_loss"] = act->second;
-  TensorMap sums;
-  for (const std::string &name : names)
-    sums[name] = zeros(params[name].shape);
-  for (auto &[name, grad] : *out) {
-    llvm::StringRef param(name);
-    if (!param.consume_front("grad."))
-      continue;
-    HostTensor &sum = sums.at(canonical(param));
-    for (int64_t i = 0, n = sum.numElements(); i < n; ++i)
-      sum.as<float>()[i] += grad.as<float>()[i];
+  if (universal()) {
+    HostTensor act = zeros({});
+    act.as<float>()[0] = float(t->actLoss);
+    result["act_loss"] = std::move(act);
   }
   for (auto &[name, sum] : sums) {
     if (options.tieWeights && name == kTiedCanonical)
