@@ -376,7 +376,7 @@ int main(int argc, char **argv) {
     std::vector<int64_t> order = t.epochOrder(epoch, examples);
     LossTotals trained;
     auto epochStart = std::chrono::steady_clock::now();
-    bool stopped = false;
+    bool stopped = false, midEpoch = false;
     {
       Progress progress(epoch + 1, batches);
       int64_t first = epoch == position.epoch ? position.batch : 0;
@@ -393,13 +393,16 @@ int main(int argc, char **argv) {
         progress.update(b + 1, trained);
         if (maxSteps > 0 && t.getPosition().step >= maxSteps &&
             t.getPosition().pending == 0) {
-          TrainingPosition at = t.getPosition();
-          at.epoch = b + 1 == batches ? epoch + 1 : epoch;
-          at.batch = b + 1 == batches ? 0 : b + 1;
+          // At the epoch's end, the epoch's checkpoint is the stop's.
           stopped = true;
-          if (llvm::Error e = saveCheckpoint(
-                  t, "step-" + std::to_string(at.step) + ".safetensors", at))
-            return fail(llvm::toString(std::move(e)));
+          midEpoch = b + 1 < batches;
+          TrainingPosition at = t.getPosition();
+          at.epoch = epoch;
+          at.batch = b + 1;
+          if (midEpoch)
+            if (llvm::Error e = saveCheckpoint(
+                    t, "step-" + std::to_string(at.step) + ".safetensors", at))
+              return fail(llvm::toString(std::move(e)));
           break;
         }
       }
@@ -437,7 +440,7 @@ int main(int argc, char **argv) {
         seconds > 0 ? double(trained.tokens) / seconds : 0.0,
         (long long)t.getPosition().step);
     llvm::outs().flush();
-    if (stopped)
+    if (midEpoch)
       return 0;
     TrainingPosition at = t.getPosition();
     at.epoch = epoch + 1;
@@ -445,6 +448,8 @@ int main(int argc, char **argv) {
     if (llvm::Error e = saveCheckpoint(
             t, "epoch-" + std::to_string(epoch + 1) + ".safetensors", at))
       return fail(llvm::toString(std::move(e)));
+    if (stopped)
+      return 0;
     t.setPosition(at);
     position = at;
   }
