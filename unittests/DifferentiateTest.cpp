@@ -534,6 +534,47 @@ TEST_F(DifferentiateTest, ForLoopsRecomputeTheirIterations) {
   }
 }
 
+TEST_F(DifferentiateTest, IfTakesTheBackwardOfTheTakenBranch) {
+  // Each branch uses other values from outside (a weight only one branch
+  // reads gets gradient only when that branch runs); the condition comes
+  // from a run-time value.
+  Graph g = randomGraph(5, 5, /*everyDstReached=*/true);
+  for (const char *bound : {"%c3", "%c9"}) {
+    SCOPED_TRACE(bound);
+    check("%x: tensor<?x2x4xf64>, %w: tensor<?x2x4xf64>, "
+          "%u: tensor<?x2x4xf64>",
+          std::string(R"mlir(
+  %c3 = arith.constant 3 : index
+  %c9 = arith.constant 9 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x2x4xf64>
+  %small = arith.cmpi ult, %rows, )mlir") +
+              bound + R"mlir( : index
+  %r = scf.if %small -> tensor<?x2x4xf64> {
+    %a = gnn.apply_nodes(%x, %w) {
+    ^bb0(%p: f64, %q: f64):
+      %t = math.tanh %p : f64
+      %m = arith.mulf %t, %q : f64
+      gnn.yield %m : f64
+    } : (tensor<?x2x4xf64>, tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+    scf.yield %a : tensor<?x2x4xf64>
+  } else {
+    %o = gnn.fused_attention %g, %x, %x, %u scale(0.6) normalize
+        : (!gnn.graph<general>, tensor<?x2x4xf64>, tensor<?x2x4xf64>,
+           tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+    scf.yield %o : tensor<?x2x4xf64>
+  }
+  %sq = gnn.apply_nodes(%r, %x) {
+  ^bb0(%p: f64, %q: f64):
+    %m = arith.mulf %p, %q : f64
+    gnn.yield %m : f64
+  } : (tensor<?x2x4xf64>, tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+  %l = gnn.sum_to %sq : tensor<?x2x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+          g, {random({5, 2, 4}), random({5, 2, 4}), random({5, 2, 4})});
+  }
+}
+
 TEST_F(DifferentiateTest, WhileLoopsThroughBothRegions) {
   // The condition region transforms what it forwards (so both regions have
   // gradients), a counter and a data-dependent test decide the trip count

@@ -11,18 +11,12 @@ func.func @no_rule(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f32> {
 
 // -----
 
-func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f32> {
-  // expected-error @+1 {{'scf.if' op has no adjoint: gnn-differentiate cannot take gradients through it}}
-  %r = scf.if %c -> tensor<?x4xf32> {
-    %b = gnn.apply_nodes(%x) {
-    ^bb0(%e: f32):
-      %t = math.tanh %e : f32
-      gnn.yield %t : f32
-    } : (tensor<?x4xf32>) -> tensor<?x4xf32>
-    scf.yield %b : tensor<?x4xf32>
-  } else {
-    scf.yield %x : tensor<?x4xf32>
-  }
+func.func @slices(%x: tensor<?x4xf32> {gnn.differentiable}, %y: tensor<?x4xf32>) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tensor.insert_slice' op has no adjoint: gnn-differentiate cannot take gradients through it}}
+  %r = tensor.insert_slice %x into %y[%c0, 0] [%c1, 4] [1, 1]
+      : tensor<?x4xf32> into tensor<?x4xf32>
   %l = gnn.sum_to %r : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }

@@ -146,3 +146,31 @@ func.func @model(%x: tensor<?x4xf32> {gnn.differentiable}, %w: tensor<4x4xf32> {
   %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// scf.if: both branches are outlined and differentiated; the backward is an
+// scf.if on the same condition that calls the taken branch's backward.
+// CHECK-LABEL: func @branch_grad(
+// CHECK: %[[F:.*]] = scf.if %[[C:[^ ]*]] -> (tensor<?x4xf32>)
+// CHECK: %[[B:.*]] = scf.if %[[C]] -> (tensor<?x4xf32>) {
+// CHECK-NEXT: %[[T:.*]] = func.call @branch_grad_if_then_vjp(
+// CHECK-NEXT: scf.yield %[[T]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[E:.*]] = func.call @branch_grad_if_else_vjp(
+// CHECK-NEXT: scf.yield %[[E]]
+// CHECK: return %{{.*}}, %{{.*}} : tensor<f32>, tensor<?x4xf32>
+func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f32> {
+  %r = scf.if %c -> tensor<?x4xf32> {
+    %b = gnn.apply_nodes(%x) {
+    ^bb0(%e: f32):
+      %t = math.tanh %e : f32
+      gnn.yield %t : f32
+    } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    scf.yield %b : tensor<?x4xf32>
+  } else {
+    scf.yield %x : tensor<?x4xf32>
+  }
+  %l = gnn.sum_to %r : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

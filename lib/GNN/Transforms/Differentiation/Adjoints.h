@@ -134,6 +134,11 @@ LogicalResult differentiateFor(scf::ForOp loop, AdjointBuilder &ad,
 LogicalResult differentiateWhile(scf::WhileOp loop, AdjointBuilder &ad,
                                  CalleeDifferentiator &callees);
 
+/// The adjoint of an scf.if: both branches outlined and differentiated as
+/// callees, the backward an scf.if on the same condition.
+LogicalResult differentiateIf(scf::IfOp op, AdjointBuilder &ad,
+                              CalleeDifferentiator &callees);
+
 /// Adds the adjoints of `op`'s active operands; the rules per family.
 LogicalResult differentiateGraphOp(Operation *op, AdjointBuilder &ad,
                                    bool &handled);

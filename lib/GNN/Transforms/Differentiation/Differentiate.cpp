@@ -225,6 +225,9 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
     } else if (auto loop = dyn_cast<scf::WhileOp>(op)) {
       result = differentiateWhile(loop, *ad, *this);
       handled = true;
+    } else if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      result = differentiateIf(branch, *ad, *this);
+      handled = true;
     }
     if (!handled)
       result = differentiateGraphOp(op, *ad, handled);

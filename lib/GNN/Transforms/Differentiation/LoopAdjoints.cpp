@@ -1,4 +1,4 @@
-//===- LoopAdjoints.cpp - the adjoints of scf.for and scf.while -----------===//
+//===- LoopAdjoints.cpp - the adjoints of scf.for, scf.while, scf.if ------===//
 //
 // Part of gnnc. A loop's body becomes a function of (induction variable,
 // carried values, values it uses from outside) and gets a backward function
@@ -10,7 +10,8 @@
 // Gradients of the values used from outside add up over the iterations.
 // scf.while runs once more to count its iterations, then reverses them the
 // same way through its two regions (the condition's and the body's) as two
-// functions.
+// functions. scf.if outlines its two branches the same way; its adjoint is
+// an scf.if on the same condition calling the taken branch's backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -308,5 +309,51 @@ LogicalResult autodiff::differentiateFor(scf::ForOp loop, AdjointBuilder &ad,
   for (auto [k, i] : llvm::enumerate(capturedFloat))
     if (ad.isActive(captured[i]))
       ad.accumulate(captured[i], reverse.getResult(carriedFloat.size() + k));
+  return success();
+}
+
+LogicalResult autodiff::differentiateIf(scf::IfOp op, AdjointBuilder &ad,
+                                        CalleeDifferentiator &callees) {
+  // Both branches become functions of every value either uses from
+  // outside, so that their backward functions have one signature.
+  llvm::SetVector<Value> capturedSet;
+  getUsedValuesDefinedAbove(op->getRegions(), capturedSet);
+  SmallVector<Value> captured = capturedSet.takeVector();
+  func::FuncOp thenFn =
+      outlineRegion(op, op.getThenRegion(), captured, "_if_then");
+  func::FuncOp elseFn =
+      outlineRegion(op, op.getElseRegion(), captured, "_if_else");
+  FailureOr<func::FuncOp> thenVjp = callees.vjpOf(thenFn, op);
+  if (failed(thenVjp))
+    return failure();
+  FailureOr<func::FuncOp> elseVjp = callees.vjpOf(elseFn, op);
+  if (failed(elseVjp))
+    return failure();
+
+  ImplicitLocOpBuilder &b = ad.b;
+  SmallVector<Value> operands(captured);
+  for (Value r : op.getResults())
+    if (isFloatTensor(r.getType())) {
+      Value d = ad.adjoint(r);
+      operands.push_back(d ? d : ad.zerosLike(r));
+    }
+  TypeRange gradTypes = thenVjp->getResultTypes();
+  auto back = b.create<scf::IfOp>(gradTypes, op.getCondition(),
+                                  /*withElseRegion=*/true);
+  for (auto [region, vjp] : {std::pair(&back.getThenRegion(), *thenVjp),
+                             std::pair(&back.getElseRegion(), *elseVjp)}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&region->front());
+    auto call = b.create<func::CallOp>(vjp, operands);
+    b.create<scf::YieldOp>(call.getResults());
+  }
+  unsigned next = 0;
+  for (Value v : captured) {
+    if (!isFloatTensor(v.getType()))
+      continue;
+    Value d = back.getResult(next++);
+    if (ad.isActive(v))
+      ad.accumulate(v, d);
+  }
   return success();
 }
