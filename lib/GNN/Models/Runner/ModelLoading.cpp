@@ -36,6 +36,25 @@ HostTensor mlir::gnn::detail::sinusoidTable(int64_t rows, int64_t d) {
   return t;
 }
 
+HostTensor mlir::gnn::detail::positionTable(const TensorMap &weights,
+                                            llvm::StringRef name, int64_t rows,
+                                            int64_t d) {
+  auto table = weights.find(name.str());
+  if (table == weights.end())
+    return sinusoidTable(rows, d);
+  HostTensor t = table->second;
+  t.shape = {t.shape[1], t.shape[2]};
+  return t;
+}
+
+std::string mlir::gnn::detail::printModule(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  os << "\n";
+  return text;
+}
+
 namespace {
 /// Names that are run-time inputs rather than weights.
 bool isRuntimeInput(llvm::StringRef name, int64_t layers) {
@@ -119,11 +138,7 @@ Expected<std::string> TransformerModel::emitIR(MLIRContext &ctx,
   Expected<OwningOpRef<ModuleOp>> module = buildModel(ctx, config, *weights);
   if (!module)
     return module.takeError();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  (*module)->print(os);
-  os << "\n";
-  return text;
+  return printModule(**module);
 }
 
 Expected<std::unique_ptr<TransformerModel>>
@@ -140,27 +155,15 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
 
   // Positions: the file's table (viewed as [N, d]) or the sinusoids.
   int64_t rows = std::max(config.maxLen, options.positions);
-  auto table = m->weights.find("pos_enc.pe");
-  if (table != m->weights.end()) {
-    m->pe = table->second;
-    m->pe.shape = {m->pe.shape[1], m->pe.shape[2]};
-    if (m->pe.shape[0] < rows)
-      return fail("weights: 'pos_enc.pe' has " + llvm::Twine(m->pe.shape[0]) +
-                  " positions, fewer than the " + llvm::Twine(rows) +
-                  " needed");
-  } else {
-    m->pe = sinusoidTable(rows, config.dModel);
-  }
+  m->pe = positionTable(m->weights, "pos_enc.pe", rows, config.dModel);
+  // Only the file's table can be short: the sinusoids have `rows`.
+  if (m->pe.shape[0] < rows)
+    return fail("weights: 'pos_enc.pe' has " + llvm::Twine(m->pe.shape[0]) +
+                " positions, fewer than the " + llvm::Twine(rows) + " needed");
   // ACT steps: the file's time table or the sinusoids.
-  if (config.architecture == Architecture::UniversalTransformer) {
-    auto time = m->weights.find("time_enc.pe");
-    if (time != m->weights.end()) {
-      m->timePE = time->second;
-      m->timePE.shape = {m->timePE.shape[1], m->timePE.shape[2]};
-    } else {
-      m->timePE = sinusoidTable(config.maxDepth, config.dModel);
-    }
-  }
+  if (config.architecture == Architecture::UniversalTransformer)
+    m->timePE = positionTable(m->weights, "time_enc.pe", config.maxDepth,
+                              config.dModel);
 
   Expected<OwningOpRef<ModuleOp>> module = OwningOpRef<ModuleOp>();
   if (!options.irPath.empty()) {

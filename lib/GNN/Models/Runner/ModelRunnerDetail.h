@@ -64,6 +64,14 @@ inline HostTensor zeros(std::vector<int64_t> shape) {
 /// float32 as PyTorch computes it.
 HostTensor sinusoidTable(int64_t rows, int64_t d);
 
+/// The position table `name` of `weights` ([1, N, d], viewed as [N, d]),
+/// or the sinusoids of `rows` positions when the weights have none.
+HostTensor positionTable(const TensorMap &weights, llvm::StringRef name,
+                         int64_t rows, int64_t d);
+
+/// `module` as gnn IR text.
+std::string printModule(ModuleOp module);
+
 /// A decoder k/v cache: one row per decoded node (the outermost dimension),
 /// in storage with room for more, so that a step appends its nodes' rows
 /// without moving the earlier ones (the storage doubles when full).

@@ -134,11 +134,7 @@ Expected<std::string> Trainer::emitIR(MLIRContext &ctx,
       takeParameters(config, options, rest));
   if (!module)
     return module.takeError();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  (*module)->print(os);
-  os << "\n";
-  return text;
+  return printModule(**module);
 }
 
 Expected<std::unique_ptr<Trainer>>
@@ -167,22 +163,11 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
     t->moment2[name] = zeros(p.shape);
     t->accumulated[name] = zeros(p.shape);
   }
-  auto table = t->untrained.find("pos_enc.pe");
-  if (table != t->untrained.end()) {
-    t->pe = table->second;
-    t->pe.shape = {t->pe.shape[1], t->pe.shape[2]};
-  } else {
-    t->pe = sinusoidTable(config.maxLen, config.dModel);
-  }
-  if (config.architecture == Architecture::UniversalTransformer) {
-    auto time = t->untrained.find("time_enc.pe");
-    if (time != t->untrained.end()) {
-      t->timePE = time->second;
-      t->timePE.shape = {t->timePE.shape[1], t->timePE.shape[2]};
-    } else {
-      t->timePE = sinusoidTable(config.maxDepth, config.dModel);
-    }
-  }
+  t->pe =
+      positionTable(t->untrained, "pos_enc.pe", config.maxLen, config.dModel);
+  if (t->universal())
+    t->timePE = positionTable(t->untrained, "time_enc.pe", config.maxDepth,
+                              config.dModel);
 
   auto hasWeight = [&](llvm::StringRef name) {
     return t->params.count(t->canonical(name)) != 0;
