@@ -349,16 +349,40 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // The fused attention backward stores no per-edge value: its buffers are
 // dq, dk, dv and two per-destination, per-head statistics (log-sum-exp and
 // dout . out); one parallel loop over destinations, one over sources (the
-// reversed graph's destinations).
+// reversed graph's destinations). Runs of block-structured nodes go in
+// tiles through the runtime's GEMM, per-edge values only in per-thread
+// stack tiles: per chunk of sources, the destination pass computes S = Q K^T
+// and dP = dOut V^T (two GEMMs), turns them into dS and adds dS K to dq; per
+// chunk of destinations, the source pass computes S^T and dP^T and adds
+// dS^T Q to dk and P^T dOut to dv.
 // CHECK-LABEL: func @fused_attention_grad
 // CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?x2x8xf32>
 // CHECK-COUNT-2: memref.alloc({{.*}}) : memref<?x2xf32>
-// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.alloc(
 // CHECK: scf.parallel
-// CHECK: math.exp
+// CHECK-COUNT-2: memref.alloca() : memref<64x128xf32>
+// CHECK: scf.for {{.*}} step %c128
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
+// CHECK: math.exp %{{.*}} : vector<8xf32>
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}},
 // CHECK: scf.parallel
-// CHECK-NOT: memref.alloc
+// CHECK-COUNT-2: memref.alloca() : memref<64x128xf32>
+// CHECK: scf.for {{.*}} step %c128
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
+// CHECK: math.exp %{{.*}} : vector<8xf32>
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}},
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}},
+// CHECK-NOT: memref.alloc(
 // CHECK: return
+// Without attention-blocks: the per-node loops alone.
+// NOBLOCKS-LABEL: func @fused_attention_grad
+// NOBLOCKS-NOT: gnn_rt_gemm
+// NOBLOCKS: scf.parallel
+// NOBLOCKS: math.exp
+// NOBLOCKS: scf.parallel
+// NOBLOCKS: return
 func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
   %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %d scale(0.5) normalize
       : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)

@@ -102,13 +102,56 @@ LogicalResult lowerFusedAttentionToLoops(FusedAttentionOp op, bool blockTiles,
 /// A gpu.launch with a group of lanes per destination and head (warp
 /// shuffles reduce the dot products); falls back to the loops for layouts
 /// the kernel does not cover.
-/// gnn.fused_attention_grad as two parallel passes over nodes (CPU and
-/// GPU alike: the parallel loops map to kernels).
-LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op,
-                                      RewriterBase &rewriter);
-
 LogicalResult lowerFusedAttentionToGPU(FusedAttentionOp op,
                                        RewriterBase &rewriter);
+
+/// Operands, outputs and statistics of one gnn.fused_attention_grad.
+struct AttentionGradPlan {
+  /// The graph and its reversal (the sources' out-edges as in-edges).
+  GraphParts g, r;
+  Feature q, k, v;
+  /// The upstream gradients: of the output (normalized), else of wv and z.
+  SmallVector<Feature> grads;
+  /// Per-edge byte mask of the listed edges, or null (all edges).
+  Value mask;
+  Value dq, dk, dv;
+  /// Per destination and head, with `normalize`: the log-sum-exp and
+  /// dout . out, which the source pass reads.
+  Value lse, outDot;
+  SmallVector<Value> heads;
+  Type elem;
+  /// Static feature sizes of q/k and of v.
+  int64_t d = 0, dvSize = 0;
+  double scale = 1.0;
+  std::optional<std::pair<double, double>> clamp;
+  bool normalize = false;
+};
+
+/// The clamped score (`s` itself without a clamp); scalars or vectors.
+Value clampScore(Lowering &l, const AttentionGradPlan &p, Value s);
+/// `ds` where the clamp passes the unclamped score `s` (inclusive bounds),
+/// else 0; scalars or vectors.
+Value throughClamp(Lowering &l, const AttentionGradPlan &p, Value s, Value ds);
+
+/// One head of one node of a pass of the backward (its index in the graph
+/// the pass walks).
+using NodeHeadBody = function_ref<void(Value node, ValueRange head)>;
+
+/// Whether the block-tiled backward serves `p` (as blockTileable).
+bool blockTileable(const AttentionGradPlan &p);
+
+/// Both passes of the backward in block tiles (BlockAttentionGrad.cpp):
+/// runs of destinations, then runs of sources, through the runtime's GEMM;
+/// the other nodes through `destinationRow` and `sourceRow`. CPU only.
+void blockTiledAttentionGrad(Lowering &l, const AttentionGradPlan &p,
+                             NodeHeadBody destinationRow,
+                             NodeHeadBody sourceRow);
+
+/// gnn.fused_attention_grad as two parallel passes over nodes (CPU and
+/// GPU alike: the parallel loops map to kernels); with `blockTiles`,
+/// through blockTiledAttentionGrad where it serves.
+LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op, bool blockTiles,
+                                      RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

@@ -989,7 +989,11 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<DropoutOp>(patterns, lowerDropout);
   addLowering<SumToOp>(patterns, lowerSumTo);
   addLowering<BroadcastOp>(patterns, lowerBroadcast);
-  addLowering<FusedAttentionGradOp>(patterns, lowerFusedAttentionGrad);
+  addLowering<FusedAttentionGradOp>(
+      patterns, [options](FusedAttentionGradOp op, RewriterBase &rewriter) {
+        return lowerFusedAttentionGrad(
+            op, options.attentionBlocks && !options.gpuKernels, rewriter);
+      });
   addLowering<FusedAttentionOp>(
       patterns, [options](FusedAttentionOp op, RewriterBase &rewriter) {
         return options.gpuKernels ? lowerFusedAttentionToGPU(op, rewriter)

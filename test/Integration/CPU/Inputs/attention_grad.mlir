@@ -79,3 +79,24 @@ func.func @sums(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>,
   %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// Unnormalized sums with a loss linear in z (well conditioned where many
+// edges make z large, as in the block-structured batches).
+func.func @linear_sums(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>,
+                       %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>,
+                       %w: tensor<?x2x8xf32>) -> tensor<f32> {
+  %e = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale(0.35), clamp(-1.0, 1.0), exp]
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> tensor<?x2x1xf32>
+  %wv, %z = gnn.send_and_recv %g, [u_mul_e(%v, %e) -> sum, copy_e(%e) -> sum]
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
+      -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  %t = gnn.apply_nodes(%wv, %z, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.mulf %b, %c : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -2,10 +2,17 @@
 
 usage: attention_grad_case.py OUT_DIR NUM_SRC NUM_DST EDGES SCORE_SCALE
                               [isolated]
+       attention_grad_case.py OUT_DIR complete|causal|bipartite SCORE_SCALE
 SCORE_SCALE multiplies q (large scores exercise the clamp and the exact
 softmax's shift). Every destination gets an in-edge (the unfused
 normalization divides 0 by 0 elsewhere, as DGL does), or with `isolated`
 the last one gets none.
+
+The second form writes a batch of sequences as the models build it: per
+sequence a complete, causal or bipartite block, in-edges in source order
+(the block-tiled kernels' runs). Lengths span several 64-row tiles and
+128-column chunks, sequences start inside tiles, one is shorter than a
+run, and one sequence lists its edges out of order (the per-node kernels).
 """
 
 import os
@@ -16,16 +23,43 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                 "..", "scripts", "py"))
 import safetensors_util  # noqa: E402
 
+
+
+def blocks(mode):
+    """A batch's graph: (src, dst, num_src, num_dst)."""
+    src_lens = [150, 20, 70, 3, 33, 90]
+    dst_lens = [40, 90, 17, 8, 130, 21] if mode == "bipartite" else src_lens
+    src, dst = [], []
+    s0 = d0 = 0
+    for i, (ls, ld) in enumerate(zip(src_lens, dst_lens)):
+        for d in range(ld):
+            ends = d + 1 if mode == "causal" else ls
+            row = [s0 + s for s in range(ends)]
+            if i == 2 and d % 3 == 0:
+                row.reverse()
+            src += row
+            dst += [d0 + d] * len(row)
+        s0 += ls
+        d0 += ld
+    return src, dst, s0, d0
+
+
 out = sys.argv[1]
-ns, nd, ne = (int(a) for a in sys.argv[2:5])
-scale = float(sys.argv[5])
 os.makedirs(out, exist_ok=True)
-rng = random.Random(ns * 7919 + nd * 31 + ne)
-isolated = len(sys.argv) > 6
-reached = nd - 1 if isolated else nd
-dst = [i % reached for i in range(ne)] if reached else []
-rng.shuffle(dst)
-src = [rng.randrange(ns) for _ in range(ne)]
+if sys.argv[2] in ("complete", "causal", "bipartite"):
+    src, dst, ns, nd = blocks(sys.argv[2])
+    ne = len(src)
+    scale = float(sys.argv[3])
+    rng = random.Random(ne)
+else:
+    ns, nd, ne = (int(a) for a in sys.argv[2:5])
+    scale = float(sys.argv[5])
+    rng = random.Random(ns * 7919 + nd * 31 + ne)
+    isolated = len(sys.argv) > 6
+    reached = nd - 1 if isolated else nd
+    dst = [i % reached for i in range(ne)] if reached else []
+    rng.shuffle(dst)
+    src = [rng.randrange(ns) for _ in range(ne)]
 
 
 def rand(rows, factor=1.0):

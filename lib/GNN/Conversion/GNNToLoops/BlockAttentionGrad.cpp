@@ -1,0 +1,298 @@
+//===- BlockAttentionGrad.cpp - gnn.fused_attention_grad in tiles (CPU) ---===//
+//
+// Part of gnnc. The backward of the fused attention over runs of
+// block-structured nodes (BlockTiles.h), FlashAttention-2's way but free of
+// races: each pass owns the rows it writes.
+//
+// Destination pass, per run of destinations and head: with `normalize`, the
+// forward of the run in tiles (scores GEMM, online softmax, weights times
+// values GEMM) gives each destination's log-sum-exp and D = dout . out,
+// which are stored for the source pass; then per chunk of sources, S = Q K^T
+// and dP = dOut V^T are two GEMMs, the tile turns into dS = P (dP - D)
+// (zero where the clamp is active) with P = exp(score - lse), and dQ +=
+// scale dS K is a third.
+//
+// Source pass, per run of sources (the reversed graph's runs) and head: per
+// chunk of destinations, S^T = K Q^T and dP^T = V dOut^T, the tile turns
+// into P^T and dS^T from the destinations' statistics, then dK += scale dS^T
+// Q and dV += P^T dOut.
+//
+// Without `normalize` the weights are w = exp(score) and dS = w (dwv . v +
+// dz): the same tiles with a shift of 0 and an offset of -dz. No per-edge
+// value leaves the per-thread stack tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Attention.h"
+#include "BlockTiles.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::gnn;
+using namespace mlir::gnn::loops;
+
+namespace {
+class BlockGrad {
+public:
+  BlockGrad(Lowering &l, const AttentionGradPlan &p)
+      : l(l), b(l.b), loc(l.loc), p(p), t(p.elem),
+        laneType(VectorType::get({kVectorLanes}, p.elem)) {}
+
+  void destinationPass(NodeHeadBody row);
+  void sourcePass(NodeHeadBody row);
+
+private:
+  /// The statistics index of a destination and head.
+  SmallVector<Value> statIndex(Value dst, ValueRange head) {
+    SmallVector<Value> index = {dst};
+    llvm::append_range(index, head);
+    return index;
+  }
+  /// The weight's shift and the offset of dP of a destination and head:
+  /// (lse, D) normalized, (0, -dz) otherwise (after the statistics).
+  std::pair<Value, Value> shiftAndOffset(Value dst, ValueRange head) {
+    if (p.normalize)
+      return {b.create<memref::LoadOp>(loc, p.lse, statIndex(dst, head)),
+              b.create<memref::LoadOp>(loc, p.outDot, statIndex(dst, head))};
+    Value dz = b.create<memref::LoadOp>(loc, p.grads[1].memref,
+                                        rowStart(l, dst, head));
+    return {l.floatConst(t, 0.0), b.create<arith::NegFOp>(loc, dz)};
+  }
+  /// Turns tile row r of raw dot products (`scores`) and of dP (`dprobs`)
+  /// into the weights P and scale * dS, both 0 off the row's columns
+  /// [begin, end); `shift(j)` and `offset(j)` give the lanes' values at
+  /// column j.
+  void gradientRow(BlockTiles &tiles, Value r, Value cols, Value begin,
+                   Value end, function_ref<Value(Value)> shift,
+                   function_ref<Value(Value)> offset);
+  /// The stack tiles of a pass (in `prepare`).
+  void allocateTiles(BlockTiles &tiles) {
+    scores = tiles.stackTile(kTileCols, t);
+    dprobs = tiles.stackTile(kTileCols, t);
+  }
+  /// beta of a GEMM that accumulates over chunks starting at `lo`: 0 for
+  /// the first chunk (the output is not initialized), 1 after.
+  Value accumulateAfter(Value c, Value lo) {
+    return b.create<arith::SelectOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, c, lo),
+        l.floatConst(t, 0.0), l.floatConst(t, 1.0));
+  }
+
+  Lowering &l;
+  OpBuilder &b;
+  Location loc;
+  const AttentionGradPlan &p;
+  Type t;
+  VectorType laneType;
+  // Per tile: the [kTileRows, kTileCols] tiles of scores and of dP.
+  Value scores, dprobs;
+};
+} // namespace
+
+void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value cols, Value begin,
+                            Value end, function_ref<Value(Value)> shift,
+                            function_ref<Value(Value)> offset) {
+  Value zeros = l.floatConst(laneType, 0.0);
+  Value scale = l.floatConst(laneType, p.scale);
+  l.serial(
+      l.idx(0), tiles.paddedColumns(cols),
+      [&](Value j) {
+        SmallVector<Value, 2> at = {r, j};
+        Value edge = tiles.laneMask(begin, end, j);
+        Value s = b.create<arith::MulFOp>(
+            loc, b.create<vector::LoadOp>(loc, laneType, scores, at), scale);
+        Value w = b.create<math::ExpOp>(
+            loc, b.create<arith::SubFOp>(loc, clampScore(l, p, s), shift(j)));
+        Value dp = b.create<vector::LoadOp>(loc, laneType, dprobs, at);
+        Value ds = throughClamp(
+            l, p, s,
+            b.create<arith::MulFOp>(
+                loc, w, b.create<arith::SubFOp>(loc, dp, offset(j))));
+        // Selected after the arithmetic: lanes past the row's columns may
+        // hold anything, inf and NaN included.
+        b.create<vector::StoreOp>(
+            loc, b.create<arith::SelectOp>(loc, edge, w, zeros), scores, at);
+        b.create<vector::StoreOp>(
+            loc,
+            b.create<arith::SelectOp>(
+                loc, edge, b.create<arith::MulFOp>(loc, ds, scale), zeros),
+            dprobs, at);
+      },
+      kVectorLanes);
+}
+
+void BlockGrad::destinationPass(NodeHeadBody row) {
+  BlockTiles tiles(l, t);
+  SoftmaxRunTiles softmax(
+      tiles, l, t, p.d, p.dvSize,
+      [&](Value raw) {
+        return clampScore(l, p,
+                          b.create<arith::MulFOp>(
+                              loc, raw, l.floatConst(raw.getType(), p.scale)));
+      },
+      /*online=*/true);
+  Value rowShift, rowOffset;
+  auto vType = VectorType::get({p.dvSize}, t);
+  tiles.build(
+      p.g, p.heads,
+      [&] {
+        allocateTiles(tiles);
+        if (p.normalize)
+          softmax.allocate();
+        auto rowType = MemRefType::get({kTileRows}, t);
+        rowShift = b.create<memref::AllocaOp>(loc, rowType);
+        rowOffset = b.create<memref::AllocaOp>(loc, rowType);
+      },
+      [&](Value r0, Value rows, Value lo, Value hi, ValueRange head) {
+        if (p.normalize) {
+          softmax.compute(p.q.memref, p.k.memref, p.v.memref, r0, rows, lo, hi,
+                          head);
+          l.serial(l.idx(0), rows, [&](Value r) {
+            Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
+            // Rows of a run have edges: z > 0.
+            Value z = tiles.load(softmax.weightSums, r);
+            Value lse =
+                b.create<arith::AddFOp>(loc, tiles.load(softmax.maxima, r),
+                                        b.create<math::LogOp>(loc, z));
+            Value out = b.create<arith::DivFOp>(
+                loc,
+                b.create<vector::LoadOp>(loc, vType, softmax.sums,
+                                         ValueRange{r, l.idx(0)}),
+                b.create<vector::BroadcastOp>(loc, vType, z));
+            Value dOut = b.create<vector::LoadOp>(loc, vType, p.grads[0].memref,
+                                                  rowStart(l, dst, head));
+            Value outDot = b.create<vector::ReductionOp>(
+                loc, vector::CombiningKind::ADD,
+                b.create<arith::MulFOp>(loc, dOut, out));
+            b.create<memref::StoreOp>(loc, lse, p.lse, statIndex(dst, head));
+            b.create<memref::StoreOp>(loc, outDot, p.outDot,
+                                      statIndex(dst, head));
+          });
+        }
+        l.serial(l.idx(0), rows, [&](Value r) {
+          Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
+          auto [shift, offset] = shiftAndOffset(dst, head);
+          b.create<memref::StoreOp>(loc, shift, rowShift, r);
+          b.create<memref::StoreOp>(loc, offset, rowOffset, r);
+        });
+        Value first = tiles.graphRow(r0);
+        Value qRows = tiles.view(p.q.memref, first, rows, head, p.d);
+        Value dOutRows =
+            tiles.view(p.grads[0].memref, first, rows, head, p.dvSize);
+        Value dqRows = tiles.view(p.dq, first, rows, head, p.d);
+        l.forLoop(
+            lo, hi, ValueRange{},
+            [&](Value c, ValueRange) {
+              Value cols = b.create<arith::MinUIOp>(
+                  loc, l.idx(kTileCols), b.create<arith::SubIOp>(loc, hi, c));
+              Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
+              tiles.gemm(qRows, kCols, tiles.tileView(scores, rows, cols),
+                         /*transposeB=*/true, /*beta=*/0.0);
+              tiles.gemm(dOutRows,
+                         tiles.view(p.v.memref, c, cols, head, p.dvSize),
+                         tiles.tileView(dprobs, rows, cols),
+                         /*transposeB=*/true, /*beta=*/0.0);
+              l.serial(l.idx(0), rows, [&](Value r) {
+                auto [begin, end] = tiles.rowColumns(
+                    b.create<arith::AddIOp>(loc, r0, r), c, cols);
+                Value shift = b.create<vector::BroadcastOp>(
+                    loc, laneType, tiles.load(rowShift, r));
+                Value offset = b.create<vector::BroadcastOp>(
+                    loc, laneType, tiles.load(rowOffset, r));
+                gradientRow(
+                    tiles, r, cols, begin, end, [&](Value) { return shift; },
+                    [&](Value) { return offset; });
+              });
+              tiles.gemm(tiles.tileView(dprobs, rows, cols), kCols, dqRows,
+                         /*transposeB=*/false, l.floatConst(t, 1.0),
+                         accumulateAfter(c, lo));
+              return SmallVector<Value>{};
+            },
+            l.idx(kTileCols));
+      },
+      row);
+}
+
+void BlockGrad::sourcePass(NodeHeadBody row) {
+  BlockTiles tiles(l, t);
+  Value colShift, colOffset;
+  tiles.build(
+      p.r, p.heads,
+      [&] {
+        allocateTiles(tiles);
+        auto colType = MemRefType::get({kTileCols}, t);
+        colShift = b.create<memref::AllocaOp>(loc, colType);
+        colOffset = b.create<memref::AllocaOp>(loc, colType);
+      },
+      [&](Value r0, Value rows, Value lo, Value hi, ValueRange head) {
+        // Rows are sources, columns destinations.
+        Value first = tiles.graphRow(r0);
+        Value kRows = tiles.view(p.k.memref, first, rows, head, p.d);
+        Value vRows = tiles.view(p.v.memref, first, rows, head, p.dvSize);
+        Value dkRows = tiles.view(p.dk, first, rows, head, p.d);
+        Value dvRows = tiles.view(p.dv, first, rows, head, p.dvSize);
+        l.forLoop(
+            lo, hi, ValueRange{},
+            [&](Value c, ValueRange) {
+              Value cols = b.create<arith::MinUIOp>(
+                  loc, l.idx(kTileCols), b.create<arith::SubIOp>(loc, hi, c));
+              l.serial(l.idx(0), cols, [&](Value j) {
+                auto [shift, offset] =
+                    shiftAndOffset(b.create<arith::AddIOp>(loc, c, j), head);
+                b.create<memref::StoreOp>(loc, shift, colShift, j);
+                b.create<memref::StoreOp>(loc, offset, colOffset, j);
+              });
+              Value qCols = tiles.view(p.q.memref, c, cols, head, p.d);
+              Value dOutCols =
+                  tiles.view(p.grads[0].memref, c, cols, head, p.dvSize);
+              tiles.gemm(kRows, qCols, tiles.tileView(scores, rows, cols),
+                         /*transposeB=*/true, /*beta=*/0.0);
+              tiles.gemm(vRows, dOutCols, tiles.tileView(dprobs, rows, cols),
+                         /*transposeB=*/true, /*beta=*/0.0);
+              l.serial(l.idx(0), rows, [&](Value r) {
+                auto [begin, end] = tiles.rowColumns(
+                    b.create<arith::AddIOp>(loc, r0, r), c, cols);
+                // Lanes past `cols` read stale statistics; they are masked.
+                gradientRow(
+                    tiles, r, cols, begin, end,
+                    [&](Value j) {
+                      return b.create<vector::LoadOp>(loc, laneType, colShift,
+                                                      j);
+                    },
+                    [&](Value j) {
+                      return b.create<vector::LoadOp>(loc, laneType, colOffset,
+                                                      j);
+                    });
+              });
+              Value beta = accumulateAfter(c, lo);
+              Value one = l.floatConst(t, 1.0);
+              tiles.gemm(tiles.tileView(dprobs, rows, cols), qCols, dkRows,
+                         /*transposeB=*/false, one, beta);
+              tiles.gemm(tiles.tileView(scores, rows, cols), dOutCols, dvRows,
+                         /*transposeB=*/false, one, beta);
+              return SmallVector<Value>{};
+            },
+            l.idx(kTileCols));
+      },
+      row);
+}
+
+bool loops::blockTileable(const AttentionGradPlan &p) {
+  if (p.mask || !p.elem.isF32())
+    return false;
+  ArrayRef<int64_t> q = getItemShape(p.q.type), k = getItemShape(p.k.type),
+                    v = getItemShape(p.v.type);
+  for (const Feature &grad : p.grads)
+    if (getItemShape(grad.type).drop_back() != q.drop_back())
+      return false;
+  return k == q && v.size() == q.size() && v.drop_back() == q.drop_back();
+}
+
+void loops::blockTiledAttentionGrad(Lowering &l, const AttentionGradPlan &p,
+                                    NodeHeadBody destinationRow,
+                                    NodeHeadBody sourceRow) {
+  BlockGrad grad(l, p);
+  grad.destinationPass(destinationRow);
+  grad.sourcePass(sourceRow);
+}

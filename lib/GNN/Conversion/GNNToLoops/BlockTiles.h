@@ -1,0 +1,137 @@
+//===- BlockTiles.h - run-time block tiles of attention kernels -*- C++ -*-===//
+//
+// Part of gnnc. What the block-tiled CPU kernels of gnn.fused_attention and
+// of its backward share. The rows of a graph (its destinations) are taken
+// kTileRows at a time, the parallel unit. Inside a tile, a run is a stretch
+// of consecutive rows whose CSR rows each list one range of columns
+// (sources) lo, lo + 1, ... in order, the ranges sharing their start or
+// their end: the blocks of a batch (complete, causal, bipartite) and their
+// reversed graphs. A run dense enough is computed as a rectangle of rows
+// times the union of their ranges, kTileCols columns at a time, through the
+// runtime's GEMM, each row masked to its own range; the other rows take a
+// per-row kernel. Runs are found at run time whatever the graph's declared
+// structure, so results are exact for any graph.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_CONVERSION_GNNTOLOOPS_BLOCKTILES_H
+#define GNN_CONVERSION_GNNTOLOOPS_BLOCKTILES_H
+
+#include "Lowering.h"
+
+#include <functional>
+
+namespace mlir::gnn::loops {
+
+/// Rows per tile (the parallel unit, and the most rows of a run).
+constexpr int64_t kTileRows = 64;
+/// Columns per chunk of a run: one set of GEMMs each.
+constexpr int64_t kTileCols = 128;
+
+class BlockTiles {
+public:
+  /// One head of run rows [r0, r0 + rows) (tile rows) over the columns
+  /// [lo, hi), the union of their ranges.
+  using RunBody = function_ref<void(Value r0, Value rows, Value lo, Value hi,
+                                    ValueRange head)>;
+  /// One head of a row outside the runs (its index in the graph).
+  using RowBody = function_ref<void(Value row, ValueRange head)>;
+
+  /// `elem` is the element type of the features the GEMMs read (f32).
+  BlockTiles(Lowering &l, Type elem);
+
+  /// Tiles the destinations of `g`: per tile, `prepare` (stack buffers of
+  /// the tile), then `run` for every dense run and `row` for the others.
+  void build(const GraphParts &g, ArrayRef<Value> heads,
+             function_ref<void()> prepare, RunBody run, RowBody row);
+
+  /// The graph row of tile row `r` (inside the callbacks).
+  Value graphRow(Value r);
+  /// Tile row r's columns within the chunk [c, c + cols), relative to c:
+  /// [begin, end), both clipped to [0, cols].
+  std::pair<Value, Value> rowColumns(Value r, Value c, Value cols);
+  /// Lanes of the kVectorLanes-wide vector at column j of a row whose
+  /// columns are [begin, end): which of them lie inside.
+  Value laneMask(Value begin, Value end, Value j);
+  /// The columns [0, cols) rounded up to whole vectors.
+  Value paddedColumns(Value cols);
+
+  /// Rows [row, row + rows) of one head of a feature, as a matrix of
+  /// `width` columns.
+  Value view(Value feature, Value row, Value rows, ValueRange head,
+             int64_t width);
+  /// The top-left rows x cols corner of a tile buffer, as a matrix.
+  Value tileView(Value buffer, Value rows, Value cols);
+  /// c = alpha * a @ op(bMatrix) + beta * c through the runtime.
+  void gemm(Value a, Value bMatrix, Value c, bool transposeB, Value alpha,
+            Value beta);
+  void gemm(Value a, Value bMatrix, Value c, bool transposeB, double beta) {
+    gemm(a, bMatrix, c, transposeB, l.floatConst(t, 1.0),
+         l.floatConst(t, beta));
+  }
+
+  Value load(Value buffer, Value i) {
+    return b.create<memref::LoadOp>(loc, buffer, i);
+  }
+  Value cmp(arith::CmpIPredicate pred, Value x, Value y) {
+    return b.create<arith::CmpIOp>(loc, pred, x, y);
+  }
+  /// A kTileRows x `columns` buffer on the stack (released after the tile).
+  Value stackTile(int64_t columns, Type type);
+
+private:
+  void buildTile(const GraphParts &g, ArrayRef<Value> heads, RunBody run,
+                 RowBody row);
+  void buildRun(Value r0, Value r1, ArrayRef<Value> heads, RunBody run);
+  Value hasRange(Value r) {
+    return cmp(arith::CmpIPredicate::ugt, load(rowHi, r), load(rowLo, r));
+  }
+
+  Lowering &l;
+  OpBuilder &b;
+  Location loc;
+  Type t;
+  MemRefType matrixType;
+  // Per tile: first row, row count, each row's column range and whether a
+  // run computed it.
+  Value v0, n, rowLo, rowHi, inRun;
+};
+
+/// The forward softmax of one run, kept in stack tiles: per run row (from
+/// 0), its weighted sum of value rows, sum of weights and, with `online`,
+/// running maximum (else weights are exp(score) unshifted).
+class SoftmaxRunTiles {
+public:
+  /// `score` turns a vector of raw dot products into scores.
+  SoftmaxRunTiles(BlockTiles &tiles, Lowering &l, Type elem, int64_t d,
+                  int64_t dv, std::function<Value(Value)> score, bool online)
+      : tiles(tiles), l(l), b(l.b), loc(l.loc), t(elem), d(d), dv(dv),
+        score(std::move(score)), online(online) {}
+
+  /// Allocates the tiles (in a tile's `prepare`).
+  void allocate();
+  /// One head of run rows [r0, r0 + rows) against columns [lo, hi) of the
+  /// features `k` and `v`, with the query feature `q` indexed by graph row.
+  void compute(Value q, Value k, Value v, Value r0, Value rows, Value lo,
+               Value hi, ValueRange head);
+
+  /// Per run row: [kTileRows, dv] sums, [kTileRows] weight sums and maxima.
+  Value sums, weightSums, maxima;
+
+private:
+  void softmaxRow(Value r, Value cols, Value begin, Value end);
+
+  BlockTiles &tiles;
+  Lowering &l;
+  OpBuilder &b;
+  Location loc;
+  Type t;
+  int64_t d, dv;
+  std::function<Value(Value)> score;
+  bool online;
+  Value scores;
+};
+
+} // namespace mlir::gnn::loops
+
+#endif // GNN_CONVERSION_GNNTOLOOPS_BLOCKTILES_H
