@@ -187,32 +187,26 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
   });
 }
 
-/// Edges per chunk of chunkedAttentionRow: one vector of scores. chunkDots'
+/// Edges per chunk of the chunked kernels: one vector of scores. chunkDots'
 /// shuffle tree needs as many edges as lanes.
 constexpr int64_t kChunk = kVectorLanes;
 
-/// The dot products of q's row with the k rows of a chunk's kChunk sources,
-/// as one vector, when d is a multiple of kChunk: each edge accumulates
-/// lane-wise products of kChunk-wide pieces (FMAs, no reduction per edge),
-/// then one transposing tree of shuffles and adds sums all kChunk partial
-/// vectors at once (7 adds for the chunk instead of a horizontal sum per
-/// edge).
-static Value chunkDots(Lowering &l, const AttentionPlan &p, int64_t d, Value v,
-                       ValueRange head, ArrayRef<Value> sources) {
-  auto pieceType = VectorType::get({kChunk}, p.elem);
-  auto at = [&](Value row, int64_t c) { return rowStart(l, row, head, c); };
+Value loops::chunkDots(Lowering &l, Type elem, int64_t d, Value a, Value row,
+                       Value bFeature, ArrayRef<Value> rows, ValueRange head) {
+  assert(rows.size() == size_t(kChunk) && d % kChunk == 0);
+  auto pieceType = VectorType::get({kChunk}, elem);
+  auto at = [&](Value r, int64_t c) { return rowStart(l, r, head, c); };
   SmallVector<Value> partial(kChunk, l.floatConst(pieceType, 0.0));
   for (int64_t c = 0; c < d; c += kChunk) {
-    Value q =
-        l.b.create<vector::LoadOp>(l.loc, pieceType, p.q.memref, at(v, c));
+    Value x = l.b.create<vector::LoadOp>(l.loc, pieceType, a, at(row, c));
     for (int64_t j = 0; j < kChunk; ++j) {
-      Value k = l.b.create<vector::LoadOp>(l.loc, pieceType, p.k.memref,
-                                           at(sources[j], c));
-      partial[j] = l.b.create<vector::FMAOp>(l.loc, k, q, partial[j]);
+      Value y = l.b.create<vector::LoadOp>(l.loc, pieceType, bFeature,
+                                           at(rows[j], c));
+      partial[j] = l.b.create<vector::FMAOp>(l.loc, y, x, partial[j]);
     }
   }
   // Each level adds neighbouring groups of lanes of two vectors, halving
-  // the vectors and doubling the group: lane j of the last is edge j's sum.
+  // the vectors and doubling the group: lane j of the last is row j's sum.
   auto level = [&](ArrayRef<Value> in, int64_t group) {
     SmallVector<Value> out;
     for (size_t i = 0; i + 1 < in.size(); i += 2) {
@@ -238,13 +232,35 @@ static Value chunkDots(Lowering &l, const AttentionPlan &p, int64_t d, Value v,
   return sums[0];
 }
 
+EdgeChunk loops::edgeChunk(Lowering &l, const GraphParts &g, Value slot,
+                           Value last) {
+  EdgeChunk chunk;
+  Value count = l.b.create<arith::SubIOp>(l.loc, last, slot);
+  for (int64_t j = 0; j < kChunk; ++j) {
+    // The first slot of a chunk is always an edge.
+    Value s =
+        j == 0 ? slot
+               : l.b.create<arith::SelectOp>(
+                     l.loc,
+                     l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::slt,
+                                               l.idx(j), count),
+                     l.b.create<arith::AddIOp>(l.loc, slot, l.idx(j)), slot);
+    chunk.neighbors.push_back(l.b.create<memref::LoadOp>(l.loc, g.inSrc, s));
+  }
+  chunk.valid = l.b.create<vector::CreateMaskOp>(
+      l.loc, VectorType::get({kChunk}, l.b.getI1Type()),
+      ValueRange{l.b.create<arith::MinUIOp>(l.loc, count, l.idx(kChunk))});
+  return chunk;
+}
+
 /// Rows of q, k and v are contiguous vectors and every in-edge counts: edges
 /// go in chunks of kChunk. The chunk's scores form one vector, so the
 /// running maximum, the rescale (one exp per chunk instead of one per edge)
 /// and the weights (one vector exp) are computed once per chunk. Slots past
 /// the last edge repeat the chunk's first edge with weight 0.
-void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
-                                int64_t dv, Value v, ValueRange head) {
+ChunkedSums loops::chunkedSoftmaxRow(Lowering &l, const AttentionPlan &p,
+                                     int64_t d, int64_t dv, Value v,
+                                     ValueRange head) {
   Type t = p.elem;
   auto qType = VectorType::get({d}, t);
   auto vType = VectorType::get({dv}, t);
@@ -266,26 +282,14 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
       first, last, init,
       [&](Value slot, ValueRange state) {
         Value z = state[0], max = state[1], acc = state[2];
-        Value count = l.b.create<arith::SubIOp>(l.loc, last, slot);
-        SmallVector<Value> sources;
-        for (int64_t j = 0; j < kChunk; ++j) {
-          // The first slot of a chunk is always an edge.
-          Value s =
-              j == 0
-                  ? slot
-                  : l.b.create<arith::SelectOp>(
-                        l.loc,
-                        l.b.create<arith::CmpIOp>(
-                            l.loc, arith::CmpIPredicate::slt, l.idx(j), count),
-                        l.b.create<arith::AddIOp>(l.loc, slot, l.idx(j)), slot);
-          sources.push_back(l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, s));
-        }
+        EdgeChunk chunk = edgeChunk(l, p.g, slot, last);
         Value dots;
         if (inPieces) {
-          dots = chunkDots(l, p, d, v, head, sources);
+          dots = chunkDots(l, t, d, p.q.memref, v, p.k.memref, chunk.neighbors,
+                           head);
         } else {
           dots = l.floatConst(chunkType, 0.0);
-          for (auto [j, u] : llvm::enumerate(sources)) {
+          for (auto [j, u] : llvm::enumerate(chunk.neighbors)) {
             Value kRow =
                 l.b.create<vector::LoadOp>(l.loc, qType, p.k.memref, at(u));
             dots = l.b.create<vector::InsertElementOp>(
@@ -297,12 +301,8 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
           }
         }
         // Slots past the last edge score -inf (weight 0).
-        Value inChunk = l.b.create<vector::CreateMaskOp>(
-            l.loc, VectorType::get({kChunk}, l.b.getI1Type()),
-            ValueRange{
-                l.b.create<arith::MinUIOp>(l.loc, count, l.idx(kChunk))});
         Value scores = l.b.create<arith::SelectOp>(
-            l.loc, inChunk, attentionScore(l, p, dots),
+            l.loc, chunk.valid, attentionScore(l, p, dots),
             l.floatConst(chunkType, negInf));
         Value weights;
         if (p.online) {
@@ -326,7 +326,7 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
           Value w = l.b.create<vector::ExtractElementOp>(
               l.loc, weights, l.b.create<arith::ConstantIndexOp>(l.loc, j));
           Value vRow = l.b.create<vector::LoadOp>(l.loc, vType, p.val.memref,
-                                                  at(sources[j]));
+                                                  at(chunk.neighbors[j]));
           acc = l.b.create<vector::FMAOp>(l.loc, broadcast(w), vRow, acc);
         }
         z = l.b.create<arith::AddFOp>(
@@ -336,7 +336,13 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
         return SmallVector<Value>{z, max, acc};
       },
       l.idx(kChunk));
-  storeVectorResult(l, p, result[2], result[0], at(v));
+  return {result[0], result[1], result[2]};
+}
+
+void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
+                                int64_t dv, Value v, ValueRange head) {
+  ChunkedSums sums = chunkedSoftmaxRow(l, p, d, dv, v, head);
+  storeVectorResult(l, p, sums.acc, sums.z, rowStart(l, v, head));
 }
 
 /// Every in-edge counts: destinations go in tiles of kDstTile, heads outside

@@ -79,10 +79,39 @@ SmallVector<Value> rowStart(Lowering &l, Value row, ValueRange head,
 void storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc, Value z,
                        ValueRange index);
 
-/// Destination v and head `head` over all its in-edges, in chunks of edges
-/// (static feature sizes d of q/k and dv of v, no edge mask).
+/// The softmax sums of one destination and head: the sum of weights, the
+/// running maximum (with `online`) and the weighted sum of value rows.
+struct ChunkedSums {
+  Value z, max, acc;
+};
+
+/// Destination v and head `head` over all its in-edges, in chunks of
+/// kVectorLanes edges (static feature sizes d of q/k and dv of v, no edge
+/// mask): its softmax sums.
+ChunkedSums chunkedSoftmaxRow(Lowering &l, const AttentionPlan &p, int64_t d,
+                              int64_t dv, Value v, ValueRange head);
+
+/// chunkedSoftmaxRow with the destination's results stored.
 void chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
                          int64_t dv, Value v, ValueRange head);
+
+/// kVectorLanes in-edge slots from `slot` of a node whose slots end at
+/// `last`: their neighbors (slots past `last` repeat the first one) and
+/// which lanes are edges.
+struct EdgeChunk {
+  SmallVector<Value> neighbors;
+  Value valid;
+};
+EdgeChunk edgeChunk(Lowering &l, const GraphParts &g, Value slot, Value last);
+
+/// The dot products of row `row` of feature `a` with rows `rows`
+/// (kVectorLanes of them) of feature `b`, as one vector, for a static
+/// feature size d that is a multiple of kVectorLanes: each row accumulates
+/// lane-wise products of kVectorLanes-wide pieces (FMAs, no reduction per
+/// row), then one transposing tree of shuffles and adds sums all partial
+/// vectors at once (7 adds instead of a horizontal sum per row).
+Value chunkDots(Lowering &l, Type elem, int64_t d, Value a, Value row, Value b,
+                ArrayRef<Value> rows, ValueRange head);
 
 /// Whether the block-tiled kernel serves `op`: every in-edge listed,
 /// float32 rows of static sizes with the same head dims in q, k and v.
@@ -148,9 +177,11 @@ void blockTiledAttentionGrad(Lowering &l, const AttentionGradPlan &p,
                              NodeHeadBody sourceRow);
 
 /// gnn.fused_attention_grad as two parallel passes over nodes (CPU and
-/// GPU alike: the parallel loops map to kernels); with `blockTiles`,
+/// GPU alike: the parallel loops map to kernels); with `chunkedEdges`, a
+/// node's edges in vector chunks where sizes allow (CPU); with `blockTiles`,
 /// through blockTiledAttentionGrad where it serves.
-LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op, bool blockTiles,
+LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op,
+                                      bool chunkedEdges, bool blockTiles,
                                       RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops

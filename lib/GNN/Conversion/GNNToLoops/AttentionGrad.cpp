@@ -27,7 +27,8 @@ namespace {
 /// sizes (rows as vectors).
 class AttentionGrad {
 public:
-  AttentionGrad(Lowering &l, FusedAttentionGradOp op) : l(l), op(op) {}
+  AttentionGrad(Lowering &l, FusedAttentionGradOp op, bool chunkedEdges)
+      : l(l), op(op), chunkedEdges(chunkedEdges) {}
 
   LogicalResult build(bool blockTiles);
 
@@ -60,11 +61,29 @@ private:
   void destinationRow(Value dst, ValueRange head);
   /// One head of a source: dk and dv.
   void sourceRow(Value src, ValueRange head);
+  /// Whether the rows go in chunks of kVectorLanes edges: every edge
+  /// counts and feature sizes are whole vectors (chunkDots).
+  bool chunked() const {
+    return chunkedEdges && !p.mask && p.d % kVectorLanes == 0 &&
+           p.dvSize % kVectorLanes == 0;
+  }
+  /// destinationRow and sourceRow in chunks of edges: the chunk's scores,
+  /// weights and score gradients are vectors.
+  void chunkedDestinationRow(Value dst, ValueRange head);
+  void chunkedSourceRow(Value src, ValueRange head);
+  /// The weights and scale * (score gradients) of a chunk of edges from
+  /// their raw dot products q . k and dout . v, the destinations' shift and
+  /// offset (shiftAndOffset), zero on lanes that are not edges.
+  std::pair<Value, Value> chunkGradient(Value dots, Value dP, Value shift,
+                                        Value offset, Value valid);
+  /// (lse, D) normalized, (0, -dz) otherwise, of a destination and head.
+  std::pair<Value, Value> shiftAndOffset(Value dst, ValueRange head);
 
   Lowering &l;
   FusedAttentionGradOp op;
   AttentionGradPlan p;
   VectorType qType, vType;
+  bool chunkedEdges;
 };
 } // namespace
 
@@ -117,7 +136,139 @@ AttentionGrad::edgeGradient(Value s, Value vRow, Value dst, ValueRange head) {
   return {w, throughClamp(l, p, s, l.b.create<arith::MulFOp>(l.loc, w, dw))};
 }
 
+std::pair<Value, Value> AttentionGrad::shiftAndOffset(Value dst,
+                                                      ValueRange head) {
+  if (p.normalize) {
+    SmallVector<Value> index = {dst};
+    llvm::append_range(index, head);
+    return {l.b.create<memref::LoadOp>(l.loc, p.lse, index),
+            l.b.create<memref::LoadOp>(l.loc, p.outDot, index)};
+  }
+  Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
+                                        rowStart(l, dst, head));
+  return {c(0.0), l.b.create<arith::NegFOp>(l.loc, dz)};
+}
+
+std::pair<Value, Value> AttentionGrad::chunkGradient(Value dots, Value dP,
+                                                     Value shift, Value offset,
+                                                     Value valid) {
+  auto chunkType = cast<VectorType>(dots.getType());
+  Value zeros = l.floatConst(chunkType, 0.0);
+  Value scale = l.floatConst(chunkType, p.scale);
+  Value s = l.b.create<arith::MulFOp>(l.loc, dots, scale);
+  Value w = l.b.create<math::ExpOp>(
+      l.loc, l.b.create<arith::SubFOp>(l.loc, clamped(s), shift));
+  Value ds =
+      throughClamp(l, p, s,
+                   l.b.create<arith::MulFOp>(
+                       l.loc, w, l.b.create<arith::SubFOp>(l.loc, dP, offset)));
+  // Selected after the arithmetic: lanes past the last edge repeat an edge
+  // but must add nothing.
+  return {
+      l.b.create<arith::SelectOp>(l.loc, valid, w, zeros),
+      l.b.create<arith::SelectOp>(
+          l.loc, valid, l.b.create<arith::MulFOp>(l.loc, ds, scale), zeros)};
+}
+
+void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
+  auto chunkType = VectorType::get({kVectorLanes}, p.elem);
+  if (p.normalize) {
+    // The forward's chunked softmax gives the log-sum-exp and the output.
+    AttentionPlan forward;
+    forward.g = p.g;
+    forward.q = p.q;
+    forward.k = p.k;
+    forward.val = p.v;
+    forward.heads = p.heads;
+    forward.elem = p.elem;
+    forward.online = true;
+    forward.scale = p.scale;
+    forward.clamp = p.clamp;
+    ChunkedSums sums = chunkedSoftmaxRow(l, forward, p.d, p.dvSize, dst, head);
+    Value out = l.b.create<arith::MulFOp>(l.loc, sums.acc,
+                                          splat(vType, inverseSum(l, sums.z)));
+    SmallVector<Value> index = {dst};
+    llvm::append_range(index, head);
+    l.b.create<memref::StoreOp>(
+        l.loc,
+        l.b.create<arith::AddFOp>(l.loc, sums.max,
+                                  l.b.create<math::LogOp>(l.loc, sums.z)),
+        p.lse, index);
+    l.b.create<memref::StoreOp>(
+        l.loc, dot(vload(vType, p.grads[0].memref, dst, head), out), p.outDot,
+        index);
+  }
+  auto [shift, offset] = shiftAndOffset(dst, head);
+  Value shifts = splat(chunkType, shift), offsets = splat(chunkType, offset);
+  auto [first, last] = l.inSlots(p.g, dst);
+  Value sum = l.forLoop(
+      first, last, ValueRange{l.floatConst(qType, 0.0)},
+      [&](Value slot, ValueRange state) {
+        EdgeChunk chunk = edgeChunk(l, p.g, slot, last);
+        Value dots = chunkDots(l, p.elem, p.d, p.q.memref, dst, p.k.memref,
+                               chunk.neighbors, head);
+        Value dP = chunkDots(l, p.elem, p.dvSize, p.grads[0].memref, dst,
+                             p.v.memref, chunk.neighbors, head);
+        Value ds = chunkGradient(dots, dP, shifts, offsets, chunk.valid).second;
+        Value acc = state[0];
+        for (auto [j, src] : llvm::enumerate(chunk.neighbors)) {
+          Value f = l.b.create<vector::ExtractElementOp>(
+              l.loc, ds, l.b.create<arith::ConstantIndexOp>(l.loc, j));
+          acc = l.b.create<vector::FMAOp>(
+              l.loc, splat(qType, f), vload(qType, p.k.memref, src, head), acc);
+        }
+        return SmallVector<Value>{acc};
+      },
+      l.idx(kVectorLanes))[0];
+  l.b.create<vector::StoreOp>(l.loc, sum, p.dq, rowStart(l, dst, head));
+}
+
+void AttentionGrad::chunkedSourceRow(Value src, ValueRange head) {
+  auto chunkType = VectorType::get({kVectorLanes}, p.elem);
+  auto [first, last] = l.inSlots(p.r, src);
+  SmallVector<Value> init = {l.floatConst(qType, 0.0),
+                             l.floatConst(vType, 0.0)};
+  ValueRange sums = l.forLoop(
+      first, last, init,
+      [&](Value slot, ValueRange state) {
+        // The reversed graph's in-edges of a source: its destinations.
+        EdgeChunk chunk = edgeChunk(l, p.r, slot, last);
+        Value dots = chunkDots(l, p.elem, p.d, p.k.memref, src, p.q.memref,
+                               chunk.neighbors, head);
+        Value dP = chunkDots(l, p.elem, p.dvSize, p.v.memref, src,
+                             p.grads[0].memref, chunk.neighbors, head);
+        Value shifts = l.floatConst(chunkType, 0.0), offsets = shifts;
+        for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
+          auto [shift, offset] = shiftAndOffset(dst, head);
+          Value lane = l.b.create<arith::ConstantIndexOp>(l.loc, j);
+          shifts =
+              l.b.create<vector::InsertElementOp>(l.loc, shift, shifts, lane);
+          offsets =
+              l.b.create<vector::InsertElementOp>(l.loc, offset, offsets, lane);
+        }
+        auto [w, ds] = chunkGradient(dots, dP, shifts, offsets, chunk.valid);
+        Value dkSum = state[0], dvSum = state[1];
+        for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
+          Value lane = l.b.create<arith::ConstantIndexOp>(l.loc, j);
+          Value f = l.b.create<vector::ExtractElementOp>(l.loc, ds, lane);
+          Value weight = l.b.create<vector::ExtractElementOp>(l.loc, w, lane);
+          dkSum = l.b.create<vector::FMAOp>(l.loc, splat(qType, f),
+                                            vload(qType, p.q.memref, dst, head),
+                                            dkSum);
+          dvSum = l.b.create<vector::FMAOp>(
+              l.loc, splat(vType, weight),
+              vload(vType, p.grads[0].memref, dst, head), dvSum);
+        }
+        return SmallVector<Value>{dkSum, dvSum};
+      },
+      l.idx(kVectorLanes));
+  l.b.create<vector::StoreOp>(l.loc, sums[0], p.dk, rowStart(l, src, head));
+  l.b.create<vector::StoreOp>(l.loc, sums[1], p.dv, rowStart(l, src, head));
+}
+
 void AttentionGrad::destinationRow(Value dst, ValueRange head) {
+  if (chunked())
+    return chunkedDestinationRow(dst, head);
   Value qRow = vload(qType, p.q.memref, dst, head);
   if (p.normalize) {
     // The output and log-sum-exp, with a running maximum.
@@ -166,6 +317,8 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
 }
 
 void AttentionGrad::sourceRow(Value src, ValueRange head) {
+  if (chunked())
+    return chunkedSourceRow(src, head);
   // The reversed graph's destinations are the sources; its in-edges carry
   // the original edge ids, which the edge subset's mask is indexed by.
   Value kRow = vload(qType, p.k.memref, src, head);
@@ -276,8 +429,8 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
 }
 
 LogicalResult loops::lowerFusedAttentionGrad(FusedAttentionGradOp op,
-                                             bool blockTiles,
+                                             bool chunkedEdges, bool blockTiles,
                                              RewriterBase &rewriter) {
   Lowering l(op, rewriter);
-  return AttentionGrad(l, op).build(blockTiles);
+  return AttentionGrad(l, op, chunkedEdges).build(blockTiles);
 }

@@ -991,8 +991,11 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<BroadcastOp>(patterns, lowerBroadcast);
   addLowering<FusedAttentionGradOp>(
       patterns, [options](FusedAttentionGradOp op, RewriterBase &rewriter) {
-        return lowerFusedAttentionGrad(
-            op, options.attentionBlocks && !options.gpuKernels, rewriter);
+        // Kernels on a GPU take a node per thread: no vector chunks there.
+        return lowerFusedAttentionGrad(op, /*chunkedEdges=*/!options.gpuKernels,
+                                       /*blockTiles=*/options.attentionBlocks &&
+                                           !options.gpuKernels,
+                                       rewriter);
       });
   addLowering<FusedAttentionOp>(
       patterns, [options](FusedAttentionOp op, RewriterBase &rewriter) {
