@@ -209,8 +209,14 @@ def main():
                                    "--lr-factor", str(FACTOR),
                                    "--warmup", str(WARMUP), "--out-dir", out],
                            check=True, stdout=subprocess.DEVNULL)
-            got = safetensors_util.read(os.path.join(out,
-                                                     "step-5.safetensors"))
+            # A stop inside an epoch writes step-5, one at an epoch's end
+            # that epoch's checkpoint.
+            last = os.path.join(out, "step-5.safetensors")
+            if not os.path.exists(last):
+                epochs = [f for f in os.listdir(out) if f.startswith("epoch-")]
+                last = os.path.join(out, max(
+                    epochs, key=lambda f: int(f[6:].split(".")[0])))
+            got = safetensors_util.read(last)
             ref = train_reference(config, bias, tie, state, pairs, accum,
                                   torch.float64)
             # Where a gradient is 0 in exact arithmetic (attention key

@@ -174,3 +174,54 @@ func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f3
   %l = gnn.sum_to %r : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// scf.while with a gnn.max_trips bound keeps a tape: its iterations run as
+// calls of one step function (the condition, then the body's forward with
+// its residuals) before the loop, which continues from their last state;
+// the backward reverses what is left of the loop by recomputation, then
+// each taped iteration through one step backward function (which reads the
+// iteration's residuals), last first.
+// CHECK-LABEL: func @bounded_grad(
+// CHECK: %[[S0:.*]]:6 = call @bounded_grad_loop_step(%true,
+// CHECK: %[[S1:.*]]:6 = call @bounded_grad_loop_step(%[[S0]]#0, %[[S0]]#1,
+// CHECK: scf.while ({{.*}} = %[[S1]]#1,
+// CHECK: scf.while
+// CHECK: scf.for
+// CHECK: call @bounded_grad_loop_step_vjp(%[[S1]]#0, %[[S0]]#1, {{.*}}, %[[S1]]#5,
+// CHECK: call @bounded_grad_loop_step_vjp(%[[S0]]#0, %arg0, {{.*}}, %[[S0]]#5,
+// CHECK-LABEL: func.func private @bounded_grad_loop_step_vjp(
+// CHECK: scf.if
+// CHECK: call @bounded_grad_loop_body_vjp_tape(
+// CHECK: call @bounded_grad_loop_cond_vjp(
+// CHECK: } else {
+// CHECK-LABEL: func.func private @bounded_grad_loop_step(
+// CHECK: scf.if
+// CHECK: call @bounded_grad_loop_cond(
+// CHECK: scf.if
+// CHECK: call @bounded_grad_loop_body_fwd(
+func.func @bounded(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.while (%s = %x, %i = %c0) : (tensor<?x4xf32>, index) -> (tensor<?x4xf32>, index) {
+    %more = arith.cmpi ult, %i, %n : index
+    scf.condition(%more) %s, %i : tensor<?x4xf32>, index
+  } do {
+  ^bb0(%s: tensor<?x4xf32>, %i: index):
+    %t = gnn.apply_nodes(%s) {
+    ^bb0(%e: f32):
+      %h = math.tanh %e : f32
+      gnn.yield %h : f32
+    } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    %u = gnn.apply_nodes(%t, %t) {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.mulf %a, %b : f32
+      gnn.yield %m : f32
+    } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+    %j = arith.addi %i, %c1 : index
+    scf.yield %u, %j : tensor<?x4xf32>, index
+  } attributes {gnn.max_trips = 2 : i64}
+  %l = gnn.sum_to %r#0 : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -212,6 +212,37 @@ def ReadOnlyArgumentsPass : Pass<"gnn-read-only-arguments", "ModuleOp"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def SimplifyDeallocationsPass
+    : Pass<"gnn-simplify-deallocations", "ModuleOp"> {
+  let summary = "Runs buffer-deallocation-simplification on the functions "
+                "whose deallocations it can afford";
+  let description = [{
+    The deallocation pipeline's simplification (upstream
+    `buffer-deallocation-simplification`) turns the run-time alias checks of
+    `bufferization.dealloc` ops into static answers, but its pairwise
+    analysis grows faster than quadratically with the memrefs a function's
+    deallocations name: a training step that keeps the tape of an unrolled
+    ACT loop names thousands and would spend minutes there. This pass runs
+    the simplification function by function and leaves out a function
+    whose `bufferization.dealloc` ops name more than `max-operands` memrefs
+    (operands and retained values together), whose deallocations then keep
+    their run-time checks (cheap next to the work of such a function).
+
+    ```mlir
+    // A function whose deallocations name few memrefs is simplified:
+    bufferization.dealloc (%a : memref<?xf32>) if (%true) retain (%b : memref<?xf32>)
+    // becomes, where %a and %b cannot alias,
+    bufferization.dealloc (%a : memref<?xf32>) if (%true)
+    ```
+  }];
+  let options = [
+    Option<"maxOperands", "max-operands", "int64_t", /*default=*/"2000",
+           "functions whose dealloc ops name more memrefs are not "
+           "simplified">
+  ];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def ReturnUpdatedArgumentsPass
     : Pass<"gnn-return-updated-arguments", "ModuleOp"> {
   let summary = "Leaves the updates of writable arguments in the caller's "

@@ -49,8 +49,16 @@ void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
   // Updates of writable arguments (decoder caches) stay in the caller's
   // buffers rather than being returned, which deallocation would copy.
   pm.addPass(gnn::createReturnUpdatedArgumentsPass());
-  bufferization::buildBufferDeallocationPipeline(
-      pm, bufferization::BufferDeallocationPipelineOptions());
+  // The deallocation pipeline (upstream's buffer-deallocation-pipeline),
+  // with its simplification skipped for functions too large for it.
+  pm.addPass(memref::createExpandReallocPass(/*emitDeallocs=*/false));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(gnn::createSimplifyDeallocationsPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   // Buffers that deallocation must keep alive across loop iterations are
   // cloned.
   pm.addPass(createBufferizationToMemRefPass());

@@ -772,6 +772,29 @@ func.func private @kernel_mark() attributes {gnn.kernel = 1 : i32}
 
 // -----
 
+// gnn.max_trips bounds an scf.while, by a positive count.
+func.func @bounded_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'gnn.max_trips' must be a positive integer attribute of an scf.while}}
+  %r = scf.while (%i = %c0) : (index) -> index {
+    %more = arith.cmpi ult, %i, %n : index
+    scf.condition(%more) %i : index
+  } do {
+  ^bb0(%i: index):
+    scf.yield %i : index
+  } attributes {gnn.max_trips = 0 : i64}
+  return
+}
+
+// -----
+
+func.func @bounded_function() attributes {gnn.max_trips = 3 : i64} {
+  // expected-error @-1 {{'gnn.max_trips' must be a positive integer attribute of an scf.while}}
+  return
+}
+
+// -----
+
 func.func @dropout_everything(%x: tensor<?x4xf32>, %s: i64) -> tensor<?x4xf32> {
   // expected-error @+1 {{rate must be in [0, 1), got 1.000000e+00}}
   %y = gnn.dropout %x, %s, %s rate(1.0) : tensor<?x4xf32>

@@ -116,12 +116,31 @@ private:
 /// Builds the backward function of a callee (Differentiate.cpp): its
 /// arguments and its float results' gradients in, its float arguments'
 /// gradients out.
+/// A callee split into a forward that also returns its residuals (the
+/// tensors its backward reads) and a backward that reads them after the
+/// callee's arguments and its float results' gradients.
+struct CalleeTape {
+  /// Null where the callee has no tape (its residuals are not all tensors);
+  /// `fwd` is the callee itself where the backward reads only arguments.
+  func::FuncOp fwd, vjp;
+  unsigned numResiduals = 0;
+};
+
 class CalleeDifferentiator {
 public:
   virtual ~CalleeDifferentiator() = default;
   virtual FailureOr<func::FuncOp> vjpOf(func::FuncOp callee,
                                         Operation *user) = 0;
+  virtual FailureOr<CalleeTape> tapeOf(func::FuncOp callee,
+                                       Operation *user) = 0;
 };
+
+/// A region of `loop` (its block's arguments mapped to the function's
+/// first arguments, `captured` after them) as a private function named
+/// after the enclosing function and `suffix`, returning the operands of its
+/// terminator.
+func::FuncOp outlineRegion(Operation *loop, Region &region,
+                           ArrayRef<Value> captured, StringRef suffix);
 
 /// The adjoint of an scf.for (LoopAdjoints.cpp): its body outlined and
 /// differentiated as a callee, iterations reversed with the state of each
@@ -129,8 +148,11 @@ public:
 LogicalResult differentiateFor(scf::ForOp loop, AdjointBuilder &ad,
                                CalleeDifferentiator &callees);
 
-/// The adjoint of an scf.while: counted by running it again, then reversed
-/// like scf.for through its condition region and its body as functions.
+/// The adjoint of an scf.while (WhileAdjoint.cpp): counted by running it again,
+/// then reversed like scf.for through its condition region and its body as
+/// functions. A loop with a `gnn.max_trips` bound keeps a tape instead: its
+/// first iterations run unrolled in the forward, each keeping its state and its
+/// body's residuals, and are reversed without recomputation.
 LogicalResult differentiateWhile(scf::WhileOp loop, AdjointBuilder &ad,
                                  CalleeDifferentiator &callees);
 

@@ -131,15 +131,9 @@ public:
   /// The VJP function of `callee`.
   FailureOr<func::FuncOp> vjpOf(func::FuncOp callee, Operation *user) override;
 
-  /// A callee split into a forward that keeps its residuals and a
-  /// backward that reads them.
-  struct Tape {
-    func::FuncOp fwd, vjp;
-    unsigned numResiduals = 0;
-  };
   /// The tape of `callee`; null functions where its residuals are not all
   /// tensors (the caller then uses vjpOf).
-  FailureOr<Tape> tapeOf(func::FuncOp callee, Operation *user);
+  FailureOr<CalleeTape> tapeOf(func::FuncOp callee, Operation *user) override;
 
   /// Erases the VJP functions built so far (after a failure).
   void discard() {
@@ -168,7 +162,7 @@ private:
 
   ModuleOp module;
   llvm::DenseMap<Operation *, func::FuncOp> vjps;
-  llvm::DenseMap<Operation *, Tape> tapes;
+  llvm::DenseMap<Operation *, CalleeTape> tapes;
   llvm::DenseSet<Operation *> inProgress;
 };
 } // namespace
@@ -321,8 +315,8 @@ FailureOr<func::FuncOp> Differentiator::vjpOf(func::FuncOp callee,
   return s->fn;
 }
 
-FailureOr<Differentiator::Tape> Differentiator::tapeOf(func::FuncOp callee,
-                                                       Operation *user) {
+FailureOr<CalleeTape> Differentiator::tapeOf(func::FuncOp callee,
+                                             Operation *user) {
   if (auto it = tapes.find(callee); it != tapes.end())
     return it->second;
   FailureOr<Sweep> s = vjpSweep(callee, user, "_vjp_tape");
@@ -354,7 +348,7 @@ FailureOr<Differentiator::Tape> Differentiator::tapeOf(func::FuncOp callee,
         readers.push_back(def);
     }
   }
-  Tape tape;
+  CalleeTape tape;
   if (llvm::any_of(recomputed,
                    [](Operation *op) { return !isMemoryEffectFree(op); })) {
     // No tape: the backward recomputes the forward, as vjpOf's does.
@@ -429,7 +423,7 @@ LogicalResult Differentiator::differentiateCall(func::CallOp call,
   auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
   if (!callee)
     return ad.noAdjoint(call, "its callee is not a function of the module");
-  FailureOr<Tape> tape = tapeOf(callee, call);
+  FailureOr<CalleeTape> tape = tapeOf(callee, call);
   if (failed(tape))
     return failure();
   func::FuncOp backward = tape->vjp;

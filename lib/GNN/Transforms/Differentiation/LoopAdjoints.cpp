@@ -10,8 +10,9 @@
 // Gradients of the values used from outside add up over the iterations.
 // scf.while runs once more to count its iterations, then reverses them the
 // same way through its two regions (the condition's and the body's) as two
-// functions. scf.if outlines its two branches the same way; its adjoint is
-// an scf.if on the same condition calling the taken branch's backward.
+// functions (WhileAdjoint.cpp). scf.if outlines its two branches the same
+// way; its adjoint is an scf.if on the same condition calling the taken
+// branch's backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,11 +35,9 @@ static bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
-/// A region with arguments (`args` mapped to the function's first
-/// arguments, `captured` after them) as a private function returning the
-/// operands of its terminator.
-static func::FuncOp outlineRegion(Operation *loop, Region &region,
-                                  ArrayRef<Value> captured, StringRef suffix) {
+func::FuncOp autodiff::outlineRegion(Operation *loop, Region &region,
+                                     ArrayRef<Value> captured,
+                                     StringRef suffix) {
   auto parent = loop->getParentOfType<func::FuncOp>();
   auto module = parent->getParentOfType<ModuleOp>();
   Block &block = region.front();
@@ -68,155 +67,6 @@ static func::FuncOp outlineRegion(Operation *loop, Region &region,
     results.push_back(map.lookupOrDefault(v));
   b.create<func::ReturnOp>(loop->getLoc(), results);
   return fn;
-}
-
-LogicalResult autodiff::differentiateWhile(scf::WhileOp loop,
-                                           AdjointBuilder &ad,
-                                           CalleeDifferentiator &callees) {
-  llvm::SetVector<Value> capturedSet;
-  getUsedValuesDefinedAbove(loop->getRegions(), capturedSet);
-  SmallVector<Value> captured = capturedSet.takeVector();
-  // before(state..., captured...) -> (condition, forwarded...);
-  // after(forwarded..., captured...) -> (state...).
-  func::FuncOp before =
-      outlineRegion(loop, loop.getBefore(), captured, "_loop_cond");
-  func::FuncOp after =
-      outlineRegion(loop, loop.getAfter(), captured, "_loop_body");
-  FailureOr<func::FuncOp> beforeVjp = callees.vjpOf(before, loop);
-  if (failed(beforeVjp))
-    return failure();
-  FailureOr<func::FuncOp> afterVjp = callees.vjpOf(after, loop);
-  if (failed(afterVjp))
-    return failure();
-
-  ImplicitLocOpBuilder &b = ad.b;
-  Type index = b.getIndexType();
-  Value zero = b.create<arith::ConstantIndexOp>(0);
-  Value one = b.create<arith::ConstantIndexOp>(1);
-  auto call = [&](func::FuncOp fn, ValueRange head) {
-    SmallVector<Value> args(head);
-    llvm::append_range(args, captured);
-    return b.create<func::CallOp>(fn, args);
-  };
-  // The number of iterations: the loop again, counting.
-  SmallVector<Value> countInit(loop.getInits());
-  countInit.push_back(zero);
-  SmallVector<Type> stateTypes(loop.getInits().getTypes());
-  SmallVector<Type> countTypes(stateTypes);
-  countTypes.push_back(index);
-  SmallVector<Type> forwardedTypes(loop.getResultTypes());
-  forwardedTypes.push_back(index);
-  auto counting = b.create<scf::WhileOp>(forwardedTypes, countInit);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    SmallVector<Location> locs(countTypes.size(), loop.getLoc());
-    Block *cond = b.createBlock(&counting.getBefore(), {}, countTypes, locs);
-    auto c = call(before, cond->getArguments().drop_back());
-    SmallVector<Value> forwarded(c.getResults().drop_front());
-    forwarded.push_back(cond->getArguments().back());
-    b.create<scf::ConditionOp>(c.getResult(0), forwarded);
-    SmallVector<Location> afterLocs(forwardedTypes.size(), loop.getLoc());
-    Block *body =
-        b.createBlock(&counting.getAfter(), {}, forwardedTypes, afterLocs);
-    auto next = call(after, body->getArguments().drop_back());
-    SmallVector<Value> yielded(next.getResults());
-    yielded.push_back(
-        b.create<arith::AddIOp>(body->getArguments().back(), one));
-    b.create<scf::YieldOp>(yielded);
-  }
-  Value trips = counting.getResults().back();
-  // The state entering iteration j, from the initial values.
-  auto replay = [&](Value j) -> SmallVector<Value> {
-    auto loopOp = b.create<scf::ForOp>(zero, j, one, loop.getInits());
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loopOp.getBody());
-    auto c = call(before, loopOp.getRegionIterArgs());
-    auto next = call(after, c.getResults().drop_front());
-    b.create<scf::YieldOp>(next.getResults());
-    return SmallVector<Value>(loopOp.getResults());
-  };
-
-  auto floatIndices = [](TypeRange types) {
-    SmallVector<unsigned> indices;
-    for (auto [i, t] : llvm::enumerate(types))
-      if (isFloatTensor(t))
-        indices.push_back(i);
-    return indices;
-  };
-  SmallVector<unsigned> stateFloat = floatIndices(stateTypes);
-  SmallVector<unsigned> forwardedFloat = floatIndices(loop.getResultTypes());
-  SmallVector<unsigned> capturedFloat;
-  for (auto [i, v] : llvm::enumerate(captured))
-    if (isFloatTensor(v.getType()))
-      capturedFloat.push_back(i);
-  // A backward call's results: the float head arguments' gradients, then
-  // the float captured values'.
-  auto split = [&](func::CallOp back, size_t heads) {
-    ValueRange r = back.getResults();
-    return std::make_pair(SmallVector<Value>(r.take_front(heads)),
-                          SmallVector<Value>(r.drop_front(heads)));
-  };
-  auto addAll = [&](ArrayRef<Value> x, ArrayRef<Value> y) {
-    SmallVector<Value> sum;
-    for (auto [p, q] : llvm::zip(x, y))
-      sum.push_back(ad.add(p, q));
-    return sum;
-  };
-
-  // The results came from the condition region at the last state.
-  SmallVector<Value> dResults;
-  for (unsigned i : forwardedFloat) {
-    Value d = ad.adjoint(loop.getResult(i));
-    dResults.push_back(d ? d : ad.zerosLike(loop.getResult(i)));
-  }
-  SmallVector<Value> last = replay(trips);
-  SmallVector<Value> head(last);
-  llvm::append_range(head, captured);
-  llvm::append_range(head, dResults);
-  auto backLast = b.create<func::CallOp>(*beforeVjp, head);
-  auto [dState, dCaptured] = split(backLast, stateFloat.size());
-
-  SmallVector<Value> init(dState);
-  llvm::append_range(init, dCaptured);
-  auto reverse = b.create<scf::ForOp>(zero, trips, one, init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(reverse.getBody());
-    ValueRange carried = reverse.getRegionIterArgs();
-    Value j = b.create<arith::SubIOp>(b.create<arith::SubIOp>(trips, one),
-                                      reverse.getInductionVar());
-    SmallVector<Value> state = replay(j);
-    auto c = call(before, state);
-    SmallVector<Value> forwarded(c.getResults().drop_front());
-    // Through the body: forwarded values -> next state.
-    SmallVector<Value> args(forwarded);
-    llvm::append_range(args, captured);
-    llvm::append_range(args, carried.take_front(stateFloat.size()));
-    auto backAfter = b.create<func::CallOp>(*afterVjp, args);
-    auto [dForwarded, dCapturedAfter] = split(backAfter, forwardedFloat.size());
-    // Through the condition region: state -> forwarded values.
-    SmallVector<Value> args2(state);
-    llvm::append_range(args2, captured);
-    llvm::append_range(args2, dForwarded);
-    auto backBefore = b.create<func::CallOp>(*beforeVjp, args2);
-    auto [dPrev, dCapturedBefore] = split(backBefore, stateFloat.size());
-    SmallVector<Value> next(dPrev);
-    llvm::append_range(
-        next,
-        addAll(addAll(SmallVector<Value>(carried.drop_front(stateFloat.size())),
-                      dCapturedAfter),
-               dCapturedBefore));
-    b.create<scf::YieldOp>(next);
-  }
-  for (auto [k, i] : llvm::enumerate(stateFloat)) {
-    Value initial = loop.getInits()[i];
-    if (ad.isActive(initial))
-      ad.accumulate(initial, reverse.getResult(k));
-  }
-  for (auto [k, i] : llvm::enumerate(capturedFloat))
-    if (ad.isActive(captured[i]))
-      ad.accumulate(captured[i], reverse.getResult(stateFloat.size() + k));
-  return success();
 }
 
 LogicalResult autodiff::differentiateFor(scf::ForOp loop, AdjointBuilder &ad,
