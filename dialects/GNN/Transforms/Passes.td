@@ -68,21 +68,33 @@ def DifferentiatePass : Pass<"gnn-differentiate", "ModuleOp"> {
     edges, over the reversed graph for source features; `max`/`min`
     through the edges that attain the extremum (all of them, on ties);
     `gather_rows` and `scatter_rows` are each other's transpose; dropout
-    regenerates its mask. `gnn.fused_attention` is differentiated in its
-    unfused form (for the exact softmax, the per-destination maximum is a
-    constant of the backward). Graph construction, id lists and counts
-    carry no gradient. A call goes through one backward function per
-    callee (`@g_vjp`: g's arguments and its results' gradients in, its
-    float arguments' gradients out, recomputing g's forward), so a layer
-    function called N times has one backward, compiled once. Only values
-    that depend on a differentiable argument and that the loss depends on
-    get gradients. `scf.for` is differentiated through its body outlined as
-    a callee: the reverse loop recomputes the state entering each iteration
-    from the initial values (no per-iteration storage; O(trips^2) body
-    runs, bounded by the trip count); `scf.while` (the ACT loop) is run
-    once more to count its iterations, then reversed the same way through
-    its condition region and body as two functions. An op on the way with
-    no adjoint (`scf.if` for now) is an error naming it.
+    regenerates its mask. `gnn.fused_attention` with static feature sizes
+    gets `gnn.fused_attention_grad`, which stores no per-edge value (other
+    sizes are differentiated in the unfused form; for the exact softmax,
+    the per-destination maximum is a constant of the backward). Graph
+    construction, id lists and counts carry no gradient.
+
+    A call goes through one backward function per callee, so a layer
+    function called N times has one backward, compiled once: in
+    straight-line code the call becomes a call of `@g_fwd` (g's results and
+    its residuals, the tensors its backward reads) and its backward a call
+    of `@g_vjp_tape` (g's arguments, its float results' gradients and the
+    residuals in, its float arguments' gradients out), so g's forward runs
+    once. Only values that depend on a differentiable argument and that the
+    loss depends on get gradients.
+
+    `scf.for` is differentiated through its body outlined as a callee: the
+    reverse loop recomputes the state entering each iteration from the
+    initial values (no per-iteration storage; O(trips^2) body runs, bounded
+    by the trip count). `scf.while` is run once more to count its
+    iterations, then reversed the same way through its condition region and
+    body as two functions; with a `gnn.max_trips = K` bound (the ACT loop)
+    it keeps a tape instead: its first K iterations run as calls of one
+    step function that keeps each iteration's state and body residuals, and
+    are reversed by one step backward function without recomputation
+    (O(trips) body runs). `scf.if` outlines both branches; its adjoint is an
+    `scf.if` on the same condition calling the taken branch's backward. An
+    op on the way with no adjoint is an error naming it.
 
     ```mlir
     func.func @loss(%g: !gnn.graph<general>,
