@@ -27,15 +27,17 @@ GNNC_EXPORT void *gnn_rt_alloc(uint64_t bytes);
 GNNC_EXPORT void *gnn_rt_aligned_alloc(uint64_t alignment, uint64_t bytes);
 
 /* Frees a block from the functions above (or from malloc); null is a no-op.
- * Large blocks are kept for reuse, up to a bound on the memory kept. */
+ * Large blocks are kept for reuse, up to a bound on the memory kept:
+ * GNNC_POOL_MB megabytes if the environment sets it, else 512 MB (a quarter
+ * of physical memory if less). */
 GNNC_EXPORT void gnn_rt_free(void *ptr);
 
 /* Returns every kept block to the system. */
 GNNC_EXPORT void gnn_rt_release_cached_memory(void);
 
 /* Whether freed large blocks are kept for reuse: yes, unless the
- * environment sets GNNC_POOL=off or the runtime is built with
- * AddressSanitizer (which then sees every use of a freed buffer). */
+ * environment sets GNNC_POOL=off or GNNC_POOL_MB=0 or the runtime is built
+ * with AddressSanitizer (which then sees every use of a freed buffer). */
 GNNC_EXPORT int gnn_rt_pool_recycles(void);
 
 /* Bytes kept for reuse now (for tests and diagnostics). */
