@@ -42,25 +42,19 @@ void SoftmaxRunTiles::compute(Value q, Value k, Value v, Value r0, Value rows,
                               ValueRange{r, l.idx(0)});
   });
   Value qRows = tiles.view(q, tiles.graphRow(r0), rows, head, d);
-  l.forLoop(
-      lo, hi, ValueRange{},
-      [&](Value c, ValueRange) {
-        Value cols = b.create<arith::MinUIOp>(
-            loc, l.idx(kTileCols), b.create<arith::SubIOp>(loc, hi, c));
-        Value tileScores = tiles.tileView(scores, rows, cols);
-        tiles.gemm(qRows, tiles.view(k, c, cols, head, d), tileScores,
-                   /*transposeB=*/true, /*beta=*/0.0);
-        l.serial(l.idx(0), rows, [&](Value r) {
-          auto [begin, end] =
-              tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
-          softmaxRow(r, cols, begin, end);
-        });
-        tiles.gemm(tileScores, tiles.view(v, c, cols, head, dv),
-                   tiles.tileView(sums, rows, l.idx(dv)), /*transposeB=*/false,
-                   /*beta=*/1.0);
-        return SmallVector<Value>{};
-      },
-      l.idx(kTileCols));
+  tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
+    Value tileScores = tiles.tileView(scores, rows, cols);
+    tiles.gemm(qRows, tiles.view(k, c, cols, head, d), tileScores,
+               /*transposeB=*/true, /*beta=*/0.0);
+    l.serial(l.idx(0), rows, [&](Value r) {
+      auto [begin, end] =
+          tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+      softmaxRow(r, cols, begin, end);
+    });
+    tiles.gemm(tileScores, tiles.view(v, c, cols, head, dv),
+               tiles.tileView(sums, rows, l.idx(dv)), /*transposeB=*/false,
+               /*beta=*/1.0);
+  });
 }
 
 void SoftmaxRunTiles::softmaxRow(Value r, Value cols, Value begin, Value end) {

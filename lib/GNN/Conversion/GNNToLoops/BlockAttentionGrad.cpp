@@ -181,35 +181,28 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
         Value dOutRows =
             tiles.view(p.grads[0].memref, first, rows, head, p.dvSize);
         Value dqRows = tiles.view(p.dq, first, rows, head, p.d);
-        l.forLoop(
-            lo, hi, ValueRange{},
-            [&](Value c, ValueRange) {
-              Value cols = b.create<arith::MinUIOp>(
-                  loc, l.idx(kTileCols), b.create<arith::SubIOp>(loc, hi, c));
-              Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
-              tiles.gemm(qRows, kCols, tiles.tileView(scores, rows, cols),
-                         /*transposeB=*/true, /*beta=*/0.0);
-              tiles.gemm(dOutRows,
-                         tiles.view(p.v.memref, c, cols, head, p.dvSize),
-                         tiles.tileView(dprobs, rows, cols),
-                         /*transposeB=*/true, /*beta=*/0.0);
-              l.serial(l.idx(0), rows, [&](Value r) {
-                auto [begin, end] = tiles.rowColumns(
-                    b.create<arith::AddIOp>(loc, r0, r), c, cols);
-                Value shift = b.create<vector::BroadcastOp>(
-                    loc, laneType, tiles.load(rowShift, r));
-                Value offset = b.create<vector::BroadcastOp>(
-                    loc, laneType, tiles.load(rowOffset, r));
-                gradientRow(
-                    tiles, r, cols, begin, end, [&](Value) { return shift; },
-                    [&](Value) { return offset; });
-              });
-              tiles.gemm(tiles.tileView(dprobs, rows, cols), kCols, dqRows,
-                         /*transposeB=*/false, l.floatConst(t, 1.0),
-                         accumulateAfter(c, lo));
-              return SmallVector<Value>{};
-            },
-            l.idx(kTileCols));
+        tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
+          Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
+          tiles.gemm(qRows, kCols, tiles.tileView(scores, rows, cols),
+                     /*transposeB=*/true, /*beta=*/0.0);
+          tiles.gemm(dOutRows, tiles.view(p.v.memref, c, cols, head, p.dvSize),
+                     tiles.tileView(dprobs, rows, cols),
+                     /*transposeB=*/true, /*beta=*/0.0);
+          l.serial(l.idx(0), rows, [&](Value r) {
+            auto [begin, end] =
+                tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+            Value shift = b.create<vector::BroadcastOp>(
+                loc, laneType, tiles.load(rowShift, r));
+            Value offset = b.create<vector::BroadcastOp>(
+                loc, laneType, tiles.load(rowOffset, r));
+            gradientRow(
+                tiles, r, cols, begin, end, [&](Value) { return shift; },
+                [&](Value) { return offset; });
+          });
+          tiles.gemm(tiles.tileView(dprobs, rows, cols), kCols, dqRows,
+                     /*transposeB=*/false, l.floatConst(t, 1.0),
+                     accumulateAfter(c, lo));
+        });
       },
       row);
 }
@@ -232,48 +225,40 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
         Value vRows = tiles.view(p.v.memref, first, rows, head, p.dvSize);
         Value dkRows = tiles.view(p.dk, first, rows, head, p.d);
         Value dvRows = tiles.view(p.dv, first, rows, head, p.dvSize);
-        l.forLoop(
-            lo, hi, ValueRange{},
-            [&](Value c, ValueRange) {
-              Value cols = b.create<arith::MinUIOp>(
-                  loc, l.idx(kTileCols), b.create<arith::SubIOp>(loc, hi, c));
-              l.serial(l.idx(0), cols, [&](Value j) {
-                auto [shift, offset] =
-                    shiftAndOffset(b.create<arith::AddIOp>(loc, c, j), head);
-                b.create<memref::StoreOp>(loc, shift, colShift, j);
-                b.create<memref::StoreOp>(loc, offset, colOffset, j);
-              });
-              Value qCols = tiles.view(p.q.memref, c, cols, head, p.d);
-              Value dOutCols =
-                  tiles.view(p.grads[0].memref, c, cols, head, p.dvSize);
-              tiles.gemm(kRows, qCols, tiles.tileView(scores, rows, cols),
-                         /*transposeB=*/true, /*beta=*/0.0);
-              tiles.gemm(vRows, dOutCols, tiles.tileView(dprobs, rows, cols),
-                         /*transposeB=*/true, /*beta=*/0.0);
-              l.serial(l.idx(0), rows, [&](Value r) {
-                auto [begin, end] = tiles.rowColumns(
-                    b.create<arith::AddIOp>(loc, r0, r), c, cols);
-                // Lanes past `cols` read stale statistics; they are masked.
-                gradientRow(
-                    tiles, r, cols, begin, end,
-                    [&](Value j) {
-                      return b.create<vector::LoadOp>(loc, laneType, colShift,
-                                                      j);
-                    },
-                    [&](Value j) {
-                      return b.create<vector::LoadOp>(loc, laneType, colOffset,
-                                                      j);
-                    });
-              });
-              Value beta = accumulateAfter(c, lo);
-              Value one = l.floatConst(t, 1.0);
-              tiles.gemm(tiles.tileView(dprobs, rows, cols), qCols, dkRows,
-                         /*transposeB=*/false, one, beta);
-              tiles.gemm(tiles.tileView(scores, rows, cols), dOutCols, dvRows,
-                         /*transposeB=*/false, one, beta);
-              return SmallVector<Value>{};
-            },
-            l.idx(kTileCols));
+        tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
+          l.serial(l.idx(0), cols, [&](Value j) {
+            auto [shift, offset] =
+                shiftAndOffset(b.create<arith::AddIOp>(loc, c, j), head);
+            b.create<memref::StoreOp>(loc, shift, colShift, j);
+            b.create<memref::StoreOp>(loc, offset, colOffset, j);
+          });
+          Value qCols = tiles.view(p.q.memref, c, cols, head, p.d);
+          Value dOutCols =
+              tiles.view(p.grads[0].memref, c, cols, head, p.dvSize);
+          tiles.gemm(kRows, qCols, tiles.tileView(scores, rows, cols),
+                     /*transposeB=*/true, /*beta=*/0.0);
+          tiles.gemm(vRows, dOutCols, tiles.tileView(dprobs, rows, cols),
+                     /*transposeB=*/true, /*beta=*/0.0);
+          l.serial(l.idx(0), rows, [&](Value r) {
+            auto [begin, end] =
+                tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+            // Lanes past `cols` read stale statistics; they are masked.
+            gradientRow(
+                tiles, r, cols, begin, end,
+                [&](Value j) {
+                  return b.create<vector::LoadOp>(loc, laneType, colShift, j);
+                },
+                [&](Value j) {
+                  return b.create<vector::LoadOp>(loc, laneType, colOffset, j);
+                });
+          });
+          Value beta = accumulateAfter(c, lo);
+          Value one = l.floatConst(t, 1.0);
+          tiles.gemm(tiles.tileView(dprobs, rows, cols), qCols, dkRows,
+                     /*transposeB=*/false, one, beta);
+          tiles.gemm(tiles.tileView(scores, rows, cols), dOutCols, dvRows,
+                     /*transposeB=*/false, one, beta);
+        });
       },
       row);
 }

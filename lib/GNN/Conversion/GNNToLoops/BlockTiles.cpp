@@ -161,6 +161,18 @@ void BlockTiles::buildRun(Value r0, Value r1, ArrayRef<Value> heads,
   });
 }
 
+void BlockTiles::forEachChunk(Value lo, Value hi,
+                              function_ref<void(Value, Value)> body) {
+  l.forLoop(
+      lo, hi, ValueRange{},
+      [&](Value c, ValueRange) {
+        body(c, b.create<arith::MinUIOp>(loc, l.idx(kTileCols),
+                                         b.create<arith::SubIOp>(loc, hi, c)));
+        return SmallVector<Value>{};
+      },
+      l.idx(kTileCols));
+}
+
 Value BlockTiles::graphRow(Value r) {
   return b.create<arith::AddIOp>(loc, v0, r);
 }

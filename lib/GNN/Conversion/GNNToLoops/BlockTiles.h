@@ -45,6 +45,10 @@ public:
   void build(const GraphParts &g, ArrayRef<Value> heads,
              function_ref<void()> prepare, RunBody run, RowBody row);
 
+  /// Runs `body(c, cols)` for each chunk [c, c + cols) of at most
+  /// kTileCols columns of [lo, hi).
+  void forEachChunk(Value lo, Value hi,
+                    function_ref<void(Value c, Value cols)> body);
   /// The graph row of tile row `r` (inside the callbacks).
   Value graphRow(Value r);
   /// Tile row r's columns within the chunk [c, c + cols), relative to c:

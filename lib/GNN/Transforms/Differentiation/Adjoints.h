@@ -25,6 +25,12 @@
 
 namespace mlir::gnn::autodiff {
 
+/// Whether `type` is a ranked tensor of floats (what gets gradients).
+inline bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
 /// Builds an element function's value from one scalar per input at the
 /// builder's insertion point.
 using ElementBody = llvm::function_ref<Value(OpBuilder &, ValueRange)>;

@@ -93,11 +93,6 @@ static std::string argumentName(func::FuncOp fn, unsigned i) {
   return "arg" + std::to_string(i);
 }
 
-static bool isFloatTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
-}
-
 namespace {
 /// Reverse sweeps over functions; calls are differentiated through one
 /// vector-Jacobian-product function per callee, so a layer function called

@@ -30,11 +30,6 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::autodiff;
 
-static bool isFloatTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
-}
-
 func::FuncOp autodiff::outlineRegion(Operation *loop, Region &region,
                                      ArrayRef<Value> captured,
                                      StringRef suffix) {

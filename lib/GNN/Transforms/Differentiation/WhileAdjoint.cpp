@@ -36,11 +36,6 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::autodiff;
 
-static bool isFloatTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
-}
-
 static SmallVector<unsigned> floatIndices(TypeRange types) {
   SmallVector<unsigned> indices;
   for (auto [i, t] : llvm::enumerate(types))
@@ -391,14 +386,21 @@ LoopGradients WhileAdjoint::reverseByReplay(ArrayRef<Value> dResults) {
   return result;
 }
 
-func::FuncOp WhileAdjoint::stepBackFunction(const TapedIteration &it,
-                                            const LoopGradients &g) {
+/// The operands of an iteration's step backward before the captured values.
+static SmallVector<Value> stepBackOperands(const TapedIteration &it,
+                                           const LoopGradients &g) {
   SmallVector<Value> head = {it.ran};
   llvm::append_range(head, it.state);
   llvm::append_range(head, it.forwarded);
   llvm::append_range(head, it.residuals);
   llvm::append_range(head, g.dState);
   llvm::append_range(head, g.dCaptured);
+  return head;
+}
+
+func::FuncOp WhileAdjoint::stepBackFunction(const TapedIteration &it,
+                                            const LoopGradients &g) {
+  SmallVector<Value> head = stepBackOperands(it, g);
   SmallVector<Value> grads(g.dState);
   llvm::append_range(grads, g.dCaptured);
   TypeRange gradTypes = ValueRange(grads).getTypes();
@@ -442,13 +444,7 @@ LoopGradients WhileAdjoint::reverseTape(ArrayRef<TapedIteration> iterations,
   for (const TapedIteration &it : llvm::reverse(iterations)) {
     if (!back)
       back = stepBackFunction(it, g);
-    SmallVector<Value> head = {it.ran};
-    llvm::append_range(head, it.state);
-    llvm::append_range(head, it.forwarded);
-    llvm::append_range(head, it.residuals);
-    llvm::append_range(head, g.dState);
-    llvm::append_range(head, g.dCaptured);
-    ValueRange r = call(ad.b, back, head).getResults();
+    ValueRange r = call(ad.b, back, stepBackOperands(it, g)).getResults();
     size_t numState = g.dState.size();
     g.dState.assign(r.begin(), r.begin() + numState);
     g.dCaptured.assign(r.begin() + numState, r.end());
