@@ -102,7 +102,9 @@ void unmapBlock(void *block, uint64_t capacity) { munmap(block, capacity); }
 class Pool {
 public:
   void *allocate(uint64_t alignment, uint64_t bytes) {
-    if (bytes < kMinKeptBytes || alignment > kPage ||
+    // Without reuse every block is the system allocator's, so that
+    // AddressSanitizer (which does not track mapped memory) sees each one.
+    if (limit == 0 || bytes < kMinKeptBytes || alignment > kPage ||
         bytes > UINT64_MAX - kPage)
       return systemAlloc(alignment, bytes);
     uint64_t capacity = capacityFor(bytes);
