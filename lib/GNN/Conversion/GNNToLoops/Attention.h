@@ -162,6 +162,30 @@ Value clampScore(Lowering &l, const AttentionGradPlan &p, Value s);
 /// else 0; scalars or vectors.
 Value throughClamp(Lowering &l, const AttentionGradPlan &p, Value s, Value ds);
 
+/// The index of a destination and head in the per-destination statistics.
+SmallVector<Value> statIndex(Value dst, ValueRange head);
+
+/// Stores a destination's statistics from its softmax sums (running
+/// maximum, sum of weights z and weighted sum of value rows): the
+/// log-sum-exp and dout . out, with out the weighted sum times 1 / z.
+void storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
+                     ValueRange head, Value max, Value z, Value acc);
+
+/// The weight's shift and the offset of dP for a destination and head, read
+/// after the destination pass: (log-sum-exp, dout . out) normalized, (0,
+/// -dz) otherwise. An edge's weight is exp(clamped score - shift) and its
+/// score's gradient weight * (dP - offset).
+std::pair<Value, Value> shiftAndOffset(Lowering &l, const AttentionGradPlan &p,
+                                       Value dst, ValueRange head);
+
+/// For vectors of edges: from their raw dot products q . k and dP = dout .
+/// v, and the shift and offset of their destinations, the weights and
+/// scale * (the scores' gradients), both zero on lanes not `valid` (chosen
+/// after the arithmetic, so those lanes may hold anything).
+std::pair<Value, Value> scoreGradients(Lowering &l, const AttentionGradPlan &p,
+                                       Value dots, Value dP, Value shift,
+                                       Value offset, Value valid);
+
 /// One head of one node of a pass of the backward (its index in the graph
 /// the pass walks).
 using NodeHeadBody = function_ref<void(Value node, ValueRange head)>;

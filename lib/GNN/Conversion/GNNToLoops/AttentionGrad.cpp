@@ -71,13 +71,6 @@ private:
   /// weights and score gradients are vectors.
   void chunkedDestinationRow(Value dst, ValueRange head);
   void chunkedSourceRow(Value src, ValueRange head);
-  /// The weights and scale * (score gradients) of a chunk of edges from
-  /// their raw dot products q . k and dout . v, the destinations' shift and
-  /// offset (shiftAndOffset), zero on lanes that are not edges.
-  std::pair<Value, Value> chunkGradient(Value dots, Value dP, Value shift,
-                                        Value offset, Value valid);
-  /// (lse, D) normalized, (0, -dz) otherwise, of a destination and head.
-  std::pair<Value, Value> shiftAndOffset(Value dst, ValueRange head);
 
   Lowering &l;
   FusedAttentionGradOp op;
@@ -136,34 +129,54 @@ AttentionGrad::edgeGradient(Value s, Value vRow, Value dst, ValueRange head) {
   return {w, throughClamp(l, p, s, l.b.create<arith::MulFOp>(l.loc, w, dw))};
 }
 
-std::pair<Value, Value> AttentionGrad::shiftAndOffset(Value dst,
-                                                      ValueRange head) {
-  if (p.normalize) {
-    SmallVector<Value> index = {dst};
-    llvm::append_range(index, head);
-    return {l.b.create<memref::LoadOp>(l.loc, p.lse, index),
-            l.b.create<memref::LoadOp>(l.loc, p.outDot, index)};
-  }
-  Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
-                                        rowStart(l, dst, head));
-  return {c(0.0), l.b.create<arith::NegFOp>(l.loc, dz)};
+SmallVector<Value> loops::statIndex(Value dst, ValueRange head) {
+  SmallVector<Value> index = {dst};
+  llvm::append_range(index, head);
+  return index;
 }
 
-std::pair<Value, Value> AttentionGrad::chunkGradient(Value dots, Value dP,
-                                                     Value shift, Value offset,
-                                                     Value valid) {
-  auto chunkType = cast<VectorType>(dots.getType());
-  Value zeros = l.floatConst(chunkType, 0.0);
-  Value scale = l.floatConst(chunkType, p.scale);
+void loops::storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
+                            ValueRange head, Value max, Value z, Value acc) {
+  auto vType = cast<VectorType>(acc.getType());
+  Value out = l.b.create<arith::MulFOp>(
+      l.loc, acc,
+      l.b.create<vector::BroadcastOp>(l.loc, vType, inverseSum(l, z)));
+  Value dOut = l.b.create<vector::LoadOp>(l.loc, vType, p.grads[0].memref,
+                                          rowStart(l, dst, head));
+  Value outDot = l.b.create<vector::ReductionOp>(
+      l.loc, vector::CombiningKind::ADD,
+      l.b.create<arith::MulFOp>(l.loc, dOut, out));
+  Value logSum =
+      l.b.create<arith::AddFOp>(l.loc, max, l.b.create<math::LogOp>(l.loc, z));
+  l.b.create<memref::StoreOp>(l.loc, logSum, p.lse, statIndex(dst, head));
+  l.b.create<memref::StoreOp>(l.loc, outDot, p.outDot, statIndex(dst, head));
+}
+
+std::pair<Value, Value> loops::shiftAndOffset(Lowering &l,
+                                              const AttentionGradPlan &p,
+                                              Value dst, ValueRange head) {
+  if (p.normalize)
+    return {l.b.create<memref::LoadOp>(l.loc, p.lse, statIndex(dst, head)),
+            l.b.create<memref::LoadOp>(l.loc, p.outDot, statIndex(dst, head))};
+  Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
+                                        rowStart(l, dst, head));
+  return {l.floatConst(p.elem, 0.0), l.b.create<arith::NegFOp>(l.loc, dz)};
+}
+
+std::pair<Value, Value> loops::scoreGradients(Lowering &l,
+                                              const AttentionGradPlan &p,
+                                              Value dots, Value dP, Value shift,
+                                              Value offset, Value valid) {
+  Type type = dots.getType();
+  Value zeros = l.floatConst(type, 0.0);
+  Value scale = l.floatConst(type, p.scale);
   Value s = l.b.create<arith::MulFOp>(l.loc, dots, scale);
   Value w = l.b.create<math::ExpOp>(
-      l.loc, l.b.create<arith::SubFOp>(l.loc, clamped(s), shift));
+      l.loc, l.b.create<arith::SubFOp>(l.loc, clampScore(l, p, s), shift));
   Value ds =
       throughClamp(l, p, s,
                    l.b.create<arith::MulFOp>(
                        l.loc, w, l.b.create<arith::SubFOp>(l.loc, dP, offset)));
-  // Selected after the arithmetic: lanes past the last edge repeat an edge
-  // but must add nothing.
   return {
       l.b.create<arith::SelectOp>(l.loc, valid, w, zeros),
       l.b.create<arith::SelectOp>(
@@ -185,20 +198,9 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
     forward.scale = p.scale;
     forward.clamp = p.clamp;
     ChunkedSums sums = chunkedSoftmaxRow(l, forward, p.d, p.dvSize, dst, head);
-    Value out = l.b.create<arith::MulFOp>(l.loc, sums.acc,
-                                          splat(vType, inverseSum(l, sums.z)));
-    SmallVector<Value> index = {dst};
-    llvm::append_range(index, head);
-    l.b.create<memref::StoreOp>(
-        l.loc,
-        l.b.create<arith::AddFOp>(l.loc, sums.max,
-                                  l.b.create<math::LogOp>(l.loc, sums.z)),
-        p.lse, index);
-    l.b.create<memref::StoreOp>(
-        l.loc, dot(vload(vType, p.grads[0].memref, dst, head), out), p.outDot,
-        index);
+    storeStatistics(l, p, dst, head, sums.max, sums.z, sums.acc);
   }
-  auto [shift, offset] = shiftAndOffset(dst, head);
+  auto [shift, offset] = shiftAndOffset(l, p, dst, head);
   Value shifts = splat(chunkType, shift), offsets = splat(chunkType, offset);
   auto [first, last] = l.inSlots(p.g, dst);
   Value sum = l.forLoop(
@@ -209,7 +211,8 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
                                chunk.neighbors, head);
         Value dP = chunkDots(l, p.elem, p.dvSize, p.grads[0].memref, dst,
                              p.v.memref, chunk.neighbors, head);
-        Value ds = chunkGradient(dots, dP, shifts, offsets, chunk.valid).second;
+        Value ds =
+            scoreGradients(l, p, dots, dP, shifts, offsets, chunk.valid).second;
         Value acc = state[0];
         for (auto [j, src] : llvm::enumerate(chunk.neighbors)) {
           Value f = l.b.create<vector::ExtractElementOp>(
@@ -239,14 +242,15 @@ void AttentionGrad::chunkedSourceRow(Value src, ValueRange head) {
                              p.grads[0].memref, chunk.neighbors, head);
         Value shifts = l.floatConst(chunkType, 0.0), offsets = shifts;
         for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
-          auto [shift, offset] = shiftAndOffset(dst, head);
+          auto [shift, offset] = shiftAndOffset(l, p, dst, head);
           Value lane = l.b.create<arith::ConstantIndexOp>(l.loc, j);
           shifts =
               l.b.create<vector::InsertElementOp>(l.loc, shift, shifts, lane);
           offsets =
               l.b.create<vector::InsertElementOp>(l.loc, offset, offsets, lane);
         }
-        auto [w, ds] = chunkGradient(dots, dP, shifts, offsets, chunk.valid);
+        auto [w, ds] =
+            scoreGradients(l, p, dots, dP, shifts, offsets, chunk.valid);
         Value dkSum = state[0], dvSum = state[1];
         for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
           Value lane = l.b.create<arith::ConstantIndexOp>(l.loc, j);
@@ -290,16 +294,7 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
                                         splat(vType, rescale)));
           return SmallVector<Value>{max, z, acc};
         });
-    Value out = l.b.create<arith::MulFOp>(l.loc, sums[2],
-                                          splat(vType, inverseSum(l, sums[1])));
-    SmallVector<Value> index = {dst};
-    llvm::append_range(index, head);
-    Value logSum = l.b.create<arith::AddFOp>(
-        l.loc, sums[0], l.b.create<math::LogOp>(l.loc, sums[1]));
-    l.b.create<memref::StoreOp>(l.loc, logSum, p.lse, index);
-    l.b.create<memref::StoreOp>(
-        l.loc, dot(vload(vType, p.grads[0].memref, dst, head), out), p.outDot,
-        index);
+    storeStatistics(l, p, dst, head, sums[0], sums[1], sums[2]);
   }
   Value sum = l.forEachInEdge(
       p.g, dst, p.mask, ValueRange{l.floatConst(qType, 0.0)},

@@ -43,22 +43,6 @@ public:
   void sourcePass(NodeHeadBody row);
 
 private:
-  /// The statistics index of a destination and head.
-  SmallVector<Value> statIndex(Value dst, ValueRange head) {
-    SmallVector<Value> index = {dst};
-    llvm::append_range(index, head);
-    return index;
-  }
-  /// The weight's shift and the offset of dP of a destination and head:
-  /// (lse, D) normalized, (0, -dz) otherwise (after the statistics).
-  std::pair<Value, Value> shiftAndOffset(Value dst, ValueRange head) {
-    if (p.normalize)
-      return {b.create<memref::LoadOp>(loc, p.lse, statIndex(dst, head)),
-              b.create<memref::LoadOp>(loc, p.outDot, statIndex(dst, head))};
-    Value dz = b.create<memref::LoadOp>(loc, p.grads[1].memref,
-                                        rowStart(l, dst, head));
-    return {l.floatConst(t, 0.0), b.create<arith::NegFOp>(loc, dz)};
-  }
   /// Turns tile row r of raw dot products (`scores`) and of dP (`dprobs`)
   /// into the weights P and scale * dS, both 0 off the row's columns
   /// [begin, end); `shift(j)` and `offset(j)` give the lanes' values at
@@ -93,31 +77,16 @@ private:
 void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value cols, Value begin,
                             Value end, function_ref<Value(Value)> shift,
                             function_ref<Value(Value)> offset) {
-  Value zeros = l.floatConst(laneType, 0.0);
-  Value scale = l.floatConst(laneType, p.scale);
   l.serial(
       l.idx(0), tiles.paddedColumns(cols),
       [&](Value j) {
         SmallVector<Value, 2> at = {r, j};
-        Value edge = tiles.laneMask(begin, end, j);
-        Value s = b.create<arith::MulFOp>(
-            loc, b.create<vector::LoadOp>(loc, laneType, scores, at), scale);
-        Value w = b.create<math::ExpOp>(
-            loc, b.create<arith::SubFOp>(loc, clampScore(l, p, s), shift(j)));
-        Value dp = b.create<vector::LoadOp>(loc, laneType, dprobs, at);
-        Value ds = throughClamp(
-            l, p, s,
-            b.create<arith::MulFOp>(
-                loc, w, b.create<arith::SubFOp>(loc, dp, offset(j))));
-        // Selected after the arithmetic: lanes past the row's columns may
-        // hold anything, inf and NaN included.
-        b.create<vector::StoreOp>(
-            loc, b.create<arith::SelectOp>(loc, edge, w, zeros), scores, at);
-        b.create<vector::StoreOp>(
-            loc,
-            b.create<arith::SelectOp>(
-                loc, edge, b.create<arith::MulFOp>(loc, ds, scale), zeros),
-            dprobs, at);
+        auto [w, ds] = scoreGradients(
+            l, p, b.create<vector::LoadOp>(loc, laneType, scores, at),
+            b.create<vector::LoadOp>(loc, laneType, dprobs, at), shift(j),
+            offset(j), tiles.laneMask(begin, end, j));
+        b.create<vector::StoreOp>(loc, w, scores, at);
+        b.create<vector::StoreOp>(loc, ds, dprobs, at);
       },
       kVectorLanes);
 }
@@ -150,29 +119,15 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
                           head);
           l.serial(l.idx(0), rows, [&](Value r) {
             Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
-            // Rows of a run have edges: z > 0.
-            Value z = tiles.load(softmax.weightSums, r);
-            Value lse =
-                b.create<arith::AddFOp>(loc, tiles.load(softmax.maxima, r),
-                                        b.create<math::LogOp>(loc, z));
-            Value out = b.create<arith::DivFOp>(
-                loc,
-                b.create<vector::LoadOp>(loc, vType, softmax.sums,
-                                         ValueRange{r, l.idx(0)}),
-                b.create<vector::BroadcastOp>(loc, vType, z));
-            Value dOut = b.create<vector::LoadOp>(loc, vType, p.grads[0].memref,
-                                                  rowStart(l, dst, head));
-            Value outDot = b.create<vector::ReductionOp>(
-                loc, vector::CombiningKind::ADD,
-                b.create<arith::MulFOp>(loc, dOut, out));
-            b.create<memref::StoreOp>(loc, lse, p.lse, statIndex(dst, head));
-            b.create<memref::StoreOp>(loc, outDot, p.outDot,
-                                      statIndex(dst, head));
+            storeStatistics(l, p, dst, head, tiles.load(softmax.maxima, r),
+                            tiles.load(softmax.weightSums, r),
+                            b.create<vector::LoadOp>(loc, vType, softmax.sums,
+                                                     ValueRange{r, l.idx(0)}));
           });
         }
         l.serial(l.idx(0), rows, [&](Value r) {
           Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
-          auto [shift, offset] = shiftAndOffset(dst, head);
+          auto [shift, offset] = shiftAndOffset(l, p, dst, head);
           b.create<memref::StoreOp>(loc, shift, rowShift, r);
           b.create<memref::StoreOp>(loc, offset, rowOffset, r);
         });
@@ -228,7 +183,7 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
         tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
           l.serial(l.idx(0), cols, [&](Value j) {
             auto [shift, offset] =
-                shiftAndOffset(b.create<arith::AddIOp>(loc, c, j), head);
+                shiftAndOffset(l, p, b.create<arith::AddIOp>(loc, c, j), head);
             b.create<memref::StoreOp>(loc, shift, colShift, j);
             b.create<memref::StoreOp>(loc, offset, colOffset, j);
           });
