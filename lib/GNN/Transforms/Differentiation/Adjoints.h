@@ -141,6 +141,10 @@ public:
                                        Operation *user) = 0;
 };
 
+/// `name` followed by `suffix`, with a number after it if `module` already
+/// has that symbol: a name for a function the pass adds.
+std::string freshSymbolName(ModuleOp module, StringRef name, StringRef suffix);
+
 /// A region of `loop` (its block's arguments mapped to the function's
 /// first arguments, `captured` after them) as a private function named
 /// after the enclosing function and `suffix`, returning the operands of its

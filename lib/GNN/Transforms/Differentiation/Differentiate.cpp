@@ -251,9 +251,7 @@ FailureOr<Differentiator::Sweep> Differentiator::vjpSweep(func::FuncOp callee,
     return user->emitOpError()
            << "is a recursive call of '" << callee.getSymName()
            << "', which gnn-differentiate cannot take";
-  std::string name = (callee.getSymName() + suffix).str();
-  for (int i = 1; SymbolTable::lookupSymbolIn(module, name); ++i)
-    name = (callee.getSymName() + suffix + Twine(i)).str();
+  std::string name = freshSymbolName(module, callee.getSymName(), suffix);
   SmallVector<unsigned> wrt, seeded;
   for (auto [i, type] : llvm::enumerate(callee.getArgumentTypes()))
     if (isFloatTensor(type))
@@ -366,10 +364,7 @@ FailureOr<CalleeTape> Differentiator::tapeOf(func::FuncOp callee,
   b.setInsertionPointAfter(s->fn);
   IRMapping map;
   auto fwd = cast<func::FuncOp>(b.clone(*s->fn, map));
-  std::string fwdName = (callee.getSymName() + "_fwd").str();
-  for (int i = 1; SymbolTable::lookupSymbolIn(module, fwdName); ++i)
-    fwdName = (callee.getSymName() + "_fwd" + Twine(i)).str();
-  fwd.setSymName(fwdName);
+  fwd.setSymName(freshSymbolName(module, callee.getSymName(), "_fwd"));
   Block &fwdBody = fwd.getBody().front();
   SmallVector<Value> fwdResults;
   for (Value v : results)

@@ -30,6 +30,14 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::autodiff;
 
+std::string autodiff::freshSymbolName(ModuleOp module, StringRef name,
+                                      StringRef suffix) {
+  std::string fresh = (name + suffix).str();
+  for (int i = 1; SymbolTable::lookupSymbolIn(module, fresh); ++i)
+    fresh = (name + suffix + Twine(i)).str();
+  return fresh;
+}
+
 func::FuncOp autodiff::outlineRegion(Operation *loop, Region &region,
                                      ArrayRef<Value> captured,
                                      StringRef suffix) {
@@ -42,9 +50,7 @@ func::FuncOp autodiff::outlineRegion(Operation *loop, Region &region,
   Operation *terminator = block.getTerminator();
   OpBuilder b(parent);
   b.setInsertionPointAfter(parent);
-  std::string name = (parent.getSymName() + suffix).str();
-  for (int i = 1; SymbolTable::lookupSymbolIn(module, name); ++i)
-    name = (parent.getSymName() + suffix + Twine(i)).str();
+  std::string name = freshSymbolName(module, parent.getSymName(), suffix);
   auto fn = b.create<func::FuncOp>(
       loop->getLoc(), name,
       b.getFunctionType(inputs, terminator->getOperandTypes()));

@@ -28,7 +28,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -169,9 +168,7 @@ func::FuncOp WhileAdjoint::makeFunction(
   SmallVector<Type> types(inputs);
   for (Value v : f.captured)
     types.push_back(v.getType());
-  std::string name = (parent.getSymName() + suffix).str();
-  for (int i = 1; SymbolTable::lookupSymbolIn(module, name); ++i)
-    name = (parent.getSymName() + suffix + Twine(i)).str();
+  std::string name = freshSymbolName(module, parent.getSymName(), suffix);
   OpBuilder b(parent);
   b.setInsertionPointAfter(parent);
   auto fn =
