@@ -357,7 +357,7 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // dS^T Q to dk and P^T dOut to dv.
 // CHECK-LABEL: func @fused_attention_grad
 // CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?x2x8xf32>
-// CHECK-COUNT-2: memref.alloc({{.*}}) : memref<?x2xf32>
+// CHECK-COUNT-2: memref.alloc({{.*}}) : memref<?x2x1xf32>
 // CHECK-NOT: memref.alloc(
 // CHECK: scf.parallel
 // CHECK-COUNT-2: memref.alloca() : memref<64x128xf32>
@@ -392,5 +392,34 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
   %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %d scale(0.5) normalize
       : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
+  return %dq, %dk, %dv : tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
+}
+
+// -----
+
+// With the forward's output and log-sum-exp saved, the backward does not
+// recompute the forward: the forward stores the log-sum-exp beside its
+// output, the backward allocates only D (dout . out) per destination and
+// head, and its destination pass has three GEMMs per chunk (S, dP, dQ)
+// instead of five.
+// CHECK-LABEL: func @fused_attention_grad_saved
+// CHECK: %[[O:.*]] = memref.alloc({{.*}}) : memref<?x2x8xf32>
+// CHECK: %[[LSE:.*]] = memref.alloc({{.*}}) : memref<?x2x1xf32>
+// CHECK: math.log
+// CHECK: memref.store %{{.*}}, %[[LSE]]
+// CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?x2x8xf32>
+// CHECK: memref.alloc({{.*}}) : memref<?x2x1xf32>
+// CHECK-NOT: memref.alloc(
+// CHECK: scf.parallel
+// CHECK-COUNT-3: call @gnn_rt_gemm
+// CHECK-NOT: call @gnn_rt_gemm
+// CHECK: scf.parallel
+// CHECK-COUNT-4: call @gnn_rt_gemm
+// CHECK: return
+func.func @fused_attention_grad_saved(%g: !gnn.graph<general>, %r: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %d scale(0.5) normalize saved(%o, %lse)
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
   return %dq, %dk, %dv : tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
 }

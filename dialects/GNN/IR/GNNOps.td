@@ -354,9 +354,13 @@ def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure,
     the last dimension and `w = exp(clamp(s, lo, hi))`:
     - without `normalize`, the results are `wv[v] = sum_u w * value[u]` and
       `z[v] = sum_u w`: exactly what the unfused score, exp and sums compute;
-    - with `normalize`, the one result is `wv[v] / z[v]`, computed with a
+    - with `normalize`, the result is `wv[v] / z[v]`, computed with a
       running maximum (online softmax), so that without `clamp` it is the
       exact softmax-weighted sum and finite for scores of any magnitude.
+      An optional second result holds each destination's softmax statistic
+      `lse[v] = log(z[v])` (log-sum-exp of the clamped scores, shape
+      `[N, heads..., 1]`, -inf without in-edges): gnn-differentiate asks
+      for it so that the backward need not recompute the forward.
     Nodes without in-edges get 0. No per-edge value is materialized.
 
     `gnn-fuse-attention` produces this op from the DGL form of attention;
@@ -367,6 +371,9 @@ def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure,
         clamp(-5.000000e+00, 5.000000e+00) normalize
         : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>,
            tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+    %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.25) normalize
+        : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>,
+           tensor<?x2x16xf32>) -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>)
     %wv, %z = gnn.fused_attention %g, %q, %k, %v scale(1.0) edges(%live)
         : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>,
            tensor<?x2x16xf32>, tensor<?xindex>)
@@ -394,11 +401,13 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
     DeclareOpInterfaceMethods<GNN_GraphFeatureOpInterface>]> {
   let summary = "the gradient of gnn.fused_attention, without per-edge values";
   let description = [{
-    Given the gradients of a `gnn.fused_attention`'s results (`wv` and `z`,
-    or the normalized output), returns the gradients of its query, key and
-    value. No per-edge value is stored: one pass over each destination's
-    in-edges recomputes the scores and (normalized) the destination's
-    log-sum-exp and output, then computes `dq`; a second pass over each
+    Given the gradients of a `gnn.fused_attention`'s results (`wv` and `z`;
+    or the normalized output, and the log-sum-exp's when that result is
+    used), returns the gradients of its query, key and value. No per-edge
+    value is stored: one pass over each destination's in-edges computes
+    `dq`, recomputing the scores and (normalized) the destination's
+    log-sum-exp and output first, unless the forward's output and
+    log-sum-exp are given as `saved(%out, %lse)`; a second pass over each
     source's out-edges, along `reversed` (the graph with every edge turned
     around and the same edge ids, which gnn-differentiate builds),
     recomputes each edge's weight from those per-destination statistics and
@@ -412,12 +421,20 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
         : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x8x16xf32>,
            tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
         -> (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
+    %gq, %gk, %gv = gnn.fused_attention_grad %g, %rev, %q, %k, %v, %dout
+        scale(1.250000e-01) normalize saved(%out, %lse)
+        : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x8x16xf32>,
+           tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>,
+           tensor<?x8x16xf32>, tensor<?x8x1xf32>)
+        -> (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
     ```
   }];
   let arguments = (ins GNN_GraphType:$graph, GNN_GraphType:$reversed,
                        GNN_Feature:$query, GNN_Feature:$key,
                        GNN_Feature:$value, Variadic<GNN_Feature>:$grads,
                        Optional<GNN_IdList>:$edges,
+                       Optional<GNN_Feature>:$saved_output,
+                       Optional<GNN_Feature>:$saved_lse,
                        F64Attr:$scale,
                        OptionalAttr<F64Attr>:$clamp_lo,
                        OptionalAttr<F64Attr>:$clamp_hi,
@@ -428,6 +445,7 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
     $graph `,` $reversed `,` $query `,` $key `,` $value `,` $grads
     `scale` `(` $scale `)`
     (`clamp` `(` $clamp_lo^ `,` $clamp_hi `)`)? (`normalize` $normalize^)?
+    (`saved` `(` $saved_output^ `,` $saved_lse `)`)?
     (`edges` `(` $edges^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

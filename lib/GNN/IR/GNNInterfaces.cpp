@@ -67,5 +67,8 @@ void FusedAttentionGradOp::getRowRequirements(
   rows.push_back({getValue(), RowKind::SrcNodes});
   for (Value g : getGrads())
     rows.push_back({g, RowKind::DstNodes});
+  for (Value saved : {getSavedOutput(), getSavedLse()})
+    if (saved)
+      rows.push_back({saved, RowKind::DstNodes});
   addEdges(getEdges(), rows);
 }

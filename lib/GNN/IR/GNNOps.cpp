@@ -822,12 +822,14 @@ LogicalResult FusedAttentionOp::verify() {
   if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())) ||
       failed(verifyClampBounds(*this, getClampLo(), getClampHi())))
     return failure();
-  unsigned expected = getNormalize() ? 1 : 2;
-  if (getNumResults() != expected)
-    return emitOpError() << "has " << getNumResults() << " results, but "
-                         << (getNormalize() ? "a normalized"
-                                            : "an unnormalized")
-                         << " attention has " << expected;
+  // Normalized: the output and, optionally, its log-sum-exp.
+  unsigned count = getNumResults();
+  if (getNormalize() ? (count < 1 || count > 2) : count != 2)
+    return emitOpError() << "has " << count << " results, but "
+                         << (getNormalize()
+                                 ? "a normalized attention has 1 (the output) "
+                                   "or 2 (and its log-sum-exp)"
+                                 : "an unnormalized attention has 2");
   RowChecker rows(*this, getGraph().getType());
   return verifyAttentionFeatures(*this, rows, getQuery(), getKey(), getValue(),
                                  getResults(), "result");
@@ -837,12 +839,19 @@ LogicalResult FusedAttentionGradOp::verify() {
   if (failed(verifyEdgeSubset(*this, getGraph(), getEdges())) ||
       failed(verifyClampBounds(*this, getClampLo(), getClampHi())))
     return failure();
-  unsigned expected = getNormalize() ? 1 : 2;
-  if (getGrads().size() != expected)
-    return emitOpError() << "takes " << expected << " result gradient(s) "
-                         << (getNormalize() ? "(of the normalized output)"
-                                            : "(of wv and z)")
-                         << ", got " << getGrads().size();
+  unsigned count = getGrads().size();
+  if (getNormalize() ? (count < 1 || count > 2) : count != 2)
+    return emitOpError() << "takes "
+                         << (getNormalize()
+                                 ? "1 or 2 result gradients (of the "
+                                   "output and its log-sum-exp)"
+                                 : "2 result gradients (of wv and z)")
+                         << ", got " << count;
+  if (bool(getSavedOutput()) != bool(getSavedLse()))
+    return emitOpError() << "needs both the saved output and log-sum-exp";
+  if (getSavedOutput() && !getNormalize())
+    return emitOpError()
+           << "takes saved forward statistics only with `normalize`";
   auto graph = getGraph().getType(), reversed = getReversed().getType();
   auto same = [](int64_t a, int64_t b) {
     return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
@@ -855,6 +864,11 @@ LogicalResult FusedAttentionGradOp::verify() {
   if (failed(verifyAttentionFeatures(*this, rows, getQuery(), getKey(),
                                      getValue(), getGrads(),
                                      "result gradient")))
+    return failure();
+  if (getSavedOutput() &&
+      failed(verifyAttentionFeatures(
+          *this, rows, getQuery(), getKey(), getValue(),
+          ValueRange{getSavedOutput(), getSavedLse()}, "saved result")))
     return failure();
   Type element = getFeatureType(getQuery()).getElementType();
   SmallVector<Value> inputs = {getQuery(), getKey(), getValue()};

@@ -535,8 +535,16 @@ func.func @f(%x: f32) {
 // -----
 
 func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>) {
-  // expected-error @+1 {{has 2 results, but a normalized attention has 1}}
-  %0:2 = gnn.fused_attention %g, %q, %q, %q scale(1.0) normalize : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  // expected-error @+1 {{has 3 results, but a normalized attention has 1 (the output) or 2 (and its log-sum-exp)}}
+  %0:3 = gnn.fused_attention %g, %q, %q, %q scale(1.0) normalize : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%g: !gnn.graph<complete>, %q: tensor<?x2x8xf32>) {
+  // expected-error @+1 {{result #1 has per-row shape [2, 8], but its inputs give [2, 1]}}
+  %0:2 = gnn.fused_attention %g, %q, %q, %q scale(1.0) normalize : (!gnn.graph<complete>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>)
   return
 }
 
@@ -938,7 +946,7 @@ func.func @outer_sum_shape(%a: tensor<?x6xf32>, %b: tensor<?x4xf32>) -> tensor<4
 // -----
 
 func.func @attention_grad_count(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>) -> tensor<?x2x16xf32> {
-  // expected-error @+1 {{takes 2 result gradient(s) (of wv and z), got 1}}
+  // expected-error @+1 {{takes 2 result gradients (of wv and z), got 1}}
   %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0)
       : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
@@ -963,4 +971,24 @@ func.func @attention_grad_type(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, 
       : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x8xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq : tensor<?x2x8xf32>
+}
+
+// -----
+
+func.func @attention_grad_saved_unnormalized(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>, %z: tensor<?x2x1xf32>) -> tensor<?x2x16xf32> {
+  // expected-error @+1 {{takes saved forward statistics only with `normalize`}}
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d, %z scale(1.0) saved(%d, %z)
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+      -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  return %dq : tensor<?x2x16xf32>
+}
+
+// -----
+
+func.func @attention_grad_saved_shape(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>) -> tensor<?x2x16xf32> {
+  // expected-error @+1 {{saved result #1 has per-row shape [2, 16], but its inputs give [2, 1]}}
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0) normalize saved(%d, %d)
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+      -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  return %dq : tensor<?x2x16xf32>
 }

@@ -150,9 +150,11 @@ func.func @attributes() attributes {a = #gnn.fn<u_dot_v>, b = #gnn.fn<copy_e>, c
 
 // CHECK-LABEL: func @fused_attention
 // CHECK: gnn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) clamp(-5.000000e+00, 5.000000e+00) normalize : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+// CHECK: gnn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) normalize : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x32xf32>) -> (tensor<?x8x32xf32>, tensor<?x8x1xf32>)
 // CHECK: gnn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.000000e+00) edges(%{{.*}}) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x32xf32>, tensor<?xindex>) -> (tensor<?x8x32xf32>, tensor<?x8x1xf32>)
 func.func @fused_attention(%g: !gnn.graph<complete>, %q: tensor<?x8x64xf32>, %k: tensor<?x8x64xf32>, %v: tensor<?x8x64xf32>, %w: tensor<?x8x32xf32>, %eids: tensor<?xindex>) {
   %o = gnn.fused_attention %g, %q, %k, %v scale(0.125) clamp(-5.0, 5.0) normalize : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  %o2, %lse = gnn.fused_attention %g, %q, %k, %w scale(0.125) normalize : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x32xf32>) -> (tensor<?x8x32xf32>, tensor<?x8x1xf32>)
   %wv, %z = gnn.fused_attention %g, %q, %k, %w scale(1.0) edges(%eids) : (!gnn.graph<complete>, tensor<?x8x64xf32>, tensor<?x8x64xf32>, tensor<?x8x32xf32>, tensor<?xindex>) -> (tensor<?x8x32xf32>, tensor<?x8x1xf32>)
   return
 }
@@ -229,9 +231,15 @@ func.func @linear_gradients(%dy: tensor<?x6xf32>, %w: tensor<6x4xf32>, %x: tenso
 }
 
 // CHECK-LABEL: func @fused_attention_grad
+// CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DO:.*]], %[[DL:.*]] scale(2.500000e-01) normalize saved(%[[O:.*]], %[[L:.*]]) :
 // CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) normalize
 // CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.000000e+00) clamp(-5.000000e+00, 5.000000e+00) edges(%{{.*}})
 func.func @fused_attention_grad(%g: !gnn.graph<causal>, %r: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %dout: tensor<?x2x16xf32>, %dz: tensor<?x2x1xf32>, %eids: tensor<?xindex>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>) {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.25) normalize
+      : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+  %dq3, %dk3, %dv3 = gnn.fused_attention_grad %g, %r, %q, %k, %v, %dout, %dz scale(0.25) normalize saved(%o, %lse)
+      : (!gnn.graph<causal>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+      -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %dout scale(0.125) normalize
       : (!gnn.graph<causal>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)

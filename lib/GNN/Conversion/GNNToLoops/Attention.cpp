@@ -41,6 +41,11 @@ FailureOr<AttentionPlan> loops::planAttention(Lowering &l,
     SmallVector<Value> zExtents(p.heads);
     zExtents.push_back(l.idx(1));
     p.zOut = l.alloc(zType, g->numDst, zExtents);
+  } else if (op.getNumResults() == 2) {
+    auto lseType = cast<RankedTensorType>(op.getResult(1).getType());
+    SmallVector<Value> lseExtents(p.heads);
+    lseExtents.push_back(l.idx(1));
+    p.lseOut = l.alloc(lseType, g->numDst, lseExtents);
   }
   SmallVector<SizeCheck> checks = {
       {p.q.memref, 0, g->numDst, Lowering::targetCode(Target::Dst)},
@@ -129,13 +134,22 @@ SmallVector<Value> loops::rowStart(Lowering &l, Value row, ValueRange head,
   return index;
 }
 
+Value loops::logSumExp(Lowering &l, const AttentionPlan &p, Value max,
+                       Value z) {
+  Value logZ = l.b.create<math::LogOp>(l.loc, z);
+  return p.online ? l.b.create<arith::AddFOp>(l.loc, max, logZ) : logZ;
+}
+
 void loops::storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc,
-                              Value z, ValueRange index) {
+                              Value z, Value max, ValueRange index) {
   if (p.zOut) {
     l.b.create<vector::StoreOp>(l.loc, acc, p.out, index);
     l.b.create<memref::StoreOp>(l.loc, z, p.zOut, index);
     return;
   }
+  if (p.lseOut)
+    l.b.create<memref::StoreOp>(l.loc, logSumExp(l, p, max, z), p.lseOut,
+                                index);
   Value inverse =
       l.b.create<vector::BroadcastOp>(l.loc, acc.getType(), inverseSum(l, z));
   l.b.create<vector::StoreOp>(
@@ -182,7 +196,7 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
             z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
             return SmallVector<Value>{z, step.max, acc};
           });
-      storeVectorResult(l, p, carried[2], carried[0], at(v));
+      storeVectorResult(l, p, carried[2], carried[0], carried[1], at(v));
     });
   });
 }
@@ -342,7 +356,7 @@ ChunkedSums loops::chunkedSoftmaxRow(Lowering &l, const AttentionPlan &p,
 void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
                                 int64_t dv, Value v, ValueRange head) {
   ChunkedSums sums = chunkedSoftmaxRow(l, p, d, dv, v, head);
-  storeVectorResult(l, p, sums.acc, sums.z, rowStart(l, v, head));
+  storeVectorResult(l, p, sums.acc, sums.z, sums.max, rowStart(l, v, head));
 }
 
 /// Every in-edge counts: destinations go in tiles of kDstTile, heads outside
@@ -430,6 +444,9 @@ static void scalarAttention(Lowering &l, const AttentionPlan &p) {
         l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v, l.idx(0)));
         return;
       }
+      if (p.lseOut)
+        l.b.create<memref::StoreOp>(l.loc, logSumExp(l, p, carried[1], z),
+                                    p.lseOut, at(v, l.idx(0)));
       Value inv = inverseSum(l, z);
       updateRow([&](Value acc, Value) {
         return l.b.create<arith::MulFOp>(l.loc, acc, inv);

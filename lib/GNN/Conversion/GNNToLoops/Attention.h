@@ -23,8 +23,9 @@ struct AttentionPlan {
   SmallVector<Value> heads;
   /// Feature sizes of q/k and of v.
   Value d, dv;
-  /// The weighted sums (normalized or not) and, without `normalize`, z.
-  Value out, zOut;
+  /// The weighted sums (normalized or not); without `normalize` z, with it
+  /// the log-sum-exp when the op returns it.
+  Value out, zOut, lseOut;
   /// Whether the run-time size checks passed (mismatches are reported).
   Value inputsOk;
   Type elem;
@@ -37,6 +38,8 @@ struct AttentionPlan {
     SmallVector<Value> result = {out};
     if (zOut)
       result.push_back(zOut);
+    if (lseOut)
+      result.push_back(lseOut);
     return result;
   }
 };
@@ -74,10 +77,15 @@ SourceRange sourceRange(Lowering &l, const GraphParts &g, Value first,
 SmallVector<Value> rowStart(Lowering &l, Value row, ValueRange head,
                             int64_t column = 0);
 
+/// log(z) + `max` for the softmax sums of a destination (`max` counts only
+/// when `online`): the log-sum-exp of its scores, -inf without in-edges.
+Value logSumExp(Lowering &l, const AttentionPlan &p, Value max, Value z);
+
 /// Writes a destination's weighted sum `acc` (a vector) and sum of weights
-/// `z` at `index`: both without `normalize`, else their quotient.
+/// `z` at `index`: both without `normalize`, else their quotient (and the
+/// log-sum-exp, from `max` as logSumExp takes it, when the op returns it).
 void storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc, Value z,
-                       ValueRange index);
+                       Value max, ValueRange index);
 
 /// The softmax sums of one destination and head: the sum of weights, the
 /// running maximum (with `online`) and the weighted sum of value rows.
@@ -144,9 +152,12 @@ struct AttentionGradPlan {
   /// Per-edge byte mask of the listed edges, or null (all edges).
   Value mask;
   Value dq, dk, dv;
-  /// Per destination and head, with `normalize`: the log-sum-exp and
-  /// dout . out, which the source pass reads.
+  /// Per destination and head, with `normalize` ([N, heads..., 1]): the
+  /// log-sum-exp (the forward's when saved) and D = dout . out - dlse,
+  /// which the source pass reads.
   Value lse, outDot;
+  /// The forward's normalized output, when saved (else recomputed).
+  Feature savedOut;
   SmallVector<Value> heads;
   Type elem;
   /// Static feature sizes of q/k and of v.
@@ -162,14 +173,20 @@ Value clampScore(Lowering &l, const AttentionGradPlan &p, Value s);
 /// else 0; scalars or vectors.
 Value throughClamp(Lowering &l, const AttentionGradPlan &p, Value s, Value ds);
 
-/// The index of a destination and head in the per-destination statistics.
-SmallVector<Value> statIndex(Value dst, ValueRange head);
-
 /// Stores a destination's statistics from its softmax sums (running
 /// maximum, sum of weights z and weighted sum of value rows): the
-/// log-sum-exp and dout . out, with out the weighted sum times 1 / z.
+/// log-sum-exp and D (storeOutDot), with out the weighted sum times 1 / z.
 void storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
                      ValueRange head, Value max, Value z, Value acc);
+
+/// Stores D = dout . out - dlse of a destination from its output row `out`
+/// (a vector); dlse counts when the op has the log-sum-exp's gradient.
+void storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
+                 ValueRange head, Value out);
+
+/// With a saved forward: D of a destination from the saved output.
+void storeSavedOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
+                      ValueRange head);
 
 /// The weight's shift and the offset of dP for a destination and head, read
 /// after the destination pass: (log-sum-exp, dout . out) normalized, (0,

@@ -107,17 +107,13 @@ AttentionGrad::edgeGradient(Value s, Value vRow, Value dst, ValueRange head) {
   Value sc = clamped(s);
   if (p.normalize) {
     // P = exp(sc - lse); ds = P (dout . v - D).
-    SmallVector<Value> index = {dst};
-    llvm::append_range(index, head);
+    auto [lse, outDot] = shiftAndOffset(l, p, dst, head);
     Value prob = l.b.create<math::ExpOp>(
-        l.loc, l.b.create<arith::SubFOp>(
-                   l.loc, sc, l.b.create<memref::LoadOp>(l.loc, p.lse, index)));
+        l.loc, l.b.create<arith::SubFOp>(l.loc, sc, lse));
     Value dOut = vload(vType, p.grads[0].memref, dst, head);
     Value dP = dot(dOut, vRow);
     Value ds = l.b.create<arith::MulFOp>(
-        l.loc, prob,
-        l.b.create<arith::SubFOp>(
-            l.loc, dP, l.b.create<memref::LoadOp>(l.loc, p.outDot, index)));
+        l.loc, prob, l.b.create<arith::SubFOp>(l.loc, dP, outDot));
     return {prob, throughClamp(l, p, s, ds)};
   }
   // w = exp(sc); ds = w (dwv . v + dz).
@@ -129,10 +125,29 @@ AttentionGrad::edgeGradient(Value s, Value vRow, Value dst, ValueRange head) {
   return {w, throughClamp(l, p, s, l.b.create<arith::MulFOp>(l.loc, w, dw))};
 }
 
-SmallVector<Value> loops::statIndex(Value dst, ValueRange head) {
-  SmallVector<Value> index = {dst};
-  llvm::append_range(index, head);
-  return index;
+void loops::storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
+                        ValueRange head, Value out) {
+  auto vType = cast<VectorType>(out.getType());
+  Value dOut = l.b.create<vector::LoadOp>(l.loc, vType, p.grads[0].memref,
+                                          rowStart(l, dst, head));
+  Value outDot = l.b.create<vector::ReductionOp>(
+      l.loc, vector::CombiningKind::ADD,
+      l.b.create<arith::MulFOp>(l.loc, dOut, out));
+  // d lse / d score = P: the log-sum-exp's gradient shifts dP as D does.
+  if (p.grads.size() == 2)
+    outDot = l.b.create<arith::SubFOp>(
+        l.loc, outDot,
+        l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
+                                   rowStart(l, dst, head)));
+  l.b.create<memref::StoreOp>(l.loc, outDot, p.outDot, rowStart(l, dst, head));
+}
+
+void loops::storeSavedOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
+                             ValueRange head) {
+  auto vType = VectorType::get({p.dvSize}, p.elem);
+  storeOutDot(l, p, dst, head,
+              l.b.create<vector::LoadOp>(l.loc, vType, p.savedOut.memref,
+                                         rowStart(l, dst, head)));
 }
 
 void loops::storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
@@ -141,23 +156,19 @@ void loops::storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
   Value out = l.b.create<arith::MulFOp>(
       l.loc, acc,
       l.b.create<vector::BroadcastOp>(l.loc, vType, inverseSum(l, z)));
-  Value dOut = l.b.create<vector::LoadOp>(l.loc, vType, p.grads[0].memref,
-                                          rowStart(l, dst, head));
-  Value outDot = l.b.create<vector::ReductionOp>(
-      l.loc, vector::CombiningKind::ADD,
-      l.b.create<arith::MulFOp>(l.loc, dOut, out));
   Value logSum =
       l.b.create<arith::AddFOp>(l.loc, max, l.b.create<math::LogOp>(l.loc, z));
-  l.b.create<memref::StoreOp>(l.loc, logSum, p.lse, statIndex(dst, head));
-  l.b.create<memref::StoreOp>(l.loc, outDot, p.outDot, statIndex(dst, head));
+  l.b.create<memref::StoreOp>(l.loc, logSum, p.lse, rowStart(l, dst, head));
+  storeOutDot(l, p, dst, head, out);
 }
 
 std::pair<Value, Value> loops::shiftAndOffset(Lowering &l,
                                               const AttentionGradPlan &p,
                                               Value dst, ValueRange head) {
   if (p.normalize)
-    return {l.b.create<memref::LoadOp>(l.loc, p.lse, statIndex(dst, head)),
-            l.b.create<memref::LoadOp>(l.loc, p.outDot, statIndex(dst, head))};
+    return {
+        l.b.create<memref::LoadOp>(l.loc, p.lse, rowStart(l, dst, head)),
+        l.b.create<memref::LoadOp>(l.loc, p.outDot, rowStart(l, dst, head))};
   Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
                                         rowStart(l, dst, head));
   return {l.floatConst(p.elem, 0.0), l.b.create<arith::NegFOp>(l.loc, dz)};
@@ -185,7 +196,9 @@ std::pair<Value, Value> loops::scoreGradients(Lowering &l,
 
 void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
   auto chunkType = VectorType::get({kVectorLanes}, p.elem);
-  if (p.normalize) {
+  if (p.savedOut.memref) {
+    storeSavedOutDot(l, p, dst, head);
+  } else if (p.normalize) {
     // The forward's chunked softmax gives the log-sum-exp and the output.
     AttentionPlan forward;
     forward.g = p.g;
@@ -274,7 +287,9 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
   if (chunked())
     return chunkedDestinationRow(dst, head);
   Value qRow = vload(qType, p.q.memref, dst, head);
-  if (p.normalize) {
+  if (p.savedOut.memref) {
+    storeSavedOutDot(l, p, dst, head);
+  } else if (p.normalize) {
     // The output and log-sum-exp, with a running maximum.
     double negInf = -std::numeric_limits<double>::infinity();
     SmallVector<Value> init = {c(negInf), c(0.0), l.floatConst(vType, 0.0)};
@@ -374,16 +389,22 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
                  withHeads(l.idx(p.d)));
   p.dv = l.alloc(cast<RankedTensorType>(op.getDvalue().getType()), p.g.numSrc,
                  withHeads(l.idx(p.dvSize)));
+  if (op.getSavedOutput()) {
+    p.savedOut = l.feature(op.getSavedOutput());
+    p.lse = l.feature(op.getSavedLse()).memref;
+  }
   if (p.normalize) {
-    // Per destination and head: the log-sum-exp and dout . out.
+    // Per destination and head: the log-sum-exp (unless saved) and D.
     SmallVector<int64_t> shape = {ShapedType::kDynamic};
     llvm::append_range(shape, qItem.drop_back());
+    shape.push_back(1);
     auto statsType = MemRefType::get(shape, p.elem);
     SmallVector<Value> dynamic = {p.g.numDst};
     for (auto [i, size] : llvm::enumerate(qItem.drop_back()))
       if (ShapedType::isDynamic(size))
         dynamic.push_back(p.heads[i]);
-    p.lse = l.b.create<memref::AllocOp>(l.loc, statsType, dynamic);
+    if (!p.lse)
+      p.lse = l.b.create<memref::AllocOp>(l.loc, statsType, dynamic);
     p.outDot = l.b.create<memref::AllocOp>(l.loc, statsType, dynamic);
   }
 
@@ -403,6 +424,15 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
         {grad.memref, 0, p.g.numDst, Lowering::targetCode(Target::Dst)});
     Lowering::addItemChecks(checks, grad,
                             withHeads(l.idx(i == 0 ? p.dvSize : 1)));
+  }
+  if (p.savedOut.memref) {
+    Feature lse = l.feature(op.getSavedLse());
+    for (auto [saved, width] :
+         {std::make_pair(p.savedOut, p.dvSize), std::make_pair(lse, 1l)}) {
+      checks.push_back(
+          {saved.memref, 0, p.g.numDst, Lowering::targetCode(Target::Dst)});
+      Lowering::addItemChecks(checks, saved, withHeads(l.idx(width)));
+    }
   }
   auto destinationPass = [&](Value dst, ValueRange head) {
     destinationRow(dst, head);

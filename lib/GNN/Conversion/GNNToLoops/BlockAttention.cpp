@@ -148,6 +148,7 @@ void loops::blockTiledAttention(Lowering &l, const AttentionPlan &p, int64_t d,
           Value acc = l.b.create<vector::LoadOp>(l.loc, sumType, softmax.sums,
                                                  ValueRange{r, l.idx(0)});
           storeVectorResult(l, p, acc, tiles.load(softmax.weightSums, r),
+                            tiles.load(softmax.maxima, r),
                             rowStart(l, v, head));
         });
       },

@@ -7,7 +7,8 @@
 // Destination pass, per run of destinations and head: with `normalize`, the
 // forward of the run in tiles (scores GEMM, online softmax, weights times
 // values GEMM) gives each destination's log-sum-exp and D = dout . out,
-// which are stored for the source pass; then per chunk of sources, S = Q K^T
+// which are stored for the source pass (when the forward saved its output
+// and log-sum-exp, only D is computed); then per chunk of sources, S = Q K^T
 // and dP = dOut V^T are two GEMMs, the tile turns into dS = P (dP - D)
 // (zero where the clamp is active) with P = exp(score - lse), and dQ +=
 // scale dS K is a third.
@@ -107,14 +108,20 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
       p.g, p.heads,
       [&] {
         allocateTiles(tiles);
-        if (p.normalize)
+        if (p.normalize && !p.savedOut.memref)
           softmax.allocate();
         auto rowType = MemRefType::get({kTileRows}, t);
         rowShift = b.create<memref::AllocaOp>(loc, rowType);
         rowOffset = b.create<memref::AllocaOp>(loc, rowType);
       },
       [&](Value r0, Value rows, Value lo, Value hi, ValueRange head) {
-        if (p.normalize) {
+        if (p.savedOut.memref) {
+          l.serial(l.idx(0), rows, [&](Value r) {
+            storeSavedOutDot(
+                l, p, tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r)),
+                head);
+          });
+        } else if (p.normalize) {
           softmax.compute(p.q.memref, p.k.memref, p.v.memref, r0, rows, lo, hi,
                           head);
           l.serial(l.idx(0), rows, [&](Value r) {

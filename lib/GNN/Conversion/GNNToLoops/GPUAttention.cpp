@@ -224,6 +224,11 @@ private:
         l.guarded(below(lane, 1), [&] {
           l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v, l.idx(0)));
         });
+      if (p.lseOut)
+        l.guarded(below(lane, 1), [&] {
+          l.b.create<memref::StoreOp>(l.loc, logSumExp(l, p, state[1], z),
+                                      p.lseOut, at(v, l.idx(0)));
+        });
     });
   }
 
@@ -395,6 +400,9 @@ private:
       }
       if (p.zOut)
         l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v, 0));
+      if (p.lseOut)
+        l.b.create<memref::StoreOp>(l.loc, logSumExp(l, p, state[1], z),
+                                    p.lseOut, at(v, 0));
     });
   }
 

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::autodiff;
@@ -278,15 +280,21 @@ static LogicalResult differentiate(ReduceOp op, AdjointBuilder &ad) {
 }
 
 static LogicalResult differentiate(FusedAttentionOp op, AdjointBuilder &ad) {
+  // A normalized attention's statistics, when it returns them, serve the
+  // backward; their own gradient is passed only when they are used.
+  bool saved = op.getNormalize() && op.getNumResults() == 2;
   SmallVector<Value> grads;
-  for (Value r : op.getResults()) {
+  for (auto [i, r] : llvm::enumerate(op.getResults())) {
     Value d = ad.adjoint(r);
+    if (!d && saved && i == 1)
+      continue;
     grads.push_back(d ? d : ad.zerosLike(r));
   }
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   auto grad = ad.b.create<FusedAttentionGradOp>(
       q.getType(), k.getType(), v.getType(), op.getGraph(),
       ad.reversed(op.getGraph()), q, k, v, grads, op.getEdges(),
+      saved ? op.getResult(0) : Value(), saved ? op.getResult(1) : Value(),
       op.getScaleAttr(), op.getClampLoAttr(), op.getClampHiAttr(),
       op.getNormalizeAttr());
   SmallVector<Value> inputs = {q, k, v};
@@ -302,6 +310,23 @@ bool autodiff::hasFusedBackward(FusedAttentionOp op) {
   };
   return !ShapedType::isDynamic(last(op.getQuery())) &&
          !ShapedType::isDynamic(last(op.getValue()));
+}
+
+void autodiff::saveAttentionStatistics(FusedAttentionOp op) {
+  if (!op.getNormalize() || op.getNumResults() != 1 || !hasFusedBackward(op))
+    return;
+  auto out = cast<RankedTensorType>(op.getResult(0).getType());
+  SmallVector<int64_t> shape = {out.getDimSize(0)};
+  llvm::append_range(shape,
+                     getItemShape(tensorType(op.getQuery())).drop_back());
+  shape.push_back(1);
+  OpBuilder b(op);
+  auto withStatistics = b.create<FusedAttentionOp>(
+      op.getLoc(),
+      TypeRange{out, RankedTensorType::get(shape, out.getElementType())},
+      op->getOperands(), op->getAttrs());
+  op.getResult(0).replaceAllUsesWith(withStatistics.getResult(0));
+  op.erase();
 }
 
 LogicalResult autodiff::differentiateGraphOp(Operation *op, AdjointBuilder &ad,
@@ -337,7 +362,8 @@ void autodiff::unfuseAttention(FusedAttentionOp op,
   auto scale =
       UnaryFnAttr::get(ctx, UnaryKind::Scale, op.getScale().convertToDouble());
   auto exp = UnaryFnAttr::get(ctx, UnaryKind::Exp);
-  Value e;
+  // e: the edge weights; m: the exact softmax's shift, if any.
+  Value e, m;
   if (op.getClampLo()) {
     auto clamp = UnaryFnAttr::get(ctx, UnaryKind::Clamp,
                                   op.getClampLo()->convertToDouble(),
@@ -349,7 +375,7 @@ void autodiff::unfuseAttention(FusedAttentionOp op,
     // normalization cancels (so its gradient contributions cancel too).
     Value s = b.create<ApplyEdgesOp>(edgeScore, g, dot, ValueRange{k, q},
                                      b.getArrayAttr({scale}), edges);
-    Value m = b.create<ReduceOp>(nodeScore, g, s, edges, ReduceKind::Max);
+    m = b.create<ReduceOp>(nodeScore, g, s, edges, ReduceKind::Max);
     constants.insert(m);
     auto shifted = b.create<ApplyEdgesOp>(
         edgeScore, g, ValueRange{s, m}, edges, MessageFnAttr(),
@@ -404,5 +430,31 @@ void autodiff::unfuseAttention(FusedAttentionOp op,
     b.create<YieldOp>(ValueRange{b.create<arith::DivFOp>(wv, divisor)});
   }
   op.getResult(0).replaceAllUsesWith(normalized.getResult());
+  if (op.getNumResults() == 2) {
+    // The log-sum-exp, log(z) + m: -inf without in-edges, where log's
+    // argument is 1 so that its gradient stays finite.
+    SmallVector<Value> inputs = {sums.getResult(1)};
+    if (m)
+      inputs.push_back(m);
+    auto lse = b.create<ApplyNodesOp>(
+        cast<RankedTensorType>(op.getResult(1).getType()), inputs);
+    OpBuilder::InsertionGuard guard(b);
+    SmallVector<Type> types(inputs.size(), element);
+    SmallVector<Location> locs(inputs.size(), b.getLoc());
+    Block *block = b.createBlock(&lse.getBody(), {}, types, locs);
+    Value z = block->getArgument(0);
+    auto constant = [&](double x) {
+      return b.create<arith::ConstantOp>(b.getFloatAttr(element, x));
+    };
+    Value some =
+        b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, z, constant(0.0));
+    Value logSum = b.create<math::LogOp>(
+        b.create<arith::SelectOp>(some, z, constant(1.0)));
+    if (m)
+      logSum = b.create<arith::AddFOp>(logSum, block->getArgument(1));
+    b.create<YieldOp>(ValueRange{b.create<arith::SelectOp>(
+        some, logSum, constant(-std::numeric_limits<double>::infinity()))});
+    op.getResult(1).replaceAllUsesWith(lse.getResult());
+  }
   op.erase();
 }

@@ -100,3 +100,87 @@ func.func @linear_sums(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>,
   %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// A normalized attention whose log-sum-exp the loss uses too (8 feature
+// size: static, the fused backward; dynamic, its unfused form).
+func.func @lse_clamped_static(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>,
+                 %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>,
+                 %w: tensor<?x2x8xf32>) -> tensor<f32> {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.35) clamp(-1.0, 1.0) normalize
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
+      -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  %os = tensor.cast %o : tensor<?x2x8xf32> to tensor<?x2x8xf32>
+  %t = gnn.apply_nodes(%os, %lse, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.tanh %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// A normalized attention whose log-sum-exp the loss uses too (8 feature
+// size: static, the fused backward; dynamic, its unfused form).
+func.func @lse_clamped_dynamic(%g: !gnn.graph<general>, %q: tensor<?x2x?xf32>,
+                 %k: tensor<?x2x?xf32>, %v: tensor<?x2x?xf32>,
+                 %w: tensor<?x2x8xf32>) -> tensor<f32> {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.35) clamp(-1.0, 1.0) normalize
+      : (!gnn.graph<general>, tensor<?x2x?xf32>, tensor<?x2x?xf32>, tensor<?x2x?xf32>)
+      -> (tensor<?x2x?xf32>, tensor<?x2x1xf32>)
+  %os = tensor.cast %o : tensor<?x2x?xf32> to tensor<?x2x8xf32>
+  %t = gnn.apply_nodes(%os, %lse, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.tanh %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// A normalized attention whose log-sum-exp the loss uses too (8 feature
+// size: static, the fused backward; dynamic, its unfused form).
+func.func @lse_exact_static(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>,
+                 %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>,
+                 %w: tensor<?x2x8xf32>) -> tensor<f32> {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.35) normalize
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
+      -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
+  %os = tensor.cast %o : tensor<?x2x8xf32> to tensor<?x2x8xf32>
+  %t = gnn.apply_nodes(%os, %lse, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.tanh %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// A normalized attention whose log-sum-exp the loss uses too (8 feature
+// size: static, the fused backward; dynamic, its unfused form).
+func.func @lse_exact_dynamic(%g: !gnn.graph<general>, %q: tensor<?x2x?xf32>,
+                 %k: tensor<?x2x?xf32>, %v: tensor<?x2x?xf32>,
+                 %w: tensor<?x2x8xf32>) -> tensor<f32> {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.35) normalize
+      : (!gnn.graph<general>, tensor<?x2x?xf32>, tensor<?x2x?xf32>, tensor<?x2x?xf32>)
+      -> (tensor<?x2x?xf32>, tensor<?x2x1xf32>)
+  %os = tensor.cast %o : tensor<?x2x?xf32> to tensor<?x2x8xf32>
+  %t = gnn.apply_nodes(%os, %lse, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.tanh %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x2x8xf32>, tensor<?x2x1xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
