@@ -161,6 +161,8 @@ public:
     return keptBytes;
   }
 
+  uint64_t limitBytes() const { return limit; }
+
 private:
   void releaseLocked() {
     for (auto &[capacity, block] : kept)
@@ -203,4 +205,8 @@ extern "C" int gnn_rt_pool_recycles(void) { return maxKeptBytes() > 0; }
 
 extern "C" uint64_t gnn_rt_cached_memory_bytes(void) {
   return pool().cachedBytes();
+}
+
+extern "C" uint64_t gnn_rt_pool_limit_bytes(void) {
+  return pool().limitBytes();
 }

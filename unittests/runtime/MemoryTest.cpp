@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +43,42 @@ TEST(RuntimeMemory, LargeBlocksAreReusedForRequestsOfAboutTheirSize) {
   std::memset(d, 2, kLarge * 2);
   gnn_rt_free(c);
   gnn_rt_free(d);
+  gnn_rt_release_cached_memory();
+  EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
+}
+
+// ctest runs this with GNNC_POOL_MB set and the bound it must give, in
+// megabytes or "default", in GNNC_TEST_POOL_LIMIT_MB
+// (unittests/CMakeLists.txt): the pool's bound is read once per process.
+TEST(RuntimeMemory, KeptBlocksStayWithinTheBound) {
+  const char *expected = std::getenv("GNNC_TEST_POOL_LIMIT_MB");
+  if (!expected)
+    GTEST_SKIP() << "run by ctest with GNNC_POOL_MB set";
+  if (!gnn_rt_pool_recycles() && std::strcmp(expected, "0") != 0)
+    GTEST_SKIP() << "recycling is off (GNNC_POOL=off or AddressSanitizer)";
+  uint64_t limit;
+  if (std::strcmp(expected, "default") == 0) {
+    uint64_t physical =
+        uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+    limit = std::min<uint64_t>(physical / 4, uint64_t(512) << 20);
+  } else {
+    limit = std::strtoull(expected, nullptr, 10) << 20;
+  }
+  EXPECT_EQ(gnn_rt_pool_limit_bytes(), limit);
+  EXPECT_EQ(gnn_rt_pool_recycles(), limit > 0 ? 1 : 0);
+  // Six blocks of one class (kLarge bytes each), all freed: as many stay
+  // kept as fit in the bound.
+  gnn_rt_release_cached_memory();
+  std::vector<char *> blocks;
+  for (int i = 0; i < 6; ++i) {
+    blocks.push_back(static_cast<char *>(gnn_rt_alloc(kLarge)));
+    ASSERT_NE(blocks.back(), nullptr);
+    blocks.back()[0] = blocks.back()[kLarge - 1] = 1;
+  }
+  for (char *block : blocks)
+    gnn_rt_free(block);
+  EXPECT_EQ(gnn_rt_cached_memory_bytes(),
+            std::min<uint64_t>(6, limit / kLarge) * kLarge);
   gnn_rt_release_cached_memory();
   EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
 }

@@ -43,6 +43,11 @@ GNNC_EXPORT int gnn_rt_pool_recycles(void);
 /* Bytes kept for reuse now (for tests and diagnostics). */
 GNNC_EXPORT uint64_t gnn_rt_cached_memory_bytes(void);
 
+/* The most bytes kept for reuse: GNNC_POOL_MB megabytes when it is a
+ * decimal number, else 512 MB (a quarter of physical memory if less); 0
+ * without recycling. Read once per process. */
+GNNC_EXPORT uint64_t gnn_rt_pool_limit_bytes(void);
+
 #ifdef __cplusplus
 }
 #endif
