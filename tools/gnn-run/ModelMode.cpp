@@ -152,16 +152,10 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   if (attention && o.incremental)
     return fail("--attention-out and --incremental cannot be combined");
 
-  std::vector<std::string> vocab;
-  if (!o.ids) {
-    if (config->vocabPath.empty())
-      return fail("the config names no vocab; pass --ids to read ids");
-    auto read = readVocab(config->vocabPath);
-    if (!read)
-      return fail(llvm::toString(read.takeError()));
-    vocab = std::move(*read);
-  }
-  Tokenizer tokenizer(o.ids, vocab);
+  auto readTokens = readTokenizer(*config, o.ids);
+  if (!readTokens)
+    return fail(llvm::toString(readTokens.takeError()));
+  const Tokenizer &tokenizer = *readTokens;
   auto sources = readSequences(o.src, "src", tokenizer, config->srcVocab,
                                config->maxLen, o.truncate);
   if (!sources)

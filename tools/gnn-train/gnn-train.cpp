@@ -263,22 +263,16 @@ int main(int argc, char **argv) {
   auto config = readModelConfig(configFile);
   if (!config)
     return fail(llvm::toString(config.takeError()));
-  std::vector<std::string> vocab;
-  if (!idsInput) {
-    if (config->vocabPath.empty())
-      return fail("the config names no vocab; pass --ids to read ids");
-    auto read = readVocab(config->vocabPath);
-    if (!read)
-      return fail(llvm::toString(read.takeError()));
-    vocab = std::move(*read);
-  }
-  Tokenizer tokenizer(idsInput, vocab);
-  auto train = readPairs(trainSrc, trainTgt, "training", tokenizer, *config);
+  auto tokenizer = readTokenizer(*config, idsInput);
+  if (!tokenizer)
+    return fail(llvm::toString(tokenizer.takeError()));
+  auto train = readPairs(trainSrc, trainTgt, "training", *tokenizer, *config);
   if (!train)
     return fail(llvm::toString(train.takeError()));
   std::vector<TrainingExample> valid;
   if (!validSrc.empty()) {
-    auto read = readPairs(validSrc, validTgt, "validation", tokenizer, *config);
+    auto read =
+        readPairs(validSrc, validTgt, "validation", *tokenizer, *config);
     if (!read)
       return fail(llvm::toString(read.takeError()));
     valid = std::move(*read);

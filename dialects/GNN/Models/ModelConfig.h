@@ -10,6 +10,7 @@
 #define GNN_MODELS_MODELCONFIG_H
 
 #include "GNN/Support/SafeTensors.h"
+#include "GNN/Support/Tokenizer.h"
 
 #include "llvm/Support/Error.h"
 
@@ -47,6 +48,10 @@ llvm::Expected<ModelConfig> readModelConfig(llvm::StringRef path);
 
 /// Tokens by id: <sos>, <eos>, <pad>, then the file's tokens in order.
 llvm::Expected<std::vector<std::string>> readVocab(llvm::StringRef path);
+
+/// The tokenizer of a model's text inputs: integer ids with `ids`, else
+/// the words of the config's vocabulary (an error when it names none).
+llvm::Expected<Tokenizer> readTokenizer(const ModelConfig &config, bool ids);
 
 /// One tensor a model needs.
 struct WeightSpec {

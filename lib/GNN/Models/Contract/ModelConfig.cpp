@@ -309,3 +309,17 @@ Error mlir::gnn::checkWeights(const ModelConfig &config,
   }
   return Error::success();
 }
+
+Expected<Tokenizer> mlir::gnn::readTokenizer(const ModelConfig &config,
+                                             bool ids) {
+  std::vector<std::string> vocab;
+  if (!ids) {
+    if (config.vocabPath.empty())
+      return fail("the config names no vocab; pass --ids to read ids");
+    auto read = readVocab(config.vocabPath);
+    if (!read)
+      return read.takeError();
+    vocab = std::move(*read);
+  }
+  return Tokenizer(ids, std::move(vocab));
+}
