@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <map>
@@ -154,6 +155,13 @@ public:
   /// Checks the arguments and runs entry `name`.
   llvm::Expected<std::vector<HostTensor>> run(llvm::StringRef name,
                                               llvm::ArrayRef<Argument> args);
+
+  /// Runs entry `name` with the argument `bind` gives each parameter (by
+  /// position; an error stops the call) and returns the results by name.
+  using Binder =
+      llvm::function_ref<llvm::Expected<Argument>(const Parameter &, size_t)>;
+  llvm::Expected<std::map<std::string, HostTensor>>
+  runNamed(llvm::StringRef name, Binder bind);
 
 private:
   JitProgram() = default;

@@ -483,6 +483,27 @@ JitProgram::run(llvm::StringRef name, llvm::ArrayRef<Argument> args) {
   return run(*entry, args);
 }
 
+llvm::Expected<std::map<std::string, HostTensor>>
+JitProgram::runNamed(llvm::StringRef name, Binder bind) {
+  const EntryPoint *entry = lookup(name);
+  if (!entry)
+    return error("the program has no entry '" + name + "'");
+  std::vector<Argument> args;
+  for (auto [i, p] : llvm::enumerate(entry->parameters)) {
+    llvm::Expected<Argument> a = bind(p, i);
+    if (!a)
+      return a.takeError();
+    args.push_back(*a);
+  }
+  llvm::Expected<std::vector<HostTensor>> results = run(*entry, args);
+  if (!results)
+    return results.takeError();
+  std::map<std::string, HostTensor> named;
+  for (auto [p, t] : llvm::zip_equal(entry->results, *results))
+    named[p.name] = std::move(t);
+  return named;
+}
+
 namespace {
 llvm::Error check(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   const std::vector<Parameter> &parameters = entry.parameters;

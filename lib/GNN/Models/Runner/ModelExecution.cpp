@@ -16,41 +16,34 @@ using namespace mlir::gnn::detail;
 
 Expected<Outputs> TransformerModel::run(const char *entry, const Inputs &inputs,
                                         int64_t rows) {
-  JitProgram &program = *this->program;
   const std::vector<const HostTensor *> &weights = bound[entry];
-  const EntryPoint *e = program.lookup(entry);
-  std::vector<Argument> args;
-  for (auto [i, p] : llvm::enumerate(e->parameters)) {
-    Argument a;
-    if (weights[i]) {
-      a.tensor = weights[i];
-      a.constant = true;
-    } else if (p.isGraph) {
-      auto it = inputs.graphs.find(p.name);
-      if (it == inputs.graphs.end())
-        return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
-                    "' that the runner does not provide");
-      a.graph = it->second;
-    } else if (auto updated = inputs.updated.find(p.name);
-               updated != inputs.updated.end()) {
-      a.updated = updated->second;
-    } else {
-      auto it = inputs.tensors.find(p.name);
-      if (it == inputs.tensors.end())
-        return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
-                    "' that the runner does not provide");
-      a.tensor = it->second;
-    }
-    args.push_back(a);
-  }
+  auto missing = [&](const Parameter &p) {
+    return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
+                "' that the runner does not provide");
+  };
   JitProgram::setThreads(rows >= kParallelRows ? threads : 1);
-  Expected<std::vector<HostTensor>> results = program.run(entry, args);
-  if (!results)
-    return results.takeError();
-  Outputs out;
-  for (auto [p, t] : llvm::zip_equal(e->results, *results))
-    out[p.name] = std::move(t);
-  return out;
+  return program->runNamed(
+      entry, [&](const Parameter &p, size_t i) -> Expected<Argument> {
+        Argument a;
+        if (weights[i]) {
+          a.tensor = weights[i];
+          a.constant = true;
+        } else if (p.isGraph) {
+          auto it = inputs.graphs.find(p.name);
+          if (it == inputs.graphs.end())
+            return missing(p);
+          a.graph = it->second;
+        } else if (auto updated = inputs.updated.find(p.name);
+                   updated != inputs.updated.end()) {
+          a.updated = updated->second;
+        } else {
+          auto it = inputs.tensors.find(p.name);
+          if (it == inputs.tensors.end())
+            return missing(p);
+          a.tensor = it->second;
+        }
+        return a;
+      });
 }
 
 Expected<TransformerModel::Encoded>

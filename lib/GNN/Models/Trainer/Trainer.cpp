@@ -204,7 +204,6 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
 
 Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
                                const HostTensor *rng) {
-  const EntryPoint *e = program->lookup(entry);
   std::map<std::string, const gnn_graph *> graphs = {
       {model::kEE, batch.ee.get()},
       {model::kDD, batch.dd.get()},
@@ -223,30 +222,23 @@ Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
       {model::kLabelWeights, &batch.labelWeights}};
   if (rng)
     inputs[model::kRng] = rng;
-  std::vector<Argument> args;
-  for (const Parameter &p : e->parameters) {
-    Argument a;
-    if (p.isGraph) {
-      a.graph = graphs.at(p.name);
-    } else if (auto it = inputs.find(p.name); it != inputs.end()) {
-      a.tensor = it->second;
-    } else if (auto param = params.find(canonical(p.name));
-               param != params.end()) {
-      a.tensor = &param->second;
-    } else {
-      return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
-                  "' that the trainer does not provide");
-    }
-    args.push_back(a);
-  }
   JitProgram::setThreads(options.threads);
-  Expected<std::vector<HostTensor>> results = program->run(entry, args);
-  if (!results)
-    return results.takeError();
-  Outputs out;
-  for (auto [p, t] : llvm::zip_equal(e->results, *results))
-    out[p.name] = std::move(t);
-  return out;
+  return program->runNamed(
+      entry, [&](const Parameter &p, size_t) -> Expected<Argument> {
+        Argument a;
+        if (p.isGraph) {
+          a.graph = graphs.at(p.name);
+        } else if (auto it = inputs.find(p.name); it != inputs.end()) {
+          a.tensor = it->second;
+        } else if (auto param = params.find(canonical(p.name));
+                   param != params.end()) {
+          a.tensor = &param->second;
+        } else {
+          return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
+                      "' that the trainer does not provide");
+        }
+        return a;
+      });
 }
 
 /// The Philox key of the `n`-th training batch's dropout.
