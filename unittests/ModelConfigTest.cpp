@@ -1,6 +1,6 @@
 //===- ModelConfigTest.cpp - model configs, vocabularies and weights ------===//
 //
-// Part of gnnc. The contract of ../shared/reference/semantics.md: defaults,
+// Part of gnnc. The contract of docs/models.md: defaults,
 // every rejected value, and the exact tensor names and shapes.
 //
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,8 @@
 """gnnc side by side with DGL and PyTorch on the same machine, weights and
 batches: attention-kernel time, attention forward+backward time (the
-gradients of q, k and v: gnn-run --grad; autograd for DGL and PyTorch),
+gradients of q, k and v: gnn-run --grad; autograd for DGL and PyTorch) and
+backward time (autograd's backward() alone; gnnc's forward+backward minus
+its forward),
 teacher-forced forward time and greedy decoding throughput, plus a check
 that every system computes the same log-probs and gradients. Run through bench/peers/run.sh (which sets up the environment).
 
@@ -66,6 +68,22 @@ def timed(fn, runs):
         result = fn()
         times.append(time.perf_counter() - start)
     return (statistics.median(times), min(times), max(times)), result
+
+
+def timed_backward(loss_fn, leaves_of, runs):
+    """(median, min, max) seconds of `runs` backward passes alone (the
+    forward that builds the autograd graph runs untimed), after a warm-up,
+    and the last call's gradients."""
+    times, grads = [], None
+    for i in range(runs + 1):
+        leaves = leaves_of()
+        loss = loss_fn(*leaves)
+        start = time.perf_counter()
+        loss.backward()
+        if i:
+            times.append(time.perf_counter() - start)
+        grads = [t.grad for t in leaves]
+    return (statistics.median(times), min(times), max(times)), grads
 
 
 def run(args):
@@ -237,9 +255,12 @@ def attention_grad(w, runs, rows):
     gen = torch.Generator().manual_seed(6)
     q, k, val, up = (torch.randn(n, h, dk, generator=gen) for _ in range(4))
 
+    def leaves_of():
+        return [t.clone().requires_grad_() for t in (q, k, val)]
+
     def grads_of(loss_fn):
         def step():
-            leaves = [t.clone().requires_grad_() for t in (q, k, val)]
+            leaves = leaves_of()
             loss_fn(*leaves).backward()
             return [t.grad for t in leaves]
         return step
@@ -255,6 +276,7 @@ def attention_grad(w, runs, rows):
             w.dgl.propagate_attention(g, eids)
             return (g.ndata["wv"] / g.ndata["z"] * up).sum()
     results = {"DGL": timed(grads_of(dgl_loss), runs)}
+    backward = {"DGL": timed_backward(dgl_loss, leaves_of, runs)[0]}
 
     # PyTorch: dense padded attention with a mask, through autograd.
     B, M = len(lens), max(lens)
@@ -273,6 +295,7 @@ def attention_grad(w, runs, rows):
         out = w.torch.attend(pad(qq), pad(kk), pad(vv), mask)
         return (out.reshape(B * M, h, dk)[index] * up).sum()
     results["PyTorch"] = timed(grads_of(torch_loss), runs)
+    backward["PyTorch"] = timed_backward(torch_loss, leaves_of, runs)[0]
 
     ir = os.path.join(w.dir, "attention-loss.mlir")
     with open(ir, "w") as f:
@@ -292,12 +315,20 @@ def attention_grad(w, runs, rows):
         got = [torch.tensor(tensors["grad." + name][2]).reshape(n, h, dk)
                for name in ("q", "k", "v")]
         results[kind] = (gnnc_times(err, "ms"), got)
+        # gnn-run runs the differentiated function whole: its backward is
+        # timed as forward+backward minus the forward (and loss) alone.
+        err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs, "--out",
+                   out, "--repeat", str(runs)] + flags)
+        forward = gnnc_times(err, "ms")[0]
+        backward[kind] = tuple(t - forward for t in results[kind][0])
     ref = results["PyTorch"][1]
     scale = max(float(r.abs().max()) for r in ref)
     same = all(float((a - b).abs().max()) <= TOLERANCE * max(1.0, scale)
                for _, got in results.values() for a, b in zip(got, ref))
     rows.append((w.name, "attention fwd+bwd (ee, %d edges)" % len(u), "s",
                  {k: t for k, (t, _) in results.items()}, same))
+    rows.append((w.name, "attention bwd (gnnc: fwd+bwd minus fwd)", "s",
+                 backward, same))
 
 
 def forward(w, runs, rows):

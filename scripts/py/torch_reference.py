@@ -1,6 +1,6 @@
 """An independent PyTorch implementation of the model semantics.
 
-It follows ../shared/reference/semantics.md with dense, padded attention and
+It follows docs/models.md with dense, padded attention and
 masks (no graphs), so it checks gnnc's graph formulation from the outside.
 Parameter names are those of the state_dict the weights file holds. Used by
 the golden-file generator (test/Models) and the example training scripts.

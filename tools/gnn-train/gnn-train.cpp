@@ -8,9 +8,9 @@
 //             [--max-steps N] [--batch-size B] [--label-smoothing E]
 //             [--dropout P] [--lr-factor F] [--warmup W] [--grad-accum K]
 //             [--tie-weights] [--act-loss-weight W] [--threads T] [--resume]
-//             [--grads-out FILE] [--device cpu|cuda]
+//             [--grads-out FILE] [--device cpu|cuda] [--viz-seq N]
 //
-// Trains as ../shared/reference/training.md states it; after each epoch
+// Trains as docs/training.md states it; after each epoch
 // writes DIR/epoch-N.safetensors (DGL state_dict names) and
 // DIR/train-state.safetensors (what --resume continues from), each whole
 // or not at all.
@@ -19,6 +19,7 @@
 
 #include "GNN/InitAll.h"
 #include "GNN/Models/Trainer.h"
+#include "GNN/Models/TransformerRunner.h"
 #include "GNN/Support/CompileCache.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
@@ -96,6 +97,11 @@ cl::opt<std::string> device("device", cl::cat(category), cl::init("cpu"),
                             cl::desc("cpu or cuda"));
 cl::opt<bool> emitIR("emit-ir", cl::cat(category),
                      cl::desc("print the training program (gnn IR) and exit"));
+cl::opt<int64_t> vizSeq(
+    "viz-seq", cl::cat(category), cl::init(-1),
+    cl::desc("after each epoch, write DIR/attention-epoch-N.safetensors: the "
+             "attention maps of this validation pair (0-based) under the "
+             "epoch's weights, for scripts/plot-attention.py"));
 cl::opt<bool> shuffle("shuffle", cl::cat(category), cl::init(true),
                       cl::desc("shuffle the training set every epoch "
                                "(default true; --shuffle=false keeps the "
@@ -198,6 +204,34 @@ llvm::Error saveCheckpoint(const Trainer &trainer, const std::string &name,
                           trainer.state(position));
 }
 
+/// DIR/attention-epoch-N.safetensors: the attention maps of validation
+/// pair `index` under the checkpoint `weights` (one file per epoch, which
+/// scripts/plot-attention.py animates).
+llvm::Error writeAttentionMaps(MLIRContext &context, const ModelConfig &config,
+                               const std::string &weights,
+                               const TrainingExample &pair, int64_t index,
+                               CompileCache *cache, int64_t epoch) {
+  ModelOptions options;
+  options.compile.cache = cache;
+  options.weightsPath = weights;
+  options.positions = config.maxLen;
+  options.attentionWeights = true;
+  auto model = TransformerModel::load(context, config, options);
+  if (!model)
+    return model.takeError();
+  AttentionMaps maps;
+  maps.sequences = {0};
+  maps.names = {index};
+  Sequence decoderInput = {kSos};
+  llvm::append_range(decoderInput, pair.target);
+  auto results = (*model)->forward({pair.source}, {decoderInput}, &maps);
+  if (!results)
+    return results.takeError();
+  return writeSafeTensors(
+      inDir("attention-epoch-" + std::to_string(epoch) + ".safetensors"),
+      maps.tensors);
+}
+
 llvm::Error checkOptions(int threads) {
   auto bad = [](const llvm::Twine &m) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), m);
@@ -208,6 +242,11 @@ llvm::Error checkOptions(int threads) {
     return bad("give --out-dir (or --grads-out)");
   if (validSrc.empty() != validTgt.empty())
     return bad("give both --valid-src and --valid-tgt, or neither");
+  if (vizSeq < -1)
+    return bad("--viz-seq must not be negative");
+  if (vizSeq >= 0 && validSrc.empty())
+    return bad("--viz-seq names a validation pair: give --valid-src and "
+               "--valid-tgt");
   if (epochs < 1 || epochs > 1000000)
     return bad("--epochs must be between 1 and 10^6");
   if (maxSteps < 0)
@@ -277,6 +316,9 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(read.takeError()));
     valid = std::move(*read);
   }
+  if (vizSeq >= int64_t(valid.size()))
+    return fail("--viz-seq " + llvm::Twine(vizSeq) + " is past the " +
+                llvm::Twine(valid.size()) + " validation pairs");
   if (!outDir.empty())
     if (llvm::Error e = prepareDirectory(outDir))
       return fail(llvm::toString(std::move(e)));
@@ -439,9 +481,15 @@ int main(int argc, char **argv) {
     TrainingPosition at = t.getPosition();
     at.epoch = epoch + 1;
     at.batch = 0;
-    if (llvm::Error e = saveCheckpoint(
-            t, "epoch-" + std::to_string(epoch + 1) + ".safetensors", at))
+    std::string checkpoint =
+        "epoch-" + std::to_string(epoch + 1) + ".safetensors";
+    if (llvm::Error e = saveCheckpoint(t, checkpoint, at))
       return fail(llvm::toString(std::move(e)));
+    if (vizSeq >= 0)
+      if (llvm::Error e = writeAttentionMaps(
+              context, *config, inDir(checkpoint), valid[vizSeq], vizSeq,
+              cache ? &*cache : nullptr, epoch + 1))
+        return fail("--viz-seq: " + llvm::toString(std::move(e)));
     if (stopped)
       return 0;
     t.setPosition(at);

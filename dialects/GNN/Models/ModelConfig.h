@@ -1,6 +1,6 @@
 //===- ModelConfig.h - Transformer model configs and weights ----*- C++ -*-===//
 //
-// Part of gnnc. The model contract of ../shared/reference/semantics.md: the
+// Part of gnnc. The model contract of docs/models.md: the
 // JSON config (with its defaults), the vocabulary, and the names, shapes and
 // dtypes every weights file must have.
 //

@@ -1,6 +1,6 @@
 //===- Trainer.h - training Transformers with compiled steps ----*- C++ -*-===//
 //
-// Part of gnnc. Trains a model as ../shared/reference/training.md states
+// Part of gnnc. Trains a model as docs/training.md states
 // it: the batch's forward, label-smoothed loss and backward are one
 // compiled function (the training module's loss differentiated by
 // gnn-differentiate), compiled once per run; Adam with the Noam schedule

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // Part of gnnc. The teacher-forced forward of a whole batch and its
-// label-smoothed loss (../shared/reference/training.md) as one gnn
+// label-smoothed loss (docs/training.md) as one gnn
 // function, for the differentiation pass to write the training step from.
 //
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,6 @@
 //===- TransformerBuilder.h - the Transformer as gnn IR ---------*- C++ -*-===//
 //
-// Part of gnnc. Writes a model of ../shared/reference/semantics.md as a gnn
+// Part of gnnc. Writes a model of docs/models.md as a gnn
 // module: attention in DGL's form (score, scaled exp, two sums, division)
 // for gnn-fuse-attention to fuse, dense layers as gnn.linear.
 //
