@@ -427,8 +427,8 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
   }
   if (p.savedOut.memref) {
     Feature lse = l.feature(op.getSavedLse());
-    for (auto [saved, width] :
-         {std::make_pair(p.savedOut, p.dvSize), std::make_pair(lse, 1l)}) {
+    for (auto [saved, width] : {std::make_pair(p.savedOut, p.dvSize),
+                                std::make_pair(lse, int64_t(1))}) {
       checks.push_back(
           {saved.memref, 0, p.g.numDst, Lowering::targetCode(Target::Dst)});
       Lowering::addItemChecks(checks, saved, withHeads(l.idx(width)));
