@@ -29,9 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "py"))
 sys.path.insert(0, HERE)
-import safetensors_util  # noqa: E402
-from torch_reference import (EOS, SOS, Transformer, noam_rate,  # noqa: E402
-                             smoothed_kl)
+from torch_reference import EOS, SOS, noam_rate, smoothed_kl  # noqa: E402
+from training import load_with_adam, write_initial_weights  # noqa: E402
 
 GNN_TRAIN = os.path.join(ROOT, "build", "bin", "gnn-train")
 TASKS = os.path.join(ROOT, "examples", "tasks.py")
@@ -66,12 +65,7 @@ def dgl_worker(work, epochs):
     train = read_pairs(work, "train", vocab)
     valid = read_pairs(work, "valid", vocab)
     model = DGLTransformer(CONFIG, bias=False)
-    state = {k: torch.tensor(v[2], dtype=torch.float32).reshape(v[1])
-             for k, v in safetensors_util.read(
-                 os.path.join(work, "init.safetensors")).items()}
-    model.load_state_dict(state, strict=False)
-    opt = torch.optim.Adam(model.parameters(), lr=0, betas=(0.9, 0.98),
-                           eps=1e-9)
+    opt = load_with_adam(model, os.path.join(work, "init.safetensors"))
     step = 0
     for epoch in range(1, epochs + 1):
         for srcs, decs, labels in batches(train):
@@ -112,13 +106,8 @@ def main():
                         os.path.join(work, name)], check=True)
     config = os.path.join(work, "config.json")
     json.dump(CONFIG, open(config, "w"))
-    torch.manual_seed(7)
-    model = Transformer(CONFIG, bias=False)
-    for p in model.parameters():
-        if p.dim() > 1:
-            torch.nn.init.xavier_uniform_(p)
     init = os.path.join(work, "init.safetensors")
-    safetensors_util.save_torch(init, model.state_dict())
+    write_initial_weights(CONFIG, init)
 
     out = subprocess.run([
         GNN_TRAIN, "--config", config,

@@ -50,6 +50,26 @@ MODELS = {
 BATCH, EPS, FACTOR, WARMUP = 128, 0.1, 1.0, 400
 
 
+def write_initial_weights(config, path):
+    """The shared initial weights: Xavier-uniform matrices from seed 7."""
+    torch.manual_seed(7)
+    model = Transformer(config, bias=False)
+    for p in model.parameters():
+        if p.dim() > 1:
+            torch.nn.init.xavier_uniform_(p)
+    safetensors_util.save_torch(path, model.state_dict())
+
+
+def load_with_adam(model, path):
+    """Loads the initial weights at `path` into `model`; returns Adam over
+    its parameters (betas 0.9/0.98, eps 1e-9; the rate is set per step)."""
+    state = {k: torch.tensor(v[2], dtype=torch.float32).reshape(v[1])
+             for k, v in safetensors_util.read(path).items()}
+    model.load_state_dict(state, strict=False)
+    return torch.optim.Adam(model.parameters(), lr=0, betas=(0.9, 0.98),
+                            eps=1e-9)
+
+
 def worker(system, work):
     """One epoch in this process; prints tokens/s and the average loss."""
     config = json.load(open(os.path.join(work, "config.json")))
@@ -63,12 +83,7 @@ def worker(system, work):
         model = DGLTransformer(config, bias=False)
     else:
         model = Transformer(config, bias=False)
-    state = {k: torch.tensor(v[2], dtype=torch.float32).reshape(v[1])
-             for k, v in safetensors_util.read(
-                 os.path.join(work, "init.safetensors")).items()}
-    model.load_state_dict(state, strict=False)
-    opt = torch.optim.Adam(model.parameters(), lr=0, betas=(0.9, 0.98),
-                           eps=1e-9)
+    opt = load_with_adam(model, os.path.join(work, "init.safetensors"))
     total_loss = tokens = 0
     start = time.perf_counter()
     for step, i in enumerate(range(0, len(pairs), BATCH), start=1):
@@ -126,13 +141,7 @@ def main():
                       score_clamp=10, cross_attention="dgl",
                       vocab=VOCAB_FILE)
         json.dump(config, open(os.path.join(work, "config.json"), "w"))
-        torch.manual_seed(7)
-        model = Transformer(config, bias=False)
-        for p in model.parameters():
-            if p.dim() > 1:
-                torch.nn.init.xavier_uniform_(p)
-        safetensors_util.save_torch(os.path.join(work, "init.safetensors"),
-                                    model.state_dict())
+        write_initial_weights(config, os.path.join(work, "init.safetensors"))
         with open(os.path.join(work, "src"), "w") as src, \
                 open(os.path.join(work, "tgt"), "w") as tgt:
             for _ in range(a.sequences):
