@@ -359,8 +359,8 @@ def GNN_FusedAttentionOp : GNN_Op<"fused_attention", [Pure,
       exact softmax-weighted sum and finite for scores of any magnitude.
       An optional second result holds each destination's softmax statistic
       `lse[v] = log(z[v])` (log-sum-exp of the clamped scores, shape
-      `[N, heads..., 1]`, -inf without in-edges): gnn-differentiate asks
-      for it so that the backward need not recompute the forward.
+      `[N, heads..., 1]`, -inf without in-edges): given it, the backward
+      gnn-differentiate writes need not recompute the forward.
     Nodes without in-edges get 0. No per-edge value is materialized.
 
     `gnn-fuse-attention` produces this op from the DGL form of attention;

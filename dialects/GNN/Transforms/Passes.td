@@ -69,9 +69,9 @@ def DifferentiatePass : Pass<"gnn-differentiate", "ModuleOp"> {
     through the edges that attain the extremum (all of them, on ties);
     `gather_rows` and `scatter_rows` are each other's transpose; dropout
     regenerates its mask. `gnn.fused_attention` with static feature sizes
-    gets `gnn.fused_attention_grad`, which stores no per-edge value; a
-    normalized one is made to return its log-sum-exp too, which the backward
-    takes with the output instead of recomputing the forward (other sizes
+    gets `gnn.fused_attention_grad`, which stores no per-edge value; one
+    that returns its log-sum-exp hands it and its output to the backward
+    instead of the backward recomputing the forward (other sizes
     are differentiated in the unfused form; for the exact softmax, the
     per-destination maximum is a constant of the backward). Graph
     construction, id lists and counts carry no gradient.

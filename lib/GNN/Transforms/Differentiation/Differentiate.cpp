@@ -175,14 +175,10 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
 
   // Attention with feature sizes the fused backward cannot take is
   // differentiated in its unfused form.
-  // The others keep their forward's statistics for the backward.
   llvm::DenseSet<Value> constants;
-  for (auto op : llvm::make_early_inc_range(body.getOps<FusedAttentionOp>())) {
+  for (auto op : llvm::make_early_inc_range(body.getOps<FusedAttentionOp>()))
     if (!hasFusedBackward(op))
       unfuseAttention(op, constants);
-    else
-      saveAttentionStatistics(op);
-  }
 
   SmallVector<Value> seeds = llvm::map_to_vector(
       wrt, [&](unsigned i) -> Value { return body.getArgument(i); });

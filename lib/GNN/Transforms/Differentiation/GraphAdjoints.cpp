@@ -312,23 +312,6 @@ bool autodiff::hasFusedBackward(FusedAttentionOp op) {
          !ShapedType::isDynamic(last(op.getValue()));
 }
 
-void autodiff::saveAttentionStatistics(FusedAttentionOp op) {
-  if (!op.getNormalize() || op.getNumResults() != 1 || !hasFusedBackward(op))
-    return;
-  auto out = cast<RankedTensorType>(op.getResult(0).getType());
-  SmallVector<int64_t> shape = {out.getDimSize(0)};
-  llvm::append_range(shape,
-                     getItemShape(tensorType(op.getQuery())).drop_back());
-  shape.push_back(1);
-  OpBuilder b(op);
-  auto withStatistics = b.create<FusedAttentionOp>(
-      op.getLoc(),
-      TypeRange{out, RankedTensorType::get(shape, out.getElementType())},
-      op->getOperands(), op->getAttrs());
-  op.getResult(0).replaceAllUsesWith(withStatistics.getResult(0));
-  op.erase();
-}
-
 LogicalResult autodiff::differentiateGraphOp(Operation *op, AdjointBuilder &ad,
                                              bool &handled) {
   handled = true;
