@@ -156,8 +156,9 @@ struct AttentionGradPlan {
   /// log-sum-exp (the forward's when saved) and D = dout . out - dlse,
   /// which the source pass reads.
   Value lse, outDot;
-  /// The forward's normalized output, when saved (else recomputed).
-  Feature savedOut;
+  /// The forward's normalized output and log-sum-exp, when saved (else
+  /// recomputed).
+  Feature savedOut, savedLse;
   SmallVector<Value> heads;
   Type elem;
   /// Static feature sizes of q/k and of v.

@@ -391,7 +391,8 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
                  withHeads(l.idx(p.dvSize)));
   if (op.getSavedOutput()) {
     p.savedOut = l.feature(op.getSavedOutput());
-    p.lse = l.feature(op.getSavedLse()).memref;
+    p.savedLse = l.feature(op.getSavedLse());
+    p.lse = p.savedLse.memref;
   }
   if (p.normalize) {
     // Per destination and head: the log-sum-exp (unless saved) and D.
@@ -426,9 +427,8 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
                             withHeads(l.idx(i == 0 ? p.dvSize : 1)));
   }
   if (p.savedOut.memref) {
-    Feature lse = l.feature(op.getSavedLse());
     for (auto [saved, width] : {std::make_pair(p.savedOut, p.dvSize),
-                                std::make_pair(lse, int64_t(1))}) {
+                                std::make_pair(p.savedLse, int64_t(1))}) {
       checks.push_back(
           {saved.memref, 0, p.g.numDst, Lowering::targetCode(Target::Dst)});
       Lowering::addItemChecks(checks, saved, withHeads(l.idx(width)));
