@@ -397,11 +397,10 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>
 
 // -----
 
-// With the forward's output and log-sum-exp saved, the backward does not
-// recompute the forward: the forward stores the log-sum-exp beside its
-// output, the backward allocates only D (dout . out) per destination and
-// head, and its destination pass has three GEMMs per chunk (S, dP, dQ)
-// instead of five.
+// With the forward's log-sum-exp saved, the backward does not recompute the
+// forward: the forward stores the log-sum-exp beside its output, the
+// backward allocates only D per destination and head, formed from the same
+// tiles as the score gradients.
 // CHECK-LABEL: func @fused_attention_grad_saved
 // CHECK: %[[O:.*]] = memref.alloc({{.*}}) : memref<?x2x8xf32>
 // CHECK: %[[LSE:.*]] = memref.alloc({{.*}}) : memref<?x2x1xf32>
@@ -411,7 +410,16 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>
 // CHECK: memref.alloc({{.*}}) : memref<?x2x1xf32>
 // CHECK-NOT: memref.alloc(
 // CHECK: scf.parallel
-// CHECK-COUNT-3: call @gnn_rt_gemm
+// Runs whose sources span several chunks: D = sum P dP in a first sweep.
+// CHECK: scf.if
+// CHECK-COUNT-2: call @gnn_rt_gemm
+// CHECK: vector.fma
+// Then per chunk S and dP, D from them when one chunk holds every source,
+// and dQ: three GEMMs, no softmax recomputed.
+// CHECK-COUNT-2: call @gnn_rt_gemm
+// CHECK-NEXT: scf.if
+// CHECK: vector.fma
+// CHECK: call @gnn_rt_gemm
 // CHECK-NOT: call @gnn_rt_gemm
 // CHECK: scf.parallel
 // CHECK-COUNT-4: call @gnn_rt_gemm
@@ -419,7 +427,7 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>
 func.func @fused_attention_grad_saved(%g: !gnn.graph<general>, %r: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
   %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize
       : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %d scale(0.5) normalize saved(%o, %lse)
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %d scale(0.5) normalize saved(%lse)
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
   return %dq, %dk, %dv : tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
 }

@@ -10,7 +10,11 @@ weights), with dropout 0:
   2. `gnn-train --max-steps 5 --shuffle=false` with grad_accum 1 and 3: the
      weights after 5 Adam/Noam updates.
 Errors are relative to the largest reference value of each tensor (1e-4 of
-the largest of all for a gradient that is 0 in exact arithmetic).
+the largest of all for a gradient that is 0 in exact arithmetic), and must
+be at most 1e-4, or, where float32 rounding alone moves a tensor by more
+than 1e-5 (a gradient that is 0 in exact arithmetic; Adam steps that
+follow the sign of such a gradient), at most 10x what it moves the
+reference: any float32 implementation is that far from float64 there.
 Needs torch (the bench/peers environment):
 
     bench/peers/.venv/bin/python test/Models/check_training.py \\
@@ -21,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,13 +67,24 @@ def objective(model, pairs):
         act = model.act_loss(ACT_WEIGHT)
         return loss + act, loss, act
     return loss, loss, None
-EPS, FACTOR, WARMUP = 0.1, 1.0, 3
 
 
-def compare(name, got, ref, floor, tol=1e-4):
-    err = float((got - ref).abs().max()) / max(floor,
-                                               float(ref.abs().max()))
-    if err > tol:
+# Label smoothing and the Noam schedule of the 5-update check. The rate
+# peaks near 0.04 at d_model 16: large enough that every step moves every
+# weight, small enough that a ReLU whose input rounding puts on the other
+# side of 0 does not turn the trajectory chaotic (factor 1 moves weights by
+# up to 30% per step).
+EPS, FACTOR, WARMUP = 0.1, 0.3, 3
+
+
+def relative_error(got, ref, floor):
+    return float((got - ref).abs().max()) / max(floor, float(ref.abs().max()))
+
+
+def compare(name, got, ref, floor, noise=0.0):
+    """`noise`: the relative error of float32 runs of the reference."""
+    err = relative_error(got, ref, floor)
+    if err > (1e-4 if noise <= 1e-5 else max(1e-4, 10 * noise)):
         print("  %s: MISMATCH (relative error %.2e)" % (name, err))
         return False
     return True
@@ -79,9 +95,12 @@ def tensor(entry):
     return torch.tensor(values, dtype=torch.float64).reshape(shape)
 
 
-def train_reference(config, bias, tie, state, pairs, accum, dtype):
+def train_reference(config, bias, tie, state, pairs, accum, dtype,
+                    shuffle=None):
     """The weights after 5 updates of torch.optim.Adam with the Noam rate,
-    batches of 4 pairs in order, gradients of `accum` batches summed."""
+    batches of 4 pairs in order, gradients of `accum` batches summed.
+    `shuffle` (a random.Random) permutes the pairs inside each batch: the
+    same arithmetic in exact terms, rounded in another order."""
     model = make_model(config, bias).to(dtype)
     model.load_state_dict({k: v.to(dtype) for k, v in state.items()})
     if tie:
@@ -89,6 +108,8 @@ def train_reference(config, bias, tie, state, pairs, accum, dtype):
     opt = torch.optim.Adam(model.parameters(), lr=0, betas=(0.9, 0.98),
                            eps=1e-9)
     batches = [pairs[i:i + 4] for i in range(0, len(pairs), 4)]
+    if shuffle is not None:
+        batches = [shuffle.sample(b, len(b)) for b in batches]
     seen = step = 0
     while step < 5:
         loss, _, _ = objective(model, batches[seen % len(batches)])
@@ -103,15 +124,36 @@ def train_reference(config, bias, tie, state, pairs, accum, dtype):
     return {k: v.double() for k, v in model.state_dict().items()}
 
 
+def reference_gradients(config, bias, tie, state, pairs):
+    """Float32 gradients of the reference, by parameter name."""
+    model = make_model(config, bias)
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    if tie:
+        tie_weights(model)
+    objective(model, pairs)[0].backward()
+    return {name: (p.grad if p.grad is not None
+                   else torch.zeros_like(p)).double()
+            for name, p in model.named_parameters(remove_duplicate=False)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--gnn-train", default=os.path.join(ROOT, "build", "bin",
                                                         "gnn-train"))
+    ap.add_argument("--only", type=int, nargs="*", default=None,
+                    help="check only these variants (0-based indices)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep each variant's work directory (printed)")
     a = ap.parse_args()
-    rng = random.Random(5)
-    torch.manual_seed(5)
     failures = 0
-    for layers, d, heads, clamp, cross, bias, tie in VARIANTS:
+    for index, variant in enumerate(VARIANTS):
+        layers, d, heads, clamp, cross, bias, tie = variant
+        if a.only is not None and index not in a.only:
+            continue
+        # Each variant draws from its own seed, so that --only checks the
+        # same case as a full run.
+        rng = random.Random(5 + index)
+        torch.manual_seed(5 + index)
         vocab = 11
         config = {"architecture": "transformer", "layers": layers,
                   "d_model": d, "heads": heads, "d_ff": 2 * d + 3,
@@ -145,6 +187,8 @@ def main():
             with open(os.path.join(work, name), "w") as f:
                 for p in pairs:
                     f.write(" ".join(map(str, p[part])) + "\n")
+        if a.keep:
+            print("  work directory: %s" % work)
         base = [a.gnn_train, "--config", os.path.join(work, "config.json"),
                 "--train-src", os.path.join(work, "src"),
                 "--train-tgt", os.path.join(work, "tgt"), "--ids",
@@ -189,13 +233,15 @@ def main():
                 p.grad = torch.zeros_like(p)
         floor = 1e-4 * max(float(p.grad.abs().max())
                            for p in params.values())
+        grads32 = reference_gradients(config, bias, tie, state, pairs)
         for name, p in params.items():
             key = "grad." + name
             if key not in got:
                 print("  %s: no gradient written" % key)
                 ok = False
                 continue
-            ok &= compare(key, tensor(got[key]), p.grad, floor)
+            noise = relative_error(grads32[name], p.grad, floor)
+            ok &= compare(key, tensor(got[key]), p.grad, floor, noise)
         print("  loss and %d gradients: %s" % (len(params),
                                                "ok" if ok else "MISMATCH"))
         failures += not ok
@@ -220,25 +266,27 @@ def main():
             ref = train_reference(config, bias, tie, state, pairs, accum,
                                   torch.float64)
             # Where a gradient is 0 in exact arithmetic (attention key
-            # biases: softmax ignores a shift of every score of a
-            # destination), Adam's first steps follow the sign of rounding
-            # noise, and any two float32 runs differ by the learning rate
-            # there. A tensor on which PyTorch's own float32 run already
-            # differs from float64 by more than 1e-5 is held to 10x that
-            # distance; every other tensor to 1e-4.
-            ref32 = train_reference(config, bias, tie, state, pairs, accum,
-                                    torch.float32)
+            # biases) or nearly so, Adam's first steps follow the sign of
+            # rounding noise: float32 runs differ there by up to the
+            # learning rate. The noise is measured on PyTorch's own float32
+            # runs, with each batch's pairs in file order and permuted.
+            noisy = [train_reference(config, bias, tie, state, pairs, accum,
+                                     torch.float32, shuffle)
+                     for shuffle in (None, random.Random(1),
+                                     random.Random(2))]
             ok = True
             for name, p in ref.items():
                 if name not in got:
                     continue
-                scale = float(p.abs().max())
-                noise = float((ref32[name].double() - p).abs().max()) / scale
-                ok &= compare(name, tensor(got[name]), p, 1e-4 * scale,
-                              tol=1e-4 if noise <= 1e-5 else 10 * noise)
+                floor = 1e-4 * float(p.abs().max())
+                noise = max(relative_error(n[name].double(), p, floor)
+                            for n in noisy)
+                ok &= compare(name, tensor(got[name]), p, floor, noise)
             print("  5 updates, grad_accum %d: %s" %
                   (accum, "ok" if ok else "MISMATCH"))
             failures += not ok
+        if not a.keep:
+            shutil.rmtree(work)
     print("all ok" if not failures else "%d checks failed" % failures)
     sys.exit(1 if failures else 0)
 

@@ -406,8 +406,11 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
     used), returns the gradients of its query, key and value. No per-edge
     value is stored: one pass over each destination's in-edges computes
     `dq`, recomputing the scores and (normalized) the destination's
-    log-sum-exp and output first, unless the forward's output and
-    log-sum-exp are given as `saved(%out, %lse)`; a second pass over each
+    log-sum-exp first, unless the forward's log-sum-exp is given as
+    `saved(%lse)`, and `D = sum_e P_e (dout . v_e)` from the same weights
+    `P` as the score gradients `P (dout . v - D)` (D formed from the
+    forward's output instead differs from those weights by rounding, which
+    that difference amplifies where it nearly cancels); a second pass over each
     source's out-edges, along `reversed` (the graph with every edge turned
     around and the same edge ids, which gnn-differentiate builds),
     recomputes each edge's weight from those per-destination statistics and
@@ -422,10 +425,10 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
            tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
         -> (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
     %gq, %gk, %gv = gnn.fused_attention_grad %g, %rev, %q, %k, %v, %dout
-        scale(1.250000e-01) normalize saved(%out, %lse)
+        scale(1.250000e-01) normalize saved(%lse)
         : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x8x16xf32>,
            tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>,
-           tensor<?x8x16xf32>, tensor<?x8x1xf32>)
+           tensor<?x8x1xf32>)
         -> (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
     ```
   }];
@@ -433,7 +436,6 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
                        GNN_Feature:$query, GNN_Feature:$key,
                        GNN_Feature:$value, Variadic<GNN_Feature>:$grads,
                        Optional<GNN_IdList>:$edges,
-                       Optional<GNN_Feature>:$saved_output,
                        Optional<GNN_Feature>:$saved_lse,
                        F64Attr:$scale,
                        OptionalAttr<F64Attr>:$clamp_lo,
@@ -445,7 +447,7 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
     $graph `,` $reversed `,` $query `,` $key `,` $value `,` $grads
     `scale` `(` $scale `)`
     (`clamp` `(` $clamp_lo^ `,` $clamp_hi `)`)? (`normalize` $normalize^)?
-    (`saved` `(` $saved_output^ `,` $saved_lse `)`)?
+    (`saved` `(` $saved_lse^ `)`)?
     (`edges` `(` $edges^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

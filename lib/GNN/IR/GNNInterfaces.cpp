@@ -67,8 +67,7 @@ void FusedAttentionGradOp::getRowRequirements(
   rows.push_back({getValue(), RowKind::SrcNodes});
   for (Value g : getGrads())
     rows.push_back({g, RowKind::DstNodes});
-  for (Value saved : {getSavedOutput(), getSavedLse()})
-    if (saved)
-      rows.push_back({saved, RowKind::DstNodes});
+  if (Value lse = getSavedLse())
+    rows.push_back({lse, RowKind::DstNodes});
   addEdges(getEdges(), rows);
 }

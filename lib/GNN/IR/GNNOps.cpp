@@ -847,11 +847,9 @@ LogicalResult FusedAttentionGradOp::verify() {
                                    "output and its log-sum-exp)"
                                  : "2 result gradients (of wv and z)")
                          << ", got " << count;
-  if (bool(getSavedOutput()) != bool(getSavedLse()))
-    return emitOpError() << "needs both the saved output and log-sum-exp";
-  if (getSavedOutput() && !getNormalize())
+  if (getSavedLse() && !getNormalize())
     return emitOpError()
-           << "takes saved forward statistics only with `normalize`";
+           << "takes the forward's log-sum-exp only with `normalize`";
   auto graph = getGraph().getType(), reversed = getReversed().getType();
   auto same = [](int64_t a, int64_t b) {
     return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
@@ -865,12 +863,19 @@ LogicalResult FusedAttentionGradOp::verify() {
                                      getValue(), getGrads(),
                                      "result gradient")))
     return failure();
-  if (getSavedOutput() &&
-      failed(verifyAttentionFeatures(
-          *this, rows, getQuery(), getKey(), getValue(),
-          ValueRange{getSavedOutput(), getSavedLse()}, "saved result")))
-    return failure();
   Type element = getFeatureType(getQuery()).getElementType();
+  if (Value lse = getSavedLse()) {
+    SmallVector<SmallVector<int64_t>, 2> itemShapes =
+        getAttentionResultItemShapes(getItemShape(getFeatureType(getQuery())),
+                                     getItemShape(getFeatureType(getValue())));
+    if (getFeatureType(lse).getElementType() != element)
+      return emitOpError()
+             << "saved log-sum-exp element type differs from the query's";
+    if (failed(rows.check(Target::Dst, lse, "saved log-sum-exp")) ||
+        failed(verifyResultItemShape(*this, lse, itemShapes[1],
+                                     "saved log-sum-exp")))
+      return failure();
+  }
   SmallVector<Value> inputs = {getQuery(), getKey(), getValue()};
   for (auto [result, input] : llvm::zip(getResults(), inputs))
     if (!areCompatible(getFeatureType(result).getShape(),

@@ -976,9 +976,9 @@ func.func @attention_grad_type(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, 
 // -----
 
 func.func @attention_grad_saved_unnormalized(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>, %z: tensor<?x2x1xf32>) -> tensor<?x2x16xf32> {
-  // expected-error @+1 {{takes saved forward statistics only with `normalize`}}
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d, %z scale(1.0) saved(%d, %z)
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>)
+  // expected-error @+1 {{takes the forward's log-sum-exp only with `normalize`}}
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d, %z scale(1.0) saved(%z)
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq : tensor<?x2x16xf32>
 }
@@ -986,9 +986,9 @@ func.func @attention_grad_saved_unnormalized(%g: !gnn.graph<general>, %q: tensor
 // -----
 
 func.func @attention_grad_saved_shape(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>) -> tensor<?x2x16xf32> {
-  // expected-error @+1 {{saved result #1 has per-row shape [2, 16], but its inputs give [2, 1]}}
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0) normalize saved(%d, %d)
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  // expected-error @+1 {{saved log-sum-exp has per-row shape [2, 16], but its inputs give [2, 1]}}
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0) normalize saved(%d)
+      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq : tensor<?x2x16xf32>
 }

@@ -156,9 +156,8 @@ struct AttentionGradPlan {
   /// log-sum-exp (the forward's when saved) and D = dout . out - dlse,
   /// which the source pass reads.
   Value lse, outDot;
-  /// The forward's normalized output and log-sum-exp, when saved (else
-  /// recomputed).
-  Feature savedOut, savedLse;
+  /// The forward's log-sum-exp, when saved (else recomputed).
+  Feature savedLse;
   SmallVector<Value> heads;
   Type elem;
   /// Static feature sizes of q/k and of v.
@@ -185,9 +184,14 @@ void storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
 void storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
                  ValueRange head, Value out);
 
-/// With a saved forward: D of a destination from the saved output.
-void storeSavedOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
-                      ValueRange head);
+/// Stores D - dlse of a destination given D = dout . out (a scalar).
+void storeOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
+                 ValueRange head, Value outDot);
+
+/// The weights exp(clamped score - shift) of `scaledScores` (raw dot
+/// products times the scale; scalars or vectors).
+Value attentionWeights(Lowering &l, const AttentionGradPlan &p,
+                       Value scaledScores, Value shift);
 
 /// The weight's shift and the offset of dP for a destination and head, read
 /// after the destination pass: (log-sum-exp, dout . out) normalized, (0,

@@ -108,8 +108,7 @@ AttentionGrad::edgeGradient(Value s, Value vRow, Value dst, ValueRange head) {
   if (p.normalize) {
     // P = exp(sc - lse); ds = P (dout . v - D).
     auto [lse, outDot] = shiftAndOffset(l, p, dst, head);
-    Value prob = l.b.create<math::ExpOp>(
-        l.loc, l.b.create<arith::SubFOp>(l.loc, sc, lse));
+    Value prob = attentionWeights(l, p, s, lse);
     Value dOut = vload(vType, p.grads[0].memref, dst, head);
     Value dP = dot(dOut, vRow);
     Value ds = l.b.create<arith::MulFOp>(
@@ -130,9 +129,14 @@ void loops::storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
   auto vType = cast<VectorType>(out.getType());
   Value dOut = l.b.create<vector::LoadOp>(l.loc, vType, p.grads[0].memref,
                                           rowStart(l, dst, head));
-  Value outDot = l.b.create<vector::ReductionOp>(
-      l.loc, vector::CombiningKind::ADD,
-      l.b.create<arith::MulFOp>(l.loc, dOut, out));
+  storeOffset(l, p, dst, head,
+              l.b.create<vector::ReductionOp>(
+                  l.loc, vector::CombiningKind::ADD,
+                  l.b.create<arith::MulFOp>(l.loc, dOut, out)));
+}
+
+void loops::storeOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
+                        ValueRange head, Value outDot) {
   // d lse / d score = P: the log-sum-exp's gradient shifts dP as D does.
   if (p.grads.size() == 2)
     outDot = l.b.create<arith::SubFOp>(
@@ -142,12 +146,11 @@ void loops::storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
   l.b.create<memref::StoreOp>(l.loc, outDot, p.outDot, rowStart(l, dst, head));
 }
 
-void loops::storeSavedOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
-                             ValueRange head) {
-  auto vType = VectorType::get({p.dvSize}, p.elem);
-  storeOutDot(l, p, dst, head,
-              l.b.create<vector::LoadOp>(l.loc, vType, p.savedOut.memref,
-                                         rowStart(l, dst, head)));
+Value loops::attentionWeights(Lowering &l, const AttentionGradPlan &p,
+                              Value scaledScores, Value shift) {
+  return l.b.create<math::ExpOp>(
+      l.loc,
+      l.b.create<arith::SubFOp>(l.loc, clampScore(l, p, scaledScores), shift));
 }
 
 void loops::storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
@@ -182,8 +185,7 @@ std::pair<Value, Value> loops::scoreGradients(Lowering &l,
   Value zeros = l.floatConst(type, 0.0);
   Value scale = l.floatConst(type, p.scale);
   Value s = l.b.create<arith::MulFOp>(l.loc, dots, scale);
-  Value w = l.b.create<math::ExpOp>(
-      l.loc, l.b.create<arith::SubFOp>(l.loc, clampScore(l, p, s), shift));
+  Value w = attentionWeights(l, p, s, shift);
   Value ds =
       throughClamp(l, p, s,
                    l.b.create<arith::MulFOp>(
@@ -196,8 +198,34 @@ std::pair<Value, Value> loops::scoreGradients(Lowering &l,
 
 void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
   auto chunkType = VectorType::get({kVectorLanes}, p.elem);
-  if (p.savedOut.memref) {
-    storeSavedOutDot(l, p, dst, head);
+  if (p.savedLse.memref) {
+    // D from the weights the score gradients use.
+    Value shifts =
+        splat(chunkType,
+              l.b.create<memref::LoadOp>(l.loc, p.lse, rowStart(l, dst, head)));
+    auto [first, last] = l.inSlots(p.g, dst);
+    Value sum = l.forLoop(
+        first, last, ValueRange{l.floatConst(chunkType, 0.0)},
+        [&](Value slot, ValueRange state) {
+          EdgeChunk chunk = edgeChunk(l, p.g, slot, last);
+          Value dots = chunkDots(l, p.elem, p.d, p.q.memref, dst, p.k.memref,
+                                 chunk.neighbors, head);
+          Value dP = chunkDots(l, p.elem, p.dvSize, p.grads[0].memref, dst,
+                               p.v.memref, chunk.neighbors, head);
+          Value w = attentionWeights(
+              l, p,
+              l.b.create<arith::MulFOp>(l.loc, dots,
+                                        l.floatConst(chunkType, p.scale)),
+              shifts);
+          w = l.b.create<arith::SelectOp>(l.loc, chunk.valid, w,
+                                          l.floatConst(chunkType, 0.0));
+          return SmallVector<Value>{
+              l.b.create<vector::FMAOp>(l.loc, w, dP, state[0])};
+        },
+        l.idx(kVectorLanes))[0];
+    storeOffset(l, p, dst, head,
+                l.b.create<vector::ReductionOp>(
+                    l.loc, vector::CombiningKind::ADD, sum));
   } else if (p.normalize) {
     // The forward's chunked softmax gives the log-sum-exp and the output.
     AttentionPlan forward;
@@ -287,8 +315,21 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
   if (chunked())
     return chunkedDestinationRow(dst, head);
   Value qRow = vload(qType, p.q.memref, dst, head);
-  if (p.savedOut.memref) {
-    storeSavedOutDot(l, p, dst, head);
+  if (p.savedLse.memref) {
+    // D from the weights the score gradients use.
+    Value lse =
+        l.b.create<memref::LoadOp>(l.loc, p.lse, rowStart(l, dst, head));
+    Value dOut = vload(vType, p.grads[0].memref, dst, head);
+    Value outDot = l.forEachInEdge(
+        p.g, dst, p.mask, ValueRange{c(0.0)},
+        [&](Value src, Value, ValueRange state) {
+          Value w = attentionWeights(
+              l, p, score(qRow, vload(qType, p.k.memref, src, head)), lse);
+          Value dP = dot(dOut, vload(vType, p.v.memref, src, head));
+          return SmallVector<Value>{
+              l.b.create<math::FmaOp>(l.loc, w, dP, state[0])};
+        })[0];
+    storeOffset(l, p, dst, head, outDot);
   } else if (p.normalize) {
     // The output and log-sum-exp, with a running maximum.
     double negInf = -std::numeric_limits<double>::infinity();
@@ -389,8 +430,7 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
                  withHeads(l.idx(p.d)));
   p.dv = l.alloc(cast<RankedTensorType>(op.getDvalue().getType()), p.g.numSrc,
                  withHeads(l.idx(p.dvSize)));
-  if (op.getSavedOutput()) {
-    p.savedOut = l.feature(op.getSavedOutput());
+  if (op.getSavedLse()) {
     p.savedLse = l.feature(op.getSavedLse());
     p.lse = p.savedLse.memref;
   }
@@ -426,13 +466,10 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
     Lowering::addItemChecks(checks, grad,
                             withHeads(l.idx(i == 0 ? p.dvSize : 1)));
   }
-  if (p.savedOut.memref) {
-    for (auto [saved, width] : {std::make_pair(p.savedOut, p.dvSize),
-                                std::make_pair(p.savedLse, int64_t(1))}) {
-      checks.push_back(
-          {saved.memref, 0, p.g.numDst, Lowering::targetCode(Target::Dst)});
-      Lowering::addItemChecks(checks, saved, withHeads(l.idx(width)));
-    }
+  if (p.savedLse.memref) {
+    checks.push_back(
+        {p.savedLse.memref, 0, p.g.numDst, Lowering::targetCode(Target::Dst)});
+    Lowering::addItemChecks(checks, p.savedLse, withHeads(l.idx(1)));
   }
   auto destinationPass = [&](Value dst, ValueRange head) {
     destinationRow(dst, head);

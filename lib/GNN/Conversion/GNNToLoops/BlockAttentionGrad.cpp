@@ -7,11 +7,13 @@
 // Destination pass, per run of destinations and head: with `normalize`, the
 // forward of the run in tiles (scores GEMM, online softmax, weights times
 // values GEMM) gives each destination's log-sum-exp and D = dout . out,
-// which are stored for the source pass (when the forward saved its output
-// and log-sum-exp, only D is computed); then per chunk of sources, S = Q K^T
+// which are stored for the source pass; then per chunk of sources, S = Q K^T
 // and dP = dOut V^T are two GEMMs, the tile turns into dS = P (dP - D)
 // (zero where the clamp is active) with P = exp(score - lse), and dQ +=
-// scale dS K is a third.
+// scale dS K is a third. When the forward saved its log-sum-exp, D is the
+// row sum of P dP over the same tiles: in the chunk itself when the run's
+// sources fit one chunk (three GEMMs in all), else in a first sweep over
+// the chunks.
 //
 // Source pass, per run of sources (the reversed graph's runs) and head: per
 // chunk of destinations, S^T = K Q^T and dP^T = V dOut^T, the tile turns
@@ -51,6 +53,12 @@ private:
   void gradientRow(BlockTiles &tiles, Value r, Value cols, Value begin,
                    Value end, function_ref<Value(Value)> shift,
                    function_ref<Value(Value)> offset);
+  /// Adds the row sums of P dP over the chunk's tiles to `rowOffset` (the
+  /// rows' shifts are their saved log-sum-exps).
+  void accumulateOutDots(BlockTiles &tiles, Value r0, Value rows, Value c,
+                         Value cols);
+  /// D - dlse of the rows from `rowOffset` into the statistics and back.
+  void finishOutDots(BlockTiles &tiles, Value r0, Value rows, ValueRange head);
   /// The stack tiles of a pass (in `prepare`).
   void allocateTiles(BlockTiles &tiles) {
     scores = tiles.stackTile(kTileCols, t);
@@ -72,6 +80,8 @@ private:
   VectorType laneType;
   // Per tile: the [kTileRows, kTileCols] tiles of scores and of dP.
   Value scores, dprobs;
+  // Destination pass, per tile row: the weights' shift and dP's offset.
+  Value rowShift, rowOffset;
 };
 } // namespace
 
@@ -92,6 +102,51 @@ void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value cols, Value begin,
       kVectorLanes);
 }
 
+void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
+                                  Value c, Value cols) {
+  Value scale = l.floatConst(laneType, p.scale);
+  l.serial(l.idx(0), rows, [&](Value r) {
+    auto [begin, end] =
+        tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+    Value shift =
+        b.create<vector::BroadcastOp>(loc, laneType, tiles.load(rowShift, r));
+    Value sum = l.forLoop(
+        l.idx(0), tiles.paddedColumns(cols),
+        ValueRange{l.floatConst(laneType, 0.0)},
+        [&](Value j, ValueRange state) {
+          SmallVector<Value, 2> at = {r, j};
+          Value w = attentionWeights(
+              l, p,
+              b.create<arith::MulFOp>(
+                  loc, b.create<vector::LoadOp>(loc, laneType, scores, at),
+                  scale),
+              shift);
+          w = b.create<arith::SelectOp>(loc, tiles.laneMask(begin, end, j), w,
+                                        l.floatConst(laneType, 0.0));
+          return SmallVector<Value>{b.create<vector::FMAOp>(
+              loc, w, b.create<vector::LoadOp>(loc, laneType, dprobs, at),
+              state[0])};
+        },
+        l.idx(kVectorLanes))[0];
+    b.create<memref::StoreOp>(
+        loc,
+        b.create<arith::AddFOp>(loc, tiles.load(rowOffset, r),
+                                b.create<vector::ReductionOp>(
+                                    loc, vector::CombiningKind::ADD, sum)),
+        rowOffset, r);
+  });
+}
+
+void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
+                              ValueRange head) {
+  l.serial(l.idx(0), rows, [&](Value r) {
+    Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
+    storeOffset(l, p, dst, head, tiles.load(rowOffset, r));
+    b.create<memref::StoreOp>(loc, shiftAndOffset(l, p, dst, head).second,
+                              rowOffset, r);
+  });
+}
+
 void BlockGrad::destinationPass(NodeHeadBody row) {
   BlockTiles tiles(l, t);
   SoftmaxRunTiles softmax(
@@ -102,24 +157,55 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
                               loc, raw, l.floatConst(raw.getType(), p.scale)));
       },
       /*online=*/true);
-  Value rowShift, rowOffset;
   auto vType = VectorType::get({p.dvSize}, t);
+  bool saved = p.savedLse.memref != nullptr;
   tiles.build(
       p.g, p.heads,
       [&] {
         allocateTiles(tiles);
-        if (p.normalize && !p.savedOut.memref)
+        if (p.normalize && !saved)
           softmax.allocate();
         auto rowType = MemRefType::get({kTileRows}, t);
         rowShift = b.create<memref::AllocaOp>(loc, rowType);
         rowOffset = b.create<memref::AllocaOp>(loc, rowType);
       },
       [&](Value r0, Value rows, Value lo, Value hi, ValueRange head) {
-        if (p.savedOut.memref) {
+        Value first = tiles.graphRow(r0);
+        Value qRows = tiles.view(p.q.memref, first, rows, head, p.d);
+        Value dOutRows =
+            tiles.view(p.grads[0].memref, first, rows, head, p.dvSize);
+        auto scoreTiles = [&](Value c, Value cols) {
+          Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
+          tiles.gemm(qRows, kCols, tiles.tileView(scores, rows, cols),
+                     /*transposeB=*/true, /*beta=*/0.0);
+          tiles.gemm(dOutRows, tiles.view(p.v.memref, c, cols, head, p.dvSize),
+                     tiles.tileView(dprobs, rows, cols),
+                     /*transposeB=*/true, /*beta=*/0.0);
+          return kCols;
+        };
+        auto clearOffsets = [&] {
           l.serial(l.idx(0), rows, [&](Value r) {
-            storeSavedOutDot(
-                l, p, tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r)),
-                head);
+            b.create<memref::StoreOp>(loc, l.floatConst(t, 0.0), rowOffset, r);
+          });
+        };
+        Value oneChunk;
+        if (saved) {
+          l.serial(l.idx(0), rows, [&](Value r) {
+            Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
+            b.create<memref::StoreOp>(
+                loc, shiftAndOffset(l, p, dst, head).first, rowShift, r);
+          });
+          oneChunk =
+              tiles.cmp(arith::CmpIPredicate::ule,
+                        b.create<arith::SubIOp>(loc, hi, lo), l.idx(kTileCols));
+          // Sources past one chunk: D in a first sweep.
+          l.unless(oneChunk, [&] {
+            clearOffsets();
+            tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
+              scoreTiles(c, cols);
+              accumulateOutDots(tiles, r0, rows, c, cols);
+            });
+            finishOutDots(tiles, r0, rows, head);
           });
         } else if (p.normalize) {
           softmax.compute(p.q.memref, p.k.memref, p.v.memref, r0, rows, lo, hi,
@@ -132,24 +218,22 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
                                                      ValueRange{r, l.idx(0)}));
           });
         }
-        l.serial(l.idx(0), rows, [&](Value r) {
-          Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
-          auto [shift, offset] = shiftAndOffset(l, p, dst, head);
-          b.create<memref::StoreOp>(loc, shift, rowShift, r);
-          b.create<memref::StoreOp>(loc, offset, rowOffset, r);
-        });
-        Value first = tiles.graphRow(r0);
-        Value qRows = tiles.view(p.q.memref, first, rows, head, p.d);
-        Value dOutRows =
-            tiles.view(p.grads[0].memref, first, rows, head, p.dvSize);
+        if (!saved)
+          l.serial(l.idx(0), rows, [&](Value r) {
+            Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
+            auto [shift, offset] = shiftAndOffset(l, p, dst, head);
+            b.create<memref::StoreOp>(loc, shift, rowShift, r);
+            b.create<memref::StoreOp>(loc, offset, rowOffset, r);
+          });
         Value dqRows = tiles.view(p.dq, first, rows, head, p.d);
         tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
-          Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
-          tiles.gemm(qRows, kCols, tiles.tileView(scores, rows, cols),
-                     /*transposeB=*/true, /*beta=*/0.0);
-          tiles.gemm(dOutRows, tiles.view(p.v.memref, c, cols, head, p.dvSize),
-                     tiles.tileView(dprobs, rows, cols),
-                     /*transposeB=*/true, /*beta=*/0.0);
+          Value kCols = scoreTiles(c, cols);
+          if (saved)
+            l.guarded(oneChunk, [&] {
+              clearOffsets();
+              accumulateOutDots(tiles, r0, rows, c, cols);
+              finishOutDots(tiles, r0, rows, head);
+            });
           l.serial(l.idx(0), rows, [&](Value r) {
             auto [begin, end] =
                 tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);

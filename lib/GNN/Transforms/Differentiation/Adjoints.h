@@ -181,6 +181,11 @@ LogicalResult differentiateNodeOp(Operation *op, AdjointBuilder &ad,
 /// feature sizes); otherwise it is unfused first.
 bool hasFusedBackward(FusedAttentionOp op);
 
+/// Makes a normalized gnn.fused_attention with a fused backward also return
+/// its log-sum-exp, which the backward then takes instead of recomputing
+/// the forward.
+void saveAttentionStatistics(FusedAttentionOp op);
+
 /// Replaces a gnn.fused_attention by the DGL form it fuses, so that the
 /// backward differentiates that; values whose gradient contributions cancel
 /// (the exact softmax's maximum) are added to `constants`.

@@ -174,11 +174,15 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
   Block &body = copy.getBody().front();
 
   // Attention with feature sizes the fused backward cannot take is
-  // differentiated in its unfused form.
+  // differentiated in its unfused form; the rest return their log-sum-exp,
+  // which the backward takes instead of a second softmax sweep.
   llvm::DenseSet<Value> constants;
-  for (auto op : llvm::make_early_inc_range(body.getOps<FusedAttentionOp>()))
+  for (auto op : llvm::make_early_inc_range(body.getOps<FusedAttentionOp>())) {
     if (!hasFusedBackward(op))
       unfuseAttention(op, constants);
+    else
+      saveAttentionStatistics(op);
+  }
 
   SmallVector<Value> seeds = llvm::map_to_vector(
       wrt, [&](unsigned i) -> Value { return body.getArgument(i); });

@@ -280,8 +280,8 @@ static LogicalResult differentiate(ReduceOp op, AdjointBuilder &ad) {
 }
 
 static LogicalResult differentiate(FusedAttentionOp op, AdjointBuilder &ad) {
-  // A normalized attention's statistics, when it returns them, serve the
-  // backward; their own gradient is passed only when they are used.
+  // A normalized attention's log-sum-exp, when it returns it, serves the
+  // backward; its own gradient is passed only when it is used.
   bool saved = op.getNormalize() && op.getNumResults() == 2;
   SmallVector<Value> grads;
   for (auto [i, r] : llvm::enumerate(op.getResults())) {
@@ -294,9 +294,8 @@ static LogicalResult differentiate(FusedAttentionOp op, AdjointBuilder &ad) {
   auto grad = ad.b.create<FusedAttentionGradOp>(
       q.getType(), k.getType(), v.getType(), op.getGraph(),
       ad.reversed(op.getGraph()), q, k, v, grads, op.getEdges(),
-      saved ? op.getResult(0) : Value(), saved ? op.getResult(1) : Value(),
-      op.getScaleAttr(), op.getClampLoAttr(), op.getClampHiAttr(),
-      op.getNormalizeAttr());
+      saved ? op.getResult(1) : Value(), op.getScaleAttr(), op.getClampLoAttr(),
+      op.getClampHiAttr(), op.getNormalizeAttr());
   SmallVector<Value> inputs = {q, k, v};
   for (auto [input, d] : llvm::zip(inputs, grad.getResults()))
     if (ad.isActive(input))
@@ -310,6 +309,23 @@ bool autodiff::hasFusedBackward(FusedAttentionOp op) {
   };
   return !ShapedType::isDynamic(last(op.getQuery())) &&
          !ShapedType::isDynamic(last(op.getValue()));
+}
+
+void autodiff::saveAttentionStatistics(FusedAttentionOp op) {
+  if (!op.getNormalize() || op.getNumResults() != 1 || !hasFusedBackward(op))
+    return;
+  auto out = cast<RankedTensorType>(op.getResult(0).getType());
+  SmallVector<int64_t> shape = {out.getDimSize(0)};
+  llvm::append_range(shape,
+                     getItemShape(tensorType(op.getQuery())).drop_back());
+  shape.push_back(1);
+  OpBuilder b(op);
+  auto withStatistics = b.create<FusedAttentionOp>(
+      op.getLoc(),
+      TypeRange{out, RankedTensorType::get(shape, out.getElementType())},
+      op->getOperands(), op->getAttrs());
+  op.getResult(0).replaceAllUsesWith(withStatistics.getResult(0));
+  op.erase();
 }
 
 LogicalResult autodiff::differentiateGraphOp(Operation *op, AdjointBuilder &ad,
