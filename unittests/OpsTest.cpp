@@ -185,7 +185,8 @@ TEST(GraphFeatureOpInterfaceTest, EveryGraphOpDeclaresItsFeatureRows) {
     EXPECT_EQ(iface.getFeatureGraph(), op->getOperand(0));
   });
   for (RegisteredOperationName name : context.getRegisteredOperations())
-    if (name.getDialectNamespace() == GNNDialect::getDialectNamespace())
+    if (name.getDialectNamespace() == GNNDialect::getDialectNamespace()) {
       EXPECT_TRUE(seen.count(name.getStringRef().str()))
           << name.getStringRef().str() << " is missing from ops.mlir";
+    }
 }

@@ -410,18 +410,26 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>
 // CHECK: memref.alloc({{.*}}) : memref<?x2x1xf32>
 // CHECK-NOT: memref.alloc(
 // CHECK: scf.parallel
+// The destination pass's tiles hold the S and dP of 256 sources.
+// CHECK: memref.alloca() : memref<64x256xf32>
+// CHECK-NEXT: memref.alloca() : memref<64x256xf32>
 // Runs whose sources span several chunks: D = sum P dP in a first sweep.
 // CHECK: scf.if
 // CHECK-COUNT-2: call @gnn_rt_gemm
 // CHECK: vector.fma
-// Then per chunk S and dP, D from them when one chunk holds every source,
-// and dQ: three GEMMs, no softmax recomputed.
+// Then per chunk S and dP unless the first sweep kept them, D from them
+// when one chunk holds every source, and dQ: three GEMMs, no softmax
+// recomputed.
+// CHECK: scf.if
 // CHECK-COUNT-2: call @gnn_rt_gemm
+// CHECK-NEXT: }
 // CHECK-NEXT: scf.if
 // CHECK: vector.fma
 // CHECK: call @gnn_rt_gemm
 // CHECK-NOT: call @gnn_rt_gemm
 // CHECK: scf.parallel
+// The source pass recomputes its tiles chunk by chunk.
+// CHECK: memref.alloca() : memref<64x128xf32>
 // CHECK-COUNT-4: call @gnn_rt_gemm
 // CHECK: return
 func.func @fused_attention_grad_saved(%g: !gnn.graph<general>, %r: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {

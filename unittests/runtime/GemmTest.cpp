@@ -82,8 +82,9 @@ void runCase(const Case &c, std::mt19937 &rng) {
     bool inside =
         rel >= 0 && c.m > 0 && c.n > 0 && rel / out.strides[0] < c.m &&
         rel % out.strides[0] < c.n * cs && (rel % out.strides[0]) % cs == 0;
-    if (!inside)
+    if (!inside) {
       ASSERT_EQ(cStore[i], before[i]) << "outside the view at " << i;
+    }
   }
 }
 
@@ -164,9 +165,11 @@ TEST(Blas, KernelsUseTheCpusVectorUnits) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+      __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
     EXPECT_STREQ(core, "SkylakeX");
-  else if (__builtin_cpu_supports("avx2"))
+  } else if (__builtin_cpu_supports("avx2")) {
     EXPECT_STRNE(core, "Prescott");
+  }
 #endif
 }

@@ -153,8 +153,9 @@ TEST_F(CompileCacheTest, ConcurrentWritersLeaveOneWholeEntry) {
         std::optional<std::vector<std::string>> loaded = own.load(key);
         // A reader sees a whole entry or none (it may have been replaced
         // between the rename and the read, never half-written).
-        if (loaded)
+        if (loaded) {
           EXPECT_EQ(*loaded, objects);
+        }
       }
     });
   for (std::thread &w : writers)

@@ -13,7 +13,8 @@
 // scale dS K is a third. When the forward saved its log-sum-exp, D is the
 // row sum of P dP over the same tiles: in the chunk itself when the run's
 // sources fit one chunk (three GEMMs in all), else in a first sweep over
-// the chunks.
+// the chunks, whose S and dP tiles the second sweep reuses when the run's
+// sources fit kKeptCols (the tiles are that wide then).
 //
 // Source pass, per run of sources (the reversed graph's runs) and head: per
 // chunk of destinations, S^T = K Q^T and dP^T = V dOut^T, the tile turns
@@ -36,6 +37,11 @@ using namespace mlir::gnn;
 using namespace mlir::gnn::loops;
 
 namespace {
+/// Columns of the destination pass's tiles when the forward saved its
+/// log-sum-exp: runs of up to this many sources keep the first sweep's S
+/// and dP (two [kTileRows, kKeptCols] tiles, 128 KB on the stack).
+constexpr int64_t kKeptCols = 2 * kTileCols;
+
 class BlockGrad {
 public:
   BlockGrad(Lowering &l, const AttentionGradPlan &p)
@@ -46,23 +52,23 @@ public:
   void sourcePass(NodeHeadBody row);
 
 private:
-  /// Turns tile row r of raw dot products (`scores`) and of dP (`dprobs`)
-  /// into the weights P and scale * dS, both 0 off the row's columns
-  /// [begin, end); `shift(j)` and `offset(j)` give the lanes' values at
-  /// column j.
-  void gradientRow(BlockTiles &tiles, Value r, Value cols, Value begin,
-                   Value end, function_ref<Value(Value)> shift,
+  /// Turns tile row r of raw dot products (`scores`) and of dP (`dprobs`),
+  /// the chunk's columns from tile column `col`, into the weights P and
+  /// scale * dS, both 0 off the row's columns [begin, end); `shift(j)` and
+  /// `offset(j)` give the lanes' values at chunk column j.
+  void gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
+                   Value begin, Value end, function_ref<Value(Value)> shift,
                    function_ref<Value(Value)> offset);
-  /// Adds the row sums of P dP over the chunk's tiles to `rowOffset` (the
-  /// rows' shifts are their saved log-sum-exps).
+  /// Adds the row sums of P dP over the chunk's tiles (from tile column
+  /// `col`) to `rowOffset` (the rows' shifts are their saved log-sum-exps).
   void accumulateOutDots(BlockTiles &tiles, Value r0, Value rows, Value c,
-                         Value cols);
+                         Value col, Value cols);
   /// D - dlse of the rows from `rowOffset` into the statistics and back.
   void finishOutDots(BlockTiles &tiles, Value r0, Value rows, ValueRange head);
   /// The stack tiles of a pass (in `prepare`).
-  void allocateTiles(BlockTiles &tiles) {
-    scores = tiles.stackTile(kTileCols, t);
-    dprobs = tiles.stackTile(kTileCols, t);
+  void allocateTiles(BlockTiles &tiles, int64_t columns) {
+    scores = tiles.stackTile(columns, t);
+    dprobs = tiles.stackTile(columns, t);
   }
   /// beta of a GEMM that accumulates over chunks starting at `lo`: 0 for
   /// the first chunk (the output is not initialized), 1 after.
@@ -85,13 +91,14 @@ private:
 };
 } // namespace
 
-void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value cols, Value begin,
-                            Value end, function_ref<Value(Value)> shift,
+void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
+                            Value begin, Value end,
+                            function_ref<Value(Value)> shift,
                             function_ref<Value(Value)> offset) {
   l.serial(
       l.idx(0), tiles.paddedColumns(cols),
       [&](Value j) {
-        SmallVector<Value, 2> at = {r, j};
+        SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(loc, col, j)};
         auto [w, ds] = scoreGradients(
             l, p, b.create<vector::LoadOp>(loc, laneType, scores, at),
             b.create<vector::LoadOp>(loc, laneType, dprobs, at), shift(j),
@@ -103,7 +110,7 @@ void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value cols, Value begin,
 }
 
 void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
-                                  Value c, Value cols) {
+                                  Value c, Value col, Value cols) {
   Value scale = l.floatConst(laneType, p.scale);
   l.serial(l.idx(0), rows, [&](Value r) {
     auto [begin, end] =
@@ -114,7 +121,7 @@ void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
         l.idx(0), tiles.paddedColumns(cols),
         ValueRange{l.floatConst(laneType, 0.0)},
         [&](Value j, ValueRange state) {
-          SmallVector<Value, 2> at = {r, j};
+          SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(loc, col, j)};
           Value w = attentionWeights(
               l, p,
               b.create<arith::MulFOp>(
@@ -162,7 +169,7 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
   tiles.build(
       p.g, p.heads,
       [&] {
-        allocateTiles(tiles);
+        allocateTiles(tiles, saved ? kKeptCols : kTileCols);
         if (p.normalize && !saved)
           softmax.allocate();
         auto rowType = MemRefType::get({kTileRows}, t);
@@ -174,21 +181,36 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
         Value qRows = tiles.view(p.q.memref, first, rows, head, p.d);
         Value dOutRows =
             tiles.view(p.grads[0].memref, first, rows, head, p.dvSize);
-        auto scoreTiles = [&](Value c, Value cols) {
+        Value zero = l.idx(0);
+        Value width = b.create<arith::SubIOp>(loc, hi, lo);
+        // Where chunk c's S and dP tiles start: side by side when the run's
+        // sources fit the tiles (with a saved log-sum-exp), else all at 0.
+        Value kept = saved ? tiles.cmp(arith::CmpIPredicate::ule, width,
+                                       l.idx(kKeptCols))
+                           : Value();
+        auto tileColumn = [&](Value c) -> Value {
+          if (!saved)
+            return zero;
+          return b.create<arith::SelectOp>(
+              loc, kept, b.create<arith::SubIOp>(loc, c, lo), zero);
+        };
+        auto scoreTiles = [&](Value c, Value cols, Value col) {
           Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
-          tiles.gemm(qRows, kCols, tiles.tileView(scores, rows, cols),
+          tiles.gemm(qRows, kCols, tiles.tileView(scores, rows, cols, col),
                      /*transposeB=*/true, /*beta=*/0.0);
           tiles.gemm(dOutRows, tiles.view(p.v.memref, c, cols, head, p.dvSize),
-                     tiles.tileView(dprobs, rows, cols),
+                     tiles.tileView(dprobs, rows, cols, col),
                      /*transposeB=*/true, /*beta=*/0.0);
-          return kCols;
         };
         auto clearOffsets = [&] {
           l.serial(l.idx(0), rows, [&](Value r) {
             b.create<memref::StoreOp>(loc, l.floatConst(t, 0.0), rowOffset, r);
           });
         };
-        Value oneChunk;
+        // With a saved log-sum-exp: whether the second sweep computes the
+        // tiles (one chunk: D in the chunk itself; too many sources to keep
+        // the first sweep's).
+        Value oneChunk, computeTiles;
         if (saved) {
           l.serial(l.idx(0), rows, [&](Value r) {
             Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
@@ -196,14 +218,19 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
                 loc, shiftAndOffset(l, p, dst, head).first, rowShift, r);
           });
           oneChunk =
-              tiles.cmp(arith::CmpIPredicate::ule,
-                        b.create<arith::SubIOp>(loc, hi, lo), l.idx(kTileCols));
+              tiles.cmp(arith::CmpIPredicate::ule, width, l.idx(kTileCols));
+          computeTiles = b.create<arith::OrIOp>(
+              loc, oneChunk,
+              b.create<arith::XOrIOp>(
+                  loc, kept,
+                  b.create<arith::ConstantIntOp>(loc, 1, b.getI1Type())));
           // Sources past one chunk: D in a first sweep.
           l.unless(oneChunk, [&] {
             clearOffsets();
             tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
-              scoreTiles(c, cols);
-              accumulateOutDots(tiles, r0, rows, c, cols);
+              Value col = tileColumn(c);
+              scoreTiles(c, cols, col);
+              accumulateOutDots(tiles, r0, rows, c, col, cols);
             });
             finishOutDots(tiles, r0, rows, head);
           });
@@ -227,13 +254,17 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
           });
         Value dqRows = tiles.view(p.dq, first, rows, head, p.d);
         tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
-          Value kCols = scoreTiles(c, cols);
-          if (saved)
+          Value col = tileColumn(c);
+          if (saved) {
+            l.guarded(computeTiles, [&] { scoreTiles(c, cols, col); });
             l.guarded(oneChunk, [&] {
               clearOffsets();
-              accumulateOutDots(tiles, r0, rows, c, cols);
+              accumulateOutDots(tiles, r0, rows, c, col, cols);
               finishOutDots(tiles, r0, rows, head);
             });
+          } else {
+            scoreTiles(c, cols, col);
+          }
           l.serial(l.idx(0), rows, [&](Value r) {
             auto [begin, end] =
                 tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
@@ -242,10 +273,11 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
             Value offset = b.create<vector::BroadcastOp>(
                 loc, laneType, tiles.load(rowOffset, r));
             gradientRow(
-                tiles, r, cols, begin, end, [&](Value) { return shift; },
+                tiles, r, col, cols, begin, end, [&](Value) { return shift; },
                 [&](Value) { return offset; });
           });
-          tiles.gemm(tiles.tileView(dprobs, rows, cols), kCols, dqRows,
+          tiles.gemm(tiles.tileView(dprobs, rows, cols, col),
+                     tiles.view(p.k.memref, c, cols, head, p.d), dqRows,
                      /*transposeB=*/false, l.floatConst(t, 1.0),
                      accumulateAfter(c, lo));
         });
@@ -259,7 +291,7 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
   tiles.build(
       p.r, p.heads,
       [&] {
-        allocateTiles(tiles);
+        allocateTiles(tiles, kTileCols);
         auto colType = MemRefType::get({kTileCols}, t);
         colShift = b.create<memref::AllocaOp>(loc, colType);
         colOffset = b.create<memref::AllocaOp>(loc, colType);
@@ -290,7 +322,7 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
                 tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
             // Lanes past `cols` read stale statistics; they are masked.
             gradientRow(
-                tiles, r, cols, begin, end,
+                tiles, r, l.idx(0), cols, begin, end,
                 [&](Value j) {
                   return b.create<vector::LoadOp>(loc, laneType, colShift, j);
                 },

@@ -234,9 +234,11 @@ Value BlockTiles::view(Value feature, Value row, Value rows, ValueRange head,
   return b.create<memref::CastOp>(loc, matrixType, sub);
 }
 
-Value BlockTiles::tileView(Value buffer, Value rows, Value cols) {
-  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0)),
-      sizes = {rows, cols}, strides(2, b.getIndexAttr(1));
+Value BlockTiles::tileView(Value buffer, Value rows, Value cols, Value col) {
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
+                                       col ? OpFoldResult(col)
+                                           : OpFoldResult(b.getIndexAttr(0))},
+                            sizes = {rows, cols}, strides(2, b.getIndexAttr(1));
   Value sub = b.create<memref::SubViewOp>(loc, buffer, offsets, sizes, strides);
   return b.create<memref::CastOp>(loc, matrixType, sub);
 }

@@ -64,8 +64,9 @@ public:
   /// `width` columns.
   Value view(Value feature, Value row, Value rows, ValueRange head,
              int64_t width);
-  /// The top-left rows x cols corner of a tile buffer, as a matrix.
-  Value tileView(Value buffer, Value rows, Value cols);
+  /// The rows x cols corner of a tile buffer at column `col` (else 0), as a
+  /// matrix.
+  Value tileView(Value buffer, Value rows, Value cols, Value col = {});
   /// c = alpha * a @ op(bMatrix) + beta * c through the runtime.
   void gemm(Value a, Value bMatrix, Value c, bool transposeB, Value alpha,
             Value beta);
