@@ -439,3 +439,57 @@ func.func @fused_attention_grad_saved(%g: !gnn.graph<general>, %r: !gnn.graph<ge
       : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
   return %dq, %dk, %dv : tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
 }
+
+// -----
+
+// A weight's gradient, lhs^T rhs: one runtime GEMM, or with parallel-dense
+// one per thread over a block of the result's rows, each taking that block
+// of lhs's columns (no sum crosses blocks).
+// CHECK-LABEL: func @outer_sum
+// CHECK-NOT: scf.parallel
+// CHECK: call @gnn_rt_gemm_at(
+// CHECK-NOT: call @gnn_rt_gemm_at(
+// DENSE-LABEL: func @outer_sum
+// DENSE: %[[OUT:.*]] = memref.alloc() : memref<8x4xf32>
+// DENSE: call @omp_get_max_threads()
+// DENSE: scf.parallel (%[[I:.*]]) =
+// DENSE: %[[LO:.*]] = arith.muli %[[I]]
+// DENSE: %[[LEN:.*]] = arith.minui
+// DENSE: memref.subview %[[OUT]][%[[LO]], 0] [%[[LEN]], %{{.*}}] [1, 1]
+// DENSE: memref.subview %{{.*}}[0, %[[LO]]] [%{{.*}}, %[[LEN]]] [1, 1]
+// DENSE: call @gnn_rt_gemm_at(
+// DENSE: scf.reduce
+func.func @outer_sum(%x: tensor<?x8xf32>, %dy: tensor<?x4xf32>) -> tensor<8x4xf32> {
+  %dw = gnn.outer_sum %x, %dy : (tensor<?x8xf32>, tensor<?x4xf32>) -> tensor<8x4xf32>
+  return %dw : tensor<8x4xf32>
+}
+
+// -----
+
+// sum_to in vectors of 8. Over rows: blocks of 128 rows summed in parallel
+// into partial sums, four vectors of neighbouring columns at a time (each
+// lane sums its column in row order, the last vectors masked), then the
+// blocks' sums added up in block order. Within rows: lane-wise partial sums
+// reduced once per result element.
+// CHECK-LABEL: func @sum_to
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK: %[[PARTIAL:.*]] = memref.alloc(%[[BLOCKS]]) : memref<?x29xf32>
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[BLOCKS]])
+// CHECK: scf.for {{.*}} step %c32
+// CHECK-COUNT-4: vector.create_mask
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-COUNT-4: vector.maskedload
+// CHECK-COUNT-4: vector.maskedstore %[[PARTIAL]]
+// CHECK: scf.parallel
+// CHECK: vector.maskedload %[[PARTIAL]]
+// CHECK: vector.maskedstore
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} step %c8{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// CHECK: vector.maskedload
+// CHECK: vector.reduction <add>
+// CHECK: memref.store
+func.func @sum_to(%x: tensor<?x29xf32>) -> (tensor<29xf32>, tensor<?x1xf32>) {
+  %c = gnn.sum_to %x : tensor<?x29xf32> -> tensor<29xf32>
+  %r = gnn.sum_to %x : tensor<?x29xf32> -> tensor<?x1xf32>
+  return %c, %r : tensor<29xf32>, tensor<?x1xf32>
+}

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Runner/ObjectCode.h"
+#include "PerfMap.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -285,6 +286,7 @@ ObjectJit::load(llvm::ArrayRef<std::string> objects,
   std::unique_ptr<ObjectJit> loaded(new ObjectJit());
   loaded->jit = std::move(*jit);
   llvm::orc::LLJIT &j = *loaded->jit;
+  listFunctionsForPerf(j);
   llvm::orc::JITDylib &main = j.getMainJITDylib();
   char prefix = j.getDataLayout().getGlobalPrefix();
   // Given symbols first; then the libraries and the process (libm, libc).

@@ -10,6 +10,7 @@
 #include "Lowering.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -35,6 +36,49 @@ void loops::declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
 
 /// Rows per runtime call below which splitting a layer does not pay.
 constexpr int64_t kMinRowsPerCall = 16;
+
+/// Runs `body(lo, n)` in parallel for blocks [lo, lo + n) of [0, rows): one
+/// per OpenMP thread, of at least kMinRowsPerCall rows, at least one block
+/// (so that the runtime call inside also checks the sizes of empty inputs).
+static void forEachThreadBlock(Lowering &l, ModuleOp module, Value rows,
+                               function_ref<void(Value lo, Value n)> body) {
+  Type i32 = l.b.getI32Type();
+  declareFunction(module, kMaxThreadsFn, {}, {i32}, /*cInterface=*/false);
+  Value threads = l.b.create<arith::IndexCastOp>(
+      l.loc, l.b.getIndexType(),
+      l.b.create<func::CallOp>(l.loc, kMaxThreadsFn, TypeRange{i32})
+          .getResult(0));
+  Value perCall = l.b.create<arith::MaxUIOp>(
+      l.loc,
+      l.b.create<arith::CeilDivUIOp>(
+          l.loc, rows, l.b.create<arith::MaxUIOp>(l.loc, threads, l.idx(1))),
+      l.idx(kMinRowsPerCall));
+  Value calls = l.b.create<arith::MaxUIOp>(
+      l.loc, l.b.create<arith::CeilDivUIOp>(l.loc, rows, perCall), l.idx(1));
+  l.parallel(calls, [&](Value i) {
+    Value lo = l.b.create<arith::MulIOp>(l.loc, i, perCall);
+    Value n = l.b.create<arith::MinUIOp>(
+        l.loc, perCall, l.b.create<arith::SubIOp>(l.loc, rows, lo));
+    body(lo, n);
+  });
+}
+
+/// The block [row, row + rows) x [col, col + cols) of a matrix, as a
+/// strided matrix of type `matrix`.
+static Value matrixBlock(Lowering &l, Value m, Value row, Value rows, Value col,
+                         Value cols, MemRefType matrix) {
+  // Constant offsets and sizes as attributes: a static layout where known.
+  SmallVector<OpFoldResult> offsets = getAsOpFoldResult(ValueRange{row, col}),
+                            sizes = getAsOpFoldResult(ValueRange{rows, cols}),
+                            strides = {l.b.getIndexAttr(1),
+                                       l.b.getIndexAttr(1)};
+  auto viewType = cast<MemRefType>(memref::SubViewOp::inferResultType(
+      cast<MemRefType>(m.getType()), offsets, sizes, strides));
+  return l.b.create<memref::CastOp>(
+      l.loc, matrix,
+      l.b.create<memref::SubViewOp>(l.loc, viewType, m, offsets, sizes,
+                                    strides));
+}
 
 LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
                                             RewriterBase &rewriter) {
@@ -82,44 +126,17 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
     call(castTo(input, matrix), castTo(out, matrix));
     return l.replaceWithBuffers(op, out);
   }
-  // One call per thread (at least one call: it also checks the sizes).
-  Type i32 = l.b.getI32Type();
-  declareFunction(module, kMaxThreadsFn, {}, {i32}, /*cInterface=*/false);
-  Value threads = l.b.create<arith::IndexCastOp>(
-      l.loc, l.b.getIndexType(),
-      l.b.create<func::CallOp>(l.loc, kMaxThreadsFn, TypeRange{i32})
-          .getResult(0));
-  Value perCall = l.b.create<arith::MaxUIOp>(
-      l.loc,
-      l.b.create<arith::CeilDivUIOp>(
-          l.loc, rows, l.b.create<arith::MaxUIOp>(l.loc, threads, l.idx(1))),
-      l.idx(kMinRowsPerCall));
-  Value calls = l.b.create<arith::MaxUIOp>(
-      l.loc, l.b.create<arith::CeilDivUIOp>(l.loc, rows, perCall), l.idx(1));
-  l.parallel(calls, [&](Value i) {
-    Value lo = l.b.create<arith::MulIOp>(l.loc, i, perCall);
-    Value n = l.b.create<arith::MinUIOp>(
-        l.loc, perCall, l.b.create<arith::SubIOp>(l.loc, rows, lo));
-    auto rowsOf = [&](Value m, Value width) {
-      SmallVector<OpFoldResult> offsets = {lo, l.b.getIndexAttr(0)},
-                                sizes = {n, width},
-                                strides = {l.b.getIndexAttr(1),
-                                           l.b.getIndexAttr(1)};
-      auto viewType = cast<MemRefType>(memref::SubViewOp::inferResultType(
-          cast<MemRefType>(m.getType()), offsets, sizes, strides));
-      return castTo(l.b.create<memref::SubViewOp>(l.loc, viewType, m, offsets,
-                                                  sizes, strides),
-                    matrix);
-    };
+  // One call per thread, over a block of rows.
+  forEachThreadBlock(l, module, rows, [&](Value lo, Value n) {
     // In this order on every compiler (argument order is unspecified).
-    Value outRows = rowsOf(out, outCols);
-    Value inRows = rowsOf(input, cols);
+    Value outRows = matrixBlock(l, out, lo, n, l.idx(0), outCols, matrix);
+    Value inRows = matrixBlock(l, input, lo, n, l.idx(0), cols, matrix);
     call(inRows, outRows);
   });
   return l.replaceWithBuffers(op, out);
 }
 
-LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op,
+LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op, bool parallelDense,
                                               RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   Type f32 = l.b.getF32Type();
@@ -132,12 +149,28 @@ LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op,
   };
   Value lhs = l.toMemref(op.getLhs()), rhs = l.toMemref(op.getRhs());
   auto type = cast<RankedTensorType>(op.getResult().getType());
-  Value out = l.alloc(type, l.dim(lhs, 1), {l.dim(rhs, 1)});
-  SmallVector<Value> args = {asMatrix(lhs), asMatrix(rhs), asMatrix(out),
-                             l.floatConst(f32, 1.0), l.floatConst(f32, 0.0)};
-  declareFunction(op->getParentOfType<ModuleOp>(), abi::kGemmAt,
-                  ValueRange(args).getTypes(), {}, /*cInterface=*/true);
-  l.b.create<func::CallOp>(l.loc, abi::kGemmAt, TypeRange{}, args);
+  Value outRows = l.dim(lhs, 1), outCols = l.dim(rhs, 1);
+  Value out = l.alloc(type, outRows, {outCols});
+  auto call = [&](Value lhsCols, Value outBlock) {
+    SmallVector<Value> args = {lhsCols, asMatrix(rhs), outBlock,
+                               l.floatConst(f32, 1.0), l.floatConst(f32, 0.0)};
+    declareFunction(op->getParentOfType<ModuleOp>(), abi::kGemmAt,
+                    ValueRange(args).getTypes(), {}, /*cInterface=*/true);
+    l.b.create<func::CallOp>(l.loc, abi::kGemmAt, TypeRange{}, args);
+  };
+  if (!parallelDense) {
+    call(asMatrix(lhs), asMatrix(out));
+    return l.replaceWithBuffers(op, out);
+  }
+  // Row i of the result takes column i of lhs: one call per thread, over a
+  // block of the result's rows (no sum crosses blocks).
+  forEachThreadBlock(
+      l, op->getParentOfType<ModuleOp>(), outRows, [&](Value lo, Value n) {
+        Value outBlock = matrixBlock(l, out, lo, n, l.idx(0), outCols, matrix);
+        Value lhsCols =
+            matrixBlock(l, lhs, l.idx(0), l.dim(lhs, 0), lo, n, matrix);
+        call(lhsCols, outBlock);
+      });
   return l.replaceWithBuffers(op, out);
 }
 

@@ -278,63 +278,6 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, RewriterBase &rewriter) {
   return l.replaceWithBuffers(op, out);
 }
 
-static LogicalResult lowerSumTo(SumToOp op, RewriterBase &rewriter) {
-  Lowering l(op, rewriter);
-  Feature in = l.feature(op.getInput());
-  auto type = op.getType();
-  int64_t offset = in.type.getRank() - type.getRank();
-  // Input dim d is summed when the result lacks it or has a static 1 there;
-  // otherwise it follows result dim d - offset.
-  SmallVector<Value> outExtents, summedExtents;
-  SmallVector<int64_t> summedDims;
-  for (int64_t d = 0; d < in.type.getRank(); ++d) {
-    Value extent = l.dim(in.memref, d);
-    bool summed = d < offset || type.getDimSize(d - offset) == 1;
-    if (d >= offset)
-      outExtents.push_back(summed ? l.idx(1) : extent);
-    if (summed) {
-      summedDims.push_back(d);
-      summedExtents.push_back(extent);
-    }
-  }
-  SmallVector<Value> dynamic;
-  for (auto [i, extent] : llvm::enumerate(outExtents))
-    if (type.isDynamicDim(i))
-      dynamic.push_back(extent);
-  Value out = l.b.create<memref::AllocOp>(
-      l.loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
-  Value zero = l.floatConst(type.getElementType(), 0.0);
-  // Each result element sums its inputs on its own: parallel over the
-  // result's first dimension, free of races.
-  auto sumInto = [&](ValueRange at) {
-    l.b.create<memref::StoreOp>(l.loc, zero, out, at);
-    l.loopNest(summedExtents, [&](ValueRange summed) {
-      SmallVector<Value> from(in.type.getRank());
-      for (auto [d, index] : llvm::zip(summedDims, summed))
-        from[d] = index;
-      for (auto [i, index] : llvm::enumerate(at))
-        if (!from[offset + i])
-          from[offset + i] = index;
-      Value sum = l.b.create<arith::AddFOp>(
-          l.loc, l.b.create<memref::LoadOp>(l.loc, out, at),
-          l.b.create<memref::LoadOp>(l.loc, in.memref, from));
-      l.b.create<memref::StoreOp>(l.loc, sum, out, at);
-    });
-  };
-  if (outExtents.empty()) {
-    sumInto({});
-  } else {
-    l.parallel(outExtents.front(), [&](Value first) {
-      l.loopNest(ArrayRef(outExtents).drop_front(), [&](ValueRange rest) {
-        SmallVector<Value> at = {first};
-        llvm::append_range(at, rest);
-        sumInto(at);
-      });
-    });
-  }
-  return l.replaceWithBuffers(op, out);
-}
-
 static LogicalResult lowerBroadcast(BroadcastOp op, RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   Value in = l.toMemrefView(op.getInput());
@@ -987,7 +930,9 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<ReduceOp>(patterns, lowerReduce);
   addLowering<ApplyNodesOp>(patterns, lowerApplyNodes);
   addLowering<DropoutOp>(patterns, lowerDropout);
-  addLowering<SumToOp>(patterns, lowerSumTo);
+  addLowering<SumToOp>(patterns, [options](SumToOp op, RewriterBase &rewriter) {
+    return lowerSumTo(op, !options.gpuKernels, rewriter);
+  });
   addLowering<BroadcastOp>(patterns, lowerBroadcast);
   addLowering<FusedAttentionGradOp>(
       patterns, [options](FusedAttentionGradOp op, RewriterBase &rewriter) {
@@ -1018,7 +963,10 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
         return lowerLinear(op, options.parallelDense, rewriter);
       });
   addLowering<LayerNormOp>(patterns, lowerLayerNorm);
-  addLowering<OuterSumOp>(patterns, lowerOuterSum);
+  addLowering<OuterSumOp>(
+      patterns, [options](OuterSumOp op, RewriterBase &rewriter) {
+        return lowerOuterSum(op, options.parallelDense, rewriter);
+      });
   addLowering<LogSoftmaxOp>(patterns, lowerLogSoftmax);
 }
 

@@ -590,8 +590,13 @@ void declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
 LogicalResult lowerLinear(LinearOp op, bool parallelDense,
                           RewriterBase &rewriter);
 LogicalResult lowerLayerNorm(LayerNormOp op, RewriterBase &rewriter);
-LogicalResult lowerOuterSum(OuterSumOp op, RewriterBase &rewriter);
+LogicalResult lowerOuterSum(OuterSumOp op, bool parallelDense,
+                            RewriterBase &rewriter);
 LogicalResult lowerLogSoftmax(LogSoftmaxOp op, RewriterBase &rewriter);
+
+/// gnn.sum_to (SumTo.cpp): in vector loops with `vectors`, else one result
+/// element per parallel iteration (GPU kernels).
+LogicalResult lowerSumTo(SumToOp op, bool vectors, RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

@@ -121,6 +121,14 @@ Value AdjointBuilder::applyNodes(ValueRange inputs, RankedTensorType type,
                                  ElementBody body) {
   auto op = b.create<ApplyNodesOp>(type, inputs);
   buildBody(b, op.getBody(), inputs, body);
+  // A body that passes one input through unchanged (the adjoint of a sum
+  // with respect to either term) would copy it: that input is the result.
+  Value yielded = op.getBody().front().getTerminator()->getOperand(0);
+  if (auto arg = dyn_cast<BlockArgument>(yielded))
+    if (Value input = inputs[arg.getArgNumber()]; input.getType() == type) {
+      op.erase();
+      return input;
+    }
   return op;
 }
 
