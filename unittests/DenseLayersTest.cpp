@@ -1,7 +1,8 @@
 //===- DenseLayersTest.cpp - dense node-wise layers against naive loops ---===//
 //
-// Part of gnnc. gnn.linear (OpenBLAS through the runtime), gnn.layer_norm
-// and gnn.log_softmax run JIT-compiled on random inputs of several shapes,
+// Part of gnnc. gnn.linear (OpenBLAS through the runtime), gnn.layer_norm,
+// its backward gnn.layer_norm_grad and gnn.log_softmax run JIT-compiled on
+// random inputs of several shapes,
 // zero rows included, and are compared with naive double-precision loops.
 // Tolerance: |got - want| <= 1e-5 * max(1, |want|), plus, where a float
 // dot product feeds the value, 1e-6 * sum |x_i w_i| (its rounding bound).
@@ -234,4 +235,94 @@ TEST_F(DenseLayersTest, StaticWidthRows) {
       expectNear((*results)[1], logProbs, slack, "log_softmax");
     }
   }
+}
+
+/// layer_norm_grad against the backward of layer_norm in double precision,
+/// for static widths (8-wide pieces, a tail, widths below 8) and a dynamic
+/// one. Tolerance: 1e-5 * max(1, |want|) plus 1e-5 * r * max |dy * w| of
+/// the row (the float sums of the row's terms, scaled by 1 / sigma).
+TEST_F(DenseLayersTest, LayerNormGradMatchesDoubleBackward) {
+  for (std::string width : {"3", "8", "29", "128", "136", "?"}) {
+    SCOPED_TRACE("width " + width);
+    int64_t n = width == "?" ? 20 : std::stoll(width);
+    std::string row = "tensor<?x" + width + "xf32>";
+    std::string vec = "tensor<" + width + "xf32>";
+    std::string source = "func.func @main(%x: " + row + ", %w: " + vec +
+                         ", %dy: " + row + ") -> (" + row + ", " + row +
+                         ") {\n  %dx, %dxh = gnn.layer_norm_grad %x, %w, %dy "
+                         "eps(1.0e-05) : (" +
+                         row + ", " + vec + ", " + row + ") -> (" + row + ", " +
+                         row + ")\n  return %dx, %dxh : " + row + ", " + row +
+                         "\n}\n";
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, ParserConfig(&context));
+    ASSERT_TRUE(module);
+    auto compiled = JitProgram::compile(std::move(module), "main", {}, {});
+    ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+    for (int64_t rows : {0, 1, 37}) {
+      HostTensor x = random({rows, n}, 3.0f), w = random({n}, 1.0f),
+                 dy = random({rows, n});
+      auto results =
+          (*compiled)->run({{nullptr, &x}, {nullptr, &w}, {nullptr, &dy}});
+      ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
+      std::vector<double> dx(rows * n), dxh(rows * n), slack(rows * n);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x.as<float>() + r * n, *dyr = dy.as<float>() + r * n;
+        double mean = 0.0, var = 0.0, meanG = 0.0, meanGX = 0.0, maxG = 0.0;
+        for (int64_t i = 0; i < n; ++i)
+          mean += xr[i] / double(n);
+        for (int64_t i = 0; i < n; ++i)
+          var += (xr[i] - mean) * (xr[i] - mean) / double(n);
+        double inv = 1.0 / std::sqrt(var + 1e-5);
+        std::vector<double> xh(n), g(n);
+        for (int64_t i = 0; i < n; ++i) {
+          xh[i] = (xr[i] - mean) * inv;
+          g[i] = double(dyr[i]) * w.as<float>()[i];
+          meanG += g[i] / double(n);
+          meanGX += g[i] * xh[i] / double(n);
+          maxG = std::max(maxG, std::fabs(g[i]));
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          dx[r * n + i] = inv * (g[i] - meanG - xh[i] * meanGX);
+          dxh[r * n + i] = dyr[i] * xh[i];
+          slack[r * n + i] = 1e-5 * inv * maxG;
+        }
+      }
+      expectNear((*results)[0], dx, slack, "input gradient");
+      expectNear((*results)[1], dxh, slack, "dy * xh");
+    }
+  }
+}
+
+/// A gradient whose rows or width differ from the input's is a run-time
+/// error, not a read past its end.
+TEST_F(DenseLayersTest, LayerNormGradSizesAreChecked) {
+  const char *source = R"mlir(
+func.func @main(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %dy: tensor<?x?xf32>)
+    -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %dx, %dxh = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<?x?xf32>, tensor<?xf32>, tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>)
+  return %dx, %dxh : tensor<?x?xf32>, tensor<?x?xf32>
+}
+)mlir";
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&context));
+  ASSERT_TRUE(module);
+  auto compiled = JitProgram::compile(std::move(module), "main", {}, {});
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  HostTensor x = random({4, 6}), w = random({6});
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{3, 6}, std::vector<int64_t>{4, 5}}) {
+    HostTensor dy = random(shape);
+    auto results =
+        (*compiled)->run({{nullptr, &x}, {nullptr, &w}, {nullptr, &dy}});
+    EXPECT_FALSE(bool(results));
+    if (!results)
+      llvm::consumeError(results.takeError());
+  }
+  HostTensor shortWeight = random({5}), dy = random({4, 6});
+  auto results = (*compiled)->run(
+      {{nullptr, &x}, {nullptr, &shortWeight}, {nullptr, &dy}});
+  EXPECT_FALSE(bool(results));
+  if (!results)
+    llvm::consumeError(results.takeError());
 }

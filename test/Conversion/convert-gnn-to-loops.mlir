@@ -493,3 +493,22 @@ func.func @sum_to(%x: tensor<?x29xf32>) -> (tensor<29xf32>, tensor<?x1xf32>) {
   %r = gnn.sum_to %x : tensor<?x29xf32> -> tensor<?x1xf32>
   return %c, %r : tensor<29xf32>, tensor<?x1xf32>
 }
+
+// -----
+
+// layer_norm_grad: one parallel loop over rows, each row's statistics
+// recomputed (mean, variance, the two means of its gradient terms: four
+// lane-wise sums) and both results stored in 8-wide pieces.
+// CHECK-LABEL: func @layer_norm_grad
+// CHECK: %[[DX:.*]] = memref.alloc(%{{.*}}) : memref<?x16xf32>
+// CHECK: %[[DXH:.*]] = memref.alloc(%{{.*}}) : memref<?x16xf32>
+// CHECK: scf.parallel
+// CHECK-COUNT-2: vector.reduction <add>
+// CHECK: math.rsqrt
+// CHECK-COUNT-2: vector.reduction <add>
+// CHECK: vector.store %{{.*}}, %[[DX]]
+// CHECK: vector.store %{{.*}}, %[[DXH]]
+func.func @layer_norm_grad(%x: tensor<?x16xf32>, %w: tensor<16xf32>, %dy: tensor<?x16xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+  %dx, %dxh = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<?x16xf32>, tensor<16xf32>, tensor<?x16xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>)
+  return %dx, %dxh : tensor<?x16xf32>, tensor<?x16xf32>
+}

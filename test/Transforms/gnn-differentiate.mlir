@@ -225,3 +225,22 @@ func.func @bounded(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tenso
   %l = gnn.sum_to %r#0 : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// layer_norm's backward is one gnn.layer_norm_grad (no per-term tensors):
+// its first result is the input's gradient, the sum over rows of its second
+// the weight's; the bias's is the sum of the upstream gradient.
+// CHECK-LABEL: func @norm_grad(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x8xf32> {gnn.differentiable}, %[[W:[^:]*]]: tensor<8xf32> {gnn.differentiable}, %[[B:[^:]*]]: tensor<8xf32> {gnn.differentiable}
+// CHECK: %[[DY:.*]] = gnn.broadcast
+// CHECK: %[[DX:.*]], %[[DXH:.*]] = gnn.layer_norm_grad %[[X]], %[[W]], %[[DY]] eps(1.000000e-05)
+// CHECK-NOT: gnn.layer_norm %
+// CHECK-DAG: %[[DW:.*]] = gnn.sum_to %[[DXH]] : tensor<?x8xf32> -> tensor<8xf32>
+// CHECK-DAG: %[[DB:.*]] = gnn.sum_to %[[DY]] : tensor<?x8xf32> -> tensor<8xf32>
+// CHECK: return %{{.*}}, %[[DX]], %[[DW]], %[[DB]]
+func.func @norm(%x: tensor<?x8xf32> {gnn.differentiable}, %w: tensor<8xf32> {gnn.differentiable}, %b: tensor<8xf32> {gnn.differentiable}) -> tensor<f32> {
+  %n = gnn.layer_norm %x, %w, %b eps(1.0e-05) : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %l = gnn.sum_to %n : tensor<?x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

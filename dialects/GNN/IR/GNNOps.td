@@ -669,6 +669,34 @@ def GNN_LayerNormOp : GNN_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def GNN_LayerNormGradOp : GNN_Op<"layer_norm_grad", [Pure]> {
+  let summary = "gradients of a layer normalization, one pass per row";
+  let description = [{
+    The backward of `gnn.layer_norm %input, %weight, %bias eps(eps)` for the
+    gradient `grad` of its result, which gnn-differentiate writes for it: per
+    row, with `xh = (x - mean) * r`, `r = 1 / sqrt(var + eps)` and
+    `g = grad * weight`, `input_grad = r * (g - mean(g) - xh * mean(g * xh))`
+    and `normalized_grad = grad * xh`, whose sum over rows is the weight's
+    gradient (the bias's is that of `grad`). Each row is read once and its
+    statistics recomputed, instead of each term being a tensor of its own.
+
+    ```mlir
+    %dx, %dxh = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05)
+        : (tensor<?x128xf32>, tensor<128xf32>, tensor<?x128xf32>)
+        -> (tensor<?x128xf32>, tensor<?x128xf32>)
+    ```
+  }];
+  let arguments = (ins GNN_RowMatrix:$input, 1DTensorOf<[F32]>:$weight,
+                       GNN_RowMatrix:$grad, F64Attr:$eps);
+  let results = (outs GNN_RowMatrix:$input_grad,
+                      GNN_RowMatrix:$normalized_grad);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad `eps` `(` $eps `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def GNN_LogSoftmaxOp : GNN_Op<"log_softmax", [Pure]> {
   let summary = "log-softmax of every row";
   let description = [{

@@ -1021,6 +1021,24 @@ LogicalResult LayerNormOp::verify() {
   return verifyRowwise(*this, getInput(), getResult(), width);
 }
 
+LogicalResult LayerNormGradOp::verify() {
+  int64_t width = getFeatureType(getInput()).getDimSize(1);
+  if (failed(verifySameSize(*this, getFeatureType(getWeight()).getDimSize(0),
+                            width, "weight size differs from the input width")))
+    return failure();
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError() << "needs a positive eps";
+  // The gradient has the input's shape, as both results do.
+  if (failed(verifyNodeRows(*this, {getInput(), getGrad()}, Value())) ||
+      failed(verifySameSize(*this, getFeatureType(getGrad()).getDimSize(1),
+                            width, "gradient width differs from the input's")))
+    return failure();
+  for (Value v : {getInputGrad(), getNormalizedGrad()})
+    if (failed(verifyRowwise(*this, getInput(), v, width)))
+      return failure();
+  return success();
+}
+
 /// `small` broadcasts to `large`: aligned from the right, each of its dims
 /// is a static 1 or `large`'s.
 static LogicalResult verifyBroadcastsTo(Operation *op, RankedTensorType small,

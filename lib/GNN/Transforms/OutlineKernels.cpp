@@ -32,8 +32,8 @@ namespace {
 bool isKernelOp(Operation *op) {
   return isa<ApplyEdgesOp, SendAndRecvOp, ReduceOp, ApplyNodesOp, DropoutOp,
              SumToOp, BroadcastOp, FilterNodesOp, FilterEdgesOp,
-             FusedAttentionOp, FusedAttentionGradOp, LayerNormOp, LogSoftmaxOp>(
-      op);
+             FusedAttentionOp, FusedAttentionGradOp, LayerNormOp,
+             LayerNormGradOp, LogSoftmaxOp>(op);
 }
 
 /// Whether `v` may bufferize to a strided view (a slice of a larger

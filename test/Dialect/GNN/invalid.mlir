@@ -670,6 +670,46 @@ func.func @f(%x: tensor<?x8xf32>, %w: tensor<8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<7xf32>, %dy: tensor<?x8xf32>) {
+  // expected-error @+1 {{weight size differs from the input width (7 vs 8)}}
+  %0:2 = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<?x8xf32>, tensor<7xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<8xf32>, %dy: tensor<?x8xf32>) {
+  // expected-error @+1 {{needs a positive eps}}
+  %0:2 = gnn.layer_norm_grad %x, %w, %dy eps(-1.0) : (tensor<?x8xf32>, tensor<8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<8xf32>, %dy: tensor<?x4xf32>) {
+  // expected-error @+1 {{gradient width differs from the input's (4 vs 8)}}
+  %0:2 = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<?x8xf32>, tensor<8xf32>, tensor<?x4xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<5x8xf32>, %w: tensor<8xf32>, %dy: tensor<5x8xf32>) {
+  // expected-error @+1 {{result has 6 rows, but input #0 has 5 destination nodes}}
+  %0:2 = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<5x8xf32>, tensor<8xf32>, tensor<5x8xf32>) -> (tensor<5x8xf32>, tensor<6x8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<5x8xf32>, %w: tensor<8xf32>, %dy: tensor<4x8xf32>) {
+  // expected-error @+1 {{input #1 has 4 rows, but input #0 has 5 destination nodes}}
+  %0:2 = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<5x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<5x8xf32>, tensor<5x8xf32>)
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<?x8xf32>) {
   // expected-error @+1 {{result width differs from the layer's (9 vs 8)}}
   %0 = gnn.log_softmax %x : (tensor<?x8xf32>) -> tensor<?x9xf32>

@@ -165,12 +165,14 @@ func.func @fused_attention(%g: !gnn.graph<complete>, %q: tensor<?x8x64xf32>, %k:
 // CHECK: gnn.linear %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x?xf32>
 // CHECK: gnn.layer_norm %{{.*}}, %{{.*}}, %{{.*}} eps(1.000000e-05) : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
 // CHECK: gnn.log_softmax %{{.*}} : (tensor<?x4xf32>) -> tensor<?x4xf32>
-func.func @dense_layers(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>, %w2: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x?xf32>) {
+// CHECK: gnn.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} eps(1.000000e-05) : (tensor<?x4xf32>, tensor<4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+func.func @dense_layers(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>, %w2: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x?xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
   %y = gnn.linear %x, %w, %b : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   %z = gnn.linear %y, %w2 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x?xf32>
   %n = gnn.layer_norm %y, %b, %b eps(1.0e-05) : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   %l = gnn.log_softmax %n : (tensor<?x4xf32>) -> tensor<?x4xf32>
-  return %l, %z : tensor<?x4xf32>, tensor<?x?xf32>
+  %dy, %dyxh = gnn.layer_norm_grad %y, %b, %l eps(1.0e-05) : (tensor<?x4xf32>, tensor<4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+  return %l, %z, %dy, %dyxh : tensor<?x4xf32>, tensor<?x?xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }
 
 // CHECK-LABEL: func @in_subgraph

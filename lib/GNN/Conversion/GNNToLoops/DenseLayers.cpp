@@ -298,6 +298,77 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
   return l.replaceWithBuffers(op, out);
 }
 
+LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
+                                                   RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value input = l.toMemref(op.getInput()), grad = l.toMemref(op.getGrad());
+  Value weight = l.toMemref(op.getWeight());
+  auto type = cast<RankedTensorType>(op.getInputGrad().getType());
+  Type f = type.getElementType();
+  Value rows = l.dim(input, 0), width = l.dim(input, 1);
+  Value dx = l.alloc(type, rows, {width});
+  Value dxh = l.alloc(type, rows, {width});
+  // The weight is indexed up to the input's width, the gradient's rows
+  // with the input's.
+  Value ok = l.sizesMatch({{weight, 0, width, kItemSizeCode},
+                           {grad, 0, rows, kInputRowsCode},
+                           {grad, 1, width, kItemSizeCode}});
+  Value n = b.create<arith::UIToFPOp>(
+      loc, f, b.create<arith::IndexCastOp>(loc, b.getI64Type(), width));
+  Value eps = l.floatConst(f, op.getEps().convertToDouble());
+  RowPieces row(l, f, type.getDimSize(1), width);
+  l.guarded(ok, [&] {
+    l.parallel(rows, [&](Value r) {
+      auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
+      auto dy = [&](Value j, Type t) { return row.load(t, grad, {r, j}); };
+      Value mean = b.create<arith::DivFOp>(
+          loc, row.reduce(vector::CombiningKind::ADD, 0.0, x), n);
+      auto centered = [&](Value j, Type t) -> Value {
+        return b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, mean));
+      };
+      Value var = b.create<arith::DivFOp>(
+          loc,
+          row.reduce(vector::CombiningKind::ADD, 0.0,
+                     [&](Value j, Type t) {
+                       Value c = centered(j, t);
+                       return b.create<arith::MulFOp>(loc, c, c).getResult();
+                     }),
+          n);
+      Value inv =
+          b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps));
+      auto normalized = [&](Value j, Type t) -> Value {
+        return b.create<arith::MulFOp>(loc, centered(j, t), row.splat(t, inv));
+      };
+      auto g = [&](Value j, Type t) -> Value {
+        return b.create<arith::MulFOp>(loc, dy(j, t), row.load(t, weight, j));
+      };
+      Value meanG = b.create<arith::DivFOp>(
+          loc, row.reduce(vector::CombiningKind::ADD, 0.0, g), n);
+      Value meanGX = b.create<arith::DivFOp>(
+          loc,
+          row.reduce(
+              vector::CombiningKind::ADD, 0.0,
+              [&](Value j, Type t) {
+                return b.create<arith::MulFOp>(loc, g(j, t), normalized(j, t))
+                    .getResult();
+              }),
+          n);
+      row.forEach([&](Value j, Type t) {
+        Value xh = normalized(j, t);
+        Value d = b.create<arith::SubFOp>(
+            loc, b.create<arith::SubFOp>(loc, g(j, t), row.splat(t, meanG)),
+            b.create<arith::MulFOp>(loc, xh, row.splat(t, meanGX)));
+        row.store(b.create<arith::MulFOp>(loc, row.splat(t, inv), d), dx,
+                  {r, j});
+        row.store(b.create<arith::MulFOp>(loc, dy(j, t), xh), dxh, {r, j});
+      });
+    });
+  });
+  return l.replaceWithBuffers(op, {dx, dxh});
+}
+
 LogicalResult mlir::gnn::loops::lowerLogSoftmax(LogSoftmaxOp op,
                                                 RewriterBase &rewriter) {
   Lowering l(op, rewriter);

@@ -963,6 +963,7 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
         return lowerLinear(op, options.parallelDense, rewriter);
       });
   addLowering<LayerNormOp>(patterns, lowerLayerNorm);
+  addLowering<LayerNormGradOp>(patterns, lowerLayerNormGrad);
   addLowering<OuterSumOp>(
       patterns, [options](OuterSumOp op, RewriterBase &rewriter) {
         return lowerOuterSum(op, options.parallelDense, rewriter);

@@ -590,6 +590,7 @@ void declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
 LogicalResult lowerLinear(LinearOp op, bool parallelDense,
                           RewriterBase &rewriter);
 LogicalResult lowerLayerNorm(LayerNormOp op, RewriterBase &rewriter);
+LogicalResult lowerLayerNormGrad(LayerNormGradOp op, RewriterBase &rewriter);
 LogicalResult lowerOuterSum(OuterSumOp op, bool parallelDense,
                             RewriterBase &rewriter);
 LogicalResult lowerLogSoftmax(LogSoftmaxOp op, RewriterBase &rewriter);

@@ -136,66 +136,18 @@ static LogicalResult differentiate(OuterSumOp op, AdjointBuilder &ad) {
 }
 
 static LogicalResult differentiate(LayerNormOp op, AdjointBuilder &ad) {
-  // With xh = (x - mean) * r, r = 1 / sqrt(var + eps), y = xh * w + b:
-  // dxh = dy * w, dx = r * (dxh - mean(dxh) - xh * mean(dxh * xh)),
-  // dw = sum over rows of dy * xh, db = sum over rows of dy.
+  // gnn.layer_norm_grad recomputes each row's statistics and gives the
+  // input's gradient and dy * xh, whose sum over rows is the weight's; the
+  // bias's is the sum of dy.
   Value x = op.getInput(), w = op.getWeight(), dy = ad.adjoint(op.getResult());
-  auto type = tensorType(x);
-  int64_t width = type.getDimSize(1);
-  if (ShapedType::isDynamic(width))
-    return ad.noAdjoint(op, "its rows need a static width");
-  Type f = type.getElementType();
-  Location loc = ad.b.getLoc();
-  auto rowType = RankedTensorType::get({type.getDimSize(0), 1}, f);
-  auto c = [&](OpBuilder &b, double v) -> Value {
-    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f, v));
-  };
-  auto mul = [&](Value p, Value q) {
-    return ad.applyNodes({p, q}, type, [&](OpBuilder &b, ValueRange e) {
-      return b.create<arith::MulFOp>(loc, e[0], e[1]);
-    });
-  };
-  Value xh = ad.b.create<LayerNormOp>(type, x, ad.constantLike(w, 1.0),
-                                      ad.constantLike(w, 0.0), op.getEpsAttr());
-  if (ad.isActive(x)) {
-    double inv = 1.0 / double(width);
-    Value mean = ad.applyNodes(
-        {ad.sumTo(x, rowType)}, rowType, [&](OpBuilder &b, ValueRange e) {
-          return b.create<arith::MulFOp>(loc, e[0], c(b, inv));
-        });
-    Value squares = ad.applyNodes(
-        {x, mean}, type, [&](OpBuilder &b, ValueRange e) -> Value {
-          Value d = b.create<arith::SubFOp>(loc, e[0], e[1]);
-          return b.create<arith::MulFOp>(loc, d, d);
-        });
-    double eps = op.getEps().convertToDouble();
-    Value r =
-        ad.applyNodes({ad.sumTo(squares, rowType)}, rowType,
-                      [&](OpBuilder &b, ValueRange e) -> Value {
-                        Value var =
-                            b.create<arith::MulFOp>(loc, e[0], c(b, inv));
-                        return b.create<math::RsqrtOp>(
-                            loc, b.create<arith::AddFOp>(loc, var, c(b, eps)));
-                      });
-    Value dxh = mul(dy, ad.b.create<BroadcastOp>(
-                            RankedTensorType::get(type.getShape(), f), w, x));
-    Value meanD = ad.sumTo(dxh, rowType);
-    Value meanDX = ad.sumTo(mul(dxh, xh), rowType);
-    ad.accumulate(
-        x, ad.applyNodes({dxh, xh, meanD, meanDX, r}, type,
-                         [&](OpBuilder &b, ValueRange e) -> Value {
-                           Value a =
-                               b.create<arith::MulFOp>(loc, e[2], c(b, inv));
-                           Value s = b.create<arith::MulFOp>(
-                               loc, e[1],
-                               b.create<arith::MulFOp>(loc, e[3], c(b, inv)));
-                           Value d = b.create<arith::SubFOp>(
-                               loc, b.create<arith::SubFOp>(loc, e[0], a), s);
-                           return b.create<arith::MulFOp>(loc, e[4], d);
-                         }));
+  if (ad.isActive(x) || ad.isActive(w)) {
+    auto grad = ad.b.create<LayerNormGradOp>(x.getType(), x.getType(), x, w, dy,
+                                             op.getEpsAttr());
+    if (ad.isActive(x))
+      ad.accumulate(x, grad.getInputGrad());
+    if (ad.isActive(w))
+      ad.accumulate(w, ad.sumTo(grad.getNormalizedGrad(), w.getType()));
   }
-  if (ad.isActive(w))
-    ad.accumulate(w, ad.sumTo(mul(dy, xh), w.getType()));
   if (ad.isActive(op.getBias()))
     ad.accumulate(op.getBias(), ad.sumTo(dy, op.getBias().getType()));
   return success();
