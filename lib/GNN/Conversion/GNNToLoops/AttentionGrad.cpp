@@ -198,6 +198,13 @@ std::pair<Value, Value> loops::scoreGradients(Lowering &l,
 
 void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
   auto chunkType = VectorType::get({kVectorLanes}, p.elem);
+  // The chunk's raw scores q . k and dP = dout . v.
+  auto scoresAndDP = [&](const EdgeChunk &chunk) -> std::pair<Value, Value> {
+    return {chunkDots(l, p.elem, p.d, p.q.memref, dst, p.k.memref,
+                      chunk.neighbors, head),
+            chunkDots(l, p.elem, p.dvSize, p.grads[0].memref, dst, p.v.memref,
+                      chunk.neighbors, head)};
+  };
   if (p.savedLse.memref) {
     // D from the weights the score gradients use.
     Value shifts =
@@ -208,10 +215,7 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
         first, last, ValueRange{l.floatConst(chunkType, 0.0)},
         [&](Value slot, ValueRange state) {
           EdgeChunk chunk = edgeChunk(l, p.g, slot, last);
-          Value dots = chunkDots(l, p.elem, p.d, p.q.memref, dst, p.k.memref,
-                                 chunk.neighbors, head);
-          Value dP = chunkDots(l, p.elem, p.dvSize, p.grads[0].memref, dst,
-                               p.v.memref, chunk.neighbors, head);
+          auto [dots, dP] = scoresAndDP(chunk);
           Value w = attentionWeights(
               l, p,
               l.b.create<arith::MulFOp>(l.loc, dots,
@@ -248,10 +252,7 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
       first, last, ValueRange{l.floatConst(qType, 0.0)},
       [&](Value slot, ValueRange state) {
         EdgeChunk chunk = edgeChunk(l, p.g, slot, last);
-        Value dots = chunkDots(l, p.elem, p.d, p.q.memref, dst, p.k.memref,
-                               chunk.neighbors, head);
-        Value dP = chunkDots(l, p.elem, p.dvSize, p.grads[0].memref, dst,
-                             p.v.memref, chunk.neighbors, head);
+        auto [dots, dP] = scoresAndDP(chunk);
         Value ds =
             scoreGradients(l, p, dots, dP, shifts, offsets, chunk.valid).second;
         Value acc = state[0];

@@ -251,6 +251,30 @@ private:
 };
 } // namespace
 
+/// The mean of row r of `input` and 1 / sqrt(var + eps), with the biased
+/// variance over its `n` elements.
+static std::pair<Value, Value> rowMoments(Lowering &l, RowPieces &row,
+                                          Value input, Value r, Value n,
+                                          Value eps) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
+  Value mean = b.create<arith::DivFOp>(
+      loc, row.reduce(vector::CombiningKind::ADD, 0.0, x), n);
+  Value var = b.create<arith::DivFOp>(
+      loc,
+      row.reduce(vector::CombiningKind::ADD, 0.0,
+                 [&](Value j, Type t) {
+                   Value c = b.create<arith::SubFOp>(loc, x(j, t),
+                                                     row.splat(t, mean));
+                   return b.create<arith::MulFOp>(loc, c, c).getResult();
+                 }),
+      n);
+  Value inv =
+      b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps));
+  return {mean, inv};
+}
+
 LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
                                                RewriterBase &rewriter) {
   Lowering l(op, rewriter);
@@ -272,19 +296,7 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
   l.guarded(ok, [&] {
     l.parallel(rows, [&](Value r) {
       auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
-      Value mean = b.create<arith::DivFOp>(
-          loc, row.reduce(vector::CombiningKind::ADD, 0.0, x), n);
-      Value var = b.create<arith::DivFOp>(
-          loc,
-          row.reduce(vector::CombiningKind::ADD, 0.0,
-                     [&](Value j, Type t) {
-                       Value c = b.create<arith::SubFOp>(loc, x(j, t),
-                                                         row.splat(t, mean));
-                       return b.create<arith::MulFOp>(loc, c, c).getResult();
-                     }),
-          n);
-      Value inv =
-          b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps));
+      auto [mean, inv] = rowMoments(l, row, input, r, n, eps);
       row.forEach([&](Value j, Type t) {
         Value c = b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, mean));
         Value s = b.create<arith::MulFOp>(
@@ -323,23 +335,10 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
     l.parallel(rows, [&](Value r) {
       auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
       auto dy = [&](Value j, Type t) { return row.load(t, grad, {r, j}); };
-      Value mean = b.create<arith::DivFOp>(
-          loc, row.reduce(vector::CombiningKind::ADD, 0.0, x), n);
-      auto centered = [&](Value j, Type t) -> Value {
-        return b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, mean));
-      };
-      Value var = b.create<arith::DivFOp>(
-          loc,
-          row.reduce(vector::CombiningKind::ADD, 0.0,
-                     [&](Value j, Type t) {
-                       Value c = centered(j, t);
-                       return b.create<arith::MulFOp>(loc, c, c).getResult();
-                     }),
-          n);
-      Value inv =
-          b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps));
+      auto [mean, inv] = rowMoments(l, row, input, r, n, eps);
       auto normalized = [&](Value j, Type t) -> Value {
-        return b.create<arith::MulFOp>(loc, centered(j, t), row.splat(t, inv));
+        Value c = b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, mean));
+        return b.create<arith::MulFOp>(loc, c, row.splat(t, inv));
       };
       auto g = [&](Value j, Type t) -> Value {
         return b.create<arith::MulFOp>(loc, dy(j, t), row.load(t, weight, j));

@@ -22,6 +22,7 @@
 #include "mlir/Rewrite/PatternApplicator.h"
 
 #include <cmath>
+#include <numeric>
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_CONVERTGNNTOLOOPSPASS
@@ -324,15 +325,18 @@ static LogicalResult lowerBroadcast(BroadcastOp op, RewriterBase &rewriter) {
 }
 
 /// The first word of Philox-4x32-10 (Salmon et al., SC'11) for the 64-bit
-/// counter and key given as (low, high) i32 pairs, with the upper counter
-/// words 0.
+/// counter and key given as (low, high) i32 pairs (or vectors of them, one
+/// counter per lane), with the upper counter words 0.
 static Value philoxFirstWord(Lowering &l, Value c0, Value c1, Value k0,
                              Value k1) {
   OpBuilder &b = l.b;
-  Type i32 = b.getI32Type();
+  Type type = c0.getType();
   auto constant = [&](uint32_t v) -> Value {
-    return b.create<arith::ConstantOp>(l.loc,
-                                       b.getIntegerAttr(i32, int32_t(v)));
+    IntegerAttr word = b.getI32IntegerAttr(int32_t(v));
+    if (auto vector = dyn_cast<VectorType>(type))
+      return b.create<arith::ConstantOp>(
+          l.loc, DenseElementsAttr::get(vector, ArrayRef<Attribute>(word)));
+    return b.create<arith::ConstantOp>(l.loc, word);
   };
   Value m0 = constant(0xD2511F53u), m1 = constant(0xCD9E8D57u);
   Value w0 = constant(0x9E3779B9u), w1 = constant(0xBB67AE85u);
@@ -354,16 +358,21 @@ static Value philoxFirstWord(Lowering &l, Value c0, Value c1, Value k0,
   return c0;
 }
 
-/// (low, high) i32 words of an i64.
+/// (low, high) i32 words of an i64 (or of each lane of a vector of them).
 static std::pair<Value, Value> words(Lowering &l, Value v) {
   Type i32 = l.b.getI32Type();
   Value shift = l.b.create<arith::ConstantIntOp>(l.loc, 32, 64);
+  if (auto vector = dyn_cast<VectorType>(v.getType())) {
+    i32 = vector.clone(i32);
+    shift = l.b.create<vector::BroadcastOp>(l.loc, vector, shift);
+  }
   return {l.b.create<arith::TruncIOp>(l.loc, i32, v),
           l.b.create<arith::TruncIOp>(
               l.loc, i32, l.b.create<arith::ShRUIOp>(l.loc, v, shift))};
 }
 
-static LogicalResult lowerDropout(DropoutOp op, RewriterBase &rewriter) {
+static LogicalResult lowerDropout(DropoutOp op, bool vectors,
+                                  RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   Feature in = l.feature(op.getInput());
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -380,6 +389,68 @@ static LogicalResult lowerDropout(DropoutOp op, RewriterBase &rewriter) {
       l.loc, l.b.getFloatAttr(elem, 1.0 / (1.0 - rate)));
   Value zero =
       l.b.create<arith::ConstantOp>(l.loc, l.b.getFloatAttr(elem, 0.0));
+  if (vectors && !extents.empty()) {
+    // kVectorLanes elements of the last dim at a time: Philox on vectors of
+    // counters, the row's end masked.
+    OpBuilder &b = l.b;
+    Location loc = l.loc;
+    auto lanes = [&](Type t) { return VectorType::get({kVectorLanes}, t); };
+    Type i64 = b.getI64Type(), i32 = b.getI32Type();
+    SmallVector<int64_t> laneIds(kVectorLanes);
+    std::iota(laneIds.begin(), laneIds.end(), 0);
+    Value steps = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(lanes(i64), ArrayRef(laneIds)));
+    Value vk0 = b.create<vector::BroadcastOp>(loc, lanes(i32), k0);
+    Value vk1 = b.create<vector::BroadcastOp>(loc, lanes(i32), k1);
+    Value vThreshold = b.create<vector::BroadcastOp>(
+        loc, lanes(i32), b.create<arith::ConstantIntOp>(loc, threshold, 32));
+    Value vShift = b.create<vector::BroadcastOp>(
+        loc, lanes(i32), b.create<arith::ConstantIntOp>(loc, 8, 32));
+    Value vScale = b.create<vector::BroadcastOp>(loc, lanes(elem), scale);
+    Value vZero = b.create<vector::BroadcastOp>(loc, lanes(elem), zero);
+    Value last = extents.back();
+    l.parallel(rows, [&](Value r) {
+      l.loopNest(ArrayRef(extents).drop_back(), [&](ValueRange outer) {
+        l.serial(
+            l.idx(0), last,
+            [&](Value j) {
+              // Row-major index of the first lane in the whole tensor.
+              Value flat = r;
+              for (auto [i, extent] : llvm::zip(outer, extents))
+                flat = b.create<arith::AddIOp>(
+                    loc, b.create<arith::MulIOp>(loc, flat, extent), i);
+              flat = b.create<arith::AddIOp>(
+                  loc, b.create<arith::MulIOp>(loc, flat, last), j);
+              Value base = b.create<arith::AddIOp>(
+                  loc, op.getOffset(),
+                  b.create<arith::IndexCastOp>(loc, i64, flat));
+              Value counters = b.create<arith::AddIOp>(
+                  loc, b.create<vector::BroadcastOp>(loc, lanes(i64), base),
+                  steps);
+              auto [c0, c1] = words(l, counters);
+              Value x = philoxFirstWord(l, c0, c1, vk0, vk1);
+              Value keep = b.create<arith::CmpIOp>(
+                  loc, arith::CmpIPredicate::uge,
+                  b.create<arith::ShRUIOp>(loc, x, vShift), vThreshold);
+              Value mask = b.create<vector::CreateMaskOp>(
+                  loc, lanes(b.getI1Type()),
+                  ValueRange{b.create<arith::MinSIOp>(
+                      loc, b.create<arith::SubIOp>(loc, last, j),
+                      l.idx(kVectorLanes))});
+              SmallVector<Value> at = {r};
+              llvm::append_range(at, outer);
+              at.push_back(j);
+              Value v = b.create<vector::MaskedLoadOp>(
+                  loc, lanes(elem), in.memref, at, mask, vZero);
+              Value kept = b.create<arith::SelectOp>(
+                  loc, keep, b.create<arith::MulFOp>(loc, v, vScale), vZero);
+              b.create<vector::MaskedStoreOp>(loc, out, at, mask, kept);
+            },
+            kVectorLanes);
+      });
+    });
+    return l.replaceWithBuffers(op, out);
+  }
   l.parallel(rows, [&](Value r) {
     l.loopNest(extents, [&](ValueRange item) {
       // The element's row-major index in the whole tensor.
@@ -929,7 +1000,11 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<SendAndRecvOp>(patterns, lowerSendAndRecv);
   addLowering<ReduceOp>(patterns, lowerReduce);
   addLowering<ApplyNodesOp>(patterns, lowerApplyNodes);
-  addLowering<DropoutOp>(patterns, lowerDropout);
+  addLowering<DropoutOp>(
+      patterns, [options](DropoutOp op, RewriterBase &rewriter) {
+        // GPU kernels take an element per thread.
+        return lowerDropout(op, !options.gpuKernels, rewriter);
+      });
   addLowering<SumToOp>(patterns, [options](SumToOp op, RewriterBase &rewriter) {
     return lowerSumTo(op, !options.gpuKernels, rewriter);
   });

@@ -1,7 +1,9 @@
 // Dropout of one tensor at rate 0.3 and, from the next offsets, of a
-// second one at rate 0.75, with the seed and first offset given at run time.
-func.func @main(%x: tensor<?x3x5xf32>, %w: tensor<?x7xf32>, %rng: tensor<2xi64>)
-    -> (tensor<?x3x5xf32>, tensor<?x7xf32>) {
+// second one at rate 0.75 and a third (rows wider than a vector of 8) at
+// 0.1, with the seed and first offset given at run time.
+func.func @main(%x: tensor<?x3x5xf32>, %w: tensor<?x7xf32>,
+                %u: tensor<?x19xf32>, %rng: tensor<2xi64>)
+    -> (tensor<?x3x5xf32>, tensor<?x7xf32>, tensor<?x19xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %seed = tensor.extract %rng[%c0] : tensor<2xi64>
@@ -13,5 +15,9 @@ func.func @main(%x: tensor<?x3x5xf32>, %w: tensor<?x7xf32>, %rng: tensor<2xi64>)
   %used = arith.muli %size, %c15 : i64
   %next = arith.addi %offset, %used : i64
   %b = gnn.dropout %w, %seed, %next rate(0.75) : tensor<?x7xf32>
-  return %a, %b : tensor<?x3x5xf32>, tensor<?x7xf32>
+  %c7 = arith.constant 7 : i64
+  %usedW = arith.muli %size, %c7 : i64
+  %third = arith.addi %next, %usedW : i64
+  %c = gnn.dropout %u, %seed, %third rate(0.1) : tensor<?x19xf32>
+  return %a, %b, %c : tensor<?x3x5xf32>, tensor<?x7xf32>, tensor<?x19xf32>
 }

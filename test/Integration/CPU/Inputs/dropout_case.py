@@ -42,16 +42,20 @@ os.makedirs(out, exist_ok=True)
 rng = random.Random(rows * 7 + seed)
 x = [rng.uniform(-2, 2) for _ in range(rows * 15)]
 w = [rng.uniform(-2, 2) for _ in range(rows * 7)]
+u = [rng.uniform(-2, 2) for _ in range(rows * 19)]
 signed = lambda v: v - (1 << 64) if v >= 1 << 63 else v  # noqa: E731
 safetensors_util.write(os.path.join(out, "inputs.safetensors"), {
     "x": ("F32", [rows, 3, 5], x), "w": ("F32", [rows, 7], w),
+    "u": ("F32", [rows, 19], u),
     "rng": ("I64", [2], [signed(seed), signed(offset)])})
 safetensors_util.write(os.path.join(out, "graph.safetensors"), {
     "src": ("I64", [0], []), "dst": ("I64", [0], []),
     "num_nodes": ("I64", [], [0])})
 a = dropout(x, 0.3, seed, offset)
 b = dropout(w, 0.75, seed, offset + rows * 15)
+c = dropout(u, 0.1, seed, offset + rows * 22)
 safetensors_util.write(os.path.join(out, "reference.safetensors"), {
-    "result0": ("F32", [rows, 3, 5], a), "result1": ("F32", [rows, 7], b)})
+    "result0": ("F32", [rows, 3, 5], a), "result1": ("F32", [rows, 7], b),
+    "result2": ("F32", [rows, 19], c)})
 kept = sum(v != 0 for v in a) / max(len(a), 1)
 print("kept %.2f of x" % kept)
