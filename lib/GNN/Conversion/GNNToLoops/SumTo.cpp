@@ -3,9 +3,10 @@
 // Part of gnnc. gnn.sum_to sums a tensor over the dims its result lacks or
 // has as a static 1: the gradients of broadcasts (bias and layer-norm
 // weights summed over rows, per-row statistics summed over features).
-// Each result element is summed by one iteration of a parallel loop, so
-// results do not depend on the thread count; on the CPU in vectors of
-// kVectorLanes (GPU kernels take one element per thread):
+// Each result element (or block of rows' partial sum, below) is summed in
+// a fixed order by one iteration of a parallel loop, so results do not
+// depend on the thread count; on the CPU in vectors of kVectorLanes (GPU
+// kernels take one result element per thread):
 //  - when the last dim is kept (sums over rows), a vector holds that many
 //    neighbouring result elements, each summing its inputs in order, with
 //    contiguous loads, kUnroll vectors at a time (independent chains of
