@@ -595,6 +595,10 @@ LogicalResult lowerOuterSum(OuterSumOp op, bool parallelDense,
                             RewriterBase &rewriter);
 LogicalResult lowerLogSoftmax(LogSoftmaxOp op, RewriterBase &rewriter);
 
+/// gnn.dropout (Dropout.cpp): in vector loops with `vectors`, else one
+/// element per parallel iteration (GPU kernels).
+LogicalResult lowerDropout(DropoutOp op, bool vectors, RewriterBase &rewriter);
+
 /// gnn.sum_to (SumTo.cpp): in vector loops with `vectors`, else one result
 /// element per parallel iteration (GPU kernels).
 LogicalResult lowerSumTo(SumToOp op, bool vectors, RewriterBase &rewriter);
