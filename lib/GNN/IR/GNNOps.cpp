@@ -778,6 +778,26 @@ static LogicalResult verifyClampBounds(Operation *op, std::optional<APFloat> lo,
 /// rows along the graph, one element type and compatible per-row shapes,
 /// and per-destination `outputs` (the results, or their gradients, named
 /// `outputName #i`) of the shapes the attention gives.
+/// Output `i` of an attention over `query` and `value` (0: the output, 1:
+/// the log-sum-exp or the weight sums), or a value of that shape: one row
+/// per destination, the query's element type.
+static LogicalResult verifyAttentionOutput(Operation *op, RowChecker &rows,
+                                           Value query, Value value,
+                                           Value output, unsigned i,
+                                           StringRef name) {
+  if (getFeatureType(output).getElementType() !=
+      getFeatureType(query).getElementType())
+    return op->emitOpError()
+           << name << " element type differs from the query's";
+  SmallVector<SmallVector<int64_t>, 2> itemShapes =
+      getAttentionResultItemShapes(getItemShape(getFeatureType(query)),
+                                   getItemShape(getFeatureType(value)));
+  if (failed(rows.check(Target::Dst, output, name)) ||
+      failed(verifyResultItemShape(op, output, itemShapes[i], name)))
+    return failure();
+  return success();
+}
+
 static LogicalResult verifyAttentionFeatures(Operation *op, RowChecker &rows,
                                              Value query, Value key,
                                              Value value, ValueRange outputs,
@@ -804,17 +824,10 @@ static LogicalResult verifyAttentionFeatures(Operation *op, RowChecker &rows,
   std::string why;
   if (failed(verifyAttentionInputShapes(q, k, v, &why)))
     return op->emitOpError() << why;
-  SmallVector<SmallVector<int64_t>, 2> itemShapes =
-      getAttentionResultItemShapes(q, v);
-  for (auto [i, output] : llvm::enumerate(outputs)) {
-    std::string name = (outputName + " #" + Twine(i)).str();
-    if (getFeatureType(output).getElementType() != element)
-      return op->emitOpError()
-             << name << " element type differs from the query's";
-    if (failed(rows.check(Target::Dst, output, name)) ||
-        failed(verifyResultItemShape(op, output, itemShapes[i], name)))
+  for (auto [i, output] : llvm::enumerate(outputs))
+    if (failed(verifyAttentionOutput(op, rows, query, value, output, i,
+                                     (outputName + " #" + Twine(i)).str())))
       return failure();
-  }
   return success();
 }
 
@@ -864,18 +877,10 @@ LogicalResult FusedAttentionGradOp::verify() {
                                      "result gradient")))
     return failure();
   Type element = getFeatureType(getQuery()).getElementType();
-  if (Value lse = getSavedLse()) {
-    SmallVector<SmallVector<int64_t>, 2> itemShapes =
-        getAttentionResultItemShapes(getItemShape(getFeatureType(getQuery())),
-                                     getItemShape(getFeatureType(getValue())));
-    if (getFeatureType(lse).getElementType() != element)
-      return emitOpError()
-             << "saved log-sum-exp element type differs from the query's";
-    if (failed(rows.check(Target::Dst, lse, "saved log-sum-exp")) ||
-        failed(verifyResultItemShape(*this, lse, itemShapes[1],
-                                     "saved log-sum-exp")))
+  if (Value lse = getSavedLse())
+    if (failed(verifyAttentionOutput(*this, rows, getQuery(), getValue(), lse,
+                                     1, "saved log-sum-exp")))
       return failure();
-  }
   SmallVector<Value> inputs = {getQuery(), getKey(), getValue()};
   for (auto [result, input] : llvm::zip(getResults(), inputs))
     if (!areCompatible(getFeatureType(result).getShape(),

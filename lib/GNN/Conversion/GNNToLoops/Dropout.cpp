@@ -105,16 +105,16 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
     Value last = extents.back();
     l.parallel(rows, [&](Value r) {
       l.loopNest(ArrayRef(extents).drop_back(), [&](ValueRange outer) {
+        // Row-major index of the row's first element in the whole tensor.
+        Value rowStart = r;
+        for (auto [i, extent] : llvm::zip(outer, extents))
+          rowStart = b.create<arith::AddIOp>(
+              loc, b.create<arith::MulIOp>(loc, rowStart, extent), i);
+        rowStart = b.create<arith::MulIOp>(loc, rowStart, last);
         l.serial(
             l.idx(0), last,
             [&](Value j) {
-              // Row-major index of the first lane in the whole tensor.
-              Value flat = r;
-              for (auto [i, extent] : llvm::zip(outer, extents))
-                flat = b.create<arith::AddIOp>(
-                    loc, b.create<arith::MulIOp>(loc, flat, extent), i);
-              flat = b.create<arith::AddIOp>(
-                  loc, b.create<arith::MulIOp>(loc, flat, last), j);
+              Value flat = b.create<arith::AddIOp>(loc, rowStart, j);
               Value base = b.create<arith::AddIOp>(
                   loc, op.getOffset(),
                   b.create<arith::IndexCastOp>(loc, i64, flat));
