@@ -512,3 +512,20 @@ func.func @layer_norm_grad(%x: tensor<?x16xf32>, %w: tensor<16xf32>, %dy: tensor
   %dx, %dxh = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<?x16xf32>, tensor<16xf32>, tensor<?x16xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>)
   return %dx, %dxh : tensor<?x16xf32>, tensor<?x16xf32>
 }
+
+// -----
+
+// gnn.dropout on the CPU: Philox-4x32-10 on vectors of 8 counters (ten
+// rounds of 32x32->64-bit products), the row's end masked.
+// CHECK-LABEL: func @dropout
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} step %c8
+// CHECK-COUNT-20: arith.mului_extended {{.*}} : vector<8xi32>
+// CHECK: vector.create_mask
+// CHECK: vector.maskedload
+// CHECK: arith.select {{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK: vector.maskedstore
+func.func @dropout(%x: tensor<?x19xf32>, %seed: i64, %offset: i64) -> tensor<?x19xf32> {
+  %y = gnn.dropout %x, %seed, %offset rate(1.000000e-01) : tensor<?x19xf32>
+  return %y : tensor<?x19xf32>
+}

@@ -244,3 +244,21 @@ func.func @norm(%x: tensor<?x8xf32> {gnn.differentiable}, %w: tensor<8xf32> {gnn
   %l = gnn.sum_to %n : tensor<?x8xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// The adjoint of a sum passes the upstream gradient to each term as it is:
+// no element-wise copy of it.
+// CHECK-LABEL: func @sum_grad(
+// CHECK: %[[DY:.*]] = gnn.broadcast
+// CHECK-NOT: gnn.apply_nodes
+// CHECK: return %{{.*}}, %[[DY]], %[[DY]]
+func.func @sum(%x: tensor<?x8xf32> {gnn.differentiable}, %y: tensor<?x8xf32> {gnn.differentiable}) -> tensor<f32> {
+  %s = gnn.apply_nodes(%x, %y) {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %a, %b : f32
+    gnn.yield %t : f32
+  } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %l = gnn.sum_to %s : tensor<?x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
