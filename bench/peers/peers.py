@@ -6,7 +6,8 @@ its forward),
 teacher-forced forward time and greedy decoding throughput, plus a check
 that every system computes the same log-probs and gradients. Run through bench/peers/run.sh (which sets up the environment).
 
-    bench/peers/run.sh [--runs 5] [--quick]
+    bench/peers/run.sh [--runs 5] [--quick] [--workloads W,...]
+                       [--measures attention,grad,forward,decode]
 
 Systems:
   gnnc fused / unfused   build/bin/gnn-run (--no-fuse keeps DGL's kernels)
@@ -19,7 +20,8 @@ Systems:
 Workloads (random weights, seeded):
   copy/dgl-default       128 sequences, lengths N(15, 3); 6 layers, d 512, 8 heads
   copy/tutorial          the same batch; 1 layer, d 128, 1 head, d_ff 128
-  long/dgl-default       16 sequences of 256 tokens
+  long/dgl-default       16 sequences of 256 tokens; its attention rows run
+                         on complete blocks (ee) and causal blocks (dd)
 Times are medians of --runs runs (min-max); ratios are the system's time
 over gnnc fused's (above 1: gnnc is faster).
 """
@@ -56,6 +58,9 @@ MODELS = {
     "tutorial": dict(layers=1, d_model=128, heads=1, d_ff=128),
 }
 TOLERANCE = 1e-4
+# The Transformer's graph each attention structure stands for.
+EDGES = {"complete": "ee", "causal": "dd"}
+MEASURES = ("attention", "grad", "forward", "decode")
 
 
 def timed(fn, runs):
@@ -148,10 +153,10 @@ def copy_batch(rng, count):
     return [[rng.randrange(3, VOCAB) for _ in range(n)] for n in lengths]
 
 
-def attention_ir(h, dk, clamp):
+def attention_ir(h, dk, clamp, structure):
     feat = "tensor<?x%dx%dxf32>" % (h, dk)
     score = "tensor<?x%dx1xf32>" % h
-    g = "!gnn.graph<complete>"
+    g = "!gnn.graph<%s>" % structure
     return f"""func.func @main(%g: {g}, %q: {feat}, %k: {feat}, %v: {feat}) -> {feat} {{
   %e = gnn.apply_edges %g, u_dot_v(%k, %q) then [scale({1 / math.sqrt(dk)!r}), clamp({-clamp:.1f}, {clamp:.1f}), exp]
       : ({g}, {feat}, {feat}) -> {score}
@@ -167,12 +172,24 @@ def attention_ir(h, dk, clamp):
 """
 
 
-def attention_kernels(w, runs, rows):
-    """One attention over the encoder's complete graph (ee)."""
+def block_mask(lens, structure):
+    """[B, M, M] mask of the padded batch: True where block_edges has an
+    edge (src index last)."""
+    M = max(lens)
+    valid = torch.arange(M).unsqueeze(0) < torch.tensor(lens).unsqueeze(1)
+    mask = valid.unsqueeze(1) & valid.unsqueeze(2)
+    if structure == "causal":
+        mask &= torch.ones(M, M, dtype=torch.bool).tril()
+    return mask
+
+
+def attention_kernels(w, runs, rows, structure):
+    """One attention over the encoder's blocks, complete (ee) or causal
+    (dd)."""
     c = w.config
     h, dk = c["heads"], c["d_model"] // c["heads"]
     lens = [len(s) for s in w.srcs]
-    u, v = block_edges(lens)
+    u, v = block_edges(lens, causal=structure == "causal")
     n = sum(lens)
     gen = torch.Generator().manual_seed(5)
     q, k, val = (torch.randn(n, h, dk, generator=gen) for _ in range(3))
@@ -195,8 +212,7 @@ def attention_kernels(w, runs, rows):
         for j, t in enumerate((q, k, val)):
             pad[j, i, :m] = t[offsets[-1]:offsets[-1] + m].reshape(m, -1)
         offsets.append(offsets[-1] + m)
-    valid = torch.arange(M).unsqueeze(0) < torch.tensor(lens).unsqueeze(1)
-    mask = valid.unsqueeze(1) & valid.unsqueeze(2)
+    mask = block_mask(lens, structure)
     t_torch, out_pad = timed(lambda: w.torch.attend(pad[0], pad[1], pad[2],
                                                     mask), runs)
     out_torch = torch.cat([out_pad[i, :m] for i, m in enumerate(lens)])
@@ -204,7 +220,7 @@ def attention_kernels(w, runs, rows):
     # gnnc: the same IR, fused and unfused.
     ir = os.path.join(w.dir, "attention.mlir")
     with open(ir, "w") as f:
-        f.write(attention_ir(h, dk, c["score_clamp"]))
+        f.write(attention_ir(h, dk, c["score_clamp"], structure))
     graph = os.path.join(w.dir, "graph.safetensors")
     inputs = os.path.join(w.dir, "qkv.safetensors")
     safetensors_util.write(graph, {
@@ -225,14 +241,15 @@ def attention_kernels(w, runs, rows):
     results["PyTorch"] = (t_torch, ref)
     same = all(float((o.reshape(n, h, dk) - ref).abs().max()) < TOLERANCE
                for _, o in results.values())
-    rows.append((w.name, "attention (ee, %d edges)" % len(u), "s",
+    rows.append((w.name, "attention (%s, %d edges)" % (
+        EDGES[structure], len(u)), "s",
                  {k: t for k, (t, _) in results.items()}, same))
 
 
-def attention_loss_ir(h, dk, clamp):
+def attention_loss_ir(h, dk, clamp, structure):
     """attention_ir with the loss sum(out * w): its gradient of out is w."""
     feat = "tensor<?x%dx%dxf32>" % (h, dk)
-    ir = attention_ir(h, dk, clamp)
+    ir = attention_ir(h, dk, clamp, structure)
     ir = ir.replace("%%v: %s) -> %s {" % (feat, feat),
                     "%%v: %s, %%w: %s) -> tensor<f32> {" % (feat, feat))
     return ir.replace("  return %%o : %s" % feat, f"""  %t = gnn.apply_nodes(%o, %w) {{
@@ -244,13 +261,13 @@ def attention_loss_ir(h, dk, clamp):
   return %l : tensor<f32>""")
 
 
-def attention_grad(w, runs, rows):
-    """One attention over the encoder's complete graph, forward and
-    backward: the gradients of q, k and v for the loss sum(out * up)."""
+def attention_grad(w, runs, rows, structure):
+    """attention_kernels' attention, forward and backward: the gradients of
+    q, k and v for the loss sum(out * up)."""
     c = w.config
     h, dk = c["heads"], c["d_model"] // c["heads"]
     lens = [len(s) for s in w.srcs]
-    u, v = block_edges(lens)
+    u, v = block_edges(lens, causal=structure == "causal")
     n = sum(lens)
     gen = torch.Generator().manual_seed(6)
     q, k, val, up = (torch.randn(n, h, dk, generator=gen) for _ in range(4))
@@ -285,8 +302,7 @@ def attention_grad(w, runs, rows):
         starts.append(starts[-1] + m)
     index = torch.tensor([i * M + j for i, m in enumerate(lens)
                           for j in range(m)])
-    valid = torch.arange(M).unsqueeze(0) < torch.tensor(lens).unsqueeze(1)
-    mask = valid.unsqueeze(1) & valid.unsqueeze(2)
+    mask = block_mask(lens, structure)
 
     def torch_loss(qq, kk, vv):
         def pad(t):
@@ -299,7 +315,7 @@ def attention_grad(w, runs, rows):
 
     ir = os.path.join(w.dir, "attention-loss.mlir")
     with open(ir, "w") as f:
-        f.write(attention_loss_ir(h, dk, c["score_clamp"]))
+        f.write(attention_loss_ir(h, dk, c["score_clamp"], structure))
     graph = os.path.join(w.dir, "graph.safetensors")
     inputs = os.path.join(w.dir, "qkvw.safetensors")
     safetensors_util.write(graph, {
@@ -325,9 +341,11 @@ def attention_grad(w, runs, rows):
     scale = max(float(r.abs().max()) for r in ref)
     same = all(float((a - b).abs().max()) <= TOLERANCE * max(1.0, scale)
                for _, got in results.values() for a, b in zip(got, ref))
-    rows.append((w.name, "attention fwd+bwd (ee, %d edges)" % len(u), "s",
+    rows.append((w.name, "attention fwd+bwd (%s, %d edges)" % (
+        EDGES[structure], len(u)), "s",
                  {k: t for k, (t, _) in results.items()}, same))
-    rows.append((w.name, "attention bwd (gnnc: fwd+bwd minus fwd)", "s",
+    rows.append((w.name, "attention bwd (%s; gnnc: fwd+bwd minus fwd)" %
+                 EDGES[structure], "s",
                  backward, same))
 
 
@@ -433,10 +451,17 @@ def main():
                     help="comma-separated workload names to run (default: "
                          "all of copy/dgl-default, copy/tutorial, "
                          "long/dgl-default)")
+    ap.add_argument("--measures", default=",".join(MEASURES),
+                    help="comma-separated measures to run (default: all of "
+                         "%s)" % ", ".join(MEASURES))
     ap.add_argument("--gnn-run", default=GNN_RUN,
                     help="the gnn-run binary to time (default: the build's)")
     a = ap.parse_args()
     globals()["GNN_RUN"] = a.gnn_run
+    measures = a.measures.split(",")
+    unknown = set(measures) - set(MEASURES)
+    if unknown:
+        sys.exit("peers: unknown measures: %s" % ", ".join(sorted(unknown)))
     if not os.path.exists(GNN_RUN):
         sys.exit("build gnnc first (scripts/setup.sh)")
     if a.quick:
@@ -460,10 +485,17 @@ def main():
            dgl.__version__, a.runs), flush=True)
     rows = []
     for w in workloads:
-        attention_kernels(w, a.runs, rows)
-        attention_grad(w, a.runs, rows)
-        forward(w, a.runs, rows)
-        if w.name.startswith("copy"):
+        # The long batch's blocks also stand for a decoder's causal graph.
+        structures = ["complete", "causal"] if w.name.startswith("long") \
+            else ["complete"]
+        for structure in structures:
+            if "attention" in measures:
+                attention_kernels(w, a.runs, rows, structure)
+            if "grad" in measures:
+                attention_grad(w, a.runs, rows, structure)
+        if "forward" in measures:
+            forward(w, a.runs, rows)
+        if "decode" in measures and w.name.startswith("copy"):
             decode(w, a.runs, rows, a.max_len)
         print("done: %s" % w.name, file=sys.stderr, flush=True)
     print_table(rows)
