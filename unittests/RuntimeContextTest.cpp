@@ -9,6 +9,7 @@
 #include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
+#include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -117,6 +118,10 @@ TEST(RuntimeContextTest, ContextsAreIndependent) {
   gnn_rt_context_destroy(a);
   gnn_rt_context_destroy(b);
 }
+
+// The GEMM's transpose flags the compiler emits are the runtime's.
+static_assert(mlir::gnn::abi::kGemmTransposeA == GNN_GEMM_TRANSPOSE_A &&
+              mlir::gnn::abi::kGemmTransposeB == GNN_GEMM_TRANSPOSE_B);
 
 TEST(RuntimeABITest, EveryListedFunctionIsBoundAndExported) {
   for (Device device : {Device::CPU, Device::CUDA}) {

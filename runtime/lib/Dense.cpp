@@ -70,40 +70,29 @@ void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
 }
 
 void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
-          gnn_memref2d_f32 *c, bool transposeB, float alpha, float beta) {
+          gnn_memref2d_f32 *c, bool transposeA, bool transposeB, float alpha,
+          float beta) {
   Matrix x, y, z;
   view(a, x);
   view(b, y);
   view(c, z);
-  int64_t inner = transposeB ? y.cols : y.rows;
+  int64_t rows = transposeA ? x.cols : x.rows;
+  int64_t inner = transposeA ? x.rows : x.cols;
+  int64_t bInner = transposeB ? y.cols : y.rows;
   int64_t cols = transposeB ? y.rows : y.cols;
-  if (x.cols != inner)
-    return gnn_rt_rows_mismatch(nullptr, x.cols, inner, kItemSizeCode);
-  if (z.rows != x.rows)
-    return gnn_rt_rows_mismatch(nullptr, z.rows, x.rows, kInputRowsCode);
+  // With a transposed, its rows are the input rows the sum runs over.
+  int64_t innerCode = transposeA ? kInputRowsCode : kItemSizeCode;
+  int64_t rowsCode = transposeA ? kItemSizeCode : kInputRowsCode;
+  if (inner != bInner)
+    return gnn_rt_rows_mismatch(nullptr, bInner, inner, innerCode);
+  if (z.rows != rows)
+    return gnn_rt_rows_mismatch(nullptr, z.rows, rows, rowsCode);
   if (z.cols != cols)
     return gnn_rt_rows_mismatch(nullptr, z.cols, cols, kItemSizeCode);
   if (z.rows == 0 || z.cols == 0)
     return;
-  multiply(a, b, c, transposeB, alpha, beta);
-}
-void gemmAt(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
-            gnn_memref2d_f32 *c, float alpha, float beta) {
-  Matrix x, y, z;
-  view(a, x);
-  view(b, y);
-  view(c, z);
-  if (y.rows != x.rows)
-    return gnn_rt_rows_mismatch(nullptr, y.rows, x.rows, kInputRowsCode);
-  if (z.rows != x.cols)
-    return gnn_rt_rows_mismatch(nullptr, z.rows, x.cols, kItemSizeCode);
-  if (z.cols != y.cols)
-    return gnn_rt_rows_mismatch(nullptr, z.cols, y.cols, kItemSizeCode);
-  if (z.rows == 0 || z.cols == 0)
-    return;
-  if (x.rows == 0) {
-    // No rows: the sum is empty (BLAS would not scale c by beta for k=0 on
-    // every implementation).
+  if (inner == 0) {
+    // An empty sum: BLAS would not scale c by beta for k = 0 everywhere.
     for (int64_t i = 0; i < z.rows; ++i)
       for (int64_t j = 0; j < z.cols; ++j) {
         float &out = at(c, i, j);
@@ -111,7 +100,7 @@ void gemmAt(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
       }
     return;
   }
-  multiply(a, b, c, /*transposeB=*/false, alpha, beta, /*transposeA=*/true);
+  multiply(a, b, c, transposeB, alpha, beta, transposeA);
 }
 } // namespace
 
@@ -119,15 +108,15 @@ extern "C" void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
                                             gnn_memref2d_f32 *b,
                                             gnn_memref2d_f32 *c, float alpha,
                                             float beta) {
-  gemmAt(a, b, c, alpha, beta);
+  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta);
 }
 
 extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
                                          gnn_memref2d_f32 *b,
-                                         gnn_memref2d_f32 *c,
-                                         int32_t transpose_b, float alpha,
-                                         float beta) {
-  gemm(a, b, c, transpose_b != 0, alpha, beta);
+                                         gnn_memref2d_f32 *c, int32_t transpose,
+                                         float alpha, float beta) {
+  gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
+       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta);
 }
 
 extern "C" void _mlir_ciface_gnn_rt_linear(gnn_memref2d_f32 *input,

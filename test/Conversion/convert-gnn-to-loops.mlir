@@ -408,7 +408,28 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>
 // CHECK: memref.store %{{.*}}, %[[LSE]]
 // CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?x2x8xf32>
 // CHECK: memref.alloc({{.*}}) : memref<?x2x1xf32>
+// CHECK-NOT: memref.alloc({{.*}}f32>
+// Whether the graph splits into blocks: every row's source range in
+// parallel, then one sweep that finds the blocks (first rows, first and
+// last sources) and checks them.
+// CHECK-COUNT-2: memref.alloc({{.*}}) : memref<?xindex>
+// CHECK: scf.parallel
+// CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?xindex>
 // CHECK-NOT: memref.alloc(
+// CHECK: scf.if
+// If so, one pass with a thread per block and head: per tile of its
+// destinations S and dP, D from them, then dQ and, through the GEMM with a
+// transposed left operand (flag 2), dK and dV: five GEMMs.
+// CHECK: scf.parallel
+// CHECK: memref.alloca() : memref<64x256xf32>
+// CHECK-NEXT: memref.alloca() : memref<64x256xf32>
+// CHECK-COUNT-2: call @gnn_rt_gemm({{.*}}, %c1_i32
+// CHECK: vector.fma
+// CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
+// CHECK-COUNT-2: call @gnn_rt_gemm({{.*}}, %c2_i32
+// CHECK-NOT: call @gnn_rt_gemm
+// CHECK: } else {
+// Else the two passes.
 // CHECK: scf.parallel
 // The destination pass's tiles hold the S and dP of 256 sources.
 // CHECK: memref.alloca() : memref<64x256xf32>

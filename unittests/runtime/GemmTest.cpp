@@ -34,7 +34,7 @@ float at(const gnn_memref2d_f32 &m, int64_t i, int64_t j) {
 
 struct Case {
   int64_t m, n, k;
-  bool transposeB;
+  bool transposeA, transposeB;
   /// Extra row stride beyond the width (views into wider buffers), and a
   /// column stride of 2 for the strided path.
   int64_t pad;
@@ -42,10 +42,10 @@ struct Case {
 };
 
 void runCase(const Case &c, std::mt19937 &rng) {
-  SCOPED_TRACE("m " + std::to_string(c.m) + ", n " + std::to_string(c.n) +
-               ", k " + std::to_string(c.k) +
-               (c.transposeB ? ", b transposed" : "") +
-               (c.strided ? ", strided" : ""));
+  SCOPED_TRACE(
+      "m " + std::to_string(c.m) + ", n " + std::to_string(c.n) + ", k " +
+      std::to_string(c.k) + (c.transposeA ? ", a transposed" : "") +
+      (c.transposeB ? ", b transposed" : "") + (c.strided ? ", strided" : ""));
   int64_t cs = c.strided ? 2 : 1;
   auto make = [&](int64_t rows, int64_t cols, std::vector<float> &storage) {
     int64_t stride = cols * cs + c.pad;
@@ -56,19 +56,21 @@ void runCase(const Case &c, std::mt19937 &rng) {
     return view(storage, 3, rows, cols, stride, cs);
   };
   std::vector<float> as, bs, cStore;
-  gnn_memref2d_f32 a = make(c.m, c.k, as);
+  gnn_memref2d_f32 a = c.transposeA ? make(c.k, c.m, as) : make(c.m, c.k, as);
   gnn_memref2d_f32 b = c.transposeB ? make(c.n, c.k, bs) : make(c.k, c.n, bs);
   gnn_memref2d_f32 out = make(c.m, c.n, cStore);
   std::vector<float> before = cStore;
   gnn_memref2d_f32 old =
       view(before, out.offset, c.m, c.n, out.strides[0], out.strides[1]);
-  _mlir_ciface_gnn_rt_gemm(&a, &b, &out, c.transposeB ? 1 : 0, 0.5f, 1.0f);
+  int32_t flags = (c.transposeA ? GNN_GEMM_TRANSPOSE_A : 0) |
+                  (c.transposeB ? GNN_GEMM_TRANSPOSE_B : 0);
+  _mlir_ciface_gnn_rt_gemm(&a, &b, &out, flags, 0.5f, 1.0f);
   ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j) {
       double want = at(old, i, j), magnitude = std::fabs(want);
       for (int64_t l = 0; l < c.k; ++l) {
-        double term = 0.5 * double(at(a, i, l)) *
+        double term = 0.5 * double(c.transposeA ? at(a, l, i) : at(a, i, l)) *
                       (c.transposeB ? at(b, j, l) : at(b, l, j));
         want += term;
         magnitude += std::fabs(term);
@@ -90,18 +92,21 @@ void runCase(const Case &c, std::mt19937 &rng) {
 
 TEST(RuntimeGemm, MatchesNaiveLoops) {
   std::mt19937 rng(11);
-  for (bool transposeB : {true, false})
-    for (bool strided : {false, true})
-      for (Case c :
-           {Case{64, 128, 64, false, 448, false},
-            Case{37, 1, 16, false, 127, false}, Case{1, 1, 1, false, 5, false},
-            Case{1, 70, 9, false, 0, false}, Case{5, 3, 0, false, 2, false},
-            Case{0, 4, 3, false, 0, false},
-            Case{20, 8, 129, false, 0, false}}) {
-        c.transposeB = transposeB;
-        c.strided = strided;
-        runCase(c, rng);
-      }
+  for (bool transposeA : {false, true})
+    for (bool transposeB : {true, false})
+      for (bool strided : {false, true})
+        for (Case c : {Case{64, 128, 64, false, false, 448, false},
+                       Case{37, 1, 16, false, false, 127, false},
+                       Case{1, 1, 1, false, false, 5, false},
+                       Case{1, 70, 9, false, false, 0, false},
+                       Case{5, 3, 0, false, false, 2, false},
+                       Case{0, 4, 3, false, false, 0, false},
+                       Case{20, 8, 129, false, false, 0, false}}) {
+          c.transposeA = transposeA;
+          c.transposeB = transposeB;
+          c.strided = strided;
+          runCase(c, rng);
+        }
 }
 
 TEST(RuntimeGemm, MismatchedSizesAreReported) {
@@ -112,7 +117,8 @@ TEST(RuntimeGemm, MismatchedSizesAreReported) {
   _mlir_ciface_gnn_rt_gemm(&a, &b, &c, 1, 1.0f, 0.0f);
   char err[256];
   ASSERT_NE(gnn_rt_take_error(err, sizeof(err)), 0);
-  EXPECT_NE(std::string(err).find("size 3"), std::string::npos) << err;
+  EXPECT_NE(std::string(err).find("size 2"), std::string::npos) << err;
+  EXPECT_NE(std::string(err).find("needs 3"), std::string::npos) << err;
   for (float x : cs)
     EXPECT_EQ(x, 7.0f);
   // c has the wrong number of columns.

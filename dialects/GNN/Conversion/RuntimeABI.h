@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
+
 namespace mlir::gnn::abi {
 
 /// Error reports (gnnc/errors.h); each takes the caller's gnn_rt_context
@@ -27,6 +29,9 @@ constexpr llvm::StringLiteral kLinear = "gnn_rt_linear";
 constexpr llvm::StringLiteral kLinearNoBias = "gnn_rt_linear_nobias";
 constexpr llvm::StringLiteral kGemm = "gnn_rt_gemm";
 constexpr llvm::StringLiteral kGemmAt = "gnn_rt_gemm_at";
+/// Flags of kGemm's transpose argument (GNN_GEMM_TRANSPOSE_A and _B).
+constexpr int32_t kGemmTransposeB = 1;
+constexpr int32_t kGemmTransposeA = 2;
 
 struct RuntimeFunction {
   llvm::StringLiteral name;

@@ -47,15 +47,20 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_linear_nobias(gnn_memref2d_f32 *input,
                                                    gnn_memref2d_f32 *weight,
                                                    gnn_memref2d_f32 *out);
 
-/* c = alpha * a @ op(b) + beta * c on the calling thread, where op(b) is b
- * transposed if transpose_b is non-zero: the block tiles of the fused
- * attention (scores of a tile of destinations against a chunk of sources,
- * and the weighted sum of the chunk's value rows). Sizes that do not fit
- * are reported through gnn_rt_rows_mismatch and c is left untouched. */
+/* Flags of gnn_rt_gemm's `transpose`. */
+enum { GNN_GEMM_TRANSPOSE_B = 1, GNN_GEMM_TRANSPOSE_A = 2 };
+
+/* c = alpha * op(a) @ op(b) + beta * c on the calling thread, where op(a)
+ * is a transposed if `transpose` has GNN_GEMM_TRANSPOSE_A and op(b) is b
+ * transposed if it has GNN_GEMM_TRANSPOSE_B: the block tiles of the fused
+ * attention and of its backward (scores of a tile of destinations against
+ * a chunk of sources, the weighted sum of the chunk's value rows, the
+ * sources' gradients from a tile's transposed weights). Sizes that do not
+ * fit are reported through gnn_rt_rows_mismatch and c is left untouched. */
 GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
                                           gnn_memref2d_f32 *b,
                                           gnn_memref2d_f32 *c,
-                                          int32_t transpose_b, float alpha,
+                                          int32_t transpose, float alpha,
                                           float beta);
 
 /* c = alpha * transpose(a) @ b + beta * c, on OpenBLAS's threads: the

@@ -21,6 +21,14 @@
 // into P^T and dS^T from the destinations' statistics, then dK += scale dS^T
 // Q and dV += P^T dOut.
 //
+// Block pass, where the graph splits into blocks (BlockTiles::buildBlocks:
+// batches of sequences, each block's sources feeding its destinations
+// alone) and the weights need no recomputed forward: the source pass's
+// S^T and dP^T are the destination pass's tiles transposed, so one thread
+// per block and head does both. Per tile of the block's destinations, S,
+// dP, D, P and dS as above, then dQ = scale dS K, dK += scale dS^T Q and
+// dV += P^T dOut: five GEMMs instead of seven.
+//
 // Without `normalize` the weights are w = exp(score) and dS = w (dwv . v +
 // dz): the same tiles with a shift of 0 and an offset of -dz. No per-edge
 // value leaves the per-thread stack tiles.
@@ -48,6 +56,9 @@ public:
       : l(l), b(l.b), loc(l.loc), p(p), t(p.elem),
         laneType(VectorType::get({kVectorLanes}, p.elem)) {}
 
+  /// Both passes in one where the graph splits into blocks, else
+  /// `otherwise`; needs the log-sum-exp saved when normalizing.
+  void blockPass(function_ref<void()> otherwise);
   void destinationPass(NodeHeadBody row);
   void sourcePass(NodeHeadBody row);
 
@@ -152,6 +163,74 @@ void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
     b.create<memref::StoreOp>(loc, shiftAndOffset(l, p, dst, head).second,
                               rowOffset, r);
   });
+}
+
+void BlockGrad::blockPass(function_ref<void()> otherwise) {
+  BlockTiles tiles(l, t);
+  tiles.buildBlocks(
+      p.g, p.r, p.heads, kKeptCols,
+      [&] {
+        allocateTiles(tiles, kKeptCols);
+        auto rowType = MemRefType::get({kTileRows}, t);
+        rowShift = b.create<memref::AllocaOp>(loc, rowType);
+        rowOffset = b.create<memref::AllocaOp>(loc, rowType);
+      },
+      [&](Value first, Value end, Value lo, Value hi, ValueRange head) {
+        // The block's tiles add up the gradients of its sources.
+        Value dkZeros = l.floatConst(VectorType::get({p.d}, t), 0.0);
+        Value dvZeros = l.floatConst(VectorType::get({p.dvSize}, t), 0.0);
+        l.serial(lo, hi, [&](Value src) {
+          b.create<vector::StoreOp>(loc, dkZeros, p.dk, rowStart(l, src, head));
+          b.create<vector::StoreOp>(loc, dvZeros, p.dv, rowStart(l, src, head));
+        });
+        tiles.forEachBlockTile(first, end, [&](Value rows, Value c, Value e) {
+          Value zero = l.idx(0);
+          Value cols = b.create<arith::SubIOp>(loc, e, c);
+          Value dst = tiles.graphRow(zero);
+          Value qRows = tiles.view(p.q.memref, dst, rows, head, p.d);
+          Value dOutRows =
+              tiles.view(p.grads[0].memref, dst, rows, head, p.dvSize);
+          Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
+          Value vCols = tiles.view(p.v.memref, c, cols, head, p.dvSize);
+          Value scoreTile = tiles.tileView(scores, rows, cols);
+          Value dprobTile = tiles.tileView(dprobs, rows, cols);
+          tiles.gemm(qRows, kCols, scoreTile, /*transposeB=*/true,
+                     /*beta=*/0.0);
+          tiles.gemm(dOutRows, vCols, dprobTile, /*transposeB=*/true,
+                     /*beta=*/0.0);
+          // The rows' shifts and offsets; normalized, D from the tile.
+          l.serial(zero, rows, [&](Value r) {
+            auto [shift, offset] =
+                shiftAndOffset(l, p, tiles.graphRow(r), head);
+            b.create<memref::StoreOp>(loc, shift, rowShift, r);
+            b.create<memref::StoreOp>(
+                loc, p.normalize ? l.floatConst(t, 0.0) : offset, rowOffset, r);
+          });
+          if (p.normalize) {
+            accumulateOutDots(tiles, zero, rows, c, zero, cols);
+            finishOutDots(tiles, zero, rows, head);
+          }
+          l.serial(zero, rows, [&](Value r) {
+            auto [begin, stop] = tiles.rowColumns(r, c, cols);
+            Value shift = b.create<vector::BroadcastOp>(
+                loc, laneType, tiles.load(rowShift, r));
+            Value offset = b.create<vector::BroadcastOp>(
+                loc, laneType, tiles.load(rowOffset, r));
+            gradientRow(
+                tiles, r, zero, cols, begin, stop, [&](Value) { return shift; },
+                [&](Value) { return offset; });
+          });
+          tiles.gemm(dprobTile, kCols, tiles.view(p.dq, dst, rows, head, p.d),
+                     /*transposeB=*/false, /*beta=*/0.0);
+          tiles.gemmTransposedA(dprobTile, qRows,
+                                tiles.view(p.dk, c, cols, head, p.d),
+                                /*alpha=*/1.0, /*beta=*/1.0);
+          tiles.gemmTransposedA(scoreTile, dOutRows,
+                                tiles.view(p.dv, c, cols, head, p.dvSize),
+                                /*alpha=*/1.0, /*beta=*/1.0);
+        });
+      },
+      otherwise);
 }
 
 void BlockGrad::destinationPass(NodeHeadBody row) {
@@ -356,6 +435,12 @@ void loops::blockTiledAttentionGrad(Lowering &l, const AttentionGradPlan &p,
                                     NodeHeadBody destinationRow,
                                     NodeHeadBody sourceRow) {
   BlockGrad grad(l, p);
-  grad.destinationPass(destinationRow);
-  grad.sourcePass(sourceRow);
+  auto twoPasses = [&] {
+    grad.destinationPass(destinationRow);
+    grad.sourcePass(sourceRow);
+  };
+  if (p.normalize && !p.savedLse.memref)
+    twoPasses();
+  else
+    grad.blockPass(twoPasses);
 }

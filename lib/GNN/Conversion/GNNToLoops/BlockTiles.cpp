@@ -56,6 +56,165 @@ Value BlockTiles::stackTile(int64_t columns, Type type) {
       loc, MemRefType::get({kTileRows, columns}, type));
 }
 
+std::pair<Value, Value> BlockTiles::columnRange(const GraphParts &g, Value v) {
+  auto [first, last] = l.inSlots(g, v);
+  Value degree = b.create<arith::SubIOp>(loc, last, first);
+  auto [lo, contiguous] = sourceRange(l, g, first, degree);
+  Value ranged = b.create<arith::AndIOp>(
+      loc, contiguous, cmp(arith::CmpIPredicate::ugt, degree, l.idx(0)));
+  return {b.create<arith::SelectOp>(loc, ranged, lo, l.idx(0)),
+          b.create<arith::SelectOp>(
+              loc, ranged, b.create<arith::AddIOp>(loc, lo, degree), l.idx(0))};
+}
+
+Value BlockTiles::isBlock(const GraphParts &g, const GraphParts &reversed,
+                          Value first, Value end, Value lo, Value hi,
+                          int64_t maxColumns) {
+  auto sub = [&](Value x, Value y) {
+    return b.create<arith::SubIOp>(loc, x, y);
+  };
+  Value width = sub(hi, lo);
+  // The edges into the rows, all from [lo, hi), and the edges out of
+  // [lo, hi): equal when the sources feed no other rows.
+  Value edges = sub(load(g.inPtr, end), load(g.inPtr, first));
+  Value outEdges = sub(load(reversed.inPtr, hi), load(reversed.inPtr, lo));
+  Value rectangle = b.create<arith::MulIOp>(loc, sub(end, first), width);
+  Value ok = b.create<arith::AndIOp>(
+      loc, cmp(arith::CmpIPredicate::ule, width, l.idx(maxColumns)),
+      cmp(arith::CmpIPredicate::eq, edges, outEdges));
+  return b.create<arith::AndIOp>(
+      loc, ok,
+      cmp(arith::CmpIPredicate::uge,
+          b.create<arith::MulIOp>(loc, edges, l.idx(2)), rectangle));
+}
+
+void BlockTiles::buildBlocks(const GraphParts &g, const GraphParts &reversed,
+                             ArrayRef<Value> heads, int64_t maxColumns,
+                             function_ref<void()> prepare, BlockBody block,
+                             function_ref<void()> otherwise) {
+  Value rows = g.numDst;
+  rangeLo = l.idBuffer(rows);
+  rangeHi = l.idBuffer(rows);
+  l.parallel(rows, [&](Value v) {
+    auto [lo, hi] = columnRange(g, v);
+    b.create<memref::StoreOp>(loc, lo, rangeLo, v);
+    b.create<memref::StoreOp>(loc, hi, rangeHi, v);
+  });
+
+  // The blocks in one sweep: block i has rows [starts[i], starts[i + 1])
+  // and sources [sourceLo[i], sourceHi[i]).
+  Value one = l.idx(1);
+  Value starts = l.idBuffer(b.create<arith::AddIOp>(loc, rows, one));
+  Value sourceLo = l.idBuffer(rows), sourceHi = l.idBuffer(rows);
+  Value yes = b.create<arith::ConstantIntOp>(loc, 1, 1);
+  auto select = [&](Value c, Value x, Value y) -> Value {
+    return b.create<arith::SelectOp>(loc, c, x, y);
+  };
+  // State: blocks so far, all fine, open block's first row and sources,
+  // sources covered by the closed blocks.
+  auto close = [&](ValueRange s, Value end, Value closing) {
+    Value count = s[0], first = s[2], lo = s[3], hi = s[4];
+    Value fine = l.ifElse(
+        closing,
+        [&] {
+          b.create<memref::StoreOp>(loc, first, starts, count);
+          b.create<memref::StoreOp>(loc, lo, sourceLo, count);
+          b.create<memref::StoreOp>(loc, hi, sourceHi, count);
+          return SmallVector<Value>{
+              isBlock(g, reversed, first, end, lo, hi, maxColumns)};
+        },
+        [&] { return SmallVector<Value>{yes}; })[0];
+    Value zero = l.idx(0);
+    return SmallVector<Value>{
+        b.create<arith::AddIOp>(loc, count, select(closing, one, zero)),
+        b.create<arith::AndIOp>(loc, s[1], fine),
+        b.create<arith::AddIOp>(
+            loc, s[5],
+            select(closing, b.create<arith::SubIOp>(loc, hi, lo), zero))};
+  };
+  Value zero = l.idx(0);
+  ValueRange swept = l.forLoop(
+      zero, rows, ValueRange{zero, yes, zero, zero, zero, zero},
+      [&](Value v, ValueRange s) {
+        Value lo = load(rangeLo, v), hi = load(rangeHi, v);
+        Value opens =
+            b.create<arith::OrIOp>(loc, cmp(arith::CmpIPredicate::eq, v, zero),
+                                   cmp(arith::CmpIPredicate::ne, lo, s[3]));
+        Value closing = b.create<arith::AndIOp>(
+            loc, opens, cmp(arith::CmpIPredicate::ugt, v, zero));
+        SmallVector<Value> closed = close(s, v, closing);
+        return SmallVector<Value>{
+            closed[0],
+            b.create<arith::AndIOp>(loc, closed[1],
+                                    cmp(arith::CmpIPredicate::ugt, hi, lo)),
+            select(opens, v, s[2]),
+            select(opens, lo, s[3]),
+            select(opens, hi, b.create<arith::MaxUIOp>(loc, s[4], hi)),
+            closed[2]};
+      });
+  SmallVector<Value> last =
+      close(swept, rows, cmp(arith::CmpIPredicate::ugt, rows, zero));
+  Value count = last[0];
+  b.create<memref::StoreOp>(loc, rows, starts, count);
+  Value blocks = b.create<arith::AndIOp>(
+      loc, last[1], cmp(arith::CmpIPredicate::eq, last[2], g.numSrc));
+
+  auto branch = b.create<scf::IfOp>(loc, blocks, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getElseRegion().front());
+  otherwise();
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  Value perBlock = one;
+  for (Value extent : heads)
+    perBlock = b.create<arith::MulIOp>(loc, perBlock, extent);
+  l.parallel(b.create<arith::MulIOp>(loc, count, perBlock), [&](Value item) {
+    auto scope = b.create<memref::AllocaScopeOp>(loc, TypeRange{});
+    OpBuilder::InsertionGuard inScope(b);
+    b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+    Value i = b.create<arith::DivUIOp>(loc, item, perBlock);
+    Value rest = b.create<arith::RemUIOp>(loc, item, perBlock);
+    SmallVector<Value> head(heads.size());
+    for (int64_t h = int64_t(heads.size()) - 1; h >= 0; --h) {
+      head[h] = b.create<arith::RemUIOp>(loc, rest, heads[h]);
+      rest = b.create<arith::DivUIOp>(loc, rest, heads[h]);
+    }
+    prepare();
+    block(load(starts, i), load(starts, b.create<arith::AddIOp>(loc, i, one)),
+          load(sourceLo, i), load(sourceHi, i), head);
+    b.create<memref::AllocaScopeReturnOp>(loc);
+  });
+}
+
+void BlockTiles::forEachBlockTile(
+    Value first, Value end,
+    function_ref<void(Value rows, Value lo, Value hi)> body) {
+  l.forLoop(
+      first, end, ValueRange{},
+      [&](Value r0, ValueRange) {
+        v0 = r0;
+        n = b.create<arith::MinUIOp>(loc, l.idx(kTileRows),
+                                     b.create<arith::SubIOp>(loc, end, r0));
+        auto rowsOf = [&](Value ranges) -> Value {
+          SmallVector<OpFoldResult> offsets = {r0}, sizes = {n},
+                                    strides = {b.getIndexAttr(1)};
+          return b.create<memref::SubViewOp>(loc, ranges, offsets, sizes,
+                                             strides);
+        };
+        rowLo = rowsOf(rangeLo);
+        rowHi = rowsOf(rangeHi);
+        ValueRange extent = l.forLoop(
+            l.idx(0), n, ValueRange{load(rowLo, l.idx(0)), l.idx(0)},
+            [&](Value r, ValueRange s) {
+              return SmallVector<Value>{
+                  b.create<arith::MinUIOp>(loc, s[0], load(rowLo, r)),
+                  b.create<arith::MaxUIOp>(loc, s[1], load(rowHi, r))};
+            });
+        body(n, extent[0], extent[1]);
+        return SmallVector<Value>{};
+      },
+      l.idx(kTileRows));
+}
+
 void BlockTiles::buildTile(const GraphParts &g, ArrayRef<Value> heads,
                            RunBody run, RowBody row) {
   auto indexType = MemRefType::get({kTileRows}, b.getIndexType());
@@ -66,18 +225,9 @@ void BlockTiles::buildTile(const GraphParts &g, ArrayRef<Value> heads,
 
   // Each row's column range [lo, hi), or [0, 0) if it has none.
   l.serial(l.idx(0), n, [&](Value r) {
-    auto [first, last] = l.inSlots(g, graphRow(r));
-    Value degree = b.create<arith::SubIOp>(loc, last, first);
-    auto [lo, contiguous] = sourceRange(l, g, first, degree);
-    Value ranged = b.create<arith::AndIOp>(
-        loc, contiguous, cmp(arith::CmpIPredicate::ugt, degree, l.idx(0)));
-    b.create<memref::StoreOp>(
-        loc, b.create<arith::SelectOp>(loc, ranged, lo, l.idx(0)), rowLo, r);
-    b.create<memref::StoreOp>(
-        loc,
-        b.create<arith::SelectOp>(
-            loc, ranged, b.create<arith::AddIOp>(loc, lo, degree), l.idx(0)),
-        rowHi, r);
+    auto [lo, hi] = columnRange(g, graphRow(r));
+    b.create<memref::StoreOp>(loc, lo, rowLo, r);
+    b.create<memref::StoreOp>(loc, hi, rowHi, r);
     b.create<memref::StoreOp>(loc, b.create<arith::ConstantIntOp>(loc, 0, 1),
                               inRun, r);
   });
@@ -245,9 +395,20 @@ Value BlockTiles::tileView(Value buffer, Value rows, Value cols, Value col) {
 
 void BlockTiles::gemm(Value a, Value bMatrix, Value c, bool transposeB,
                       Value alpha, Value beta) {
+  callGemm(a, bMatrix, c, transposeB ? abi::kGemmTransposeB : 0, alpha, beta);
+}
+
+void BlockTiles::gemmTransposedA(Value a, Value bMatrix, Value c, double alpha,
+                                 double beta) {
+  callGemm(a, bMatrix, c, abi::kGemmTransposeA, l.floatConst(t, alpha),
+           l.floatConst(t, beta));
+}
+
+void BlockTiles::callGemm(Value a, Value bMatrix, Value c, int32_t transpose,
+                          Value alpha, Value beta) {
   b.create<func::CallOp>(
       loc, abi::kGemm, TypeRange{},
       ValueRange{a, bMatrix, c,
-                 b.create<arith::ConstantIntOp>(loc, transposeB ? 1 : 0, 32),
-                 alpha, beta});
+                 b.create<arith::ConstantIntOp>(loc, transpose, 32), alpha,
+                 beta});
 }

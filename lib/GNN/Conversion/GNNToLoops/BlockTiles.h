@@ -36,6 +36,9 @@ public:
                                     ValueRange head)>;
   /// One head of a row outside the runs (its index in the graph).
   using RowBody = function_ref<void(Value row, ValueRange head)>;
+  /// One head of a block: destinations [first, end) and sources [lo, hi).
+  using BlockBody = function_ref<void(Value first, Value end, Value lo,
+                                      Value hi, ValueRange head)>;
 
   /// `elem` is the element type of the features the GEMMs read (f32).
   BlockTiles(Lowering &l, Type elem);
@@ -44,6 +47,29 @@ public:
   /// the tile), then `run` for every dense run and `row` for the others.
   void build(const GraphParts &g, ArrayRef<Value> heads,
              function_ref<void()> prepare, RunBody run, RowBody row);
+
+  /// Whether the destinations of `g` and its sources split into blocks:
+  /// if so, `block` for each block and head, the parallel unit (after
+  /// `prepare`, as in `build`), else `otherwise`. A block is a maximal
+  /// stretch of destinations whose CSR rows each list one range of sources
+  /// in order, all from the same first source; its sources, the union of
+  /// the ranges, are at most `maxColumns`, at least half of its rows times
+  /// columns are edges, and none of its sources has an edge to another
+  /// block (edge counts through `reversed`, the graph's reversal); every
+  /// source of `g` lies in a block. The batches of sequences (complete,
+  /// causal, bipartite) split this way, and then a block is all that the
+  /// gradients of its sources depend on.
+  void buildBlocks(const GraphParts &g, const GraphParts &reversed,
+                   ArrayRef<Value> heads, int64_t maxColumns,
+                   function_ref<void()> prepare, BlockBody block,
+                   function_ref<void()> otherwise);
+  /// Inside `block`: `body(rows, lo, hi)` for each tile of at most
+  /// kTileRows of the destinations [first, end), with the tile's rows set
+  /// for graphRow, rowColumns and laneMask; [lo, hi) is the union of their
+  /// ranges.
+  void
+  forEachBlockTile(Value first, Value end,
+                   function_ref<void(Value rows, Value lo, Value hi)> body);
 
   /// Runs `body(c, cols)` for each chunk [c, c + cols) of at most
   /// kTileCols columns of [lo, hi).
@@ -74,6 +100,9 @@ public:
     gemm(a, bMatrix, c, transposeB, l.floatConst(t, 1.0),
          l.floatConst(t, beta));
   }
+  /// c = alpha * transpose(a) @ bMatrix + beta * c through the runtime.
+  void gemmTransposedA(Value a, Value bMatrix, Value c, double alpha,
+                       double beta);
 
   Value load(Value buffer, Value i) {
     return b.create<memref::LoadOp>(loc, buffer, i);
@@ -85,6 +114,14 @@ public:
   Value stackTile(int64_t columns, Type type);
 
 private:
+  /// Row v's column range [lo, hi), or [0, 0) if it has none.
+  std::pair<Value, Value> columnRange(const GraphParts &g, Value v);
+  /// Whether the destinations [first, end) with sources [lo, hi) form a
+  /// block (buildBlocks).
+  Value isBlock(const GraphParts &g, const GraphParts &reversed, Value first,
+                Value end, Value lo, Value hi, int64_t maxColumns);
+  void callGemm(Value a, Value bMatrix, Value c, int32_t transpose, Value alpha,
+                Value beta);
   void buildTile(const GraphParts &g, ArrayRef<Value> heads, RunBody run,
                  RowBody row);
   void buildRun(Value r0, Value r1, ArrayRef<Value> heads, RunBody run);
@@ -100,6 +137,8 @@ private:
   // Per tile: first row, row count, each row's column range and whether a
   // run computed it.
   Value v0, n, rowLo, rowHi, inRun;
+  // With blocks: every row's column range.
+  Value rangeLo, rangeHi;
 };
 
 /// The forward softmax of one run, kept in stack tiles: per run row (from

@@ -3,6 +3,8 @@
 usage: attention_grad_case.py OUT_DIR NUM_SRC NUM_DST EDGES SCORE_SCALE
                               [isolated]
        attention_grad_case.py OUT_DIR complete|causal|bipartite SCORE_SCALE
+                              [tidy]
+       attention_grad_case.py OUT_DIR overlap SCORE_SCALE
 SCORE_SCALE multiplies q (large scores exercise the clamp and the exact
 softmax's shift). Every destination gets an in-edge (the unfused
 normalization divides 0 by 0 elsewhere, as DGL does), or with `isolated`
@@ -13,6 +15,13 @@ sequence a complete, causal or bipartite block, in-edges in source order
 (the block-tiled kernels' runs). Lengths span several 64-row tiles and
 128-column chunks, sequences start inside tiles, one is shorter than a
 run, and one sequence lists its edges out of order (the per-node kernels).
+With `tidy`, no sequence is longer than 256 and none lists its edges out of
+order: the graph splits into blocks that the backward computes one at a
+time.
+
+`overlap` writes two stretches of destinations whose source ranges overlap
+(sources [0, 60) and [30, 90) of 120): each looks like a block by itself,
+and the last 30 sources have no edges.
 """
 
 import os
@@ -25,10 +34,10 @@ import safetensors_util  # noqa: E402
 
 
 
-def blocks(mode):
+def blocks(mode, tidy):
     """A batch's graph: (src, dst, num_src, num_dst)."""
     # 300 sources: more than the destination pass's kept tiles hold.
-    src_lens = [150, 20, 70, 3, 33, 90, 300]
+    src_lens = [150, 20, 70, 3, 33, 90, 256 if tidy else 300]
     dst_lens = ([40, 90, 17, 8, 130, 21, 12] if mode == "bipartite" else
                 src_lens)
     src, dst = [], []
@@ -37,7 +46,7 @@ def blocks(mode):
         for d in range(ld):
             ends = d + 1 if mode == "causal" else ls
             row = [s0 + s for s in range(ends)]
-            if i == 2 and d % 3 == 0:
+            if i == 2 and d % 3 == 0 and not tidy:
                 row.reverse()
             src += row
             dst += [d0 + d] * len(row)
@@ -49,7 +58,16 @@ def blocks(mode):
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 if sys.argv[2] in ("complete", "causal", "bipartite"):
-    src, dst, ns, nd = blocks(sys.argv[2])
+    src, dst, ns, nd = blocks(sys.argv[2], sys.argv[4:] == ["tidy"])
+    ne = len(src)
+    scale = float(sys.argv[3])
+    rng = random.Random(ne)
+elif sys.argv[2] == "overlap":
+    src, dst = [], []
+    for d, (lo, hi) in enumerate([(0, 60)] * 40 + [(30, 90)] * 60):
+        src += range(lo, hi)
+        dst += [d] * (hi - lo)
+    ns, nd = 120, 100
     ne = len(src)
     scale = float(sys.argv[3])
     rng = random.Random(ne)
