@@ -70,6 +70,10 @@ private:
   void gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
                    Value begin, Value end, function_ref<Value(Value)> shift,
                    function_ref<Value(Value)> offset);
+  /// gradientRow for the destination rows [r0, r0 + rows) of a run (tile
+  /// rows from 0) with their shifts and offsets in rowShift and rowOffset.
+  void destinationRows(BlockTiles &tiles, Value r0, Value rows, Value c,
+                       Value col, Value cols);
   /// Adds the row sums of P dP over the chunk's tiles (from tile column
   /// `col`) to `rowOffset` (the rows' shifts are their saved log-sum-exps).
   void accumulateOutDots(BlockTiles &tiles, Value r0, Value rows, Value c,
@@ -80,6 +84,12 @@ private:
   void allocateTiles(BlockTiles &tiles, int64_t columns) {
     scores = tiles.stackTile(columns, t);
     dprobs = tiles.stackTile(columns, t);
+  }
+  /// The per-tile-row buffers of shifts and offsets (in `prepare`).
+  void allocateRowStatistics() {
+    auto rowType = MemRefType::get({kTileRows}, t);
+    rowShift = b.create<memref::AllocaOp>(loc, rowType);
+    rowOffset = b.create<memref::AllocaOp>(loc, rowType);
   }
   /// beta of a GEMM that accumulates over chunks starting at `lo`: 0 for
   /// the first chunk (the output is not initialized), 1 after.
@@ -118,6 +128,21 @@ void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
         b.create<vector::StoreOp>(loc, ds, dprobs, at);
       },
       kVectorLanes);
+}
+
+void BlockGrad::destinationRows(BlockTiles &tiles, Value r0, Value rows,
+                                Value c, Value col, Value cols) {
+  l.serial(l.idx(0), rows, [&](Value r) {
+    auto [begin, end] =
+        tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+    Value shift =
+        b.create<vector::BroadcastOp>(loc, laneType, tiles.load(rowShift, r));
+    Value offset =
+        b.create<vector::BroadcastOp>(loc, laneType, tiles.load(rowOffset, r));
+    gradientRow(
+        tiles, r, col, cols, begin, end, [&](Value) { return shift; },
+        [&](Value) { return offset; });
+  });
 }
 
 void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
@@ -171,9 +196,7 @@ void BlockGrad::blockPass(function_ref<void()> otherwise) {
       p.g, p.r, p.heads, kKeptCols,
       [&] {
         allocateTiles(tiles, kKeptCols);
-        auto rowType = MemRefType::get({kTileRows}, t);
-        rowShift = b.create<memref::AllocaOp>(loc, rowType);
-        rowOffset = b.create<memref::AllocaOp>(loc, rowType);
+        allocateRowStatistics();
       },
       [&](Value first, Value end, Value lo, Value hi, ValueRange head) {
         // The block's tiles add up the gradients of its sources.
@@ -210,16 +233,7 @@ void BlockGrad::blockPass(function_ref<void()> otherwise) {
             accumulateOutDots(tiles, zero, rows, c, zero, cols);
             finishOutDots(tiles, zero, rows, head);
           }
-          l.serial(zero, rows, [&](Value r) {
-            auto [begin, stop] = tiles.rowColumns(r, c, cols);
-            Value shift = b.create<vector::BroadcastOp>(
-                loc, laneType, tiles.load(rowShift, r));
-            Value offset = b.create<vector::BroadcastOp>(
-                loc, laneType, tiles.load(rowOffset, r));
-            gradientRow(
-                tiles, r, zero, cols, begin, stop, [&](Value) { return shift; },
-                [&](Value) { return offset; });
-          });
+          destinationRows(tiles, zero, rows, c, zero, cols);
           tiles.gemm(dprobTile, kCols, tiles.view(p.dq, dst, rows, head, p.d),
                      /*transposeB=*/false, /*beta=*/0.0);
           tiles.gemmTransposedA(dprobTile, qRows,
@@ -251,9 +265,7 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
         allocateTiles(tiles, saved ? kKeptCols : kTileCols);
         if (p.normalize && !saved)
           softmax.allocate();
-        auto rowType = MemRefType::get({kTileRows}, t);
-        rowShift = b.create<memref::AllocaOp>(loc, rowType);
-        rowOffset = b.create<memref::AllocaOp>(loc, rowType);
+        allocateRowStatistics();
       },
       [&](Value r0, Value rows, Value lo, Value hi, ValueRange head) {
         Value first = tiles.graphRow(r0);
@@ -344,17 +356,7 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
           } else {
             scoreTiles(c, cols, col);
           }
-          l.serial(l.idx(0), rows, [&](Value r) {
-            auto [begin, end] =
-                tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
-            Value shift = b.create<vector::BroadcastOp>(
-                loc, laneType, tiles.load(rowShift, r));
-            Value offset = b.create<vector::BroadcastOp>(
-                loc, laneType, tiles.load(rowOffset, r));
-            gradientRow(
-                tiles, r, col, cols, begin, end, [&](Value) { return shift; },
-                [&](Value) { return offset; });
-          });
+          destinationRows(tiles, r0, rows, c, col, cols);
           tiles.gemm(tiles.tileView(dprobs, rows, cols, col),
                      tiles.view(p.k.memref, c, cols, head, p.d), dqRows,
                      /*transposeB=*/false, l.floatConst(t, 1.0),
