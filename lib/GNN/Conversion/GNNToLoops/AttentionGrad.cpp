@@ -165,16 +165,23 @@ void loops::storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
   storeOutDot(l, p, dst, head, out);
 }
 
+Value loops::weightShift(Lowering &l, const AttentionGradPlan &p, Value dst,
+                         ValueRange head) {
+  if (p.normalize)
+    return l.b.create<memref::LoadOp>(l.loc, p.lse, rowStart(l, dst, head));
+  return l.floatConst(p.elem, 0.0);
+}
+
 std::pair<Value, Value> loops::shiftAndOffset(Lowering &l,
                                               const AttentionGradPlan &p,
                                               Value dst, ValueRange head) {
+  Value shift = weightShift(l, p, dst, head);
   if (p.normalize)
-    return {
-        l.b.create<memref::LoadOp>(l.loc, p.lse, rowStart(l, dst, head)),
-        l.b.create<memref::LoadOp>(l.loc, p.outDot, rowStart(l, dst, head))};
+    return {shift, l.b.create<memref::LoadOp>(l.loc, p.outDot,
+                                              rowStart(l, dst, head))};
   Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
                                         rowStart(l, dst, head));
-  return {l.floatConst(p.elem, 0.0), l.b.create<arith::NegFOp>(l.loc, dz)};
+  return {shift, l.b.create<arith::NegFOp>(l.loc, dz)};
 }
 
 std::pair<Value, Value> loops::scoreGradients(Lowering &l,
@@ -207,9 +214,7 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
   };
   if (p.savedLse.memref) {
     // D from the weights the score gradients use.
-    Value shifts =
-        splat(chunkType,
-              l.b.create<memref::LoadOp>(l.loc, p.lse, rowStart(l, dst, head)));
+    Value shifts = splat(chunkType, weightShift(l, p, dst, head));
     auto [first, last] = l.inSlots(p.g, dst);
     Value sum = l.forLoop(
         first, last, ValueRange{l.floatConst(chunkType, 0.0)},
@@ -318,8 +323,7 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
   Value qRow = vload(qType, p.q.memref, dst, head);
   if (p.savedLse.memref) {
     // D from the weights the score gradients use.
-    Value lse =
-        l.b.create<memref::LoadOp>(l.loc, p.lse, rowStart(l, dst, head));
+    Value lse = weightShift(l, p, dst, head);
     Value dOut = vload(vType, p.grads[0].memref, dst, head);
     Value outDot = l.forEachInEdge(
         p.g, dst, p.mask, ValueRange{c(0.0)},

@@ -59,6 +59,7 @@ public:
   /// Both passes in one where the graph splits into blocks, else
   /// `otherwise`; needs the log-sum-exp saved when normalizing.
   void blockPass(function_ref<void()> otherwise);
+  /// Reads the rows' ranges that blockPass found, if it ran.
   void destinationPass(NodeHeadBody row);
   void sourcePass(NodeHeadBody row);
 
@@ -109,6 +110,8 @@ private:
   Value scores, dprobs;
   // Destination pass, per tile row: the weights' shift and dP's offset.
   Value rowShift, rowOffset;
+  // The graph's row ranges, once blockPass has found them.
+  std::pair<Value, Value> rowRanges;
 };
 } // namespace
 
@@ -206,7 +209,8 @@ void BlockGrad::blockPass(function_ref<void()> otherwise) {
           b.create<vector::StoreOp>(loc, dkZeros, p.dk, rowStart(l, src, head));
           b.create<vector::StoreOp>(loc, dvZeros, p.dv, rowStart(l, src, head));
         });
-        tiles.forEachBlockTile(first, end, [&](Value rows, Value c, Value e) {
+        tiles.forEachBlockTile(first, end, lo, [&](Value rows, Value e) {
+          Value c = lo;
           Value zero = l.idx(0);
           Value cols = b.create<arith::SubIOp>(loc, e, c);
           Value dst = tiles.graphRow(zero);
@@ -223,11 +227,14 @@ void BlockGrad::blockPass(function_ref<void()> otherwise) {
                      /*beta=*/0.0);
           // The rows' shifts and offsets; normalized, D from the tile.
           l.serial(zero, rows, [&](Value r) {
-            auto [shift, offset] =
-                shiftAndOffset(l, p, tiles.graphRow(r), head);
-            b.create<memref::StoreOp>(loc, shift, rowShift, r);
+            Value dst = tiles.graphRow(r);
+            b.create<memref::StoreOp>(loc, weightShift(l, p, dst, head),
+                                      rowShift, r);
             b.create<memref::StoreOp>(
-                loc, p.normalize ? l.floatConst(t, 0.0) : offset, rowOffset, r);
+                loc,
+                p.normalize ? l.floatConst(t, 0.0)
+                            : shiftAndOffset(l, p, dst, head).second,
+                rowOffset, r);
           });
           if (p.normalize) {
             accumulateOutDots(tiles, zero, rows, c, zero, cols);
@@ -244,7 +251,10 @@ void BlockGrad::blockPass(function_ref<void()> otherwise) {
                                 /*alpha=*/1.0, /*beta=*/1.0);
         });
       },
-      otherwise);
+      [&] {
+        rowRanges = tiles.rowRanges();
+        otherwise();
+      });
 }
 
 void BlockGrad::destinationPass(NodeHeadBody row) {
@@ -259,6 +269,8 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
       /*online=*/true);
   auto vType = VectorType::get({p.dvSize}, t);
   bool saved = p.savedLse.memref != nullptr;
+  if (rowRanges.first)
+    tiles.reuseRowRanges(rowRanges);
   tiles.build(
       p.g, p.heads,
       [&] {
@@ -305,8 +317,8 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
         if (saved) {
           l.serial(l.idx(0), rows, [&](Value r) {
             Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
-            b.create<memref::StoreOp>(
-                loc, shiftAndOffset(l, p, dst, head).first, rowShift, r);
+            b.create<memref::StoreOp>(loc, weightShift(l, p, dst, head),
+                                      rowShift, r);
           });
           oneChunk =
               tiles.cmp(arith::CmpIPredicate::ule, width, l.idx(kTileCols));

@@ -186,8 +186,8 @@ void BlockTiles::buildBlocks(const GraphParts &g, const GraphParts &reversed,
 }
 
 void BlockTiles::forEachBlockTile(
-    Value first, Value end,
-    function_ref<void(Value rows, Value lo, Value hi)> body) {
+    Value first, Value end, Value lo,
+    function_ref<void(Value rows, Value hi)> body) {
   l.forLoop(
       first, end, ValueRange{},
       [&](Value r0, ValueRange) {
@@ -202,14 +202,12 @@ void BlockTiles::forEachBlockTile(
         };
         rowLo = rowsOf(rangeLo);
         rowHi = rowsOf(rangeHi);
-        ValueRange extent = l.forLoop(
-            l.idx(0), n, ValueRange{load(rowLo, l.idx(0)), l.idx(0)},
-            [&](Value r, ValueRange s) {
+        Value hi =
+            l.forLoop(l.idx(0), n, ValueRange{lo}, [&](Value r, ValueRange s) {
               return SmallVector<Value>{
-                  b.create<arith::MinUIOp>(loc, s[0], load(rowLo, r)),
-                  b.create<arith::MaxUIOp>(loc, s[1], load(rowHi, r))};
-            });
-        body(n, extent[0], extent[1]);
+                  b.create<arith::MaxUIOp>(loc, s[0], load(rowHi, r))};
+            })[0];
+        body(n, hi);
         return SmallVector<Value>{};
       },
       l.idx(kTileRows));
@@ -225,7 +223,9 @@ void BlockTiles::buildTile(const GraphParts &g, ArrayRef<Value> heads,
 
   // Each row's column range [lo, hi), or [0, 0) if it has none.
   l.serial(l.idx(0), n, [&](Value r) {
-    auto [lo, hi] = columnRange(g, graphRow(r));
+    Value v = graphRow(r);
+    auto [lo, hi] = rangeLo ? std::pair(load(rangeLo, v), load(rangeHi, v))
+                            : columnRange(g, v);
     b.create<memref::StoreOp>(loc, lo, rowLo, r);
     b.create<memref::StoreOp>(loc, hi, rowHi, r);
     b.create<memref::StoreOp>(loc, b.create<arith::ConstantIntOp>(loc, 0, 1),

@@ -20,6 +20,7 @@
 #include "Lowering.h"
 
 #include <functional>
+#include <tuple>
 
 namespace mlir::gnn::loops {
 
@@ -63,13 +64,21 @@ public:
                    ArrayRef<Value> heads, int64_t maxColumns,
                    function_ref<void()> prepare, BlockBody block,
                    function_ref<void()> otherwise);
-  /// Inside `block`: `body(rows, lo, hi)` for each tile of at most
-  /// kTileRows of the destinations [first, end), with the tile's rows set
-  /// for graphRow, rowColumns and laneMask; [lo, hi) is the union of their
-  /// ranges.
-  void
-  forEachBlockTile(Value first, Value end,
-                   function_ref<void(Value rows, Value lo, Value hi)> body);
+  /// Every row's column range as buildBlocks found it (valid from the
+  /// `otherwise` callback on).
+  std::pair<Value, Value> rowRanges() const { return {rangeLo, rangeHi}; }
+  /// Has `build` read each row's column range from `ranges` (rowRanges of
+  /// the same graph) instead of finding it again.
+  void reuseRowRanges(std::pair<Value, Value> ranges) {
+    std::tie(rangeLo, rangeHi) = ranges;
+  }
+
+  /// Inside `block`: `body(rows, hi)` for each tile of at most kTileRows
+  /// of the destinations [first, end), with the tile's rows set for
+  /// graphRow, rowColumns and laneMask; [lo, hi) is the union of their
+  /// ranges (all of a block's rows start at its first source `lo`).
+  void forEachBlockTile(Value first, Value end, Value lo,
+                        function_ref<void(Value rows, Value hi)> body);
 
   /// Runs `body(c, cols)` for each chunk [c, c + cols) of at most
   /// kTileCols columns of [lo, hi).
@@ -137,7 +146,7 @@ private:
   // Per tile: first row, row count, each row's column range and whether a
   // run computed it.
   Value v0, n, rowLo, rowHi, inRun;
-  // With blocks: every row's column range.
+  // With blocks (or reused): every row's column range.
   Value rangeLo, rangeHi;
 };
 
