@@ -167,11 +167,16 @@ void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
                   loc, b.create<vector::LoadOp>(loc, laneType, scores, at),
                   scale),
               shift);
-          w = b.create<arith::SelectOp>(loc, tiles.laneMask(begin, end, j), w,
-                                        l.floatConst(laneType, 0.0));
-          return SmallVector<Value>{b.create<vector::FMAOp>(
-              loc, w, b.create<vector::LoadOp>(loc, laneType, dprobs, at),
-              state[0])};
+          // Off the row's columns, dP may be whatever the stack held (an
+          // infinity times a zero weight is NaN): both are masked.
+          Value inRow = tiles.laneMask(begin, end, j);
+          Value zeros = l.floatConst(laneType, 0.0);
+          Value dP = b.create<arith::SelectOp>(
+              loc, inRow, b.create<vector::LoadOp>(loc, laneType, dprobs, at),
+              zeros);
+          w = b.create<arith::SelectOp>(loc, inRow, w, zeros);
+          return SmallVector<Value>{
+              b.create<vector::FMAOp>(loc, w, dP, state[0])};
         },
         l.idx(kVectorLanes))[0];
     b.create<memref::StoreOp>(
