@@ -199,10 +199,12 @@ Value attentionWeights(Lowering &l, const AttentionGradPlan &p,
 /// score's gradient weight * (dP - offset).
 std::pair<Value, Value> shiftAndOffset(Lowering &l, const AttentionGradPlan &p,
                                        Value dst, ValueRange head);
-/// The weight's shift alone (shiftAndOffset's first), which passes that
-/// compute D themselves need before D is stored.
+/// shiftAndOffset's halves alone: passes that compute D themselves need the
+/// shift before D is stored, and store the offset after.
 Value weightShift(Lowering &l, const AttentionGradPlan &p, Value dst,
                   ValueRange head);
+Value dpOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
+               ValueRange head);
 
 /// For vectors of edges: from their raw dot products q . k and dP = dout .
 /// v, and the shift and offset of their destinations, the weights and

@@ -172,16 +172,20 @@ Value loops::weightShift(Lowering &l, const AttentionGradPlan &p, Value dst,
   return l.floatConst(p.elem, 0.0);
 }
 
+Value loops::dpOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
+                      ValueRange head) {
+  if (p.normalize)
+    return l.b.create<memref::LoadOp>(l.loc, p.outDot, rowStart(l, dst, head));
+  Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
+                                        rowStart(l, dst, head));
+  return l.b.create<arith::NegFOp>(l.loc, dz);
+}
+
 std::pair<Value, Value> loops::shiftAndOffset(Lowering &l,
                                               const AttentionGradPlan &p,
                                               Value dst, ValueRange head) {
   Value shift = weightShift(l, p, dst, head);
-  if (p.normalize)
-    return {shift, l.b.create<memref::LoadOp>(l.loc, p.outDot,
-                                              rowStart(l, dst, head))};
-  Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
-                                        rowStart(l, dst, head));
-  return {shift, l.b.create<arith::NegFOp>(l.loc, dz)};
+  return {shift, dpOffset(l, p, dst, head)};
 }
 
 std::pair<Value, Value> loops::scoreGradients(Lowering &l,

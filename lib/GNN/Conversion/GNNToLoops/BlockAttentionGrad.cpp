@@ -193,8 +193,7 @@ void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
   l.serial(l.idx(0), rows, [&](Value r) {
     Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
     storeOffset(l, p, dst, head, tiles.load(rowOffset, r));
-    b.create<memref::StoreOp>(loc, shiftAndOffset(l, p, dst, head).second,
-                              rowOffset, r);
+    b.create<memref::StoreOp>(loc, dpOffset(l, p, dst, head), rowOffset, r);
   });
 }
 
@@ -215,15 +214,14 @@ void BlockGrad::blockPass(function_ref<void()> otherwise) {
           b.create<vector::StoreOp>(loc, dvZeros, p.dv, rowStart(l, src, head));
         });
         tiles.forEachBlockTile(first, end, lo, [&](Value rows, Value e) {
-          Value c = lo;
           Value zero = l.idx(0);
-          Value cols = b.create<arith::SubIOp>(loc, e, c);
+          Value cols = b.create<arith::SubIOp>(loc, e, lo);
           Value dst = tiles.graphRow(zero);
           Value qRows = tiles.view(p.q.memref, dst, rows, head, p.d);
           Value dOutRows =
               tiles.view(p.grads[0].memref, dst, rows, head, p.dvSize);
-          Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
-          Value vCols = tiles.view(p.v.memref, c, cols, head, p.dvSize);
+          Value kCols = tiles.view(p.k.memref, lo, cols, head, p.d);
+          Value vCols = tiles.view(p.v.memref, lo, cols, head, p.dvSize);
           Value scoreTile = tiles.tileView(scores, rows, cols);
           Value dprobTile = tiles.tileView(dprobs, rows, cols);
           tiles.gemm(qRows, kCols, scoreTile, /*transposeB=*/true,
@@ -235,24 +233,23 @@ void BlockGrad::blockPass(function_ref<void()> otherwise) {
             Value dst = tiles.graphRow(r);
             b.create<memref::StoreOp>(loc, weightShift(l, p, dst, head),
                                       rowShift, r);
-            b.create<memref::StoreOp>(
-                loc,
-                p.normalize ? l.floatConst(t, 0.0)
-                            : shiftAndOffset(l, p, dst, head).second,
-                rowOffset, r);
+            b.create<memref::StoreOp>(loc,
+                                      p.normalize ? l.floatConst(t, 0.0)
+                                                  : dpOffset(l, p, dst, head),
+                                      rowOffset, r);
           });
           if (p.normalize) {
-            accumulateOutDots(tiles, zero, rows, c, zero, cols);
+            accumulateOutDots(tiles, zero, rows, lo, zero, cols);
             finishOutDots(tiles, zero, rows, head);
           }
-          destinationRows(tiles, zero, rows, c, zero, cols);
+          destinationRows(tiles, zero, rows, lo, zero, cols);
           tiles.gemm(dprobTile, kCols, tiles.view(p.dq, dst, rows, head, p.d),
                      /*transposeB=*/false, /*beta=*/0.0);
           tiles.gemmTransposedA(dprobTile, qRows,
-                                tiles.view(p.dk, c, cols, head, p.d),
+                                tiles.view(p.dk, lo, cols, head, p.d),
                                 /*alpha=*/1.0, /*beta=*/1.0);
           tiles.gemmTransposedA(scoreTile, dOutRows,
-                                tiles.view(p.dv, c, cols, head, p.dvSize),
+                                tiles.view(p.dv, lo, cols, head, p.dvSize),
                                 /*alpha=*/1.0, /*beta=*/1.0);
         });
       },
