@@ -16,6 +16,8 @@
 #include <memory>
 #include <new>
 
+#include <unistd.h>
+
 namespace {
 struct Error {
   char *buffer;
@@ -40,10 +42,23 @@ bool countsFit(int64_t numSrc, int64_t numDst, int64_t numEdges) {
          numEdges <= GNN_GRAPH_MAX_COUNT;
 }
 
+/// Whether `bytes` fit in the machine's physical memory. Where the kernel
+/// overcommits, malloc grants any size and the process is killed when the
+/// pages are touched: a graph larger than the memory is refused up front.
+bool fitsInMemory(size_t bytes) {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages <= 0 || pageSize <= 0 ||
+         bytes / size_t(pageSize) < size_t(pages);
+}
+
 /// Allocates a graph with room for its arrays; null if out of memory. The
 /// counts are within GNN_GRAPH_MAX_COUNT.
 gnn_graph *allocate(gnn_structure structure, int64_t numSrc, int64_t numDst,
                     int64_t numEdges) {
+  // Four edge arrays, the row pointers and the counting sort's cursors.
+  if (!fitsInMemory((4 * size_t(numEdges) + 2 * size_t(numDst) + 6) *
+                    sizeof(int64_t)))
+    return nullptr;
   auto *graph = static_cast<gnn_graph *>(std::calloc(1, sizeof(gnn_graph)));
   if (!graph)
     return nullptr;

@@ -193,4 +193,42 @@ def ParallelLoopsToGPUPass : Pass<"gnn-parallel-loops-to-gpu", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// GlobalsToBuffers
+//===----------------------------------------------------------------------===//
+
+def GlobalsToBuffersPass : Pass<"gnn-globals-to-buffers", "func::FuncOp"> {
+  let summary = "Copies the globals a function reads into buffers it "
+                "allocates, so that GPU kernels can read them";
+  let description = [{
+    Bufferized constants (`arith.constant dense<...>`) are read with
+    `memref.get_global` from the host program's data, which a GPU kernel
+    cannot address. In the GPU pipeline every buffer comes from unified
+    memory, so each global that a function reads is copied once, at the
+    function's entry, into a buffer of its own that replaces every read of
+    it in the function (loops and kernels' bodies included); the
+    deallocation pipeline frees the copies. Globals with a layout other
+    than the identity are left as they are.
+
+    ```mlir
+    func.func @f(%x: memref<?x3xf32>) -> memref<?x3xf32> {
+      %one = memref.get_global @__constant_xf32 : memref<f32>
+      %r = call @gnn_kernel_broadcast(%one, %x)
+          : (memref<f32>, memref<?x3xf32>) -> memref<?x3xf32>
+      return %r : memref<?x3xf32>
+    }
+    // becomes
+    func.func @f(%x: memref<?x3xf32>) -> memref<?x3xf32> {
+      %global = memref.get_global @__constant_xf32 : memref<f32>
+      %one = memref.alloc() : memref<f32>
+      memref.copy %global, %one : memref<f32> to memref<f32>
+      %r = call @gnn_kernel_broadcast(%one, %x)
+          : (memref<f32>, memref<?x3xf32>) -> memref<?x3xf32>
+      return %r : memref<?x3xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // GNN_CONVERSION_PASSES_TD

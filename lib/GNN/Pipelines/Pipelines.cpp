@@ -49,6 +49,10 @@ void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
   // Updates of writable arguments (decoder caches) stay in the caller's
   // buffers rather than being returned, which deallocation would copy.
   pm.addPass(gnn::createReturnUpdatedArgumentsPass());
+  // Constants live in the host program's data; kernels read copies in
+  // unified memory (freed by the deallocation pipeline below).
+  if (gpuKernels)
+    pm.addNestedPass<func::FuncOp>(gnn::createGlobalsToBuffersPass());
   // The deallocation pipeline (upstream's buffer-deallocation-pipeline),
   // with its simplification skipped for functions too large for it.
   pm.addPass(memref::createExpandReallocPass(/*emitDeallocs=*/false));
