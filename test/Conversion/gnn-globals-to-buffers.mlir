@@ -61,3 +61,18 @@ func.func @strided() -> memref<2xf32, strided<[2]>> {
 func.func @none() {
   return
 }
+
+// -----
+
+// Reads that open the function (where the copies go) are replaced too.
+// CHECK-LABEL: func.func @first
+// CHECK-NEXT:    %[[G:.*]] = memref.get_global @two
+// CHECK-NEXT:    %[[TWO:.*]] = memref.alloc() : memref<f32>
+// CHECK-NEXT:    memref.copy %[[G]], %[[TWO]]
+// CHECK-NEXT:    return %[[TWO]], %[[TWO]]
+memref.global "private" constant @two : memref<f32> = dense<2.0>
+func.func @first() -> (memref<f32>, memref<f32>) {
+  %a = memref.get_global @two : memref<f32>
+  %b = memref.get_global @two : memref<f32>
+  return %a, %b : memref<f32>, memref<f32>
+}

@@ -31,18 +31,22 @@ struct GlobalsToBuffersPass
       if (type.hasStaticShape() && type.getLayout().isIdentity())
         reads.push_back(read);
     });
+    // Copies first, then the reads go: the builder's insertion point is
+    // the function's first op, which may be one of the reads.
     OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
     llvm::StringMap<Value> copies;
     for (memref::GetGlobalOp read : reads) {
       Value &copy = copies[read.getName()];
-      if (!copy) {
-        Location loc = read.getLoc();
-        auto global =
-            b.create<memref::GetGlobalOp>(loc, read.getType(), read.getName());
-        copy = b.create<memref::AllocOp>(loc, read.getType());
-        b.create<memref::CopyOp>(loc, global, copy);
-      }
-      read.replaceAllUsesWith(copy);
+      if (copy)
+        continue;
+      Location loc = read.getLoc();
+      auto global =
+          b.create<memref::GetGlobalOp>(loc, read.getType(), read.getName());
+      copy = b.create<memref::AllocOp>(loc, read.getType());
+      b.create<memref::CopyOp>(loc, global, copy);
+    }
+    for (memref::GetGlobalOp read : reads) {
+      read.replaceAllUsesWith(copies.lookup(read.getName()));
       read.erase();
     }
   }
