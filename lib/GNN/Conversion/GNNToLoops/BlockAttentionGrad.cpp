@@ -57,10 +57,11 @@ public:
         laneType(VectorType::get({kVectorLanes}, p.elem)) {}
 
   /// Both passes in one where the graph splits into blocks, else
-  /// `otherwise`; needs the log-sum-exp saved when normalizing.
-  void blockPass(function_ref<void()> otherwise);
-  /// Reads the rows' ranges that blockPass found, if it ran.
-  void destinationPass(NodeHeadBody row);
+  /// `otherwise` with the rows' ranges it found; needs the log-sum-exp
+  /// saved when normalizing.
+  void blockPass(function_ref<void(RowRanges)> otherwise);
+  /// `ranges`: the rows' ranges if blockPass found them (else null).
+  void destinationPass(NodeHeadBody row, RowRanges ranges);
   void sourcePass(NodeHeadBody row);
 
 private:
@@ -110,8 +111,6 @@ private:
   Value scores, dprobs;
   // Destination pass, per tile row: the weights' shift and dP's offset.
   Value rowShift, rowOffset;
-  // The graph's row ranges, once blockPass has found them.
-  std::pair<Value, Value> rowRanges;
 };
 } // namespace
 
@@ -197,7 +196,7 @@ void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
   });
 }
 
-void BlockGrad::blockPass(function_ref<void()> otherwise) {
+void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
   BlockTiles tiles(l, t);
   tiles.buildBlocks(
       p.g, p.r, p.heads, kKeptCols,
@@ -253,13 +252,10 @@ void BlockGrad::blockPass(function_ref<void()> otherwise) {
                                 /*alpha=*/1.0, /*beta=*/1.0);
         });
       },
-      [&] {
-        rowRanges = tiles.rowRanges();
-        otherwise();
-      });
+      otherwise);
 }
 
-void BlockGrad::destinationPass(NodeHeadBody row) {
+void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
   BlockTiles tiles(l, t);
   SoftmaxRunTiles softmax(
       tiles, l, t, p.d, p.dvSize,
@@ -271,8 +267,7 @@ void BlockGrad::destinationPass(NodeHeadBody row) {
       /*online=*/true);
   auto vType = VectorType::get({p.dvSize}, t);
   bool saved = p.savedLse.memref != nullptr;
-  if (rowRanges.first)
-    tiles.reuseRowRanges(rowRanges);
+  tiles.reuseRowRanges(ranges);
   tiles.build(
       p.g, p.heads,
       [&] {
@@ -451,12 +446,12 @@ void loops::blockTiledAttentionGrad(Lowering &l, const AttentionGradPlan &p,
                                     NodeHeadBody destinationRow,
                                     NodeHeadBody sourceRow) {
   BlockGrad grad(l, p);
-  auto twoPasses = [&] {
-    grad.destinationPass(destinationRow);
+  auto twoPasses = [&](RowRanges ranges) {
+    grad.destinationPass(destinationRow, ranges);
     grad.sourcePass(sourceRow);
   };
   if (p.normalize && !p.savedLse.memref)
-    twoPasses();
+    twoPasses({});
   else
     grad.blockPass(twoPasses);
 }

@@ -91,7 +91,7 @@ Value BlockTiles::isBlock(const GraphParts &g, const GraphParts &reversed,
 void BlockTiles::buildBlocks(const GraphParts &g, const GraphParts &reversed,
                              ArrayRef<Value> heads, int64_t maxColumns,
                              function_ref<void()> prepare, BlockBody block,
-                             function_ref<void()> otherwise) {
+                             function_ref<void(RowRanges)> otherwise) {
   Value rows = g.numDst;
   rangeLo = l.idBuffer(rows);
   rangeHi = l.idBuffer(rows);
@@ -162,7 +162,7 @@ void BlockTiles::buildBlocks(const GraphParts &g, const GraphParts &reversed,
   auto branch = b.create<scf::IfOp>(loc, blocks, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&branch.getElseRegion().front());
-  otherwise();
+  otherwise({rangeLo, rangeHi});
   b.setInsertionPointToStart(&branch.getThenRegion().front());
   Value perBlock = one;
   for (Value extent : heads)

@@ -29,6 +29,11 @@ constexpr int64_t kTileRows = 64;
 /// Columns per chunk of a run: one set of GEMMs each.
 constexpr int64_t kTileCols = 128;
 
+/// Every row's column range [lo[v], hi[v]) of a graph (index buffers).
+struct RowRanges {
+  Value lo, hi;
+};
+
 class BlockTiles {
 public:
   /// One head of run rows [r0, r0 + rows) (tile rows) over the columns
@@ -57,20 +62,20 @@ public:
   /// the ranges, are at most `maxColumns`, at least half of its rows times
   /// columns are edges, and none of its sources has an edge to another
   /// block (edge counts through `reversed`, the graph's reversal); every
-  /// source of `g` lies in a block. The batches of sequences (complete,
+  /// source of `g` lies in a block. `otherwise` gets every row's column
+  /// range as buildBlocks found it. The batches of sequences (complete,
   /// causal, bipartite) split this way, and then a block is all that the
   /// gradients of its sources depend on.
   void buildBlocks(const GraphParts &g, const GraphParts &reversed,
                    ArrayRef<Value> heads, int64_t maxColumns,
                    function_ref<void()> prepare, BlockBody block,
-                   function_ref<void()> otherwise);
-  /// Every row's column range as buildBlocks found it (valid from the
-  /// `otherwise` callback on).
-  std::pair<Value, Value> rowRanges() const { return {rangeLo, rangeHi}; }
-  /// Has `build` read each row's column range from `ranges` (rowRanges of
-  /// the same graph) instead of finding it again.
-  void reuseRowRanges(std::pair<Value, Value> ranges) {
-    std::tie(rangeLo, rangeHi) = ranges;
+                   function_ref<void(RowRanges)> otherwise);
+  /// Has `build` read each row's column range from `ranges` (what
+  /// buildBlocks found for the same graph) instead of finding it again;
+  /// null ranges are found by `build`.
+  void reuseRowRanges(RowRanges ranges) {
+    if (ranges.lo)
+      std::tie(rangeLo, rangeHi) = std::tie(ranges.lo, ranges.hi);
   }
 
   /// Inside `block`: `body(rows, hi)` for each tile of at most kTileRows
