@@ -67,8 +67,9 @@ cl::opt<uint64_t> seed("seed", cl::cat(category), cl::init(1),
                        cl::desc("seed of initialization, order and dropout"));
 cl::opt<int64_t> epochs("epochs", cl::cat(category), cl::init(10),
                         cl::desc("epochs to train (default 10)"));
-cl::opt<int64_t> maxSteps("max-steps", cl::cat(category), cl::init(0),
-                          cl::desc("stop after this many updates"));
+cl::opt<int64_t>
+    maxSteps("max-steps", cl::cat(category), cl::init(0),
+             cl::desc("stop after this many updates (default 0: no limit)"));
 cl::opt<int64_t> batchSize("batch-size", cl::cat(category), cl::init(128),
                            cl::desc("sequences per batch (default 128)"));
 cl::opt<double> labelSmoothing("label-smoothing", cl::cat(category),
