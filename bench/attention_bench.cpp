@@ -6,7 +6,9 @@
 // forward and backward (the gradients of q, k and v from gnn-differentiate:
 // gnn.fused_attention_grad when fused, the adjoints of the DGL-form ops when
 // not) against a naive C++ backward. Measures this machine's peak with an
-// OpenBLAS sgemm in the same run.
+// OpenBLAS sgemm in the same run. With --device cuda, forward and backward
+// rows give device time from CUDA events, and the naive loops only check
+// the results.
 //
 //   build/bin/gnn-bench-attention [--repeats N] [--quick] [--workloads abcd]
 //                                 [--no-backward]
@@ -381,8 +383,29 @@ int main(int argc, char **argv) {
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   bool failed = false;
+  // On the GPU: the median whole call, and the median device time of its
+  // kernels (without the first call, a warm-up), as one row.
+  auto timeOnGPU = [&](JitProgram &program, llvm::ArrayRef<Argument> args,
+                       const Workload &w, const char *kernel, double flops) {
+    std::vector<double> kernelMs;
+    double run = medianSeconds(
+        [&] {
+          (void)gnn_cuda_take_kernel_ms();
+          (void)llvm::cantFail(program.run(args));
+          kernelMs.push_back(gnn_cuda_take_kernel_ms());
+        },
+        repeats);
+    kernelMs.erase(kernelMs.begin());
+    std::sort(kernelMs.begin(), kernelMs.end());
+    double seconds = kernelMs[kernelMs.size() / 2] / 1e3;
+    fmt::print("{:<30} {:>9} | {:<8} {:>10.3f} {:>10.3f} {:>10.1f} {:>8.1f}\n",
+               w.name, w.graph->num_edges, kernel, run * 1e3, seconds * 1e3,
+               w.graph->num_edges / seconds / 1e6, flops / seconds / 1e9);
+    return seconds;
+  };
   // Forward + backward rows; GFLOP counts 12*dk per edge and head (4 for
   // the forward, 8 for dq, dk, dv and dout . v), not the recomputation.
+  // On the GPU, kernel times; the naive backward only checks the results.
   auto backward = [&](Workload &w, HostTensor &q, HostTensor &k,
                       HostTensor &v) {
     const gnn_graph &g = *w.graph;
@@ -409,24 +432,36 @@ int main(int argc, char **argv) {
           w.name, g.num_edges, kernel, seconds * 1e3,
           g.num_edges / seconds / 1e6, gflops, 100.0 * gflops / peak);
     };
-    double tFused =
-        medianSeconds([&] { (void)llvm::cantFail(fused->run(args)); }, repeats);
-    report("f+b fused", tFused);
-    double tUnfused = medianSeconds(
-        [&] { (void)llvm::cantFail(unfused->run(args)); }, repeats);
-    report("f+b unfused", tUnfused);
+    auto time = [&](JitProgram &program, const char *kernel) {
+      if (onGPU)
+        return timeOnGPU(program, args, w, kernel, flops);
+      double seconds = medianSeconds(
+          [&] { (void)llvm::cantFail(program.run(args)); }, repeats);
+      report(kernel, seconds);
+      return seconds;
+    };
+    double tFused = time(*fused, "f+b fused");
+    double tUnfused = time(*unfused, "f+b unfused");
     std::vector<float> dq(q.numElements()), dk(k.numElements()),
         dv(v.numElements());
-    double tNaive = medianSeconds(
-        [&] {
-          naiveAttentionGrad(g, q.as<float>(), k.as<float>(), v.as<float>(),
-                             up.as<float>(), dq.data(), dk.data(), dv.data());
-        },
-        std::max(1, repeats / 2));
-    report("f+b naive", tNaive);
-    fmt::print("{:<30} {:>9} | fused forward+backward is {:.2f}x unfused, "
-               "{:.2f}x naive\n",
-               "", "", tUnfused / tFused, tNaive / tFused);
+    if (onGPU) {
+      naiveAttentionGrad(g, q.as<float>(), k.as<float>(), v.as<float>(),
+                         up.as<float>(), dq.data(), dk.data(), dv.data());
+      fmt::print("{:<30} {:>9} | fused forward+backward kernels are {:.2f}x "
+                 "unfused\n",
+                 "", "", tUnfused / tFused);
+    } else {
+      double tNaive = medianSeconds(
+          [&] {
+            naiveAttentionGrad(g, q.as<float>(), k.as<float>(), v.as<float>(),
+                               up.as<float>(), dq.data(), dk.data(), dv.data());
+          },
+          std::max(1, repeats / 2));
+      report("f+b naive", tNaive);
+      fmt::print("{:<30} {:>9} | fused forward+backward is {:.2f}x unfused, "
+                 "{:.2f}x naive\n",
+                 "", "", tUnfused / tFused, tNaive / tFused);
+    }
     // Gradients against the naive backward (relative to the largest).
     bool ok = true;
     for (auto [name, program] : {std::make_pair("fused", fused.get()),
@@ -480,33 +515,16 @@ int main(int argc, char **argv) {
           g.num_edges / seconds / 1e6, gflops, 100.0 * gflops / peak);
     };
     if (onGPU) {
-      // The median whole call, and the median device time of its kernels.
-      auto timeOnGPU = [&](JitProgram &program, const char *kernel) {
-        std::vector<double> kernelMs;
-        double run = medianSeconds(
-            [&] {
-              (void)gnn_cuda_take_kernel_ms();
-              (void)llvm::cantFail(program.run(args));
-              kernelMs.push_back(gnn_cuda_take_kernel_ms());
-            },
-            repeats);
-        kernelMs.erase(kernelMs.begin()); // the warm-up call
-        std::sort(kernelMs.begin(), kernelMs.end());
-        double seconds = kernelMs[kernelMs.size() / 2] / 1e3;
-        fmt::print("{:<30} {:>9} | {:<8} {:>10.3f} {:>10.3f} {:>10.1f} "
-                   "{:>8.1f}\n",
-                   w.name, g.num_edges, kernel, run * 1e3, seconds * 1e3,
-                   g.num_edges / seconds / 1e6, flops / seconds / 1e9);
-        return seconds;
-      };
-      double tFused = timeOnGPU(*fused, "fused");
-      double tUnfused = timeOnGPU(*unfused, "unfused");
+      double tFused = timeOnGPU(*fused, args, w, "fused", flops);
+      double tUnfused = timeOnGPU(*unfused, args, w, "unfused", flops);
       fmt::print("{:<30} {:>9} | fused kernels are {:.2f}x unfused\n", "", "",
                  tUnfused / tFused);
       std::vector<float> out(q.numElements());
       naiveAttention(g, q.as<float>(), k.as<float>(), v.as<float>(),
                      out.data());
       if (!agree(*fused, *unfused, args, out, w.name))
+        failed = true;
+      if (!noBackward && !backward(w, q, k, v))
         failed = true;
       continue;
     }
