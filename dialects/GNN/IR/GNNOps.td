@@ -511,9 +511,10 @@ def GNN_DropoutOp : GNN_Op<"dropout", [Pure,
     Zeroes each element of `input` with probability `rate` and scales the
     others by `1 / (1 - rate)`. Element `e` (its row-major index in the whole
     tensor) is kept iff `(x >> 8) >= ceil(rate * 2^24)`, where `x` is the
-    first 32-bit word of Philox-4x32-10 with key `(seed mod 2^32,
-    seed >> 32)` and counter `((offset + e) mod 2^32, (offset + e) >> 32, 0,
-    0)`. The mask depends on `seed`, `offset` and `e` alone, not on threads
+    32-bit word `e mod 4` of Philox-4x32-10 with key `(seed mod 2^32,
+    seed >> 32)` and counter `(c mod 2^32, c >> 32, 0, 0)`, `c = offset +
+    floor(e / 4)` (one evaluation gives the words of four elements). The
+    mask depends on `seed`, `offset` and `e` alone, not on threads
     or on how the work is split, so a backward pass regenerates it instead of
     storing it: the gradient of dropout is dropout of the gradient with the
     same seed and offset. A program that drops out several tensors with one

@@ -1,9 +1,11 @@
 //===- Dropout.cpp - lower gnn.dropout ------------------------------------===//
 //
-// Part of gnnc. Each element's mask bit is the first word of Philox-4x32-10
-// of (seed, offset + the element's row-major index), as the op defines it:
-// on the CPU computed for vectors of kVectorLanes counters at once (the
-// row's end masked), in GPU kernels an element per thread.
+// Part of gnnc. Element e's mask bit comes from word e mod 4 of
+// Philox-4x32-10 of (seed, offset + e / 4), e its row-major index, as the op
+// defines it. On the CPU, rows that start at a multiple of 4 take vectors of
+// kVectorLanes counters, whose four words cover 4 * kVectorLanes elements
+// in order after a transpose; other rows, vectors of elements, each lane
+// picking its word. In GPU kernels an element per thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -18,11 +21,11 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::loops;
 
-/// The first word of Philox-4x32-10 (Salmon et al., SC'11) for the 64-bit
+/// The four words of Philox-4x32-10 (Salmon et al., SC'11) for the 64-bit
 /// counter and key given as (low, high) i32 pairs (or vectors of them, one
 /// counter per lane), with the upper counter words 0.
-static Value philoxFirstWord(Lowering &l, Value c0, Value c1, Value k0,
-                             Value k1) {
+static std::array<Value, 4> philox(Lowering &l, Value c0, Value c1, Value k0,
+                                   Value k1) {
   OpBuilder &b = l.b;
   Type type = c0.getType();
   auto constant = [&](uint32_t v) -> Value {
@@ -49,7 +52,31 @@ static Value philoxFirstWord(Lowering &l, Value c0, Value c1, Value k0,
     k0 = b.create<arith::AddIOp>(l.loc, k0, w0);
     k1 = b.create<arith::AddIOp>(l.loc, k1, w1);
   }
-  return c0;
+  return {c0, c1, c2, c3};
+}
+
+/// Word `which` (0 to 3, i64; or a vector of them) of `words`.
+static Value pickWord(Lowering &l, const std::array<Value, 4> &words,
+                      Value which) {
+  Type i32 = l.b.getI32Type();
+  if (auto vector = dyn_cast<VectorType>(which.getType()))
+    i32 = vector.clone(i32);
+  which = l.b.create<arith::TruncIOp>(l.loc, i32, which);
+  auto constant = [&](int w) -> Value {
+    IntegerAttr word = l.b.getI32IntegerAttr(w);
+    if (auto vector = dyn_cast<VectorType>(i32))
+      return l.b.create<arith::ConstantOp>(
+          l.loc, DenseElementsAttr::get(vector, ArrayRef<Attribute>(word)));
+    return l.b.create<arith::ConstantOp>(l.loc, word);
+  };
+  Value picked = words[3];
+  for (int w = 2; w >= 0; --w)
+    picked = l.b.create<arith::SelectOp>(
+        l.loc,
+        l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::eq, which,
+                                  constant(w)),
+        words[w], picked);
+  return picked;
 }
 
 /// (low, high) i32 words of an i64 (or of each lane of a vector of them).
@@ -103,6 +130,13 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
     Value vScale = b.create<vector::BroadcastOp>(loc, lanes(elem), scale);
     Value vZero = b.create<vector::BroadcastOp>(loc, lanes(elem), zero);
     Value last = extents.back();
+    Value two = b.create<arith::ConstantIntOp>(loc, 2, 64);
+    Value three = b.create<arith::ConstantIntOp>(loc, 3, 64);
+    auto keepMask = [&](Value x) {
+      return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
+                                     b.create<arith::ShRUIOp>(loc, x, vShift),
+                                     vThreshold);
+    };
     l.parallel(rows, [&](Value r) {
       l.loopNest(ArrayRef(extents).drop_back(), [&](ValueRange outer) {
         // Row-major index of the row's first element in the whole tensor.
@@ -111,34 +145,101 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
           rowStart = b.create<arith::AddIOp>(
               loc, b.create<arith::MulIOp>(loc, rowStart, extent), i);
         rowStart = b.create<arith::MulIOp>(loc, rowStart, last);
+        Value start = b.create<arith::IndexCastOp>(loc, i64, rowStart);
+        SmallVector<Value> at = {r};
+        llvm::append_range(at, outer);
+        // Kept lanes of the row's elements [j, j + kVectorLanes), scaled,
+        // the row's end masked.
+        auto apply = [&](Value j, Value keep) {
+          Value mask = b.create<vector::CreateMaskOp>(
+              loc, lanes(b.getI1Type()),
+              ValueRange{b.create<arith::MinSIOp>(
+                  loc, b.create<arith::SubIOp>(loc, last, j),
+                  l.idx(kVectorLanes))});
+          SmallVector<Value> index = at;
+          index.push_back(j);
+          Value v = b.create<vector::MaskedLoadOp>(loc, lanes(elem), in.memref,
+                                                   index, mask, vZero);
+          Value kept = b.create<arith::SelectOp>(
+              loc, keep, b.create<arith::MulFOp>(loc, v, vScale), vZero);
+          b.create<vector::MaskedStoreOp>(loc, out, index, mask, kept);
+        };
+        Value aligned =
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                    b.create<arith::AndIOp>(loc, start, three),
+                                    b.create<arith::ConstantIntOp>(loc, 0, 64));
+        auto branch = b.create<scf::IfOp>(loc, aligned, /*withElse=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        // A row starting at a multiple of 4: kVectorLanes counters give
+        // the words of 4 * kVectorLanes elements, lane i's word w for
+        // element 4 i + w.
+        b.setInsertionPointToStart(&branch.getThenRegion().front());
         l.serial(
             l.idx(0), last,
             [&](Value j) {
-              Value flat = b.create<arith::AddIOp>(loc, rowStart, j);
-              Value base = b.create<arith::AddIOp>(
+              Value first = b.create<arith::AddIOp>(
                   loc, op.getOffset(),
-                  b.create<arith::IndexCastOp>(loc, i64, flat));
+                  b.create<arith::ShRUIOp>(
+                      loc,
+                      b.create<arith::AddIOp>(
+                          loc, start,
+                          b.create<arith::IndexCastOp>(loc, i64, j)),
+                      two));
               Value counters = b.create<arith::AddIOp>(
-                  loc, b.create<vector::BroadcastOp>(loc, lanes(i64), base),
+                  loc, b.create<vector::BroadcastOp>(loc, lanes(i64), first),
                   steps);
               auto [c0, c1] = words(l, counters);
-              Value x = philoxFirstWord(l, c0, c1, vk0, vk1);
-              Value keep = b.create<arith::CmpIOp>(
-                  loc, arith::CmpIPredicate::uge,
-                  b.create<arith::ShRUIOp>(loc, x, vShift), vThreshold);
-              Value mask = b.create<vector::CreateMaskOp>(
-                  loc, lanes(b.getI1Type()),
-                  ValueRange{b.create<arith::MinSIOp>(
-                      loc, b.create<arith::SubIOp>(loc, last, j),
-                      l.idx(kVectorLanes))});
-              SmallVector<Value> at = {r};
-              llvm::append_range(at, outer);
-              at.push_back(j);
-              Value v = b.create<vector::MaskedLoadOp>(
-                  loc, lanes(elem), in.memref, at, mask, vZero);
-              Value kept = b.create<arith::SelectOp>(
-                  loc, keep, b.create<arith::MulFOp>(loc, v, vScale), vZero);
-              b.create<vector::MaskedStoreOp>(loc, out, at, mask, kept);
+              std::array<Value, 4> x = philox(l, c0, c1, vk0, vk1);
+              // Interleave: elements 8k .. 8k + 7 are lanes 2k and 2k + 1
+              // of the four words.
+              auto shuffle = [&](Value a, Value c, ArrayRef<int64_t> mask) {
+                return b.create<vector::ShuffleOp>(loc, a, c, mask);
+              };
+              Value lo01 = shuffle(x[0], x[1], {0, 8, 1, 9, 2, 10, 3, 11});
+              Value lo23 = shuffle(x[2], x[3], {0, 8, 1, 9, 2, 10, 3, 11});
+              Value hi01 = shuffle(x[0], x[1], {4, 12, 5, 13, 6, 14, 7, 15});
+              Value hi23 = shuffle(x[2], x[3], {4, 12, 5, 13, 6, 14, 7, 15});
+              Value elements[4] = {
+                  shuffle(lo01, lo23, {0, 1, 8, 9, 2, 3, 10, 11}),
+                  shuffle(lo01, lo23, {4, 5, 12, 13, 6, 7, 14, 15}),
+                  shuffle(hi01, hi23, {0, 1, 8, 9, 2, 3, 10, 11}),
+                  shuffle(hi01, hi23, {4, 5, 12, 13, 6, 7, 14, 15})};
+              for (int k = 0; k < 4; ++k) {
+                Value col =
+                    b.create<arith::AddIOp>(loc, j, l.idx(k * kVectorLanes));
+                l.guarded(b.create<arith::CmpIOp>(
+                              loc, arith::CmpIPredicate::ult, col, last),
+                          [&] { apply(col, keepMask(elements[k])); });
+              }
+            },
+            4 * kVectorLanes);
+        // Other rows: a counter per lane, each lane picking its word.
+        b.setInsertionPointToStart(&branch.getElseRegion().front());
+        l.serial(
+            l.idx(0), last,
+            [&](Value j) {
+              Value flat = b.create<arith::AddIOp>(
+                  loc,
+                  b.create<vector::BroadcastOp>(
+                      loc, lanes(i64),
+                      b.create<arith::AddIOp>(
+                          loc, start,
+                          b.create<arith::IndexCastOp>(loc, i64, j))),
+                  steps);
+              Value counters = b.create<arith::AddIOp>(
+                  loc,
+                  b.create<vector::BroadcastOp>(loc, lanes(i64),
+                                                op.getOffset()),
+                  b.create<arith::ShRUIOp>(
+                      loc, flat,
+                      b.create<vector::BroadcastOp>(loc, lanes(i64), two)));
+              auto [c0, c1] = words(l, counters);
+              Value x = pickWord(
+                  l, philox(l, c0, c1, vk0, vk1),
+                  b.create<arith::AndIOp>(
+                      loc, flat,
+                      b.create<vector::BroadcastOp>(loc, lanes(i64), three)));
+              apply(j, keepMask(x));
             },
             kVectorLanes);
       });
@@ -152,11 +253,16 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
       for (auto [i, extent] : llvm::zip_equal(item, extents))
         flat = l.b.create<arith::AddIOp>(
             l.loc, l.b.create<arith::MulIOp>(l.loc, flat, extent), i);
+      Value e = l.b.create<arith::IndexCastOp>(l.loc, l.b.getI64Type(), flat);
       Value counter = l.b.create<arith::AddIOp>(
           l.loc, op.getOffset(),
-          l.b.create<arith::IndexCastOp>(l.loc, l.b.getI64Type(), flat));
+          l.b.create<arith::ShRUIOp>(
+              l.loc, e, l.b.create<arith::ConstantIntOp>(l.loc, 2, 64)));
       auto [c0, c1] = words(l, counter);
-      Value x = philoxFirstWord(l, c0, c1, k0, k1);
+      Value x = pickWord(
+          l, philox(l, c0, c1, k0, k1),
+          l.b.create<arith::AndIOp>(
+              l.loc, e, l.b.create<arith::ConstantIntOp>(l.loc, 3, 64)));
       Value top = l.b.create<arith::ShRUIOp>(
           l.loc, x, l.b.create<arith::ConstantIntOp>(l.loc, 8, 32));
       Value keep = l.b.create<arith::CmpIOp>(

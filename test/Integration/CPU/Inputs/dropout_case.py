@@ -16,7 +16,7 @@ import safetensors_util  # noqa: E402
 MASK = 0xFFFFFFFF
 
 
-def philox_first_word(counter, key):
+def philox(counter, key):
     c = [counter & MASK, counter >> 32, 0, 0]
     k = [key & MASK, key >> 32]
     for _ in range(10):
@@ -25,13 +25,14 @@ def philox_first_word(counter, key):
         c = [((p1 >> 32) ^ c[1] ^ k[0]) & MASK, p1 & MASK,
              ((p0 >> 32) ^ c[3] ^ k[1]) & MASK, p0 & MASK]
         k = [(k[0] + 0x9E3779B9) & MASK, (k[1] + 0xBB67AE85) & MASK]
-    return c[0]
+    return c
 
 
 def dropout(values, rate, seed, offset):
     threshold = math.ceil(rate * (1 << 24))
     scale = 1.0 / (1.0 - rate)
-    return [v * scale if (philox_first_word((offset + e) % (1 << 64), seed)
+    # Element e: word e % 4 of the counter offset + e // 4.
+    return [v * scale if (philox((offset + e // 4) % (1 << 64), seed)[e % 4]
                           >> 8) >= threshold else 0.0
             for e, v in enumerate(values)]
 
@@ -42,11 +43,12 @@ os.makedirs(out, exist_ok=True)
 rng = random.Random(rows * 7 + seed)
 x = [rng.uniform(-2, 2) for _ in range(rows * 15)]
 w = [rng.uniform(-2, 2) for _ in range(rows * 7)]
-u = [rng.uniform(-2, 2) for _ in range(rows * 19)]
+u = [rng.uniform(-2, 2) for _ in range(rows * 70)]
+s = [rng.uniform(-2, 2) for _ in range(rows)]
 signed = lambda v: v - (1 << 64) if v >= 1 << 63 else v  # noqa: E731
 safetensors_util.write(os.path.join(out, "inputs.safetensors"), {
     "x": ("F32", [rows, 3, 5], x), "w": ("F32", [rows, 7], w),
-    "u": ("F32", [rows, 19], u),
+    "u": ("F32", [rows, 70], u), "s": ("F32", [rows], s),
     "rng": ("I64", [2], [signed(seed), signed(offset)])})
 safetensors_util.write(os.path.join(out, "graph.safetensors"), {
     "src": ("I64", [0], []), "dst": ("I64", [0], []),
@@ -54,8 +56,9 @@ safetensors_util.write(os.path.join(out, "graph.safetensors"), {
 a = dropout(x, 0.3, seed, offset)
 b = dropout(w, 0.75, seed, offset + rows * 15)
 c = dropout(u, 0.1, seed, offset + rows * 22)
+d = dropout(s, 0.5, seed, offset + rows * 92)
 safetensors_util.write(os.path.join(out, "reference.safetensors"), {
     "result0": ("F32", [rows, 3, 5], a), "result1": ("F32", [rows, 7], b),
-    "result2": ("F32", [rows, 19], c)})
+    "result2": ("F32", [rows, 70], c), "result3": ("F32", [rows], d)})
 kept = sum(v != 0 for v in a) / max(len(a), 1)
 print("kept %.2f of x" % kept)
