@@ -21,20 +21,22 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::loops;
 
+/// The i32 constant `v`, or a vector of it where `type` is a vector.
+static Value wordConstant(Lowering &l, Type type, uint32_t v) {
+  IntegerAttr word = l.b.getI32IntegerAttr(int32_t(v));
+  if (auto vector = dyn_cast<VectorType>(type))
+    return l.b.create<arith::ConstantOp>(
+        l.loc, DenseElementsAttr::get(vector, ArrayRef<Attribute>(word)));
+  return l.b.create<arith::ConstantOp>(l.loc, word);
+}
+
 /// The four words of Philox-4x32-10 (Salmon et al., SC'11) for the 64-bit
 /// counter and key given as (low, high) i32 pairs (or vectors of them, one
 /// counter per lane), with the upper counter words 0.
 static std::array<Value, 4> philox(Lowering &l, Value c0, Value c1, Value k0,
                                    Value k1) {
   OpBuilder &b = l.b;
-  Type type = c0.getType();
-  auto constant = [&](uint32_t v) -> Value {
-    IntegerAttr word = b.getI32IntegerAttr(int32_t(v));
-    if (auto vector = dyn_cast<VectorType>(type))
-      return b.create<arith::ConstantOp>(
-          l.loc, DenseElementsAttr::get(vector, ArrayRef<Attribute>(word)));
-    return b.create<arith::ConstantOp>(l.loc, word);
-  };
+  auto constant = [&](uint32_t v) { return wordConstant(l, c0.getType(), v); };
   Value m0 = constant(0xD2511F53u), m1 = constant(0xCD9E8D57u);
   Value w0 = constant(0x9E3779B9u), w1 = constant(0xBB67AE85u);
   Value c2 = constant(0), c3 = constant(0);
@@ -62,19 +64,12 @@ static Value pickWord(Lowering &l, const std::array<Value, 4> &words,
   if (auto vector = dyn_cast<VectorType>(which.getType()))
     i32 = vector.clone(i32);
   which = l.b.create<arith::TruncIOp>(l.loc, i32, which);
-  auto constant = [&](int w) -> Value {
-    IntegerAttr word = l.b.getI32IntegerAttr(w);
-    if (auto vector = dyn_cast<VectorType>(i32))
-      return l.b.create<arith::ConstantOp>(
-          l.loc, DenseElementsAttr::get(vector, ArrayRef<Attribute>(word)));
-    return l.b.create<arith::ConstantOp>(l.loc, word);
-  };
   Value picked = words[3];
   for (int w = 2; w >= 0; --w)
     picked = l.b.create<arith::SelectOp>(
         l.loc,
         l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::eq, which,
-                                  constant(w)),
+                                  wordConstant(l, i32, w)),
         words[w], picked);
   return picked;
 }
