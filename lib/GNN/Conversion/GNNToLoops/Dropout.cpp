@@ -74,17 +74,36 @@ static Value pickWord(Lowering &l, const std::array<Value, 4> &words,
   return picked;
 }
 
+/// The i64 constant `v`, or a vector of it where `like` is a vector.
+static Value indexConstant(Lowering &l, Type like, int64_t v) {
+  Value c = l.b.create<arith::ConstantIntOp>(l.loc, v, 64);
+  if (auto vector = dyn_cast<VectorType>(like))
+    c = l.b.create<vector::BroadcastOp>(l.loc, vector, c);
+  return c;
+}
+
 /// (low, high) i32 words of an i64 (or of each lane of a vector of them).
 static std::pair<Value, Value> words(Lowering &l, Value v) {
   Type i32 = l.b.getI32Type();
-  Value shift = l.b.create<arith::ConstantIntOp>(l.loc, 32, 64);
-  if (auto vector = dyn_cast<VectorType>(v.getType())) {
+  if (auto vector = dyn_cast<VectorType>(v.getType()))
     i32 = vector.clone(i32);
-    shift = l.b.create<vector::BroadcastOp>(l.loc, vector, shift);
-  }
+  Value shift = indexConstant(l, v.getType(), 32);
   return {l.b.create<arith::TruncIOp>(l.loc, i32, v),
           l.b.create<arith::TruncIOp>(
               l.loc, i32, l.b.create<arith::ShRUIOp>(l.loc, v, shift))};
+}
+
+/// Element `e`'s Philox counter, offset + e / 4, and the word of it that
+/// it takes, e mod 4 (`e` an i64 or a vector of them; `offset` an i64).
+static std::pair<Value, Value> counterAndWord(Lowering &l, Value offset,
+                                              Value e) {
+  Type type = e.getType();
+  if (isa<VectorType>(type))
+    offset = l.b.create<vector::BroadcastOp>(l.loc, type, offset);
+  return {l.b.create<arith::AddIOp>(
+              l.loc, offset,
+              l.b.create<arith::ShRUIOp>(l.loc, e, indexConstant(l, type, 2))),
+          l.b.create<arith::AndIOp>(l.loc, e, indexConstant(l, type, 3))};
 }
 
 LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
@@ -125,8 +144,6 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
     Value vScale = b.create<vector::BroadcastOp>(loc, lanes(elem), scale);
     Value vZero = b.create<vector::BroadcastOp>(loc, lanes(elem), zero);
     Value last = extents.back();
-    Value two = b.create<arith::ConstantIntOp>(loc, 2, 64);
-    Value three = b.create<arith::ConstantIntOp>(loc, 3, 64);
     auto keepMask = [&](Value x) {
       return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
                                      b.create<arith::ShRUIOp>(loc, x, vShift),
@@ -159,10 +176,10 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
               loc, keep, b.create<arith::MulFOp>(loc, v, vScale), vZero);
           b.create<vector::MaskedStoreOp>(loc, out, index, mask, kept);
         };
-        Value aligned =
-            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
-                                    b.create<arith::AndIOp>(loc, start, three),
-                                    b.create<arith::ConstantIntOp>(loc, 0, 64));
+        Value aligned = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq,
+            counterAndWord(l, op.getOffset(), start).second,
+            indexConstant(l, i64, 0));
         auto branch = b.create<scf::IfOp>(loc, aligned, /*withElse=*/true);
         OpBuilder::InsertionGuard guard(b);
         // A row starting at a multiple of 4: kVectorLanes counters give
@@ -172,14 +189,12 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
         l.serial(
             l.idx(0), last,
             [&](Value j) {
-              Value first = b.create<arith::AddIOp>(
-                  loc, op.getOffset(),
-                  b.create<arith::ShRUIOp>(
-                      loc,
-                      b.create<arith::AddIOp>(
-                          loc, start,
-                          b.create<arith::IndexCastOp>(loc, i64, j)),
-                      two));
+              Value first =
+                  counterAndWord(l, op.getOffset(),
+                                 b.create<arith::AddIOp>(
+                                     loc, start,
+                                     b.create<arith::IndexCastOp>(loc, i64, j)))
+                      .first;
               Value counters = b.create<arith::AddIOp>(
                   loc, b.create<vector::BroadcastOp>(loc, lanes(i64), first),
                   steps);
@@ -221,19 +236,9 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
                           loc, start,
                           b.create<arith::IndexCastOp>(loc, i64, j))),
                   steps);
-              Value counters = b.create<arith::AddIOp>(
-                  loc,
-                  b.create<vector::BroadcastOp>(loc, lanes(i64),
-                                                op.getOffset()),
-                  b.create<arith::ShRUIOp>(
-                      loc, flat,
-                      b.create<vector::BroadcastOp>(loc, lanes(i64), two)));
+              auto [counters, word] = counterAndWord(l, op.getOffset(), flat);
               auto [c0, c1] = words(l, counters);
-              Value x = pickWord(
-                  l, philox(l, c0, c1, vk0, vk1),
-                  b.create<arith::AndIOp>(
-                      loc, flat,
-                      b.create<vector::BroadcastOp>(loc, lanes(i64), three)));
+              Value x = pickWord(l, philox(l, c0, c1, vk0, vk1), word);
               apply(j, keepMask(x));
             },
             kVectorLanes);
@@ -248,16 +253,11 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
       for (auto [i, extent] : llvm::zip_equal(item, extents))
         flat = l.b.create<arith::AddIOp>(
             l.loc, l.b.create<arith::MulIOp>(l.loc, flat, extent), i);
-      Value e = l.b.create<arith::IndexCastOp>(l.loc, l.b.getI64Type(), flat);
-      Value counter = l.b.create<arith::AddIOp>(
-          l.loc, op.getOffset(),
-          l.b.create<arith::ShRUIOp>(
-              l.loc, e, l.b.create<arith::ConstantIntOp>(l.loc, 2, 64)));
+      auto [counter, word] = counterAndWord(
+          l, op.getOffset(),
+          l.b.create<arith::IndexCastOp>(l.loc, l.b.getI64Type(), flat));
       auto [c0, c1] = words(l, counter);
-      Value x = pickWord(
-          l, philox(l, c0, c1, k0, k1),
-          l.b.create<arith::AndIOp>(
-              l.loc, e, l.b.create<arith::ConstantIntOp>(l.loc, 3, 64)));
+      Value x = pickWord(l, philox(l, c0, c1, k0, k1), word);
       Value top = l.b.create<arith::ShRUIOp>(
           l.loc, x, l.b.create<arith::ConstantIntOp>(l.loc, 8, 32));
       Value keep = l.b.create<arith::CmpIOp>(
