@@ -93,6 +93,12 @@ extern "C" void gnn_rt_bad_coo(gnn_rt_context *context, int64_t kind, int64_t a,
             "graph_from_coo: %s node count %lld is out of range [0, %lld]",
             kind == 1 ? "source" : "destination", la, lb);
     return;
+  case 4:
+    reportf(context,
+            "out of memory for the reversal of a graph of %lld nodes and "
+            "%lld edges",
+            la, lb);
+    return;
   default:
     reportf(context,
             "graph_from_coo: out of memory for a graph of %lld nodes and "

@@ -349,12 +349,12 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // The fused attention backward stores no per-edge value: its buffers are
 // dq, dk, dv and two per-destination, per-head statistics (log-sum-exp and
 // dout . out); one parallel loop over destinations, one over sources (the
-// reversed graph's destinations). Runs of block-structured nodes go in
-// tiles through the runtime's GEMM, per-edge values only in per-thread
-// stack tiles: per chunk of sources, the destination pass computes S = Q K^T
-// and dP = dOut V^T (two GEMMs), turns them into dS and adds dS K to dq; per
-// chunk of destinations, the source pass computes S^T and dP^T and adds
-// dS^T Q to dk and P^T dOut to dv.
+// reversed graph's destinations: its index is the only other buffer).
+// Runs of block-structured nodes go in tiles through the runtime's GEMM,
+// per-edge values only in per-thread stack tiles: per chunk of sources, the
+// destination pass computes S = Q K^T and dP = dOut V^T (two GEMMs), turns
+// them into dS and adds dS K to dq; per chunk of destinations, the source
+// pass computes S^T and dP^T and adds dS^T Q to dk and P^T dOut to dv.
 // CHECK-LABEL: func @fused_attention_grad
 // CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?x2x8xf32>
 // CHECK-COUNT-2: memref.alloc({{.*}}) : memref<?x2x1xf32>
@@ -366,6 +366,12 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
 // CHECK: math.exp %{{.*}} : vector<8xf32>
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}},
+// The source pass walks the graph turned around, which the lowering builds
+// for it: an in-edge index (in_ptr, in_src, in_eid, the chunks' counts),
+// counted, summed and placed by parallel loops.
+// CHECK-COUNT-4: memref.alloc({{.*}}) : memref<?xindex>
+// CHECK: call @gnn_rt_bad_coo
+// CHECK-COUNT-3: scf.parallel
 // CHECK: scf.parallel
 // CHECK-COUNT-2: memref.alloca() : memref<64x128xf32>
 // CHECK: scf.for {{.*}} step %c128
@@ -384,14 +390,16 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // NOBLOCKS: scf.for {{.*}} step %c8
 // NOBLOCKS: vector.shuffle
 // NOBLOCKS: math.exp %{{.*}} : vector<8xf32>
+// NOBLOCKS: call @gnn_rt_bad_coo
+// NOBLOCKS-COUNT-3: scf.parallel
 // NOBLOCKS: scf.parallel
 // NOBLOCKS: scf.for {{.*}} step %c8
 // NOBLOCKS: vector.shuffle
 // NOBLOCKS: math.exp %{{.*}} : vector<8xf32>
 // NOBLOCKS: return
-func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %d scale(0.5) normalize
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
+func.func @fused_attention_grad(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %v, %d scale(0.5) normalize
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
   return %dq, %dk, %dv : tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
 }
 
@@ -427,7 +435,9 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>
 // CHECK: vector.fma
 // CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
 // CHECK-COUNT-2: call @gnn_rt_gemm({{.*}}, %c2_i32
+// No reversed graph is built for it.
 // CHECK-NOT: call @gnn_rt_gemm
+// CHECK-NOT: call @gnn_rt_bad_coo
 // CHECK: } else {
 // Else the two passes.
 // CHECK: scf.parallel
@@ -448,16 +458,19 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %r: !gnn.graph<general>
 // CHECK: vector.fma
 // CHECK: call @gnn_rt_gemm
 // CHECK-NOT: call @gnn_rt_gemm
+// The reversed graph, then the source pass, which recomputes its tiles
+// chunk by chunk.
+// CHECK: call @gnn_rt_bad_coo
+// CHECK-COUNT-3: scf.parallel
 // CHECK: scf.parallel
-// The source pass recomputes its tiles chunk by chunk.
 // CHECK: memref.alloca() : memref<64x128xf32>
 // CHECK-COUNT-4: call @gnn_rt_gemm
 // CHECK: return
-func.func @fused_attention_grad_saved(%g: !gnn.graph<general>, %r: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
+func.func @fused_attention_grad_saved(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
   %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize
       : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x1xf32>)
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %d scale(0.5) normalize saved(%lse)
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %v, %d scale(0.5) normalize saved(%lse)
+      : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x1xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)
   return %dq, %dk, %dv : tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
 }
 

@@ -411,28 +411,30 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
     `P` as the score gradients `P (dout . v - D)` (D formed from the
     forward's output instead differs from those weights by rounding, which
     that difference amplifies where it nearly cancels); a second pass over each
-    source's out-edges, along `reversed` (the graph with every edge turned
-    around and the same edge ids, which gnn-differentiate builds),
-    recomputes each edge's weight from those per-destination statistics and
-    sums `dk` and `dv`. Both passes are parallel over nodes and free of
-    races; the extra memory is O(nodes x heads). Where the clamp is active,
-    the score passes no gradient.
+    source's out-edges recomputes each edge's weight from those
+    per-destination statistics and sums `dk` and `dv`. Both passes are
+    parallel over nodes and free of races. The lowering turns the graph
+    around for the second pass only where it takes one: a graph that splits
+    into blocks (a batch of sequences, each block's sources feeding its own
+    destinations alone) takes a single pass per block. The extra memory is
+    O(nodes x heads), plus the reversed graph's index (O(edges), whatever
+    the heads) where it is built. Where the clamp is active, the score
+    passes no gradient.
 
     ```mlir
-    %dq, %dk, %dv = gnn.fused_attention_grad %g, %rev, %q, %k, %v, %dout
+    %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %v, %dout
         scale(1.250000e-01) normalize
-        : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x8x16xf32>,
-           tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
+        : (!gnn.graph<general>, tensor<?x8x16xf32>, tensor<?x8x16xf32>,
+           tensor<?x8x16xf32>, tensor<?x8x16xf32>)
         -> (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
-    %gq, %gk, %gv = gnn.fused_attention_grad %g, %rev, %q, %k, %v, %dout
+    %gq, %gk, %gv = gnn.fused_attention_grad %g, %q, %k, %v, %dout
         scale(1.250000e-01) normalize saved(%lse)
-        : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x8x16xf32>,
-           tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>,
-           tensor<?x8x1xf32>)
+        : (!gnn.graph<general>, tensor<?x8x16xf32>, tensor<?x8x16xf32>,
+           tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x1xf32>)
         -> (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x16xf32>)
     ```
   }];
-  let arguments = (ins GNN_GraphType:$graph, GNN_GraphType:$reversed,
+  let arguments = (ins GNN_GraphType:$graph,
                        GNN_Feature:$query, GNN_Feature:$key,
                        GNN_Feature:$value, Variadic<GNN_Feature>:$grads,
                        Optional<GNN_IdList>:$edges,
@@ -444,7 +446,7 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
   let results = (outs GNN_Feature:$dquery, GNN_Feature:$dkey,
                       GNN_Feature:$dvalue);
   let assemblyFormat = [{
-    $graph `,` $reversed `,` $query `,` $key `,` $value `,` $grads
+    $graph `,` $query `,` $key `,` $value `,` $grads
     `scale` `(` $scale `)`
     (`clamp` `(` $clamp_lo^ `,` $clamp_hi `)`)? (`normalize` $normalize^)?
     (`saved` `(` $saved_lse^ `)`)?

@@ -60,7 +60,9 @@ GNNC_EXPORT void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
  * anything. kind 0: the edge lists differ in length (a source ids, b
  * destination ids); 1 and 2: the source (1) or destination (2) node count
  * a is outside [0, b]; 3: no memory for a graph of a nodes and b edges. The
- * graph comes out empty. */
+ * graph comes out empty. 4: no memory for the reversal of a graph of a
+ * nodes and b edges, which a lowered op builds for itself; the op skips the
+ * work that needed it. */
 GNNC_EXPORT void gnn_rt_bad_coo(gnn_rt_context *context, int64_t kind,
                                 int64_t a, int64_t b);
 

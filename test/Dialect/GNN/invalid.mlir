@@ -987,19 +987,19 @@ func.func @outer_sum_shape(%a: tensor<?x6xf32>, %b: tensor<?x4xf32>) -> tensor<4
 
 func.func @attention_grad_count(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>) -> tensor<?x2x16xf32> {
   // expected-error @+1 {{takes 2 result gradients (of wv and z), got 1}}
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0)
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %q, %q, %d scale(1.0)
+      : (!gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq : tensor<?x2x16xf32>
 }
 
 // -----
 
-func.func @attention_grad_mirror(%g: !gnn.graph<bipartite, src = 3, dst = 5>, %r: !gnn.graph<bipartite, src = 4, dst = 3>, %q: tensor<5x2x16xf32>, %k: tensor<3x2x16xf32>, %d: tensor<5x2x16xf32>) -> tensor<5x2x16xf32> {
-  // expected-error @+1 {{reversed graph's counts do not mirror the graph's}}
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %k, %d scale(1.0) normalize
-      : (!gnn.graph<bipartite, src = 3, dst = 5>, !gnn.graph<bipartite, src = 4, dst = 3>, tensor<5x2x16xf32>, tensor<3x2x16xf32>, tensor<3x2x16xf32>, tensor<5x2x16xf32>)
-      -> (tensor<5x2x16xf32>, tensor<3x2x16xf32>, tensor<3x2x16xf32>)
+func.func @attention_grad_rows(%g: !gnn.graph<bipartite, src = 3, dst = 5>, %q: tensor<5x2x16xf32>, %k: tensor<4x2x16xf32>, %d: tensor<5x2x16xf32>) -> tensor<5x2x16xf32> {
+  // expected-error @+1 {{key has 4 rows, but the graph has 3 source nodes}}
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %k, %d scale(1.0) normalize
+      : (!gnn.graph<bipartite, src = 3, dst = 5>, tensor<5x2x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<5x2x16xf32>)
+      -> (tensor<5x2x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>)
   return %dq : tensor<5x2x16xf32>
 }
 
@@ -1007,8 +1007,8 @@ func.func @attention_grad_mirror(%g: !gnn.graph<bipartite, src = 3, dst = 5>, %r
 
 func.func @attention_grad_type(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>) -> tensor<?x2x8xf32> {
   // expected-error @+1 {{gradient type 'tensor<?x2x8xf32>' differs from its input's 'tensor<?x2x16xf32>'}}
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0) normalize
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %q, %q, %d scale(1.0) normalize
+      : (!gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x8xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq : tensor<?x2x8xf32>
 }
@@ -1017,8 +1017,8 @@ func.func @attention_grad_type(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, 
 
 func.func @attention_grad_saved_unnormalized(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>, %z: tensor<?x2x1xf32>) -> tensor<?x2x16xf32> {
   // expected-error @+1 {{takes the forward's log-sum-exp only with `normalize`}}
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d, %z scale(1.0) saved(%z)
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %q, %q, %d, %z scale(1.0) saved(%z)
+      : (!gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq : tensor<?x2x16xf32>
 }
@@ -1027,8 +1027,8 @@ func.func @attention_grad_saved_unnormalized(%g: !gnn.graph<general>, %q: tensor
 
 func.func @attention_grad_saved_shape(%g: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %d: tensor<?x2x16xf32>) -> tensor<?x2x16xf32> {
   // expected-error @+1 {{saved log-sum-exp has per-row shape [2, 16], but its inputs give [2, 1]}}
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %g, %q, %q, %q, %d scale(1.0) normalize saved(%d)
-      : (!gnn.graph<general>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %q, %q, %d scale(1.0) normalize saved(%d)
+      : (!gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq : tensor<?x2x16xf32>
 }

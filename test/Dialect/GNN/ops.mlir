@@ -233,20 +233,20 @@ func.func @linear_gradients(%dy: tensor<?x6xf32>, %w: tensor<6x4xf32>, %x: tenso
 }
 
 // CHECK-LABEL: func @fused_attention_grad
-// CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DO:.*]], %[[DL:.*]] scale(2.500000e-01) normalize saved(%[[L:.*]]) :
-// CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) normalize
-// CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.000000e+00) clamp(-5.000000e+00, 5.000000e+00) edges(%{{.*}})
-func.func @fused_attention_grad(%g: !gnn.graph<causal>, %r: !gnn.graph<general>, %q: tensor<?x2x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %dout: tensor<?x2x16xf32>, %dz: tensor<?x2x1xf32>, %eids: tensor<?xindex>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>) {
+// CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DO:.*]], %[[DL:.*]] scale(2.500000e-01) normalize saved(%[[L:.*]]) :
+// CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) normalize
+// CHECK: gnn.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale(1.000000e+00) clamp(-5.000000e+00, 5.000000e+00) edges(%{{.*}})
+func.func @fused_attention_grad(%g: !gnn.graph<causal>, %q: tensor<?x2x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %dout: tensor<?x2x16xf32>, %dz: tensor<?x2x1xf32>, %eids: tensor<?xindex>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>) {
   %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.25) normalize
       : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> (tensor<?x2x16xf32>, tensor<?x2x1xf32>)
-  %dq3, %dk3, %dv3 = gnn.fused_attention_grad %g, %r, %q, %k, %v, %dout, %dz scale(0.25) normalize saved(%lse)
-      : (!gnn.graph<causal>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
+  %dq3, %dk3, %dv3 = gnn.fused_attention_grad %g, %q, %k, %v, %dout, %dz scale(0.25) normalize saved(%lse)
+      : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?x2x1xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
-  %dq, %dk, %dv = gnn.fused_attention_grad %g, %r, %q, %k, %v, %dout scale(0.125) normalize
-      : (!gnn.graph<causal>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %v, %dout scale(0.125) normalize
+      : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
-  %dq2, %dk2, %dv2 = gnn.fused_attention_grad %g, %r, %q, %k, %v, %dout, %dz scale(1.0) clamp(-5.0, 5.0) edges(%eids)
-      : (!gnn.graph<causal>, !gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?xindex>)
+  %dq2, %dk2, %dv2 = gnn.fused_attention_grad %g, %q, %k, %v, %dout, %dz scale(1.0) clamp(-5.0, 5.0) edges(%eids)
+      : (!gnn.graph<causal>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x1xf32>, tensor<?xindex>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq, %dk2 : tensor<?x2x16xf32>, tensor<?x2x16xf32>
 }

@@ -144,7 +144,8 @@ LogicalResult lowerFusedAttentionToGPU(FusedAttentionOp op,
 
 /// Operands, outputs and statistics of one gnn.fused_attention_grad.
 struct AttentionGradPlan {
-  /// The graph and its reversal (the sources' out-edges as in-edges).
+  /// The graph, and its reversal (the sources' out-edges as in-edges),
+  /// which the lowering builds (reverseGraph) before a pass over sources.
   GraphParts g, r;
   Feature q, k, v;
   /// The upstream gradients: of the output (normalized), else of wv and z.
@@ -221,10 +222,12 @@ using NodeHeadBody = function_ref<void(Value node, ValueRange head)>;
 /// Whether the block-tiled backward serves `p` (as blockTileable).
 bool blockTileable(const AttentionGradPlan &p);
 
-/// Both passes of the backward in block tiles (BlockAttentionGrad.cpp):
-/// runs of destinations, then runs of sources, through the runtime's GEMM;
-/// the other nodes through `destinationRow` and `sourceRow`. CPU only.
-void blockTiledAttentionGrad(Lowering &l, const AttentionGradPlan &p,
+/// The backward in block tiles (BlockAttentionGrad.cpp): one pass where
+/// the graph splits into blocks, else runs of destinations, then runs of
+/// sources of the graph's reversal (built into `p.r` first), through the
+/// runtime's GEMM; the other nodes through `destinationRow` and `sourceRow`.
+/// CPU only.
+void blockTiledAttentionGrad(Lowering &l, AttentionGradPlan &p,
                              NodeHeadBody destinationRow,
                              NodeHeadBody sourceRow);
 

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Attention.h"
+#include "InEdges.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -403,11 +404,9 @@ void AttentionGrad::sourceRow(Value src, ValueRange head) {
 
 LogicalResult AttentionGrad::build(bool blockTiles) {
   FailureOr<GraphParts> graph = l.graph(op, op.getGraph());
-  FailureOr<GraphParts> reversed = l.graph(op, op.getReversed());
-  if (failed(graph) || failed(reversed))
+  if (failed(graph))
     return failure();
   p.g = *graph;
-  p.r = *reversed;
   p.q = l.feature(op.getQuery());
   p.k = l.feature(op.getKey());
   p.v = l.feature(op.getValue());
@@ -461,11 +460,7 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
   SmallVector<SizeCheck> checks = {
       {p.q.memref, 0, p.g.numDst, Lowering::targetCode(Target::Dst)},
       {p.k.memref, 0, p.g.numSrc, Lowering::targetCode(Target::Src)},
-      {p.v.memref, 0, p.g.numSrc, Lowering::targetCode(Target::Src)},
-      // The reversed graph must mirror the graph.
-      {p.r.inPtr, 0, l.b.create<arith::AddIOp>(l.loc, p.g.numSrc, l.idx(1)),
-       Lowering::targetCode(Target::Src)},
-      {p.r.src, 0, p.g.numEdges, Lowering::targetCode(Target::Edge)}};
+      {p.v.memref, 0, p.g.numSrc, Lowering::targetCode(Target::Src)}};
   Lowering::addItemChecks(checks, p.q, withHeads(l.idx(p.d)));
   Lowering::addItemChecks(checks, p.k, withHeads(l.idx(p.d)));
   Lowering::addItemChecks(checks, p.v, withHeads(l.idx(p.dvSize)));
@@ -492,6 +487,7 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
     l.parallel(p.g.numDst, [&](Value dst) {
       l.loopNest(p.heads, [&](ValueRange head) { destinationPass(dst, head); });
     });
+    p.r = reverseGraph(l, p.g);
     l.parallel(p.r.numDst, [&](Value src) {
       l.loopNest(p.heads, [&](ValueRange head) { sourcePass(src, head); });
     });

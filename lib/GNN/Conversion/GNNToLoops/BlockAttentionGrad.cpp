@@ -23,7 +23,8 @@
 //
 // Block pass, where the graph splits into blocks (BlockTiles::buildBlocks:
 // batches of sequences, each block's sources feeding its destinations
-// alone) and the weights need no recomputed forward: the source pass's
+// alone; no reversed graph is built then) and the weights need no
+// recomputed forward: the source pass's
 // S^T and dP^T are the destination pass's tiles transposed, so one thread
 // per block and head does both. Per tile of the block's destinations, S,
 // dP, D, P and dS as above, then dQ = scale dS K, dK += scale dS^T Q and
@@ -37,6 +38,7 @@
 
 #include "Attention.h"
 #include "BlockTiles.h"
+#include "InEdges.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -199,7 +201,7 @@ void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
 void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
   BlockTiles tiles(l, t);
   tiles.buildBlocks(
-      p.g, p.r, p.heads, kKeptCols,
+      p.g, p.heads, kKeptCols,
       [&] {
         allocateTiles(tiles, kKeptCols);
         allocateRowStatistics();
@@ -442,12 +444,13 @@ bool loops::blockTileable(const AttentionGradPlan &p) {
   return k == q && v.size() == q.size() && v.drop_back() == q.drop_back();
 }
 
-void loops::blockTiledAttentionGrad(Lowering &l, const AttentionGradPlan &p,
+void loops::blockTiledAttentionGrad(Lowering &l, AttentionGradPlan &p,
                                     NodeHeadBody destinationRow,
                                     NodeHeadBody sourceRow) {
   BlockGrad grad(l, p);
   auto twoPasses = [&](RowRanges ranges) {
     grad.destinationPass(destinationRow, ranges);
+    p.r = reverseGraph(l, p.g);
     grad.sourcePass(sourceRow);
   };
   if (p.normalize && !p.savedLse.memref)

@@ -67,30 +67,29 @@ std::pair<Value, Value> BlockTiles::columnRange(const GraphParts &g, Value v) {
               loc, ranged, b.create<arith::AddIOp>(loc, lo, degree), l.idx(0))};
 }
 
-Value BlockTiles::isBlock(const GraphParts &g, const GraphParts &reversed,
-                          Value first, Value end, Value lo, Value hi,
-                          int64_t maxColumns) {
+Value BlockTiles::isBlock(const GraphParts &g, Value first, Value end, Value lo,
+                          Value hi, Value covered, int64_t maxColumns) {
   auto sub = [&](Value x, Value y) {
     return b.create<arith::SubIOp>(loc, x, y);
   };
   Value width = sub(hi, lo);
-  // The edges into the rows, all from [lo, hi), and the edges out of
-  // [lo, hi): equal when the sources feed no other rows.
+  // The rows' edges all come from [lo, hi); sources that follow the earlier
+  // blocks' feed these rows alone (the rows of the blocks before and after
+  // have their own sources).
   Value edges = sub(load(g.inPtr, end), load(g.inPtr, first));
-  Value outEdges = sub(load(reversed.inPtr, hi), load(reversed.inPtr, lo));
   Value rectangle = b.create<arith::MulIOp>(loc, sub(end, first), width);
   Value ok = b.create<arith::AndIOp>(
       loc, cmp(arith::CmpIPredicate::ule, width, l.idx(maxColumns)),
-      cmp(arith::CmpIPredicate::eq, edges, outEdges));
+      cmp(arith::CmpIPredicate::eq, lo, covered));
   return b.create<arith::AndIOp>(
       loc, ok,
       cmp(arith::CmpIPredicate::uge,
           b.create<arith::MulIOp>(loc, edges, l.idx(2)), rectangle));
 }
 
-void BlockTiles::buildBlocks(const GraphParts &g, const GraphParts &reversed,
-                             ArrayRef<Value> heads, int64_t maxColumns,
-                             function_ref<void()> prepare, BlockBody block,
+void BlockTiles::buildBlocks(const GraphParts &g, ArrayRef<Value> heads,
+                             int64_t maxColumns, function_ref<void()> prepare,
+                             BlockBody block,
                              function_ref<void(RowRanges)> otherwise) {
   Value rows = g.numDst;
   rangeLo = l.idBuffer(rows);
@@ -121,7 +120,7 @@ void BlockTiles::buildBlocks(const GraphParts &g, const GraphParts &reversed,
           b.create<memref::StoreOp>(loc, lo, sourceLo, count);
           b.create<memref::StoreOp>(loc, hi, sourceHi, count);
           return SmallVector<Value>{
-              isBlock(g, reversed, first, end, lo, hi, maxColumns)};
+              isBlock(g, first, end, lo, hi, s[5], maxColumns)};
         },
         [&] { return SmallVector<Value>{yes}; })[0];
     Value zero = l.idx(0);

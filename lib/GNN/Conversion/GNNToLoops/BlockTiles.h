@@ -59,17 +59,17 @@ public:
   /// `prepare`, as in `build`), else `otherwise`. A block is a maximal
   /// stretch of destinations whose CSR rows each list one range of sources
   /// in order, all from the same first source; its sources, the union of
-  /// the ranges, are at most `maxColumns`, at least half of its rows times
-  /// columns are edges, and none of its sources has an edge to another
-  /// block (edge counts through `reversed`, the graph's reversal); every
-  /// source of `g` lies in a block. `otherwise` gets every row's column
-  /// range as buildBlocks found it. The batches of sequences (complete,
-  /// causal, bipartite) split this way, and then a block is all that the
-  /// gradients of its sources depend on.
-  void buildBlocks(const GraphParts &g, const GraphParts &reversed,
-                   ArrayRef<Value> heads, int64_t maxColumns,
-                   function_ref<void()> prepare, BlockBody block,
-                   function_ref<void(RowRanges)> otherwise);
+  /// the ranges, are at most `maxColumns` and at least half of its rows
+  /// times columns are edges; and the blocks' sources tile the graph's in
+  /// order (each block's first source is where the previous block's end,
+  /// the first block's 0, the last block's end the source count), so that
+  /// every source lies in one block and feeds no other. `otherwise` gets
+  /// every row's column range as buildBlocks found it. The batches of
+  /// sequences (complete, causal, bipartite) split this way, and then a
+  /// block is all that the gradients of its sources depend on.
+  void buildBlocks(const GraphParts &g, ArrayRef<Value> heads,
+                   int64_t maxColumns, function_ref<void()> prepare,
+                   BlockBody block, function_ref<void(RowRanges)> otherwise);
   /// Has `build` read each row's column range from `ranges` (what
   /// buildBlocks found for the same graph) instead of finding it again;
   /// null ranges are found by `build`.
@@ -130,10 +130,10 @@ public:
 private:
   /// Row v's column range [lo, hi), or [0, 0) if it has none.
   std::pair<Value, Value> columnRange(const GraphParts &g, Value v);
-  /// Whether the destinations [first, end) with sources [lo, hi) form a
-  /// block (buildBlocks).
-  Value isBlock(const GraphParts &g, const GraphParts &reversed, Value first,
-                Value end, Value lo, Value hi, int64_t maxColumns);
+  /// Whether the destinations [first, end) with sources [lo, hi), after
+  /// blocks whose sources are [0, covered), form a block (buildBlocks).
+  Value isBlock(const GraphParts &g, Value first, Value end, Value lo, Value hi,
+                Value covered, int64_t maxColumns);
   void callGemm(Value a, Value bMatrix, Value c, int32_t transpose, Value alpha,
                 Value beta);
   void buildTile(const GraphParts &g, ArrayRef<Value> heads, RunBody run,

@@ -10,6 +10,7 @@
 #include "Attention.h"
 #include "GNN/Conversion/Passes.h"
 #include "GNN/IR/GNNOps.h"
+#include "InEdges.h"
 #include "Lowering.h"
 #include "gnnc/graph.h"
 
@@ -486,9 +487,6 @@ static Value countLoop(Lowering &l, Value n,
   return loop.getResult(0);
 }
 
-/// Most chunks of edges graph_from_coo counts and places in parallel.
-constexpr int64_t kCooChunks = 16;
-
 /// Builds the CSR of an edge list in O(edges + nodes). Edge lists of
 /// different lengths, a node count outside [0, GNN_GRAPH_MAX_COUNT], an
 /// edge with an id out of range or a failed allocation is reported to the
@@ -560,36 +558,15 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op,
   Value wantEdges = orZero(allValid, edges),
         wantDst = orZero(allValid, op.getNumDst());
   // Allocations that fail (the runtime returns null) leave an empty graph.
-  SmallVector<std::pair<Value, Value>> buffers; // (buffer, elements)
+  SmallVector<SizedBuffer> buffers;
   auto ids = [&](Value n) {
     Value buffer = l.idBuffer(n);
     buffers.push_back({buffer, n});
     return buffer;
   };
   Value src2 = ids(wantEdges), dst2 = ids(wantEdges);
-  Value inPtr = ids(b.create<arith::AddIOp>(loc, wantDst, l.idx(1)));
-  Value inSrc = ids(wantEdges), inEid = ids(wantEdges);
-  // The edges go in chunks, counted and placed in parallel, each chunk with
-  // its own count per destination: at most edges / destinations chunks, so
-  // the counts take no more room than the edges.
-  Value one = l.idx(1);
-  Value chunks = b.create<arith::MaxUIOp>(
-      loc, one,
-      b.create<arith::MinUIOp>(
-          loc, l.idx(kCooChunks),
-          b.create<arith::DivUIOp>(
-              loc, wantEdges, b.create<arith::MaxUIOp>(loc, wantDst, one))));
-  Value counts = ids(b.create<arith::MulIOp>(loc, chunks, wantDst));
-  SmallVector<Value> allocated;
-  for (auto [buffer, n] : buffers) {
-    Value address = b.create<arith::IndexCastOp>(
-        loc, b.getI64Type(),
-        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
-    allocated.push_back(b.create<arith::OrIOp>(
-        loc, cmp(arith::CmpIPredicate::ne, address, l.i64(l.idx(0))),
-        cmp(arith::CmpIPredicate::eq, n, l.idx(0))));
-  }
-  Value memoryOk = all(allocated);
+  InEdgeIndex index = allocateInEdges(l, wantEdges, wantDst, buffers);
+  Value memoryOk = allAllocated(l, buffers);
   l.unless(memoryOk, [&] {
     b.create<func::CallOp>(
         loc, abi::kBadCoo, TypeRange{},
@@ -600,65 +577,15 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op,
         numDst = orZero(ok, op.getNumDst());
   // Even an empty graph has in_ptr[0]: a one-element buffer stands in for
   // one that could not be allocated.
-  inPtr = b.create<arith::SelectOp>(loc, memoryOk, inPtr, l.idBuffer(l.idx(1)));
-  auto load = [&](Value buffer, Value i) -> Value {
-    return b.create<memref::LoadOp>(loc, buffer, i);
-  };
-  auto add = [&](Value x, Value y) -> Value {
-    return b.create<arith::AddIOp>(loc, x, y);
-  };
-  Value chunkSize = b.create<arith::CeilDivUIOp>(loc, numEdges, chunks);
-  // Chunk c's edges and its count of destination d.
-  auto forChunk = [&](Value c, function_ref<void(Value)> body) {
-    Value lo = b.create<arith::MinUIOp>(
-        loc, numEdges, b.create<arith::MulIOp>(loc, c, chunkSize));
-    l.serial(lo, b.create<arith::MinUIOp>(loc, numEdges, add(lo, chunkSize)),
-             body);
-  };
-  auto countAt = [&](Value c, Value d) {
-    return add(b.create<arith::MulIOp>(loc, c, numDst), d);
-  };
-  l.parallel(chunks, [&](Value c) {
-    l.serial(l.idx(0), numDst, [&](Value d) {
-      b.create<memref::StoreOp>(loc, l.idx(0), counts, countAt(c, d));
-    });
-    forChunk(c, [&](Value e) {
-      Value d = load(dst, e);
-      b.create<memref::StoreOp>(loc, load(src, e), src2, e);
-      b.create<memref::StoreOp>(loc, d, dst2, e);
-      Value at = countAt(c, d);
-      b.create<memref::StoreOp>(loc, add(load(counts, at), one), counts, at);
-    });
+  index.inPtr = b.create<arith::SelectOp>(loc, memoryOk, index.inPtr,
+                                          l.idBuffer(l.idx(1)));
+  fillInEdges(l, src, dst, numEdges, numDst, index, [&](Value e) {
+    b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, src, e), src2,
+                              e);
+    b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, dst, e), dst2,
+                              e);
   });
-  // Per destination, its in-degree, and each chunk's first slot among the
-  // destination's (chunks in order: slots follow edge ids).
-  b.create<memref::StoreOp>(loc, l.idx(0), inPtr, l.idx(0));
-  l.parallel(numDst, [&](Value d) {
-    Value degree =
-        l.forLoop(l.idx(0), chunks, ValueRange{l.idx(0)},
-                  [&](Value c, ValueRange before) {
-                    Value at = countAt(c, d);
-                    Value n = load(counts, at);
-                    b.create<memref::StoreOp>(loc, before[0], counts, at);
-                    return SmallVector<Value>{add(before[0], n)};
-                  })[0];
-    b.create<memref::StoreOp>(loc, degree, inPtr, add(d, one));
-  });
-  l.serial(one, add(numDst, one), [&](Value v) {
-    Value prev = load(inPtr, b.create<arith::SubIOp>(loc, v, one));
-    b.create<memref::StoreOp>(loc, add(prev, load(inPtr, v)), inPtr, v);
-  });
-  l.parallel(chunks, [&](Value c) {
-    forChunk(c, [&](Value e) {
-      Value d = load(dst, e);
-      Value at = countAt(c, d);
-      Value k = load(counts, at);
-      b.create<memref::StoreOp>(loc, add(k, one), counts, at);
-      Value slot = add(load(inPtr, d), k);
-      b.create<memref::StoreOp>(loc, load(src, e), inSrc, slot);
-      b.create<memref::StoreOp>(loc, e, inEid, slot);
-    });
-  });
+  Value inPtr = index.inPtr, inSrc = index.inSrc, inEid = index.inEid;
   l.replaceGraph(op.getResult(), numSrc, {src2, dst2, inPtr, inSrc, inEid});
   l.b.eraseOp(op);
   return success();

@@ -292,10 +292,9 @@ static LogicalResult differentiate(FusedAttentionOp op, AdjointBuilder &ad) {
   }
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   auto grad = ad.b.create<FusedAttentionGradOp>(
-      q.getType(), k.getType(), v.getType(), op.getGraph(),
-      ad.reversed(op.getGraph()), q, k, v, grads, op.getEdges(),
-      saved ? op.getResult(1) : Value(), op.getScaleAttr(), op.getClampLoAttr(),
-      op.getClampHiAttr(), op.getNormalizeAttr());
+      q.getType(), k.getType(), v.getType(), op.getGraph(), q, k, v, grads,
+      op.getEdges(), saved ? op.getResult(1) : Value(), op.getScaleAttr(),
+      op.getClampLoAttr(), op.getClampHiAttr(), op.getNormalizeAttr());
   SmallVector<Value> inputs = {q, k, v};
   for (auto [input, d] : llvm::zip(inputs, grad.getResults()))
     if (ad.isActive(input))

@@ -3,7 +3,7 @@
 usage: attention_grad_case.py OUT_DIR NUM_SRC NUM_DST EDGES SCORE_SCALE
                               [isolated]
        attention_grad_case.py OUT_DIR complete|causal|bipartite SCORE_SCALE
-                              [tidy]
+                              [tidy|shuffled]
        attention_grad_case.py OUT_DIR overlap SCORE_SCALE
 SCORE_SCALE multiplies q (large scores exercise the clamp and the exact
 softmax's shift). Every destination gets an in-edge (the unfused
@@ -17,7 +17,9 @@ sequence a complete, causal or bipartite block, in-edges in source order
 run, and one sequence lists its edges out of order (the per-node kernels).
 With `tidy`, no sequence is longer than 256 and none lists its edges out of
 order: the graph splits into blocks that the backward computes one at a
-time.
+time. `shuffled` is `tidy` with the sequences' sources in reverse order
+(the last sequence's first): blocks whose sources do not follow one
+another, which the backward takes in two passes.
 
 `overlap` writes two stretches of destinations whose source ranges overlap
 (sources [0, 60) and [30, 90) of 120): each looks like a block by itself,
@@ -34,7 +36,7 @@ import safetensors_util  # noqa: E402
 
 
 
-def blocks(mode, tidy):
+def blocks(mode, tidy, shuffled=False):
     """A batch's graph: (src, dst, num_src, num_dst)."""
     # 300 sources: more than the destination pass's kept tiles hold.
     src_lens = [150, 20, 70, 3, 33, 90, 256 if tidy else 300]
@@ -43,6 +45,8 @@ def blocks(mode, tidy):
     src, dst = [], []
     s0 = d0 = 0
     for i, (ls, ld) in enumerate(zip(src_lens, dst_lens)):
+        if shuffled:
+            s0 = sum(src_lens[i + 1:])
         for d in range(ld):
             ends = d + 1 if mode == "causal" else ls
             row = [s0 + s for s in range(ends)]
@@ -52,13 +56,15 @@ def blocks(mode, tidy):
             dst += [d0 + d] * len(row)
         s0 += ls
         d0 += ld
-    return src, dst, s0, d0
+    return src, dst, sum(src_lens), d0
 
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 if sys.argv[2] in ("complete", "causal", "bipartite"):
-    src, dst, ns, nd = blocks(sys.argv[2], sys.argv[4:] == ["tidy"])
+    flag = sys.argv[4:]
+    src, dst, ns, nd = blocks(sys.argv[2], flag in (["tidy"], ["shuffled"]),
+                              flag == ["shuffled"])
     ne = len(src)
     scale = float(sys.argv[3])
     rng = random.Random(ne)

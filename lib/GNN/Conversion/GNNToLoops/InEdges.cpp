@@ -1,0 +1,157 @@
+//===- InEdges.cpp - the in-edge index of an edge list --------------------===//
+//
+// Part of gnnc. See InEdges.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InEdges.h"
+
+using namespace mlir;
+using namespace mlir::gnn;
+using namespace mlir::gnn::loops;
+
+namespace {
+/// Most chunks of edges counted and placed in parallel.
+constexpr int64_t kMaxChunks = 16;
+} // namespace
+
+InEdgeIndex loops::allocateInEdges(Lowering &l, Value numEdges, Value numDst,
+                                   SmallVectorImpl<SizedBuffer> &buffers) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  auto ids = [&](Value n) {
+    Value buffer = l.idBuffer(n);
+    buffers.push_back({buffer, n});
+    return buffer;
+  };
+  Value one = l.idx(1);
+  InEdgeIndex index;
+  index.inPtr = ids(b.create<arith::AddIOp>(loc, numDst, one));
+  index.inSrc = ids(numEdges);
+  index.inEid = ids(numEdges);
+  // At most edges / destinations chunks, so that the counts take no more
+  // room than the edges.
+  index.chunks = b.create<arith::MaxUIOp>(
+      loc, one,
+      b.create<arith::MinUIOp>(
+          loc, l.idx(kMaxChunks),
+          b.create<arith::DivUIOp>(
+              loc, numEdges, b.create<arith::MaxUIOp>(loc, numDst, one))));
+  index.counts = ids(b.create<arith::MulIOp>(loc, index.chunks, numDst));
+  return index;
+}
+
+Value loops::allAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value all = b.create<arith::ConstantIntOp>(loc, 1, 1);
+  for (auto [buffer, n] : buffers) {
+    Value address = b.create<arith::IndexCastOp>(
+        loc, b.getI64Type(),
+        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+    Value ok = b.create<arith::OrIOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, address,
+                                l.i64(l.idx(0))),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, n, l.idx(0)));
+    all = b.create<arith::AndIOp>(loc, all, ok);
+  }
+  return all;
+}
+
+void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
+                        Value numDst, const InEdgeIndex &index,
+                        function_ref<void(Value)> perEdge) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value one = l.idx(1);
+  auto load = [&](Value buffer, Value i) -> Value {
+    return b.create<memref::LoadOp>(loc, buffer, i);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return b.create<arith::AddIOp>(loc, x, y);
+  };
+  Value chunks = index.chunks, counts = index.counts, inPtr = index.inPtr;
+  Value chunkSize = b.create<arith::CeilDivUIOp>(loc, numEdges, chunks);
+  // Chunk c's edges and its count of destination d.
+  auto forChunk = [&](Value c, function_ref<void(Value)> body) {
+    Value lo = b.create<arith::MinUIOp>(
+        loc, numEdges, b.create<arith::MulIOp>(loc, c, chunkSize));
+    l.serial(lo, b.create<arith::MinUIOp>(loc, numEdges, add(lo, chunkSize)),
+             body);
+  };
+  auto countAt = [&](Value c, Value d) {
+    return add(b.create<arith::MulIOp>(loc, c, numDst), d);
+  };
+  l.parallel(chunks, [&](Value c) {
+    l.serial(l.idx(0), numDst, [&](Value d) {
+      b.create<memref::StoreOp>(loc, l.idx(0), counts, countAt(c, d));
+    });
+    forChunk(c, [&](Value e) {
+      if (perEdge)
+        perEdge(e);
+      Value at = countAt(c, load(dst, e));
+      b.create<memref::StoreOp>(loc, add(load(counts, at), one), counts, at);
+    });
+  });
+  // Per destination, its in-degree, and each chunk's first slot among the
+  // destination's (chunks in order: slots follow edge ids).
+  b.create<memref::StoreOp>(loc, l.idx(0), inPtr, l.idx(0));
+  l.parallel(numDst, [&](Value d) {
+    Value degree =
+        l.forLoop(l.idx(0), chunks, ValueRange{l.idx(0)},
+                  [&](Value c, ValueRange before) {
+                    Value at = countAt(c, d);
+                    Value n = load(counts, at);
+                    b.create<memref::StoreOp>(loc, before[0], counts, at);
+                    return SmallVector<Value>{add(before[0], n)};
+                  })[0];
+    b.create<memref::StoreOp>(loc, degree, inPtr, add(d, one));
+  });
+  l.serial(one, add(numDst, one), [&](Value v) {
+    Value prev = load(inPtr, b.create<arith::SubIOp>(loc, v, one));
+    b.create<memref::StoreOp>(loc, add(prev, load(inPtr, v)), inPtr, v);
+  });
+  l.parallel(chunks, [&](Value c) {
+    forChunk(c, [&](Value e) {
+      Value d = load(dst, e);
+      Value at = countAt(c, d);
+      Value k = load(counts, at);
+      b.create<memref::StoreOp>(loc, add(k, one), counts, at);
+      Value slot = add(load(inPtr, d), k);
+      b.create<memref::StoreOp>(loc, load(src, e), index.inSrc, slot);
+      b.create<memref::StoreOp>(loc, e, index.inEid, slot);
+    });
+  });
+}
+
+GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  // The reversal's destinations are g's sources.
+  SmallVector<SizedBuffer> buffers;
+  InEdgeIndex index = allocateInEdges(l, g.numEdges, g.numSrc, buffers);
+  Value ok = allAllocated(l, buffers);
+  l.unless(ok, [&] {
+    b.create<func::CallOp>(
+        loc, abi::kBadCoo, TypeRange{},
+        ValueRange{l.i64(l.idx(4)), l.i64(g.numSrc), l.i64(g.numEdges)});
+  });
+  auto orZero = [&](Value v) -> Value {
+    return b.create<arith::SelectOp>(loc, ok, v, l.idx(0));
+  };
+  GraphParts r;
+  r.numSrc = g.numDst;
+  r.src = g.dst;
+  r.dst = g.src;
+  r.numDst = orZero(g.numSrc);
+  r.numEdges = orZero(g.numEdges);
+  // Even an empty graph has in_ptr[0].
+  index.inPtr =
+      b.create<arith::SelectOp>(loc, ok, index.inPtr, l.idBuffer(l.idx(1)));
+  fillInEdges(l, r.src, r.dst, r.numEdges, r.numDst, index);
+  r.inPtr = index.inPtr;
+  r.inSrc = index.inSrc;
+  r.inEid = index.inEid;
+  return r;
+}

@@ -1,0 +1,57 @@
+//===- InEdges.h - the in-edge index of an edge list ------------*- C++ -*-===//
+//
+// Part of gnnc. The CSR a graph keeps of its edges: per destination, its
+// in-edges in edge id order (in_ptr, in_src, in_eid), built in O(edges +
+// nodes) by counting and then placing chunks of edges in parallel, each
+// chunk with its own count per destination (no atomics; the order follows
+// the edge ids whatever the thread count). gnn.graph_from_coo builds one for
+// a new graph; the fused attention backward builds the reversal of its graph
+// when it takes a pass over sources.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_CONVERSION_GNNTOLOOPS_INEDGES_H
+#define GNN_CONVERSION_GNNTOLOOPS_INEDGES_H
+
+#include "Lowering.h"
+
+namespace mlir::gnn::loops {
+
+/// A buffer with its element count (an empty buffer may be null).
+using SizedBuffer = std::pair<Value, Value>;
+
+/// The buffers of an in-edge index and the scratch that filling it needs.
+struct InEdgeIndex {
+  /// [destinations + 1], [edges], [edges].
+  Value inPtr, inSrc, inEid;
+  /// Chunks of edges, and their counts per destination ([chunks x
+  /// destinations]).
+  Value chunks, counts;
+};
+
+/// Allocates an index of `numEdges` edges into `numDst` destinations; each
+/// buffer, with its element count, is appended to `buffers`.
+InEdgeIndex allocateInEdges(Lowering &l, Value numEdges, Value numDst,
+                            SmallVectorImpl<SizedBuffer> &buffers);
+
+/// Whether every buffer was allocated (the runtime's allocator gives null
+/// when memory runs out).
+Value allAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers);
+
+/// Fills `index` with the edges (src[e], dst[e]), e in [0, numEdges), whose
+/// destinations all lie in [0, numDst); `perEdge` also runs on each edge id
+/// in the counting sweep.
+void fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
+                 Value numDst, const InEdgeIndex &index,
+                 function_ref<void(Value)> perEdge = nullptr);
+
+/// The reversal of `g`: every edge turned around, with the same id, so that
+/// a source's out-edges are its in-edges. The edge lists are `g`'s own;
+/// the index is new (freed by the deallocation pipeline). When memory runs
+/// out it reports so (gnn_rt_bad_coo, kind 4) and the reversal has no
+/// destinations and no edges.
+GraphParts reverseGraph(Lowering &l, const GraphParts &g);
+
+} // namespace mlir::gnn::loops
+
+#endif // GNN_CONVERSION_GNNTOLOOPS_INEDGES_H
