@@ -165,6 +165,11 @@ public:
 
 private:
   JitProgram() = default;
+  /// compile() without handing the compiler's freed heap back.
+  static llvm::Expected<std::unique_ptr<JitProgram>>
+  compileModule(OwningOpRef<ModuleOp> module,
+                llvm::ArrayRef<std::string> entries,
+                const CompileOptions &options);
   llvm::Expected<std::vector<HostTensor>> run(const EntryPoint &entry,
                                               llvm::ArrayRef<Argument> args);
   /// Sets `placed` to the device copy of constant argument `data`, made at

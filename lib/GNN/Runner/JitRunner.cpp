@@ -32,6 +32,9 @@
 #include <cstdlib>
 #include <deque>
 #include <set>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -271,6 +274,21 @@ llvm::Expected<std::unique_ptr<JitProgram>>
 JitProgram::compile(OwningOpRef<ModuleOp> module,
                     llvm::ArrayRef<std::string> entries,
                     const CompileOptions &options) {
+  auto program = compileModule(std::move(module), entries, options);
+  // The module and the passes' and code generator's memory are freed now,
+  // but malloc keeps the pages: handed back, they do not stay resident
+  // under everything the program allocates next (200 MB of a 6-layer
+  // training run's peak).
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+  return program;
+}
+
+llvm::Expected<std::unique_ptr<JitProgram>>
+JitProgram::compileModule(OwningOpRef<ModuleOp> module,
+                          llvm::ArrayRef<std::string> entries,
+                          const CompileOptions &options) {
   MLIRContext *ctx = module->getContext();
   std::unique_ptr<JitProgram> program(new JitProgram());
   for (const std::string &name : entries) {
