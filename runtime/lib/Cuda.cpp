@@ -8,6 +8,7 @@
 
 #include "gnnc/cuda.h"
 #include "CudaDriver.h"
+#include "CudaProfile.h"
 #include "DynamicLibrary.h"
 #include "gnnc/errors.h"
 
@@ -155,6 +156,7 @@ extern "C" int gnn_cuda_device_name(char *name, size_t nameSize) {
 }
 
 extern "C" void *gnn_cuda_alloc(size_t bytes) {
+  profile::HostCall timed("cuMemAllocManaged and prefetch");
   const Driver *d = driver();
   CUdeviceptr pointer = 0;
   // The driver rejects empty allocations; a buffer of no elements still
@@ -185,11 +187,13 @@ extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
 extern "C" void gnn_cuda_free(void *pointer) {
   if (!pointer)
     return;
+  profile::HostCall timed("cuMemFree");
   if (const Driver *d = driver())
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
 }
 
 extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {
+  profile::HostCall timed("cuMemcpy");
   const Driver *d = driver();
   return d && (bytes == 0 ||
                ok(d->memcpy(reinterpret_cast<CUdeviceptr>(to),
@@ -198,6 +202,7 @@ extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {
 }
 
 extern "C" int gnn_cuda_synchronize(void) {
+  profile::HostCall timed("cuCtxSynchronize");
   const Driver *d = driver();
   return d && ok(d->ctxSynchronize(), "cuCtxSynchronize");
 }
@@ -233,6 +238,7 @@ extern "C" void *gnn_cuda_module_get_function(void *module, const char *name) {
     return nullptr;
   if (!ok(d->moduleGetFunction(&function, module, name), "cuModuleGetFunction"))
     return nullptr;
+  profile::nameFunction(function, name);
   return function;
 }
 
@@ -258,11 +264,16 @@ extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
   }
   if (timed)
     (void)d->eventRecord(events.first, stream);
-  ok(d->launchKernel(function, unsigned(gridX), unsigned(gridY),
-                     unsigned(gridZ), unsigned(blockX), unsigned(blockY),
-                     unsigned(blockZ), unsigned(sharedBytes), stream, params,
-                     extra),
-     "cuLaunchKernel");
+  profile::Launch profiled = profile::beforeLaunch(*d, stream);
+  {
+    profile::HostCall call("cuLaunchKernel");
+    ok(d->launchKernel(function, unsigned(gridX), unsigned(gridY),
+                       unsigned(gridZ), unsigned(blockX), unsigned(blockY),
+                       unsigned(blockZ), unsigned(sharedBytes), stream, params,
+                       extra),
+       "cuLaunchKernel");
+  }
+  profile::afterLaunch(*d, profiled, function, stream);
   if (!timed)
     return;
   (void)d->eventRecord(events.second, stream);
@@ -314,6 +325,7 @@ extern "C" void gnn_cuda_stream_destroy(void *) {
 }
 
 extern "C" void gnn_cuda_stream_synchronize(void *stream) {
+  profile::HostCall timed("cuStreamSynchronize (after each launch)");
   if (const Driver *d = driver())
     ok(d->streamSynchronize(stream), "cuStreamSynchronize");
 }

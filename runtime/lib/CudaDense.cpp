@@ -1,15 +1,16 @@
 //===- CudaDense.cpp - dense layers on cuBLAS -----------------------------===//
 //
-// Part of gnnc's runtime. The GPU form of gnn_rt_linear: the JIT binds the
-// lowered calls here when a program runs on a GPU. cuBLAS is opened with
-// dlopen like the driver. out (row-major [rows, out]) is, for column-major
-// cuBLAS, out^T = weight * input^T, with the bias broadcast first by a
-// rank-1 product bias * ones^T. Buffers are unified memory; each layer
+// Part of gnnc's runtime. The GPU forms of gnn_rt_linear and gnn_rt_gemm:
+// the JIT binds the lowered calls here when a program runs on a GPU. cuBLAS is
+// opened with dlopen like the driver. out (row-major [rows, out]) is, for
+// column-major cuBLAS, out^T = weight * input^T, with the bias broadcast first
+// by a rank-1 product bias * ones^T. Buffers are unified memory; each layer
 // completes before it returns, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaDriver.h"
+#include "CudaProfile.h"
 #include "DynamicLibrary.h"
 #include "LinearShapes.h"
 #include "gnnc/cuda.h"
@@ -114,6 +115,7 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
   bool dense = view(input, x) & view(weight, w) & view(out, y);
   if (!linearSizesFit(x, w, y, bias) || y.rows == 0 || y.cols == 0)
     return;
+  cuda::profile::HostCall timed("cuBLAS linear layer (waited for)");
   // Layouts cuBLAS cannot take (never produced by lowered code today) and
   // sizes beyond its int arguments run on the host.
   bool fits = x.rows < (1ll << 31) && x.ld < (1ll << 31) &&
@@ -148,6 +150,42 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
   // Host code may read the result next.
   (void)gnn_cuda_synchronize();
 }
+
+/// c = alpha * op(a) @ op(b) + beta * c on cuBLAS. Row-major c is, for
+/// column-major cuBLAS, c^T = op(b)^T op(a)^T, so the operands swap and each
+/// keeps its own transposition.
+void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
+          bool transposeA, bool transposeB, float alpha, float beta) {
+  Matrix x, y, z;
+  bool dense = view(a, x) & view(b, y) & view(c, z);
+  if (!gemmSizesFit(x, y, z, transposeA, transposeB) || z.rows == 0 ||
+      z.cols == 0)
+    return;
+  int64_t inner = transposeA ? x.rows : x.cols;
+  // Empty sums, strided layouts and sizes beyond cuBLAS's int arguments
+  // (none of which lowered code produces for a real model) run on the host.
+  bool fits = z.rows < (1ll << 31) && z.cols < (1ll << 31) &&
+              inner < (1ll << 31) && x.ld < (1ll << 31) && y.ld < (1ll << 31) &&
+              z.ld < (1ll << 31);
+  if (!dense || !fits || inner == 0) {
+    int32_t transpose = (transposeA ? GNN_GEMM_TRANSPOSE_A : 0) |
+                        (transposeB ? GNN_GEMM_TRANSPOSE_B : 0);
+    _mlir_ciface_gnn_rt_gemm(a, b, c, transpose, alpha, beta);
+    return;
+  }
+  cuda::profile::HostCall timed("cuBLAS gemm (waited for)");
+  std::lock_guard<std::mutex> lock(blasMutex);
+  Blas *blas = ::blas();
+  if (!blas || !cuda::driver())
+    return;
+  if (!sgemmOk(blas->sgemm(blas->handle, transposeB ? kOpT : kOpN,
+                           transposeA ? kOpT : kOpN, int(z.cols), int(z.rows),
+                           int(inner), &alpha, y.data, int(y.ld), x.data,
+                           int(x.ld), &beta, z.data, int(z.ld))))
+    return;
+  // Host code may read the result next.
+  (void)gnn_cuda_synchronize();
+}
 } // namespace
 
 extern "C" void gnn_cuda_linear(gnn_memref2d_f32 *input,
@@ -160,4 +198,16 @@ extern "C" void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
                                        gnn_memref2d_f32 *weight,
                                        gnn_memref2d_f32 *out) {
   linear(input, weight, nullptr, out);
+}
+
+extern "C" void gnn_cuda_gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
+                              gnn_memref2d_f32 *c, int32_t transpose,
+                              float alpha, float beta) {
+  gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
+       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta);
+}
+
+extern "C" void gnn_cuda_gemm_at(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
+                                 gnn_memref2d_f32 *c, float alpha, float beta) {
+  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta);
 }

@@ -76,19 +76,9 @@ void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
   view(a, x);
   view(b, y);
   view(c, z);
-  int64_t rows = transposeA ? x.cols : x.rows;
+  if (!gemmSizesFit(x, y, z, transposeA, transposeB))
+    return;
   int64_t inner = transposeA ? x.rows : x.cols;
-  int64_t bInner = transposeB ? y.cols : y.rows;
-  int64_t cols = transposeB ? y.rows : y.cols;
-  // With a transposed, its rows are the input rows the sum runs over.
-  int64_t innerCode = transposeA ? kInputRowsCode : kItemSizeCode;
-  int64_t rowsCode = transposeA ? kItemSizeCode : kInputRowsCode;
-  if (inner != bInner)
-    return gnn_rt_rows_mismatch(nullptr, bInner, inner, innerCode);
-  if (z.rows != rows)
-    return gnn_rt_rows_mismatch(nullptr, z.rows, rows, rowsCode);
-  if (z.cols != cols)
-    return gnn_rt_rows_mismatch(nullptr, z.cols, cols, kItemSizeCode);
   if (z.rows == 0 || z.cols == 0)
     return;
   if (inner == 0) {

@@ -1,7 +1,7 @@
 //===- LinearShapes.h - operand checks of the dense layers ------*- C++ -*-===//
 //
 // Part of gnnc's runtime. What the CPU (OpenBLAS) and GPU (cuBLAS) linear
-// layers share: row-major views of memrefs and the size checks.
+// layers and GEMMs share: row-major views of memrefs and the size checks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +47,26 @@ inline bool linearSizesFit(const Matrix &x, const Matrix &w, const Matrix &y,
   if (bias && bias->sizes[0] != w.rows)
     return gnn_rt_rows_mismatch(nullptr, bias->sizes[0], w.rows, kItemSizeCode),
            false;
+  return true;
+}
+
+/// The sizes of c = op(a) @ op(b) fit together (op transposes where asked);
+/// a mismatch is reported as by linearSizesFit.
+inline bool gemmSizesFit(const Matrix &a, const Matrix &b, const Matrix &c,
+                         bool transposeA, bool transposeB) {
+  int64_t rows = transposeA ? a.cols : a.rows;
+  int64_t inner = transposeA ? a.rows : a.cols;
+  int64_t bInner = transposeB ? b.cols : b.rows;
+  int64_t cols = transposeB ? b.rows : b.cols;
+  // With a transposed, its rows are the input rows the sum runs over.
+  int64_t innerCode = transposeA ? kInputRowsCode : kItemSizeCode;
+  int64_t rowsCode = transposeA ? kItemSizeCode : kInputRowsCode;
+  if (inner != bInner)
+    return gnn_rt_rows_mismatch(nullptr, bInner, inner, innerCode), false;
+  if (c.rows != rows)
+    return gnn_rt_rows_mismatch(nullptr, c.rows, rows, rowsCode), false;
+  if (c.cols != cols)
+    return gnn_rt_rows_mismatch(nullptr, c.cols, cols, kItemSizeCode), false;
   return true;
 }
 } // namespace gnnc

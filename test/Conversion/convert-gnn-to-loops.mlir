@@ -3,6 +3,7 @@
 // RUN: gnn-opt %s -convert-gnn-to-loops=attention-blocks=false -split-input-file | FileCheck %s --check-prefix=NOBLOCKS
 // RUN: gnn-opt %s -gnn-lower-to-cpu -split-input-file | FileCheck %s --check-prefix=LLVM
 // RUN: gnn-opt %s -gnn-lower-to-cpu=fuse=false -split-input-file | FileCheck %s --check-prefix=LLVM
+// RUN: gnn-opt %s -convert-gnn-to-loops=gpu-kernels -split-input-file | FileCheck %s --check-prefix=GPUK
 
 // A graph argument becomes its index arrays; edge-wise ops loop over edges
 // in parallel, reading the endpoints of each edge.
@@ -397,6 +398,16 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // NOBLOCKS: vector.shuffle
 // NOBLOCKS: math.exp %{{.*}} : vector<8xf32>
 // NOBLOCKS: return
+// For GPU kernels (a thread per chunk of edges), the reversal counts and
+// places its edges in up to 4096 chunks, as long as the counts take at most
+// 4 slots per edge.
+// GPUK-LABEL: func @fused_attention_grad
+// GPUK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c4 : index
+// GPUK: %[[PER:.*]] = arith.divui %[[SLOTS]], %{{.*}} : index
+// GPUK: %[[MOST:.*]] = arith.constant 4096 : index
+// GPUK: arith.minui %[[MOST]], %[[PER]] : index
+// GPUK: call @gnn_rt_bad_coo
+// GPUK: return
 func.func @fused_attention_grad(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
   %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %v, %d scale(0.5) normalize
       : (!gnn.graph<general>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>)

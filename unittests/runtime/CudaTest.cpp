@@ -111,6 +111,74 @@ TEST(CudaRuntime, LinearMatchesTheCPU) {
     gnn_cuda_free(p);
 }
 
+TEST(CudaRuntime, GemmChecksSizesFirst) {
+  (void)takeError();
+  float a[6] = {}, b[6] = {}, c[4] = {};
+  // op(a) is [2, 3] and b [2, 3]: the inner sizes differ.
+  gnn_memref2d_f32 x = matrix(a, 2, 3), y = matrix(b, 2, 3),
+                   z = matrix(c, 2, 2);
+  gnn_cuda_gemm(&x, &y, &z, 0, 1.0f, 0.0f);
+  EXPECT_NE(takeError().find("per-row dimension"), std::string::npos);
+  // a^T is [3, 2] but c has 2 rows.
+  gnn_cuda_gemm_at(&x, &y, &z, 1.0f, 0.0f);
+  EXPECT_NE(takeError(), "");
+}
+
+/// c = alpha * op(a) @ op(b) + beta * c on cuBLAS for every transposition,
+/// against a double-precision loop; also an empty sum (k = 0), which scales
+/// c by beta.
+TEST(CudaRuntime, GemmMatchesALoop) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  const int64_t m = 33, n = 21, k = 17;
+  auto alloc = [](int64_t count) {
+    return static_cast<float *>(gnn_cuda_alloc(count * sizeof(float)));
+  };
+  float *a = alloc(m * k), *b = alloc(k * n), *c = alloc(m * n);
+  ASSERT_TRUE(a && b && c) << takeError();
+  for (int64_t i = 0; i < m * k; ++i)
+    a[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+  for (int64_t i = 0; i < k * n; ++i)
+    b[i] = float((i * 5) % 11) / 11.0f - 0.5f;
+  for (int transpose = 0; transpose < 4; ++transpose) {
+    bool ta = transpose & GNN_GEMM_TRANSPOSE_A,
+         tb = transpose & GNN_GEMM_TRANSPOSE_B;
+    // The same data read as [k, m] / [n, k] when transposed.
+    gnn_memref2d_f32 x = ta ? matrix(a, k, m) : matrix(a, m, k),
+                     y = tb ? matrix(b, n, k) : matrix(b, k, n),
+                     z = matrix(c, m, n);
+    std::vector<double> before(m * n);
+    for (int64_t i = 0; i < m * n; ++i)
+      before[i] = c[i] = float(i % 5) - 2.0f;
+    const float alpha = 0.75f, beta = transpose == 2 ? 0.0f : -0.5f;
+    if (ta && !tb)
+      gnn_cuda_gemm_at(&x, &y, &z, alpha, beta);
+    else
+      gnn_cuda_gemm(&x, &y, &z, transpose, alpha, beta);
+    ASSERT_EQ(takeError(), "");
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t l = 0; l < k; ++l)
+          sum += double(ta ? a[l * m + i] : a[i * k + l]) *
+                 (tb ? b[j * k + l] : b[l * n + j]);
+        double want = alpha * sum + beta * before[i * n + j];
+        EXPECT_NEAR(c[i * n + j], want, 1e-4)
+            << "transpose " << transpose << " at " << i << ", " << j;
+      }
+  }
+  gnn_memref2d_f32 x = matrix(a, m, 0), y = matrix(b, 0, n),
+                   z = matrix(c, m, n);
+  for (int64_t i = 0; i < m * n; ++i)
+    c[i] = 2.0f;
+  gnn_cuda_gemm(&x, &y, &z, 0, 1.0f, 0.5f);
+  ASSERT_EQ(takeError(), "");
+  for (int64_t i = 0; i < m * n; ++i)
+    EXPECT_EQ(c[i], 1.0f) << i;
+  for (float *p : {a, b, c})
+    gnn_cuda_free(p);
+}
+
 TEST(CudaRuntime, AlignmentBeyondManagedMemoryIsRefused) {
   (void)takeError();
   EXPECT_EQ(gnn_cuda_aligned_alloc(4096, 16), nullptr);

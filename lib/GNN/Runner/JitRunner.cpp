@@ -448,8 +448,8 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
 
 std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
   auto fn = [](auto *address) { return reinterpret_cast<void *>(address); };
-  // Each listed function's CPU and GPU implementation: dense layers run on
-  // cuBLAS when the program runs on the GPU.
+  // Each listed function's CPU and GPU implementation: dense layers and the
+  // backward's products run on cuBLAS when the program runs on the GPU.
   struct Binding {
     llvm::StringRef name;
     void *cpu, *gpu;
@@ -458,11 +458,8 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
       {abi::kLinear, fn(&_mlir_ciface_gnn_rt_linear), fn(&gnn_cuda_linear)},
       {abi::kLinearNoBias, fn(&_mlir_ciface_gnn_rt_linear_nobias),
        fn(&gnn_cuda_linear_nobias)},
-      {abi::kGemm, fn(&_mlir_ciface_gnn_rt_gemm),
-       fn(&_mlir_ciface_gnn_rt_gemm)},
-      // Weight gradients run on the host (unified memory on a GPU).
-      {abi::kGemmAt, fn(&_mlir_ciface_gnn_rt_gemm_at),
-       fn(&_mlir_ciface_gnn_rt_gemm_at)},
+      {abi::kGemm, fn(&_mlir_ciface_gnn_rt_gemm), fn(&gnn_cuda_gemm)},
+      {abi::kGemmAt, fn(&_mlir_ciface_gnn_rt_gemm_at), fn(&gnn_cuda_gemm_at)},
       {abi::kEdgeOutOfRange, fn(&gnn_rt_edge_out_of_range),
        fn(&gnn_rt_edge_out_of_range)},
       {abi::kRowsMismatch, fn(&gnn_rt_rows_mismatch),

@@ -63,6 +63,14 @@ GNNC_EXPORT void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
                                         gnn_memref2d_f32 *weight,
                                         gnn_memref2d_f32 *out);
 
+/* gnn_rt_gemm and gnn_rt_gemm_at (dense.h) on cuBLAS: the products of the
+ * backward pass and the fused attention's block tiles. */
+GNNC_EXPORT void gnn_cuda_gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
+                               gnn_memref2d_f32 *c, int32_t transpose,
+                               float alpha, float beta);
+GNNC_EXPORT void gnn_cuda_gemm_at(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
+                                  gnn_memref2d_f32 *c, float alpha, float beta);
+
 /* The gpu-to-llvm launch ABI. */
 GNNC_EXPORT void *gnn_cuda_module_load(void *data, size_t size);
 GNNC_EXPORT void *gnn_cuda_module_load_jit(void *data, int opt_level);

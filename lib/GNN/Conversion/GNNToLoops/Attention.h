@@ -232,12 +232,11 @@ void blockTiledAttentionGrad(Lowering &l, AttentionGradPlan &p,
                              NodeHeadBody sourceRow);
 
 /// gnn.fused_attention_grad as two parallel passes over nodes (CPU and
-/// GPU alike: the parallel loops map to kernels); with `chunkedEdges`, a
-/// node's edges in vector chunks where sizes allow (CPU); with `blockTiles`,
-/// through blockTiledAttentionGrad where it serves.
-LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op,
-                                      bool chunkedEdges, bool blockTiles,
-                                      RewriterBase &rewriter);
+/// GPU alike: the parallel loops map to kernels); on the CPU (not
+/// `gpuKernels`), a node's edges in vector chunks where sizes allow; with
+/// `blockTiles`, through blockTiledAttentionGrad where it serves.
+LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op, bool gpuKernels,
+                                      bool blockTiles, RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

@@ -28,8 +28,8 @@ namespace {
 /// sizes (rows as vectors).
 class AttentionGrad {
 public:
-  AttentionGrad(Lowering &l, FusedAttentionGradOp op, bool chunkedEdges)
-      : l(l), op(op), chunkedEdges(chunkedEdges) {}
+  AttentionGrad(Lowering &l, FusedAttentionGradOp op, bool gpuKernels)
+      : l(l), op(op), gpuKernels(gpuKernels) {}
 
   LogicalResult build(bool blockTiles);
 
@@ -65,7 +65,7 @@ private:
   /// Whether the rows go in chunks of kVectorLanes edges: every edge
   /// counts and feature sizes are whole vectors (chunkDots).
   bool chunked() const {
-    return chunkedEdges && !p.mask && p.d % kVectorLanes == 0 &&
+    return !gpuKernels && !p.mask && p.d % kVectorLanes == 0 &&
            p.dvSize % kVectorLanes == 0;
   }
   /// destinationRow and sourceRow in chunks of edges: the chunk's scores,
@@ -77,7 +77,9 @@ private:
   FusedAttentionGradOp op;
   AttentionGradPlan p;
   VectorType qType, vType;
-  bool chunkedEdges;
+  /// Kernels on a GPU take a node per thread: no vector chunks there, and
+  /// the reversal in many chunks.
+  bool gpuKernels;
 };
 } // namespace
 
@@ -487,7 +489,7 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
     l.parallel(p.g.numDst, [&](Value dst) {
       l.loopNest(p.heads, [&](ValueRange head) { destinationPass(dst, head); });
     });
-    p.r = reverseGraph(l, p.g);
+    p.r = reverseGraph(l, p.g, gpuKernels ? kDeviceChunks : kThreadChunks);
     l.parallel(p.r.numDst, [&](Value src) {
       l.loopNest(p.heads, [&](ValueRange head) { sourcePass(src, head); });
     });
@@ -496,8 +498,8 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
 }
 
 LogicalResult loops::lowerFusedAttentionGrad(FusedAttentionGradOp op,
-                                             bool chunkedEdges, bool blockTiles,
+                                             bool gpuKernels, bool blockTiles,
                                              RewriterBase &rewriter) {
   Lowering l(op, rewriter);
-  return AttentionGrad(l, op, chunkedEdges).build(blockTiles);
+  return AttentionGrad(l, op, gpuKernels).build(blockTiles);
 }

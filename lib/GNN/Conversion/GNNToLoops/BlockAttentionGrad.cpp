@@ -450,7 +450,7 @@ void loops::blockTiledAttentionGrad(Lowering &l, AttentionGradPlan &p,
   BlockGrad grad(l, p);
   auto twoPasses = [&](RowRanges ranges) {
     grad.destinationPass(destinationRow, ranges);
-    p.r = reverseGraph(l, p.g);
+    p.r = reverseGraph(l, p.g, kThreadChunks);
     grad.sourcePass(sourceRow);
   };
   if (p.normalize && !p.savedLse.memref)

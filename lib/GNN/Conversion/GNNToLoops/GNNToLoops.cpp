@@ -491,8 +491,9 @@ static Value countLoop(Lowering &l, Value n,
 /// different lengths, a node count outside [0, GNN_GRAPH_MAX_COUNT], an
 /// edge with an id out of range or a failed allocation is reported to the
 /// runtime and the graph becomes empty, so that nothing reads outside a
-/// buffer before the caller sees the error.
-static LogicalResult lowerGraphFromCoo(GraphFromCooOp op,
+/// buffer before the caller sees the error. The edges are counted and placed
+/// in chunks as `chunking` says.
+static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
                                        RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   OpBuilder &b = l.b;
@@ -565,7 +566,7 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op,
     return buffer;
   };
   Value src2 = ids(wantEdges), dst2 = ids(wantEdges);
-  InEdgeIndex index = allocateInEdges(l, wantEdges, wantDst, buffers);
+  InEdgeIndex index = allocateInEdges(l, wantEdges, wantDst, buffers, chunking);
   Value memoryOk = allAllocated(l, buffers);
   l.unless(memoryOk, [&] {
     b.create<func::CallOp>(
@@ -812,8 +813,7 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<BroadcastOp>(patterns, lowerBroadcast);
   addLowering<FusedAttentionGradOp>(
       patterns, [options](FusedAttentionGradOp op, RewriterBase &rewriter) {
-        // Kernels on a GPU take a node per thread: no vector chunks there.
-        return lowerFusedAttentionGrad(op, /*chunkedEdges=*/!options.gpuKernels,
+        return lowerFusedAttentionGrad(op, options.gpuKernels,
                                        /*blockTiles=*/options.attentionBlocks &&
                                            !options.gpuKernels,
                                        rewriter);
@@ -831,7 +831,11 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<GatherRowsOp>(patterns, lowerGatherRows);
   addLowering<ScatterRowsOp>(patterns, lowerScatterRows);
   addLowering<FilterNodesOp>(patterns, lowerFilterNodes);
-  addLowering<GraphFromCooOp>(patterns, lowerGraphFromCoo);
+  addLowering<GraphFromCooOp>(
+      patterns, [options](GraphFromCooOp op, RewriterBase &rewriter) {
+        return lowerGraphFromCoo(
+            op, options.gpuKernels ? kDeviceChunks : kThreadChunks, rewriter);
+      });
   addLowering<InSubgraphOp>(patterns, lowerInSubgraph);
   addLowering<FilterEdgesOp>(patterns, lowerFilterEdges);
   addLowering<LinearOp>(

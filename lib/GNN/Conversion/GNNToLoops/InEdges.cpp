@@ -10,13 +10,9 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::loops;
 
-namespace {
-/// Most chunks of edges counted and placed in parallel.
-constexpr int64_t kMaxChunks = 16;
-} // namespace
-
 InEdgeIndex loops::allocateInEdges(Lowering &l, Value numEdges, Value numDst,
-                                   SmallVectorImpl<SizedBuffer> &buffers) {
+                                   SmallVectorImpl<SizedBuffer> &buffers,
+                                   Chunking chunking) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   auto ids = [&](Value n) {
@@ -29,14 +25,17 @@ InEdgeIndex loops::allocateInEdges(Lowering &l, Value numEdges, Value numDst,
   index.inPtr = ids(b.create<arith::AddIOp>(loc, numDst, one));
   index.inSrc = ids(numEdges);
   index.inEid = ids(numEdges);
-  // At most edges / destinations chunks, so that the counts take no more
-  // room than the edges.
+  // At most countsPerEdge x edges / destinations chunks, so that the counts
+  // take room in proportion to the edges.
   index.chunks = b.create<arith::MaxUIOp>(
       loc, one,
       b.create<arith::MinUIOp>(
-          loc, l.idx(kMaxChunks),
+          loc, l.idx(chunking.maxChunks),
           b.create<arith::DivUIOp>(
-              loc, numEdges, b.create<arith::MaxUIOp>(loc, numDst, one))));
+              loc,
+              b.create<arith::MulIOp>(loc, numEdges,
+                                      l.idx(chunking.countsPerEdge)),
+              b.create<arith::MaxUIOp>(loc, numDst, one))));
   index.counts = ids(b.create<arith::MulIOp>(loc, index.chunks, numDst));
   return index;
 }
@@ -125,12 +124,14 @@ void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
   });
 }
 
-GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g) {
+GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
+                               Chunking chunking) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   // The reversal's destinations are g's sources.
   SmallVector<SizedBuffer> buffers;
-  InEdgeIndex index = allocateInEdges(l, g.numEdges, g.numSrc, buffers);
+  InEdgeIndex index =
+      allocateInEdges(l, g.numEdges, g.numSrc, buffers, chunking);
   Value ok = allAllocated(l, buffers);
   l.unless(ok, [&] {
     b.create<func::CallOp>(

@@ -20,6 +20,18 @@ namespace mlir::gnn::loops {
 /// A buffer with its element count (an empty buffer may be null).
 using SizedBuffer = std::pair<Value, Value>;
 
+/// How many chunks of edges are counted and placed in parallel: at most
+/// `maxChunks`, and few enough that the counts (chunks x destinations) take
+/// at most `countsPerEdge` slots per edge.
+struct Chunking {
+  int64_t maxChunks, countsPerEdge;
+};
+/// A chunk per CPU thread.
+constexpr Chunking kThreadChunks{16, 1};
+/// A chunk per GPU thread: a thread walks its chunk's edges one by one, so
+/// a GPU wants many short chunks.
+constexpr Chunking kDeviceChunks{4096, 4};
+
 /// The buffers of an in-edge index and the scratch that filling it needs.
 struct InEdgeIndex {
   /// [destinations + 1], [edges], [edges].
@@ -32,7 +44,8 @@ struct InEdgeIndex {
 /// Allocates an index of `numEdges` edges into `numDst` destinations; each
 /// buffer, with its element count, is appended to `buffers`.
 InEdgeIndex allocateInEdges(Lowering &l, Value numEdges, Value numDst,
-                            SmallVectorImpl<SizedBuffer> &buffers);
+                            SmallVectorImpl<SizedBuffer> &buffers,
+                            Chunking chunking);
 
 /// Whether every buffer was allocated (the runtime's allocator gives null
 /// when memory runs out).
@@ -50,7 +63,7 @@ void fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
 /// the index is new (freed by the deallocation pipeline). When memory runs
 /// out it reports so (gnn_rt_bad_coo, kind 4) and the reversal has no
 /// destinations and no edges.
-GraphParts reverseGraph(Lowering &l, const GraphParts &g);
+GraphParts reverseGraph(Lowering &l, const GraphParts &g, Chunking chunking);
 
 } // namespace mlir::gnn::loops
 
