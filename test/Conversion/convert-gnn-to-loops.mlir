@@ -398,15 +398,24 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // NOBLOCKS: vector.shuffle
 // NOBLOCKS: math.exp %{{.*}} : vector<8xf32>
 // NOBLOCKS: return
-// For GPU kernels (a thread per chunk of edges), the reversal counts and
-// places its edges in up to 4096 chunks, as long as the counts take at most
-// 4 slots per edge.
+// For GPU kernels: each pass is one parallel loop over nodes x heads (a
+// thread per node and head), and the reversal counts and places its edges
+// in up to 4096 chunks (a thread per chunk), as long as the counts take at
+// most 4 slots per edge.
 // GPUK-LABEL: func @fused_attention_grad
+// GPUK: %[[ITEMS:.*]] = arith.muli %{{.*}}, %c2 : index
+// GPUK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[ITEMS]])
+// GPUK-NEXT: arith.remui %[[I]], %c2 : index
+// GPUK-NEXT: arith.divui %[[I]], %c2 : index
 // GPUK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c4 : index
 // GPUK: %[[PER:.*]] = arith.divui %[[SLOTS]], %{{.*}} : index
 // GPUK: %[[MOST:.*]] = arith.constant 4096 : index
 // GPUK: arith.minui %[[MOST]], %[[PER]] : index
 // GPUK: call @gnn_rt_bad_coo
+// GPUK: %[[SOURCES:.*]] = arith.muli %{{.*}}, %c2 : index
+// GPUK: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%[[SOURCES]])
+// GPUK-NEXT: arith.remui %[[J]], %c2 : index
+// GPUK-NEXT: arith.divui %[[J]], %c2 : index
 // GPUK: return
 func.func @fused_attention_grad(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x8xf32>, %d: tensor<?x2x8xf32>) -> (tensor<?x2x8xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
   %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %v, %d scale(0.5) normalize

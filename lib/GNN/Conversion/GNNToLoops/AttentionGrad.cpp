@@ -486,13 +486,10 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
       blockTiledAttentionGrad(l, p, destinationPass, sourcePass);
       return;
     }
-    l.parallel(p.g.numDst, [&](Value dst) {
-      l.loopNest(p.heads, [&](ValueRange head) { destinationPass(dst, head); });
-    });
+    // A parallel iteration per node and head (a GPU thread each).
+    l.parallelItems(p.g.numDst, p.heads, destinationPass);
     p.r = reverseGraph(l, p.g, gpuKernels ? kDeviceChunks : kThreadChunks);
-    l.parallel(p.r.numDst, [&](Value src) {
-      l.loopNest(p.heads, [&](ValueRange head) { sourcePass(src, head); });
-    });
+    l.parallelItems(p.r.numDst, p.heads, sourcePass);
   });
   return l.replaceWithBuffers(op, {p.dq, p.dk, p.dv});
 }

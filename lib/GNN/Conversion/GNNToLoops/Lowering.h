@@ -341,6 +341,25 @@ public:
                               });
   }
 
+  /// One scf.parallel over [0, n) x the given extents, flattened (the last
+  /// extent varies fastest): a parallel iteration per node and item, where
+  /// the items of a node are independent (e.g. its heads), so that a GPU
+  /// gets a thread for each.
+  void parallelItems(Value n, ArrayRef<Value> extents,
+                     function_ref<void(Value, ValueRange)> body) {
+    Value total = n;
+    for (Value e : extents)
+      total = b.create<arith::MulIOp>(loc, total, e);
+    parallel(total, [&](Value flat) {
+      SmallVector<Value> item(extents.size());
+      for (size_t i = extents.size(); i-- > 0;) {
+        item[i] = b.create<arith::RemUIOp>(loc, flat, extents[i]);
+        flat = b.create<arith::DivUIOp>(loc, flat, extents[i]);
+      }
+      body(flat, item);
+    });
+  }
+
   /// scf.for nest over the given extents.
   void loopNest(ArrayRef<Value> extents, function_ref<void(ValueRange)> body) {
     SmallVector<Value> lbs(extents.size(), idx(0)),
