@@ -567,19 +567,11 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
   };
   Value src2 = ids(wantEdges), dst2 = ids(wantEdges);
   InEdgeIndex index = allocateInEdges(l, wantEdges, wantDst, buffers, chunking);
-  Value memoryOk = allAllocated(l, buffers);
-  l.unless(memoryOk, [&] {
-    b.create<func::CallOp>(
-        loc, abi::kBadCoo, TypeRange{},
-        ValueRange{l.i64(l.idx(3)), l.i64(wantDst), l.i64(wantEdges)});
-  });
+  Value memoryOk =
+      checkAllocated(l, buffers, index, /*badCooKind=*/3, wantDst, wantEdges);
   Value ok = all({allValid, memoryOk});
   Value numEdges = orZero(ok, edges), numSrc = orZero(ok, op.getNumSrc()),
         numDst = orZero(ok, op.getNumDst());
-  // Even an empty graph has in_ptr[0]: a one-element buffer stands in for
-  // one that could not be allocated.
-  index.inPtr = b.create<arith::SelectOp>(loc, memoryOk, index.inPtr,
-                                          l.idBuffer(l.idx(1)));
   fillInEdges(l, src, dst, numEdges, numDst, index, [&](Value e) {
     b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, src, e), src2,
                               e);

@@ -40,7 +40,9 @@ InEdgeIndex loops::allocateInEdges(Lowering &l, Value numEdges, Value numDst,
   return index;
 }
 
-Value loops::allAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers) {
+Value loops::checkAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers,
+                            InEdgeIndex &index, int64_t badCooKind, Value nodes,
+                            Value edges) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value all = b.create<arith::ConstantIntOp>(loc, 1, 1);
@@ -55,6 +57,13 @@ Value loops::allAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers) {
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, n, l.idx(0)));
     all = b.create<arith::AndIOp>(loc, all, ok);
   }
+  l.unless(all, [&] {
+    b.create<func::CallOp>(
+        loc, abi::kBadCoo, TypeRange{},
+        ValueRange{l.i64(l.idx(badCooKind)), l.i64(nodes), l.i64(edges)});
+  });
+  index.inPtr =
+      b.create<arith::SelectOp>(loc, all, index.inPtr, l.idBuffer(l.idx(1)));
   return all;
 }
 
@@ -132,12 +141,8 @@ GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
   SmallVector<SizedBuffer> buffers;
   InEdgeIndex index =
       allocateInEdges(l, g.numEdges, g.numSrc, buffers, chunking);
-  Value ok = allAllocated(l, buffers);
-  l.unless(ok, [&] {
-    b.create<func::CallOp>(
-        loc, abi::kBadCoo, TypeRange{},
-        ValueRange{l.i64(l.idx(4)), l.i64(g.numSrc), l.i64(g.numEdges)});
-  });
+  Value ok =
+      checkAllocated(l, buffers, index, /*badCooKind=*/4, g.numSrc, g.numEdges);
   auto orZero = [&](Value v) -> Value {
     return b.create<arith::SelectOp>(loc, ok, v, l.idx(0));
   };
@@ -147,9 +152,6 @@ GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
   r.dst = g.src;
   r.numDst = orZero(g.numSrc);
   r.numEdges = orZero(g.numEdges);
-  // Even an empty graph has in_ptr[0].
-  index.inPtr =
-      b.create<arith::SelectOp>(loc, ok, index.inPtr, l.idBuffer(l.idx(1)));
   fillInEdges(l, r.src, r.dst, r.numEdges, r.numDst, index);
   r.inPtr = index.inPtr;
   r.inSrc = index.inSrc;

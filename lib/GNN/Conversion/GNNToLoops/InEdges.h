@@ -48,8 +48,12 @@ InEdgeIndex allocateInEdges(Lowering &l, Value numEdges, Value numDst,
                             Chunking chunking);
 
 /// Whether every buffer was allocated (the runtime's allocator gives null
-/// when memory runs out).
-Value allAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers);
+/// when memory runs out). If not, reports so (gnn_rt_bad_coo of `badCooKind`
+/// with `nodes` and `edges`) and gives `index` a one-element in_ptr (even an
+/// empty graph has in_ptr[0]) in place of one that may be missing.
+Value checkAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers,
+                     InEdgeIndex &index, int64_t badCooKind, Value nodes,
+                     Value edges);
 
 /// Fills `index` with the edges (src[e], dst[e]), e in [0, numEdges), whose
 /// destinations all lie in [0, numDst); `perEdge` also runs on each edge id
