@@ -86,6 +86,11 @@ static cl::opt<bool> noFuse("no-fuse", cl::cat(category),
                             cl::desc("run the unfused lowering"));
 static cl::opt<bool> serial("serial", cl::cat(category),
                             cl::desc("run on one core"));
+static cl::opt<bool> deviceLoops(
+    "device-loops", cl::cat(category), cl::Hidden,
+    cl::desc("(programs, --device cpu) lower the ops whose GPU form is plain "
+             "loops as for a GPU and run that form here: tests check the GPU "
+             "lowering's arithmetic without a GPU"));
 static cl::opt<bool> quiet("quiet", cl::cat(category),
                            cl::desc("no progress or summary lines on stderr "
                                     "(errors and warnings still)"));
@@ -444,6 +449,7 @@ int main(int argc, char **argv) {
   options.device = target;
   options.cache = compileCache;
   options.checked = checkedMode();
+  options.deviceLoops = deviceLoops;
   auto start = std::chrono::steady_clock::now();
   auto program =
       JitProgram::compile(std::move(module), entryName, names, options);

@@ -35,6 +35,8 @@ struct GNNToLoopsOptions {
   bool attentionBlocks = true;
   /// Dense layers split over the cores.
   bool parallelDense = false;
+  /// The ops whose GPU form is plain loops take it (implied by gpuKernels).
+  bool deviceLoops = false;
 };
 
 /// The op lowerings of convert-gnn-to-loops as rewrite patterns, one per gnn

@@ -137,7 +137,13 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
            "Split the rows of each gnn.linear into one runtime call per "
            "OpenMP thread (omp_get_max_threads) inside an scf.parallel; the "
            "runtime's BLAS then runs single-threaded in each, so a program's "
-           "loops and its dense layers share one thread pool">
+           "loops and its dense layers share one thread pool">,
+    Option<"deviceLoops", "device-loops", "bool", /*default=*/"false",
+           "Lower the ops whose GPU form is plain loops (gnn.sum_to, "
+           "gnn.dropout, gnn.fused_attention_grad, the in-edge index of "
+           "graph_from_coo) as for GPU kernels, without gpu-kernels' "
+           "gpu.launch of attention: the CPU then runs the GPU form's "
+           "arithmetic, which is how tests check it without a GPU">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

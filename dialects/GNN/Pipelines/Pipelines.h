@@ -27,6 +27,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("Check every memref access against its bounds at run "
                      "time (a failed check prints its op and aborts)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> deviceLoops{
+      *this, "device-loops",
+      llvm::cl::desc("Lower the ops whose GPU form is plain loops as for GPU "
+                     "kernels (convert-gnn-to-loops' device-loops): the GPU "
+                     "form's arithmetic, run on the CPU for tests"),
+      llvm::cl::init(false)};
 };
 
 /// The gnn-level rewrites every lowering begins with (attention fusion when

@@ -87,6 +87,9 @@ struct CompileOptions {
   /// CPU: every memref access checked against its bounds (gnn-lower-to-cpu's
   /// `checked`); a failed check prints the op and aborts.
   bool checked = false;
+  /// CPU: the ops whose GPU form is plain loops take it (gnn-lower-to-cpu's
+  /// `device-loops`), so that tests check the GPU form's arithmetic here.
+  bool deviceLoops = false;
   /// CUDA: gnn-lower-to-nvvm for device 0 of gnnc's CUDA runtime, buffers
   /// in unified memory.
   Device device = Device::CPU;

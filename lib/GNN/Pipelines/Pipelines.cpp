@@ -26,10 +26,11 @@ using namespace mlir;
 namespace {
 /// gnn ops to loops (and, for GPUs, attention kernels) over fresh buffers.
 void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
-                          bool parallelDense) {
+                          bool parallelDense, bool deviceLoops = false) {
   gnn::ConvertGNNToLoopsPassOptions loops;
   loops.gpuKernels = gpuKernels;
   loops.parallelDense = parallelDense;
+  loops.deviceLoops = deviceLoops;
   pm.addPass(gnn::createConvertGNNToLoopsPass(loops));
   // Errors go into the context the caller passes.
   pm.addPass(gnn::createGNNPassRuntimeContextPass());
@@ -117,7 +118,7 @@ static void addCPULoweringToBuffers(OpPassManager &pm,
   // Dense layers split over OpenMP's threads, so BLAS and the loops do not
   // compete for the cores.
   addLoweringToBuffers(pm, /*gpuKernels=*/false,
-                       /*parallelDense=*/options.parallel);
+                       /*parallelDense=*/options.parallel, options.deviceLoops);
 }
 
 void mlir::gnn::buildLowerToBuffersPipeline(OpPassManager &pm,

@@ -319,7 +319,8 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
   // What the code depends on besides the program.
   std::string target =
       "device=cpu parallel=" + std::to_string(int(options.parallel)) +
-      " checked=" + std::to_string(int(options.checked));
+      " checked=" + std::to_string(int(options.checked)) +
+      " device-loops=" + std::to_string(int(options.deviceLoops));
   LowerToNVVMOptions nvvmOptions;
   if (options.device == Device::CUDA) {
     llvm::Expected<std::string> chip = cudaChip();
@@ -372,6 +373,7 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
       cpuOptions.fuse = options.fuse;
       cpuOptions.parallel = options.parallel;
       cpuOptions.checked = options.checked;
+      cpuOptions.deviceLoops = options.deviceLoops;
       if (failed(buildCPUCodegenPipeline(pm, cpuOptions)))
         return error("cannot build the lowering pipeline");
     }

@@ -790,25 +790,28 @@ void addCountLowering(RewritePatternSet &patterns, Value GraphParts::*part) {
 
 void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
                                            const GNNToLoopsOptions &options) {
+  // The GPU form of the ops that lower to plain loops.
+  bool deviceForm = options.gpuKernels || options.deviceLoops;
   addLowering<ApplyEdgesOp>(patterns, lowerApplyEdges);
   addLowering<SendAndRecvOp>(patterns, lowerSendAndRecv);
   addLowering<ReduceOp>(patterns, lowerReduce);
   addLowering<ApplyNodesOp>(patterns, lowerApplyNodes);
-  addLowering<DropoutOp>(
-      patterns, [options](DropoutOp op, RewriterBase &rewriter) {
-        // GPU kernels take an element per thread.
-        return lowerDropout(op, !options.gpuKernels, rewriter);
-      });
-  addLowering<SumToOp>(patterns, [options](SumToOp op, RewriterBase &rewriter) {
-    return lowerSumTo(op, !options.gpuKernels, rewriter);
-  });
+  addLowering<DropoutOp>(patterns,
+                         [deviceForm](DropoutOp op, RewriterBase &rewriter) {
+                           // GPU kernels take an element per thread.
+                           return lowerDropout(op, !deviceForm, rewriter);
+                         });
+  addLowering<SumToOp>(patterns,
+                       [deviceForm](SumToOp op, RewriterBase &rewriter) {
+                         return lowerSumTo(op, !deviceForm, rewriter);
+                       });
   addLowering<BroadcastOp>(patterns, lowerBroadcast);
   addLowering<FusedAttentionGradOp>(
-      patterns, [options](FusedAttentionGradOp op, RewriterBase &rewriter) {
-        return lowerFusedAttentionGrad(op, options.gpuKernels,
-                                       /*blockTiles=*/options.attentionBlocks &&
-                                           !options.gpuKernels,
-                                       rewriter);
+      patterns,
+      [options, deviceForm](FusedAttentionGradOp op, RewriterBase &rewriter) {
+        return lowerFusedAttentionGrad(
+            op, deviceForm,
+            /*blockTiles=*/options.attentionBlocks && !deviceForm, rewriter);
       });
   addLowering<FusedAttentionOp>(
       patterns, [options](FusedAttentionOp op, RewriterBase &rewriter) {
@@ -824,9 +827,9 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<ScatterRowsOp>(patterns, lowerScatterRows);
   addLowering<FilterNodesOp>(patterns, lowerFilterNodes);
   addLowering<GraphFromCooOp>(
-      patterns, [options](GraphFromCooOp op, RewriterBase &rewriter) {
-        return lowerGraphFromCoo(
-            op, options.gpuKernels ? kDeviceChunks : kThreadChunks, rewriter);
+      patterns, [deviceForm](GraphFromCooOp op, RewriterBase &rewriter) {
+        return lowerGraphFromCoo(op, deviceForm ? kDeviceChunks : kThreadChunks,
+                                 rewriter);
       });
   addLowering<InSubgraphOp>(patterns, lowerInSubgraph);
   addLowering<FilterEdgesOp>(patterns, lowerFilterEdges);
@@ -883,8 +886,8 @@ struct ConvertGNNToLoopsPass
         ops.push_back(op);
     });
     RewritePatternSet patterns(&getContext());
-    populateGNNToLoopsPatterns(patterns,
-                               {gpuKernels, attentionBlocks, parallelDense});
+    populateGNNToLoopsPatterns(
+        patterns, {gpuKernels, attentionBlocks, parallelDense, deviceLoops});
     FrozenRewritePatternSet frozen(std::move(patterns));
     PatternApplicator applicator(frozen);
     applicator.applyDefaultCostModel();

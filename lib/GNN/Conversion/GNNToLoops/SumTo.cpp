@@ -6,7 +6,8 @@
 // Each result element (or block of rows' partial sum, below) is summed in
 // a fixed order by one iteration of a parallel loop, so results do not
 // depend on the thread count; on the CPU in vectors of kVectorLanes (GPU
-// kernels take one result element per thread):
+// kernels take one result element, or one block's partial sum of one, per
+// thread):
 //  - when the last dim is kept (sums over rows), a vector holds that many
 //    neighbouring result elements, each summing its inputs in order, with
 //    contiguous loads, kUnroll vectors at a time (independent chains of
@@ -14,7 +15,9 @@
 //    rows are summed in parallel first and their sums added up after: each
 //    thread reads the rows it (as a rule) wrote, instead of every thread
 //    reading every row, and the block size, not the thread count, fixes
-//    the order of the additions;
+//    the order of the additions. GPU kernels sum that way too, a thread per
+//    block and result element (a thread per result element summing every
+//    row leaves most of a GPU idle: a bias has a few hundred);
 //  - when it is summed (sums within a row), a vector holds partial sums of
 //    every kVectorLanes-th input, added up at the end.
 //
@@ -128,7 +131,7 @@ Value SumToLowering::build() {
         ValueRange{});
     return out;
   }
-  if (lanes > 1 && rank > 1 && summed.size() == 1 && summed[0] == 0)
+  if (rank > 1 && summed.size() == 1 && summed[0] == 0)
     sumOverRowBlocks(out);
   else if (!kept.empty() && kept.back() == rank - 1)
     sumOverRows(out);
@@ -257,27 +260,51 @@ void SumToLowering::sumOverRowBlocks(Value out) {
     if (partialType.isDynamicDim(d))
       dynamic.push_back(extents[d]);
   Value partial = b.create<memref::AllocOp>(loc, partialType, dynamic);
-  l.parallel(blocks, [&](Value block) {
+  auto rowsOf = [&](Value block) {
     Value lo = b.create<arith::MulIOp>(loc, block, l.idx(kRowBlock));
     Value hi = b.create<arith::MinUIOp>(
         loc, rows, b.create<arith::AddIOp>(loc, lo, l.idx(kRowBlock)));
-    SmallVector<Value> inner(ArrayRef<Value>(extents).drop_front().drop_back());
-    l.loopNest(inner, [&](ValueRange items) {
-      l.serial(
-          l.idx(0), extents[rank - 1],
-          [&](Value column) {
-            SmallVector<Value> keptAt(items);
-            keptAt.push_back(column);
-            SmallVector<Value> partialAt = {block};
-            llvm::append_range(partialAt, keptAt);
-            sumGroup(keptAt, {{lo, hi}}, partial, partialAt);
-          },
-          group());
+    return std::make_pair(lo, hi);
+  };
+  if (lanes == 1) {
+    l.parallelItems(blocks, ArrayRef<Value>(extents).drop_front(),
+                    [&](Value block, ValueRange item) {
+                      auto [lo, hi] = rowsOf(block);
+                      Value sum = l.forLoop(
+                          lo, hi, ValueRange{l.floatConst(vType, 0.0)},
+                          [&](Value row, ValueRange acc) {
+                            SmallVector<Value> at = {row};
+                            llvm::append_range(at, item);
+                            return SmallVector<Value>{b.create<arith::AddFOp>(
+                                loc, acc[0], load(at, {}))};
+                          })[0];
+                      SmallVector<Value> partialAt = {block};
+                      llvm::append_range(partialAt, item);
+                      b.create<memref::StoreOp>(loc, sum, partial, partialAt);
+                    });
+  } else {
+    l.parallel(blocks, [&](Value block) {
+      auto [lo, hi] = rowsOf(block);
+      SmallVector<Value> inner(
+          ArrayRef<Value>(extents).drop_front().drop_back());
+      l.loopNest(inner, [&](ValueRange items) {
+        l.serial(
+            l.idx(0), extents[rank - 1],
+            [&](Value column) {
+              SmallVector<Value> keptAt(items);
+              keptAt.push_back(column);
+              SmallVector<Value> partialAt = {block};
+              llvm::append_range(partialAt, keptAt);
+              sumGroup(keptAt, {{lo, hi}}, partial, partialAt);
+            },
+            group());
+      });
     });
-  });
+  }
   // The blocks' sums, in block order.
   auto partialTensor = RankedTensorType::get(shape, type.getElementType());
-  SumToLowering(l, Feature{partial, partialTensor}, type, /*vectors=*/true)
+  SumToLowering(l, Feature{partial, partialTensor}, type,
+                /*vectors=*/lanes > 1)
       .sumOverRows(out);
 }
 
