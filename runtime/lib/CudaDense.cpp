@@ -162,8 +162,9 @@ void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
       z.cols == 0)
     return;
   int64_t inner = transposeA ? x.rows : x.cols;
-  // Empty sums, strided layouts and sizes beyond cuBLAS's int arguments
-  // (none of which lowered code produces for a real model) run on the host.
+  // Empty sums (the weight gradients of an empty batch), strided layouts
+  // (never produced by lowered code today) and sizes beyond cuBLAS's int
+  // arguments run on the host.
   bool fits = z.rows < (1ll << 31) && z.cols < (1ll << 31) &&
               inner < (1ll << 31) && x.ld < (1ll << 31) && y.ld < (1ll << 31) &&
               z.ld < (1ll << 31);
