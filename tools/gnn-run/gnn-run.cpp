@@ -345,6 +345,8 @@ int main(int argc, char **argv) {
   CompileCache *compileCache = cache ? &*cache : nullptr;
   if (grad && !configFile.empty())
     return fail("--grad differentiates a program, not a model (--config)");
+  if (deviceLoops && (!configFile.empty() || target != Device::CPU))
+    return fail("--device-loops runs a program (not a model) on the CPU");
   if (!configFile.empty()) {
     gnnrun::ModelRunOptions o;
     o.config = configFile;
