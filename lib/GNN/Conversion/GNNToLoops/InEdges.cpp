@@ -26,16 +26,15 @@ InEdgeIndex loops::allocateInEdges(Lowering &l, Value numEdges, Value numDst,
   index.inSrc = ids(numEdges);
   index.inEid = ids(numEdges);
   // At most countsPerEdge x edges / destinations chunks, so that the counts
-  // take room in proportion to the edges.
+  // take room in proportion to the edges. (One op per statement: the IR's
+  // order must not depend on the compiler's order of evaluating arguments.)
+  Value slots =
+      b.create<arith::MulIOp>(loc, numEdges, l.idx(chunking.countsPerEdge));
+  Value destinations = b.create<arith::MaxUIOp>(loc, numDst, one);
+  Value perDestination = b.create<arith::DivUIOp>(loc, slots, destinations);
+  Value most = l.idx(chunking.maxChunks);
   index.chunks = b.create<arith::MaxUIOp>(
-      loc, one,
-      b.create<arith::MinUIOp>(
-          loc, l.idx(chunking.maxChunks),
-          b.create<arith::DivUIOp>(
-              loc,
-              b.create<arith::MulIOp>(loc, numEdges,
-                                      l.idx(chunking.countsPerEdge)),
-              b.create<arith::MaxUIOp>(loc, numDst, one))));
+      loc, one, b.create<arith::MinUIOp>(loc, most, perDestination));
   index.counts = ids(b.create<arith::MulIOp>(loc, index.chunks, numDst));
   return index;
 }
