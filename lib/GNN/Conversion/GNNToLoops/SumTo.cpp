@@ -269,18 +269,10 @@ void SumToLowering::sumOverRowBlocks(Value out) {
   if (lanes == 1) {
     l.parallelItems(blocks, ArrayRef<Value>(extents).drop_front(),
                     [&](Value block, ValueRange item) {
+                      SmallVector<Value> keptAt(item), partialAt = {block};
+                      llvm::append_range(partialAt, keptAt);
                       auto [lo, hi] = rowsOf(block);
-                      Value sum = l.forLoop(
-                          lo, hi, ValueRange{l.floatConst(vType, 0.0)},
-                          [&](Value row, ValueRange acc) {
-                            SmallVector<Value> at = {row};
-                            llvm::append_range(at, item);
-                            return SmallVector<Value>{b.create<arith::AddFOp>(
-                                loc, acc[0], load(at, {}))};
-                          })[0];
-                      SmallVector<Value> partialAt = {block};
-                      llvm::append_range(partialAt, item);
-                      b.create<memref::StoreOp>(loc, sum, partial, partialAt);
+                      sumGroup(keptAt, {{lo, hi}}, partial, partialAt);
                     });
   } else {
     l.parallel(blocks, [&](Value block) {
