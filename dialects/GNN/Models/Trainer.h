@@ -170,17 +170,24 @@ private:
   bool universal() const {
     return config.architecture == Architecture::UniversalTransformer;
   }
-  /// Runs `entry` on `batch`; results by name.
+  /// Runs `entry` on `batch`; results by name. Arguments named
+  /// param.<p>, adam.m.<p>, adam.v.<p> and accum.<p> are the trainer's
+  /// tensors, updated in place; `adam` is the step's Adam hyperparameters.
   llvm::Expected<std::map<std::string, HostTensor>>
-  run(const char *entry, const Batch &batch, const HostTensor *rng);
+  run(const char *entry, const Batch &batch, const HostTensor *rng,
+      const HostTensor *adam = nullptr);
   /// Loss, tokens and correct predictions from an entry's results.
   llvm::Expected<LossTotals>
   totals(const Batch &batch, std::map<std::string, HostTensor> &results) const;
   /// The canonical parameter a weight name is (tied names map to one).
   std::string canonical(llvm::StringRef name) const;
-  /// Updates the parameters from the accumulated gradients (@adam_update)
-  /// and clears those.
-  llvm::Error adamStep();
+  /// The tensors that state names prefixed `param.`, `adam.m.`, `adam.v.`
+  /// or `accum.` are kept in (the prefix consumed from `name`); null for
+  /// other names.
+  TensorMap *stateOf(llvm::StringRef &name);
+  /// @train_step's `adam` argument for the next step: Adam at the Noam
+  /// rate of step position.step + 1 if `update`, else no update.
+  HostTensor adamHyperparameters(bool update) const;
 
   ModelConfig config;
   TrainerOptions options;

@@ -12,6 +12,8 @@
 
 #include "GNN/Models/TransformerBuilder.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 namespace mlir::gnn {
 
 /// The functions of a training module and their run-time arguments:
@@ -51,19 +53,28 @@ constexpr const char *kTrainLoss = "train_loss", *kEvalLoss = "eval_loss",
                      *kActWeightsDec = "act_weights_dec";
 } // namespace model
 
-/// The Adam update of a training module's parameters (see
-/// buildTrainingModule):
+/// The training step of a training module, built from its differentiated
+/// loss @train_grad (see buildTrainStep):
 ///
-///   @adam_update(adam, param.<p>, adam.m.<p>, adam.v.<p>, grad.<p>, ...)
-///       -> param.<p>, adam.m.<p>, adam.v.<p>, ...
+///   @train_step(<@train_grad's run-time inputs>, adam,
+///               param.<p>, adam.m.<p>, adam.v.<p>, [accum.<p>], ...)
+///       -> <@train_grad's results but the gradients>,
+///          param.<p>, adam.m.<p>, adam.v.<p>, [accum.<p>], ...
 ///
-/// updates each parameter and its moments in place (writable arguments
-/// whose results are their updates) from its gradient, as torch.optim.Adam
-/// does in float32: m += (1 - b1)(g - m); v = v b2 + (1 - b2) g^2;
-/// p += step (m / (sqrt(v) / c2 + eps)). `adam` (tensor<6xf32>) holds
-/// 1 - b1, b2, 1 - b2, step = -lr / (1 - b1^t), c2 = sqrt(1 - b2^t), eps.
+/// calls @train_grad and sums each parameter's gradients (those of every
+/// argument that is that parameter, in the order of their names) and, with
+/// accumulation, the sum kept in accum.<p>. On an update step (adam[6] > 0)
+/// Adam updates the parameter from that sum and accum.<p> is cleared;
+/// otherwise accum.<p> keeps the sum. Without accumulation (an update every
+/// batch) there is no accum.<p>. A non-finite objective changes nothing. Every
+/// parameter, moment and sum is updated in place (writable arguments whose
+/// results are their updates). Adam is torch.optim.Adam in float32: m += (1 -
+/// b1)(g - m); v = v b2 + (1 - b2) g^2; p += step (m / (sqrt(v) / c2 + eps)).
+/// `adam` (tensor<7xf32>) holds 1 - b1, b2, 1 - b2, step = -lr / (1 - b1^t), c2
+/// = sqrt(1 - b2^t), eps, and 1 on an update step (else 0).
 namespace model {
-constexpr const char *kAdamUpdate = "adam_update", *kAdamHyper = "adam";
+constexpr const char *kTrainStep = "train_step", *kAdamHyper = "adam";
+constexpr int64_t kAdamHyperSize = 7;
 } // namespace model
 
 struct TrainingBuildOptions {
@@ -71,10 +82,22 @@ struct TrainingBuildOptions {
   double dropout = 0.0;
   /// Label smoothing eps in [0, 1).
   double labelSmoothing = 0.1;
-  /// The trained parameters (name, shape) that @adam_update updates; none:
-  /// no @adam_update.
-  std::vector<std::pair<std::string, std::vector<int64_t>>> adamParameters;
 };
+
+/// A parameter that @train_step trains: the arguments of @train_grad that
+/// are this one tensor (several for tied weights).
+struct TrainedParameter {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<std::string> arguments;
+};
+
+/// Adds @train_step to `grad`'s module; fails (with a diagnostic) if `grad`
+/// lacks an objective, a gradient of a parameter's argument, or has a
+/// gradient of the wrong shape.
+LogicalResult buildTrainStep(func::FuncOp grad, const ModelConfig &config,
+                             llvm::ArrayRef<TrainedParameter> parameters,
+                             bool accumulate);
 
 /// The training module of `config`'s model; null (with
 /// the verifier's diagnostics emitted on `context`) if a builder made

@@ -144,7 +144,5 @@ OwningOpRef<ModuleOp> mlir::gnn::buildTrainingModule(
           options.labelSmoothing, hasWeight);
     build(module, config, model::kEvalLoss, 0.0, options.labelSmoothing,
           hasWeight);
-    if (!options.adamParameters.empty())
-      buildAdamUpdate(module, config, options.adamParameters);
   });
 }

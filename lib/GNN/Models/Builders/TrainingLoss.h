@@ -42,11 +42,6 @@ void buildUniversalLoss(ModuleOp module, const ModelConfig &c,
                         llvm::StringRef name, double dropout, double eps,
                         llvm::function_ref<bool(llvm::StringRef)> hasWeight);
 
-/// @adam_update of TrainingBuilder.h for `parameters`.
-void buildAdamUpdate(
-    ModuleOp module, const ModelConfig &c,
-    llvm::ArrayRef<std::pair<std::string, std::vector<int64_t>>> parameters);
-
 } // namespace mlir::gnn::models
 
 #endif // GNN_MODELS_BUILDERS_TRAININGLOSS_H

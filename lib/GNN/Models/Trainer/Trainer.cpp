@@ -1,9 +1,11 @@
 //===- Trainer.cpp - compiled training steps, Adam/Noam, state -----------===//
 //
 // Part of gnnc. Builds the training module, fuses its attention, writes
-// the backward with differentiateFunction and compiles @train_grad and
-// @eval_loss once. Parameters, Adam moments and accumulated gradients live
-// here between steps.
+// the backward with differentiateFunction, adds @train_step (the
+// gradients summed and Adam, in the same program) and compiles it with
+// @train_grad and @eval_loss once. Parameters, Adam moments and accumulated
+// gradients live here between steps; the compiled step updates them in
+// place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,17 +46,25 @@ static bool isTrainingInput(llvm::StringRef name) {
   return false;
 }
 
-std::string Trainer::canonical(llvm::StringRef name) const {
+/// The trained parameter a weight name is (a tied name its canonical one).
+static std::string canonicalName(const TrainerOptions &options,
+                                 llvm::StringRef name) {
   if (options.tieWeights && llvm::is_contained(kTiedOthers, name))
     return kTiedCanonical;
   return name.str();
 }
 
-/// The training module with @train_grad written beside @train_loss.
+std::string Trainer::canonical(llvm::StringRef name) const {
+  return canonicalName(options, name);
+}
+
+/// The training module with @train_grad written beside @train_loss, and
+/// @train_step calling it.
 static Expected<OwningOpRef<ModuleOp>>
 buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
                      const TrainerOptions &options,
                      llvm::function_ref<bool(llvm::StringRef)> hasWeight,
+                     llvm::function_ref<std::string(llvm::StringRef)> canonical,
                      const TensorMap &params) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
@@ -65,8 +75,6 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
   TrainingBuildOptions build;
   build.dropout = options.dropout;
   build.labelSmoothing = options.labelSmoothing;
-  for (const auto &[name, t] : params)
-    build.adamParameters.push_back({name, t.shape});
   OwningOpRef<ModuleOp> module =
       buildTrainingModule(ctx, config, hasWeight, build);
   if (!module)
@@ -80,13 +88,31 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
                 diagnostics);
   auto loss = module->lookupSymbol<func::FuncOp>(model::kTrainLoss);
   SmallVector<unsigned> wrt;
+  std::map<std::string, TrainedParameter> trained;
   for (unsigned i = 0; i < loss.getNumArguments(); ++i) {
     auto name = loss.getArgAttrOfType<StringAttr>(i, GNNDialect::kNameAttrName);
-    if (name && !isTrainingInput(name.getValue()))
-      wrt.push_back(i);
+    if (!name || isTrainingInput(name.getValue()))
+      continue;
+    wrt.push_back(i);
+    std::string param = canonical(name.getValue());
+    auto it = params.find(param);
+    if (it == params.end())
+      return fail("the training loss takes '" + name.getValue() +
+                  "', which is not a trained parameter");
+    TrainedParameter &p = trained[param];
+    p.name = param;
+    p.shape = it->second.shape;
+    p.arguments.push_back(name.getValue().str());
   }
-  if (failed(differentiateFunction(loss, wrt, kTrainGrad)))
+  FailureOr<func::FuncOp> grad = differentiateFunction(loss, wrt, kTrainGrad);
+  if (failed(grad))
     return fail("cannot differentiate the training loss:\n" + diagnostics);
+  std::vector<TrainedParameter> steps;
+  for (auto &entry : trained)
+    steps.push_back(std::move(entry.second));
+  if (failed(buildTrainStep(*grad, config, steps,
+                            /*accumulate=*/options.gradAccum > 1)))
+    return fail("cannot build the training step:\n" + diagnostics);
   return std::move(module);
 }
 
@@ -94,9 +120,7 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
 static bool hasTrainedWeight(const TensorMap &weights,
                              const TrainerOptions &options,
                              llvm::StringRef name) {
-  if (options.tieWeights && llvm::is_contained(kTiedOthers, name))
-    name = kTiedCanonical;
-  return weights.count(name.str()) != 0;
+  return weights.count(canonicalName(options, name)) != 0;
 }
 
 /// Moves the trained parameters out of `weights`: every tensor of the model
@@ -131,6 +155,7 @@ Expected<std::string> Trainer::emitIR(MLIRContext &ctx,
       [&](llvm::StringRef name) {
         return hasTrainedWeight(weights, options, name);
       },
+      [&](llvm::StringRef name) { return canonicalName(options, name); },
       takeParameters(config, options, rest));
   if (!module)
     return module.takeError();
@@ -172,12 +197,13 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
   auto hasWeight = [&](llvm::StringRef name) {
     return t->params.count(t->canonical(name)) != 0;
   };
-  Expected<OwningOpRef<ModuleOp>> module =
-      buildTrainingProgram(ctx, config, options, hasWeight, t->params);
+  Expected<OwningOpRef<ModuleOp>> module = buildTrainingProgram(
+      ctx, config, options, hasWeight,
+      [&](llvm::StringRef name) { return t->canonical(name); }, t->params);
   if (!module)
     return module.takeError();
   Expected<std::unique_ptr<JitProgram>> program = JitProgram::compile(
-      std::move(*module), {kTrainGrad, model::kEvalLoss, model::kAdamUpdate},
+      std::move(*module), {model::kTrainStep, kTrainGrad, model::kEvalLoss},
       options.compile);
   if (!program)
     return program.takeError();
@@ -203,7 +229,7 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
 }
 
 Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
-                               const HostTensor *rng) {
+                               const HostTensor *rng, const HostTensor *adam) {
   std::map<std::string, const gnn_graph *> graphs = {
       {model::kEE, batch.ee.get()},
       {model::kDD, batch.dd.get()},
@@ -226,10 +252,19 @@ Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
   return program->runNamed(
       entry, [&](const Parameter &p, size_t) -> Expected<Argument> {
         Argument a;
+        llvm::StringRef name(p.name);
         if (p.isGraph) {
           a.graph = graphs.at(p.name);
         } else if (auto it = inputs.find(p.name); it != inputs.end()) {
           a.tensor = it->second;
+        } else if (adam && name == model::kAdamHyper) {
+          a.tensor = adam;
+        } else if (TensorMap *state = stateOf(name)) {
+          auto it = state->find(name.str());
+          if (it == state->end())
+            return fail(llvm::Twine("@") + entry + " updates '" + p.name +
+                        "', which the trainer does not hold");
+          a.updated = &it->second;
         } else if (auto param = params.find(canonical(p.name));
                    param != params.end()) {
           a.tensor = &param->second;
@@ -276,16 +311,70 @@ Trainer::addGradients(llvm::ArrayRef<const TrainingExample *> examples,
   return t;
 }
 
+TensorMap *Trainer::stateOf(llvm::StringRef &name) {
+  if (name.consume_front("param."))
+    return &params;
+  if (name.consume_front("adam.m."))
+    return &moment1;
+  if (name.consume_front("adam.v."))
+    return &moment2;
+  if (name.consume_front("accum."))
+    return &accumulated;
+  return nullptr;
+}
+
+HostTensor Trainer::adamHyperparameters(bool update) const {
+  // torch.optim.Adam (betas 0.9, 0.98; eps 1e-9) at the Noam rate of the
+  // new step.
+  constexpr double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;
+  HostTensor hyper = zeros({model::kAdamHyperSize});
+  if (!update)
+    return hyper;
+  int64_t t = position.step + 1;
+  double lr = learningRate(t);
+  double correction1 = 1 - std::pow(beta1, double(t));
+  double correction2 = std::sqrt(1 - std::pow(beta2, double(t)));
+  float *h = hyper.as<float>();
+  h[0] = float(1 - beta1);
+  h[1] = float(beta2);
+  h[2] = float(1 - beta2);
+  h[3] = float(-(lr / correction1));
+  h[4] = float(correction2);
+  h[5] = float(eps);
+  h[6] = 1;
+  return hyper;
+}
+
 Expected<LossTotals>
 Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
-  Expected<LossTotals> t = addGradients(examples, accumulated);
+  Expected<Batch> batch = makeBatch(examples);
+  if (!batch)
+    return batch.takeError();
+  // One call of @train_step: the gradients are added to the accumulated
+  // ones and, every grad_accum batches, Adam updates the parameters, all in
+  // place; a non-finite objective changes nothing.
+  bool update = position.pending + 1 == options.gradAccum;
+  HostTensor rng = dropoutStream(options.seed, position.batchesSeen);
+  HostTensor hyper = adamHyperparameters(update);
+  Expected<Outputs> out = run(model::kTrainStep, *batch, &rng, &hyper);
+  if (!out)
+    return out.takeError();
+  Expected<HostTensor> objective = take(*out, model::kObjective, "train");
+  if (!objective)
+    return objective.takeError();
+  if (!std::isfinite(objective->as<float>()[0]))
+    return fail("the loss is not finite");
+  Expected<LossTotals> t = totals(*batch, *out);
   if (!t)
     return t.takeError();
+  if (auto act = out->find(model::kActLoss); act != out->end())
+    t->actLoss = double(act->second.as<float>()[0]);
   ++position.batchesSeen;
-  if (++position.pending == options.gradAccum) {
-    if (Error e = adamStep())
-      return std::move(e);
+  if (update) {
+    ++position.step;
     position.pending = 0;
+  } else {
+    ++position.pending;
   }
   return t;
 }
@@ -332,53 +421,6 @@ double Trainer::learningRate(int64_t t) const {
   return options.lrFactor * std::pow(double(config.dModel), -0.5) *
          std::min(std::pow(step, -0.5),
                   step * std::pow(double(options.warmup), -1.5));
-}
-
-Error Trainer::adamStep() {
-  // torch.optim.Adam (betas 0.9, 0.98; eps 1e-9) at the Noam rate of the
-  // new step, compiled (@adam_update): parameters and moments are updated
-  // in place.
-  constexpr double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;
-  int64_t t = position.step + 1;
-  double lr = learningRate(t);
-  double correction1 = 1 - std::pow(beta1, double(t));
-  double correction2 = std::sqrt(1 - std::pow(beta2, double(t)));
-  HostTensor hyper = zeros({6});
-  float *h = hyper.as<float>();
-  h[0] = float(1 - beta1);
-  h[1] = float(beta2);
-  h[2] = float(1 - beta2);
-  h[3] = float(-(lr / correction1));
-  h[4] = float(correction2);
-  h[5] = float(eps);
-  const EntryPoint *e = program->lookup(model::kAdamUpdate);
-  std::vector<Argument> args;
-  for (const Parameter &p : e->parameters) {
-    llvm::StringRef name(p.name);
-    Argument a;
-    if (name == model::kAdamHyper)
-      a.tensor = &hyper;
-    else if (name.consume_front("param."))
-      a.updated = &params.at(name.str());
-    else if (name.consume_front("adam.m."))
-      a.updated = &moment1.at(name.str());
-    else if (name.consume_front("adam.v."))
-      a.updated = &moment2.at(name.str());
-    else if (name.consume_front("grad."))
-      a.tensor = &accumulated.at(name.str());
-    else
-      return fail("@adam_update has an unknown argument '" + p.name + "'");
-    args.push_back(a);
-  }
-  JitProgram::setThreads(options.threads);
-  Expected<std::vector<HostTensor>> results =
-      program->run(model::kAdamUpdate, args);
-  if (!results)
-    return results.takeError();
-  for (auto &[name, g] : accumulated)
-    std::memset(g.data(), 0, g.numBytes());
-  position.step = t;
-  return Error::success();
 }
 
 TensorMap Trainer::weights() const {
