@@ -1,10 +1,10 @@
 //===- Trainer.h - training Transformers with compiled steps ----*- C++ -*-===//
 //
 // Part of gnnc. Trains a model as docs/training.md states
-// it: the batch's forward, label-smoothed loss and backward are one
-// compiled function (the training module's loss differentiated by
-// gnn-differentiate), compiled once per run; Adam with the Noam schedule
-// updates the parameters, which stay in the trainer between steps.
+// it: a step (the batch's forward, label-smoothed loss, backward from
+// gnn-differentiate, and the Adam/Noam update) is one call of a program
+// compiled once per run; parameters, moments and accumulated gradients
+// stay in the trainer between steps and the step updates them in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,9 +98,9 @@ public:
   create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
          const TrainerOptions &options);
 
-  /// The training program as gnn IR text: @train_loss, @eval_loss and
-  /// @train_grad (with the layers' forward and backward functions), before
-  /// lowering.
+  /// The training program as gnn IR text: @train_loss, @eval_loss,
+  /// @train_grad (with the layers' forward and backward functions) and
+  /// @train_step, before lowering.
   static llvm::Expected<std::string> emitIR(MLIRContext &ctx,
                                             const ModelConfig &config,
                                             const TensorMap &weights,
