@@ -199,10 +199,12 @@ std::string inDir(llvm::StringRef name) {
 /// always comes with the checkpoint it continues from.
 llvm::Error saveCheckpoint(const Trainer &trainer, const std::string &name,
                            const TrainingPosition &position) {
-  if (llvm::Error e = writeSafeTensors(inDir(name), trainer.weights()))
+  // Views: a checkpoint streams the trainer's tensors to disk, copying
+  // none of them in memory first.
+  if (llvm::Error e = writeSafeTensors(inDir(name), trainer.weightViews()))
     return e;
   return writeSafeTensors(inDir("train-state.safetensors"),
-                          trainer.state(position));
+                          trainer.stateViews(position));
 }
 
 /// DIR/attention-epoch-N.safetensors: the attention maps of validation

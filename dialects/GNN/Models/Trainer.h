@@ -138,6 +138,10 @@ public:
   /// pending gradients, the position, and a fingerprint of the model and
   /// the hyperparameters.
   TensorMap state(const TrainingPosition &position) const;
+  /// weights() and state() as views of the trainer's tensors (no copies,
+  /// for writing them out): valid until the trainer next changes them.
+  TensorMap weightViews() const;
+  TensorMap stateViews(const TrainingPosition &position) const;
   /// Restores a state(); an error if it is another model's or config's.
   llvm::Expected<TrainingPosition> restore(const TensorMap &state);
 
@@ -179,6 +183,8 @@ private:
   /// Loss, tokens and correct predictions from an entry's results.
   llvm::Expected<LossTotals>
   totals(const Batch &batch, std::map<std::string, HostTensor> &results) const;
+  TensorMap collectWeights(bool views) const;
+  TensorMap collectState(const TrainingPosition &position, bool views) const;
   /// The canonical parameter a weight name is (tied names map to one).
   std::string canonical(llvm::StringRef name) const;
   /// The tensors that state names prefixed `param.`, `adam.m.`, `adam.v.`

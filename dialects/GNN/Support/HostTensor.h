@@ -60,6 +60,15 @@ struct HostTensor {
   /// Refers to the elements at `elements` (row-major, for the current dtype
   /// and shape) without owning them: their owner must outlive this tensor.
   void borrow(void *elements) { adopt(nullptr, elements, &releaseNothing); }
+  /// A tensor that refers to this one's elements without owning them (see
+  /// borrow): valid while this one lives and keeps its storage.
+  HostTensor view() const {
+    HostTensor v;
+    v.dtype = dtype;
+    v.shape = shape;
+    v.borrow(const_cast<void *>(data()));
+    return v;
+  }
   /// The rows of `parts` (at least one; same dtype and row shape) one after
   /// the other.
   static HostTensor concatRows(llvm::ArrayRef<HostTensor> parts);

@@ -10,14 +10,21 @@
 #ifndef GNN_SUPPORT_OUTPUTFILE_H
 #define GNN_SUPPORT_OUTPUTFILE_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::gnn {
 
 /// Writes `content` to `path` whole or not at all ("-" is standard output).
 /// Errors name the file.
 llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef content);
+/// Like the above, with the content streamed by `write` (nothing of it held
+/// in memory at once).
+llvm::Error
+writeFileAtomically(llvm::StringRef path,
+                    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);
 
 } // namespace mlir::gnn
 

@@ -129,7 +129,10 @@ Expected<TensorMap> mlir::gnn::readSafeTensors(StringRef path) {
   return parseSafeTensors((*buffer)->getBuffer(), path);
 }
 
-std::string mlir::gnn::serializeSafeTensors(const TensorMap &tensors) {
+/// The safetensors bytes of `tensors`: the header, then each tensor's
+/// elements as they are (nothing copied first).
+static void streamSafeTensors(llvm::raw_ostream &out,
+                              const TensorMap &tensors) {
   llvm::json::Object header;
   uint64_t offset = 0;
   for (const auto &[name, tensor] : tensors) {
@@ -150,16 +153,27 @@ std::string mlir::gnn::serializeSafeTensors(const TensorMap &tensors) {
   os.flush();
   // The data starts 8-byte aligned.
   text.append((8 - text.size() % 8) % 8, ' ');
-  std::string out(8, '\0');
+  char length[8];
   uint64_t n = text.size();
   for (int i = 0; i < 8; ++i)
-    out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  out += text;
+    length[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  out.write(length, sizeof(length));
+  out << text;
   for (const auto &[name, tensor] : tensors)
-    out.append(static_cast<const char *>(tensor.data()), tensor.numBytes());
-  return out;
+    out.write(static_cast<const char *>(tensor.data()), tensor.numBytes());
+}
+
+std::string mlir::gnn::serializeSafeTensors(const TensorMap &tensors) {
+  std::string bytes;
+  llvm::raw_string_ostream out(bytes);
+  streamSafeTensors(out, tensors);
+  out.flush();
+  return bytes;
 }
 
 Error mlir::gnn::writeSafeTensors(StringRef path, const TensorMap &tensors) {
-  return writeFileAtomically(path, serializeSafeTensors(tensors));
+  return writeFileAtomically(path, [&](llvm::raw_ostream &out) {
+    streamSafeTensors(out, tensors);
+    return Error::success();
+  });
 }

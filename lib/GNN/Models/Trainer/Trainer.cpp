@@ -423,13 +423,21 @@ double Trainer::learningRate(int64_t t) const {
                   step * std::pow(double(options.warmup), -1.5));
 }
 
-TensorMap Trainer::weights() const {
-  TensorMap out = untrained;
+TensorMap Trainer::weights() const { return collectWeights(/*views=*/false); }
+TensorMap Trainer::weightViews() const {
+  return collectWeights(/*views=*/true);
+}
+
+TensorMap Trainer::collectWeights(bool views) const {
+  auto take = [&](const HostTensor &t) { return views ? t.view() : t; };
+  TensorMap out;
+  for (const auto &[name, t] : untrained)
+    out[name] = take(t);
   for (const std::string &name : names)
-    out[name] = params.at(name);
+    out[name] = take(params.at(name));
   if (options.tieWeights)
     for (const char *other : kTiedOthers)
-      out[other] = params.at(kTiedCanonical);
+      out[other] = take(params.at(kTiedCanonical));
   // DGL's modules hold their position tables as buffers ([1, 5000, d]):
   // with them, PyTorch's strict load_state_dict takes the checkpoint.
   std::vector<const char *> tables = {"pos_enc.pe"};
@@ -464,12 +472,20 @@ static constexpr const char *kPosition = "state.position",
                             *kFingerprint = "state.fingerprint";
 
 TensorMap Trainer::state(const TrainingPosition &p) const {
+  return collectState(p, /*views=*/false);
+}
+TensorMap Trainer::stateViews(const TrainingPosition &p) const {
+  return collectState(p, /*views=*/true);
+}
+
+TensorMap Trainer::collectState(const TrainingPosition &p, bool views) const {
+  auto take = [&](const HostTensor &t) { return views ? t.view() : t; };
   TensorMap s;
   for (const std::string &name : names) {
-    s["param." + name] = params.at(name);
-    s["adam.m." + name] = moment1.at(name);
-    s["adam.v." + name] = moment2.at(name);
-    s["accum." + name] = accumulated.at(name);
+    s["param." + name] = take(params.at(name));
+    s["adam.m." + name] = take(moment1.at(name));
+    s["adam.v." + name] = take(moment2.at(name));
+    s["accum." + name] = take(accumulated.at(name));
   }
   s[kPosition] =
       HostTensor::ids({p.step, p.epoch, p.batch, p.batchesSeen, p.pending});
