@@ -166,11 +166,13 @@ private:
   struct Batch;
   llvm::Expected<Batch>
   makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const;
-  /// Loss and gradients of `examples` (training mode), the gradients added
-  /// to `sums` by canonical name; nothing changes on a non-finite loss.
+  /// Runs training entry `entry` (@train_step or @train_grad) on
+  /// `examples` with the dropout stream of the next batch; its loss totals
+  /// (an error on a non-finite loss), its results in `out`.
   llvm::Expected<LossTotals>
-  addGradients(llvm::ArrayRef<const TrainingExample *> examples,
-               TensorMap &sums);
+  runTraining(const char *entry,
+              llvm::ArrayRef<const TrainingExample *> examples,
+              const HostTensor *adam, std::map<std::string, HostTensor> &out);
   bool universal() const {
     return config.architecture == Architecture::UniversalTransformer;
   }

@@ -56,12 +56,20 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
   }
   if (!hasObjective)
     return grad.emitOpError() << "has no '" << model::kObjective << "' result";
-  for (unsigned i = 0; i < grad.getNumArguments(); ++i)
-    if (nameOf(grad, i, /*result=*/false).empty())
+  auto typeOf = [&](const TrainedParameter &p) {
+    return RankedTensorType::get(p.shape, Float32Type::get(grad.getContext()));
+  };
+  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
+    llvm::StringRef name = nameOf(grad, i, /*result=*/false);
+    if (name.empty())
       return grad.emitOpError() << "argument #" << i << " has no gnn.name";
+    auto it = owner.find(name.str());
+    if (it != owner.end() && grad.getArgumentTypes()[i] != typeOf(*it->second))
+      return grad.emitOpError()
+             << "argument '" << name << "' is not of its parameter's type";
+  }
   for (const TrainedParameter &p : parameters) {
-    auto type =
-        RankedTensorType::get(p.shape, Float32Type::get(grad.getContext()));
+    RankedTensorType type = typeOf(p);
     for (const std::string &arg : p.arguments) {
       auto it = gradientTypes.find(arg);
       if (it == gradientTypes.end())
@@ -71,16 +79,6 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
                                   << "' of another type than " << type;
     }
   }
-  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
-    auto it = owner.find(nameOf(grad, i, /*result=*/false).str());
-    if (it != owner.end() &&
-        grad.getArgumentTypes()[i] !=
-            RankedTensorType::get(it->second->shape,
-                                  Float32Type::get(grad.getContext())))
-      return grad.emitOpError()
-             << "argument '" << it->first << "' is not of its parameter's type";
-  }
-
   FunctionBuilder f(module, model::kTrainStep, config,
                     [](llvm::StringRef) { return false; });
   ImplicitLocOpBuilder &b = f.b;
@@ -100,7 +98,7 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
   };
   std::map<std::string, State> state;
   for (const TrainedParameter &p : parameters) {
-    auto type = RankedTensorType::get(p.shape, b.getF32Type());
+    RankedTensorType type = typeOf(p);
     State &s = state[p.name];
     s.param = f.updatedInput("param." + p.name, type);
     s.m = f.updatedInput("adam.m." + p.name, type);
@@ -151,7 +149,7 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
       b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, h[6], f.constant(0)));
 
   for (const TrainedParameter &p : parameters) {
-    auto type = RankedTensorType::get(p.shape, b.getF32Type());
+    RankedTensorType type = typeOf(p);
     State &s = state[p.name];
     // What is added up: the accumulated sum (if kept) and the parameter's
     // gradients, in the order a host loop over the gradients by name would

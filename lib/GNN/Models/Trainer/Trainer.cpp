@@ -283,30 +283,22 @@ static HostTensor dropoutStream(uint64_t seed, int64_t n) {
 }
 
 Expected<LossTotals>
-Trainer::addGradients(llvm::ArrayRef<const TrainingExample *> examples,
-                      TensorMap &sums) {
+Trainer::runTraining(const char *entry,
+                     llvm::ArrayRef<const TrainingExample *> examples,
+                     const HostTensor *adam, Outputs &out) {
   Expected<Batch> batch = makeBatch(examples);
   if (!batch)
     return batch.takeError();
   HostTensor rng = dropoutStream(options.seed, position.batchesSeen);
-  Expected<Outputs> out = run(kTrainGrad, *batch, &rng);
-  if (!out)
-    return out.takeError();
-  // A non-finite loss fails here, before anything changes.
-  Expected<LossTotals> t = totals(*batch, *out);
+  Expected<Outputs> results = run(entry, *batch, &rng, adam);
+  if (!results)
+    return results.takeError();
+  out = std::move(*results);
+  // A non-finite loss fails here.
+  Expected<LossTotals> t = totals(*batch, out);
   if (!t)
     return t.takeError();
-  for (auto &[name, grad] : *out) {
-    llvm::StringRef param(name);
-    if (!param.consume_front("grad."))
-      continue;
-    HostTensor &sum = sums.at(canonical(param));
-    float *s = sum.as<float>();
-    const float *g = grad.as<float>();
-    for (int64_t i = 0, n = sum.numElements(); i < n; ++i)
-      s[i] += g[i];
-  }
-  if (auto act = out->find(model::kActLoss); act != out->end())
+  if (auto act = out.find(model::kActLoss); act != out.end())
     t->actLoss = double(act->second.as<float>()[0]);
   return t;
 }
@@ -347,28 +339,21 @@ HostTensor Trainer::adamHyperparameters(bool update) const {
 
 Expected<LossTotals>
 Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
-  Expected<Batch> batch = makeBatch(examples);
-  if (!batch)
-    return batch.takeError();
   // One call of @train_step: the gradients are added to the accumulated
   // ones and, every grad_accum batches, Adam updates the parameters, all in
   // place; a non-finite objective changes nothing.
   bool update = position.pending + 1 == options.gradAccum;
-  HostTensor rng = dropoutStream(options.seed, position.batchesSeen);
   HostTensor hyper = adamHyperparameters(update);
-  Expected<Outputs> out = run(model::kTrainStep, *batch, &rng, &hyper);
-  if (!out)
-    return out.takeError();
-  Expected<HostTensor> objective = take(*out, model::kObjective, "train");
+  Outputs out;
+  Expected<LossTotals> t =
+      runTraining(model::kTrainStep, examples, &hyper, out);
+  if (!t)
+    return t.takeError();
+  Expected<HostTensor> objective = take(out, model::kObjective, "train");
   if (!objective)
     return objective.takeError();
   if (!std::isfinite(objective->as<float>()[0]))
     return fail("the loss is not finite");
-  Expected<LossTotals> t = totals(*batch, *out);
-  if (!t)
-    return t.takeError();
-  if (auto act = out->find(model::kActLoss); act != out->end())
-    t->actLoss = double(act->second.as<float>()[0]);
   ++position.batchesSeen;
   if (update) {
     ++position.step;
@@ -392,12 +377,24 @@ Trainer::evaluateBatch(llvm::ArrayRef<const TrainingExample *> examples) {
 
 Expected<TensorMap>
 Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
+  Outputs out;
+  Expected<LossTotals> t = runTraining(kTrainGrad, examples, nullptr, out);
+  if (!t)
+    return t.takeError();
+  // Each parameter's gradient: a tied one's three summed in name order.
   TensorMap sums;
   for (const std::string &name : names)
     sums[name] = zeros(params[name].shape);
-  Expected<LossTotals> t = addGradients(examples, sums);
-  if (!t)
-    return t.takeError();
+  for (auto &[name, grad] : out) {
+    llvm::StringRef param(name);
+    if (!param.consume_front("grad."))
+      continue;
+    HostTensor &sum = sums.at(canonical(param));
+    float *s = sum.as<float>();
+    const float *g = grad.as<float>();
+    for (int64_t i = 0, n = sum.numElements(); i < n; ++i)
+      s[i] += g[i];
+  }
   TensorMap result;
   HostTensor loss = zeros({});
   loss.as<float>()[0] = float(t->averageLoss());
