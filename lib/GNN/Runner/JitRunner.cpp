@@ -708,11 +708,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       failedInside |= gnn_rt_take_error(message, sizeof(message));
     if (!args[i].updated)
       return std::move(in);
-    HostTensor view;
-    view.dtype = in.dtype;
-    view.shape = in.shape;
-    view.borrow(in.data());
-    return view;
+    return in.view();
   };
   std::vector<HostTensor> outputs;
   std::set<void *> released;
