@@ -64,11 +64,64 @@ func.func @bodies(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>, %c: tensor<?x4xf32>)
 
 // -----
 
-// Left in place: a body that uses a value from outside, and an op reading
+// Scalars a body uses from outside are the kernel's arguments after the
+// op's operands; constants are cloned into the kernel and are part of its
+// body: the same body over another scalar shares the kernel, another
+// constant or another shape does not.
+// CHECK-LABEL: func @captured
+// CHECK-SAME: (%[[A:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>, %[[C:.*]]: tensor<4xf32>, %[[S:.*]]: f32, %[[T:.*]]: f32, %[[F:.*]]: i1)
+// CHECK: call @gnn_kernel_apply_nodes(%[[A]], %[[S]], %[[F]]) : (tensor<8xf32>, f32, i1) -> tensor<8xf32>
+// CHECK-NEXT: call @gnn_kernel_apply_nodes(%[[B]], %[[T]], %[[F]])
+// CHECK-NEXT: call @gnn_kernel_apply_nodes_0(%[[C]], %[[T]], %[[F]])
+// CHECK-NEXT: call @gnn_kernel_apply_nodes_1(%[[B]], %[[T]], %[[F]])
+// CHECK: func.func private @gnn_kernel_apply_nodes(%[[X:.*]]: tensor<8xf32>, %[[Y:.*]]: f32, %[[P:.*]]: i1) -> tensor<8xf32>
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: gnn.apply_nodes(%[[X]])
+// CHECK-NEXT: ^bb0(%[[E:.*]]: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[E]], %[[Y]] : f32
+// CHECK-NEXT: arith.select %[[P]], %[[M]], %[[ZERO]] : f32
+// CHECK: func.func private @gnn_kernel_apply_nodes_0(%{{.*}}: tensor<4xf32>
+// CHECK: func.func private @gnn_kernel_apply_nodes_1(
+// CHECK-NEXT: arith.constant 2.000000e+00 : f32
+// CHECK-NOT: func.func
+func.func @captured(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<4xf32>, %s: f32, %t: f32, %f: i1) -> (tensor<8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %0 = gnn.apply_nodes(%a) {
+  ^bb0(%x: f32):
+    %m = arith.mulf %x, %s : f32
+    %r = arith.select %f, %m, %zero : f32
+    gnn.yield %r : f32
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = gnn.apply_nodes(%b) {
+  ^bb0(%x: f32):
+    %m = arith.mulf %x, %t : f32
+    %r = arith.select %f, %m, %zero : f32
+    gnn.yield %r : f32
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = gnn.apply_nodes(%c) {
+  ^bb0(%x: f32):
+    %m = arith.mulf %x, %t : f32
+    %r = arith.select %f, %m, %zero : f32
+    gnn.yield %r : f32
+  } : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = gnn.apply_nodes(%b) {
+  ^bb0(%x: f32):
+    %m = arith.mulf %x, %t : f32
+    %r = arith.select %f, %m, %two : f32
+    gnn.yield %r : f32
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0, %1, %2, %3 : tensor<8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Left in place: a body that uses a tensor from outside, and an op reading
 // a slice (a kernel takes identity-layout buffers; the slice would be
 // copied), also through a reshape or an update written into it.
 // CHECK-LABEL: func @kept
 // CHECK: gnn.apply_nodes
+// CHECK: tensor.extract %{{.*}}[%{{.*}}] : tensor<4xf32>
 // CHECK: arith.mulf
 // CHECK: tensor.extract_slice
 // CHECK-NEXT: gnn.layer_norm
@@ -76,9 +129,11 @@ func.func @bodies(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>, %c: tensor<?x4xf32>)
 // CHECK-NEXT: gnn.layer_norm
 // CHECK-NOT: call
 // CHECK-NOT: func.func private
-func.func @kept(%a: tensor<?x8xf32>, %s: f32, %big: tensor<?x2x8xf32>, %w: tensor<8xf32>, %ids: tensor<?xindex>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+func.func @kept(%a: tensor<?x8xf32>, %t: tensor<4xf32>, %big: tensor<?x2x8xf32>, %w: tensor<8xf32>, %ids: tensor<?xindex>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
   %0 = gnn.apply_nodes(%a) {
   ^bb0(%x: f32):
+    %c1 = arith.constant 1 : index
+    %s = tensor.extract %t[%c1] : tensor<4xf32>
     %m = arith.mulf %x, %s : f32
     gnn.yield %m : f32
   } : (tensor<?x8xf32>) -> tensor<?x8xf32>

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -55,8 +57,30 @@ bool mayBeStridedView(Value v) {
   return false;
 }
 
+/// Values from outside an op's regions that its kernel can take: constants
+/// (cloned into the kernel, where they stay foldable) and scalars (passed
+/// as extra arguments after the op's operands). None if some other value
+/// is used.
+std::optional<SmallVector<Value>> capturedScalars(Operation *op) {
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  for (Value v : captured)
+    if (!matchPattern(v, m_Constant()) &&
+        !isa<IntegerType, FloatType, IndexType>(v.getType()))
+      return std::nullopt;
+  return SmallVector<Value>(captured.begin(), captured.end());
+}
+
 bool isKernelFunction(func::FuncOp fn) {
   return fn->hasAttr(GNNDialect::kKernelAttrName);
+}
+
+/// The op a kernel function holds: the one its result comes from (the
+/// constants its body uses come first).
+Operation *kernelOp(func::FuncOp fn) {
+  if (fn.isExternal() || fn.getBody().front().empty())
+    return nullptr;
+  return fn.getBody().front().getTerminator()->getPrevNode();
 }
 
 /// The function type, op name and attributes: kernels that differ in any
@@ -73,29 +97,37 @@ struct OutlineKernelsPass
     SymbolTable symbols(module);
     // Kernels by hash, including those of an earlier run.
     DenseMap<llvm::hash_code, SmallVector<func::FuncOp>> kernels;
-    SmallVector<Operation *> candidates;
+    // Ops to outline, with the outside values their bodies use.
+    SmallVector<std::pair<Operation *, SmallVector<Value>>> candidates;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (isKernelFunction(fn)) {
-        if (!fn.isExternal() && !fn.getBody().front().empty())
-          kernels[kernelHash(fn, &fn.getBody().front().front())].push_back(fn);
+        if (Operation *op = kernelOp(fn))
+          kernels[kernelHash(fn, op)].push_back(fn);
         continue;
       }
       fn.walk([&](Operation *op) {
         if (!isKernelOp(op))
           return;
-        llvm::SetVector<Value> captured;
-        getUsedValuesDefinedAbove(op->getRegions(), captured);
-        if (captured.empty() &&
-            llvm::none_of(op->getOperands(), mayBeStridedView))
-          candidates.push_back(op);
+        if (llvm::any_of(op->getOperands(), mayBeStridedView))
+          return;
+        if (std::optional<SmallVector<Value>> captured = capturedScalars(op))
+          candidates.push_back({op, std::move(*captured)});
       });
     }
 
     OpBuilder b(module.getContext());
-    for (Operation *op : candidates) {
+    for (auto &[op, captured] : candidates) {
+      SmallVector<Value> operands(op->getOperands());
+      SmallVector<Operation *> constants;
+      for (Value v : captured) {
+        if (matchPattern(v, m_Constant()))
+          constants.push_back(v.getDefiningOp());
+        else
+          operands.push_back(v);
+      }
       b.setInsertionPointToEnd(module.getBody());
-      auto type =
-          b.getFunctionType(op->getOperandTypes(), op->getResultTypes());
+      auto type = b.getFunctionType(ValueRange(operands).getTypes(),
+                                    op->getResultTypes());
       std::string name = ("gnn_kernel_" + op->getName().stripDialect()).str();
       auto kernel = b.create<func::FuncOp>(op->getLoc(), name, type);
       kernel.setPrivate();
@@ -105,10 +137,17 @@ struct OutlineKernelsPass
       Block *entry = kernel.addEntryBlock();
       b.setInsertionPointToStart(entry);
       // Operand i becomes argument i, also where one value is passed
-      // twice (the op's regions use no outside value).
-      Operation *copy = b.clone(*op);
-      for (auto [i, arg] : llvm::enumerate(entry->getArguments()))
-        copy->setOperand(i, arg);
+      // twice; the scalars the body uses follow, and its constants are
+      // cloned in.
+      IRMapping mapping;
+      for (Operation *c : constants)
+        mapping.map(c->getResult(0), b.clone(*c)->getResult(0));
+      for (auto [i, v] : llvm::enumerate(
+               ArrayRef<Value>(operands).drop_front(op->getNumOperands())))
+        mapping.map(v, entry->getArgument(op->getNumOperands() + i));
+      Operation *copy = b.clone(*op, mapping);
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        copy->setOperand(i, entry->getArgument(i));
       b.create<func::ReturnOp>(op->getLoc(), copy->getResults());
 
       SmallVector<func::FuncOp> &same = kernels[kernelHash(kernel, copy)];
@@ -125,8 +164,7 @@ struct OutlineKernelsPass
         callee = kernel;
       }
       b.setInsertionPoint(op);
-      auto call =
-          b.create<func::CallOp>(op->getLoc(), callee, op->getOperands());
+      auto call = b.create<func::CallOp>(op->getLoc(), callee, operands);
       op->replaceAllUsesWith(call.getResults());
       op->erase();
     }
