@@ -71,9 +71,11 @@ constexpr const char *kTrainLoss = "train_loss", *kEvalLoss = "eval_loss",
 /// results are their updates). Adam is torch.optim.Adam in float32: m += (1 -
 /// b1)(g - m); v = v b2 + (1 - b2) g^2; p += step (m / (sqrt(v) / c2 + eps)).
 /// `adam` (tensor<7xf32>) holds 1 - b1, b2, 1 - b2, step = -lr / (1 - b1^t), c2
-/// = sqrt(1 - b2^t), eps, and 1 on an update step (else 0).
+/// = sqrt(1 - b2^t), eps, and 1 on an update step (else 0). The updates are
+/// private functions `train_update` (made unique), each of a few parameters.
 namespace model {
 constexpr const char *kTrainStep = "train_step", *kAdamHyper = "adam";
+constexpr const char *kTrainUpdate = "train_update";
 constexpr int64_t kAdamHyperSize = 7;
 } // namespace model
 
