@@ -61,3 +61,70 @@ func.func @other_shape(%c: memref<?x8xf32> {gnn.name = "cache"})
   %w = memref.cast %v : memref<2x4xf32> to memref<?x4xf32>
   return %w : memref<?x4xf32>
 }
+
+// -----
+
+// An update that a call returns as a new buffer is copied into the argument
+// right after the last op that reads the argument or uses the update, so
+// that it is freed there, not held to the end.
+// CHECK-LABEL: func.func @early
+// CHECK-SAME:    (%[[C:.*]]: memref<4xf32> {bufferization.writable = true, gnn.name = "cache"}, %[[D:.*]]: memref<4xf32> {bufferization.writable = true, gnn.name = "other"}, %[[X:.*]]: memref<4xf32>)
+// CHECK-NEXT:    %[[NEW:.*]] = call @fresh(%[[C]], %[[X]])
+// CHECK-NEXT:    memref.copy %[[NEW]], %[[C]]
+// CHECK-NEXT:    %[[OTHER:.*]] = call @fresh(%[[D]], %[[X]])
+// CHECK-NEXT:    %[[READ:.*]] = call @fresh(%[[D]], %[[OTHER]])
+// CHECK-NEXT:    memref.copy %[[OTHER]], %[[D]]
+// CHECK-NEXT:    return %[[READ]]
+func.func private @fresh(%a: memref<4xf32>, %b: memref<4xf32>) -> memref<4xf32> {
+  %n = memref.alloc() : memref<4xf32>
+  return %n : memref<4xf32>
+}
+func.func @early(%c: memref<4xf32> {bufferization.writable = true, gnn.name = "cache"},
+                 %d: memref<4xf32> {bufferization.writable = true, gnn.name = "other"},
+                 %x: memref<4xf32>)
+    -> (memref<4xf32> {gnn.updates = "cache"}, memref<4xf32> {gnn.updates = "other"}, memref<4xf32> {gnn.name = "read"}) {
+  %new = call @fresh(%c, %x) : (memref<4xf32>, memref<4xf32>) -> memref<4xf32>
+  %other = call @fresh(%d, %x) : (memref<4xf32>, memref<4xf32>) -> memref<4xf32>
+  // Reads both the old value of %d and the update of %d.
+  %read = call @fresh(%d, %other) : (memref<4xf32>, memref<4xf32>) -> memref<4xf32>
+  return %new, %other, %read : memref<4xf32>, memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+// Held to the return: an update from a call that may return its operand (a
+// view of the argument could be read later), and an argument whose view is
+// itself returned.
+// CHECK-LABEL: func.func @late
+// CHECK:         call @maybe_same
+// CHECK-NEXT:    memref.subview
+// CHECK-NEXT:    memref.copy
+// CHECK-NEXT:    return
+func.func private @maybe_same(%a: memref<4xf32>) -> memref<4xf32> {
+  return %a : memref<4xf32>
+}
+func.func @late(%c: memref<4xf32> {bufferization.writable = true, gnn.name = "cache"})
+    -> (memref<4xf32> {gnn.updates = "cache"}, memref<2xf32, strided<[1]>> {gnn.name = "view"}) {
+  %new = call @maybe_same(%c) : (memref<4xf32>) -> memref<4xf32>
+  %view = memref.subview %c[0] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1]>>
+  return %new, %view : memref<4xf32>, memref<2xf32, strided<[1]>>
+}
+
+// -----
+
+// A view of the argument read after the update is made: the copy waits for
+// it.
+// CHECK-LABEL: func.func @view_read_later
+// CHECK:         %[[NEW:.*]] = memref.alloc
+// CHECK-NEXT:    memref.subview
+// CHECK-NEXT:    %[[S:.*]] = memref.load
+// CHECK-NEXT:    memref.copy %[[NEW]]
+// CHECK-NEXT:    return %[[S]]
+func.func @view_read_later(%c: memref<4xf32> {bufferization.writable = true, gnn.name = "cache"})
+    -> (memref<4xf32> {gnn.updates = "cache"}, f32 {gnn.name = "s"}) {
+  %i = arith.constant 1 : index
+  %new = memref.alloc() : memref<4xf32>
+  %view = memref.subview %c[1] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1], offset: 1>>
+  %s = memref.load %view[%i] : memref<2xf32, strided<[1], offset: 1>>
+  return %new, %s : memref<4xf32>, f32
+}
