@@ -33,7 +33,8 @@ func.func @elsewhere(%c: memref<?x4xf32> {bufferization.writable = true, gnn.nam
 
 // -----
 
-// Private functions keep their results.
+// A private function that no call may update in place keeps its results
+// (here: it has no calls).
 // CHECK-LABEL: func.func private @helper
 // CHECK-SAME:    -> (memref<?x4xf32> {gnn.updates = "cache"})
 func.func private @helper(%c: memref<?x4xf32> {gnn.name = "cache"})
@@ -127,4 +128,76 @@ func.func @view_read_later(%c: memref<4xf32> {bufferization.writable = true, gnn
   %view = memref.subview %c[1] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1], offset: 1>>
   %s = memref.load %view[%i] : memref<2xf32, strided<[1], offset: 1>>
   return %new, %s : memref<4xf32>, f32
+}
+
+// -----
+
+// A private function's update is left in the buffer its callers pass where
+// every call may have it there: the caller's own updated argument (no copy
+// left in the caller) or a new buffer of the caller's that nothing reads
+// after the call. The function copies the update into its argument after
+// the argument's last read.
+// CHECK-LABEL: func.func private @adam
+// CHECK-SAME:    (%[[P:.*]]: memref<4xf32> {bufferization.writable = true, gnn.name = "p"}, %[[G:.*]]: memref<4xf32> {gnn.name = "g"})
+// CHECK-SAME:    -> (memref<4xf32> {gnn.name = "norm"})
+// CHECK-NEXT:    %[[NEW:.*]] = call @fresh2(%[[P]], %[[G]])
+// CHECK-NEXT:    memref.copy %[[NEW]], %[[P]]
+// CHECK-NEXT:    %[[NORM:.*]] = memref.alloc
+// CHECK-NEXT:    return %[[NORM]]
+// CHECK-LABEL: func.func @step
+// CHECK-SAME:    (%[[SP:.*]]: memref<4xf32> {bufferization.writable = true, gnn.name = "param"}, %[[SG:.*]]: memref<4xf32> {gnn.name = "grad"})
+// CHECK-SAME:    -> (memref<4xf32> {gnn.name = "n1"}, memref<4xf32> {gnn.name = "n2"})
+// CHECK-NEXT:    %[[N1:.*]] = call @adam(%[[SP]], %[[SG]]) : (memref<4xf32>, memref<4xf32>) -> memref<4xf32>
+// CHECK-NEXT:    %[[T:.*]] = memref.alloc
+// CHECK-NEXT:    %[[N2:.*]] = call @adam(%[[T]], %[[SG]])
+// CHECK-NEXT:    return %[[N1]], %[[N2]]
+func.func private @fresh2(%a: memref<4xf32>, %b: memref<4xf32>) -> memref<4xf32> {
+  %n = memref.alloc() : memref<4xf32>
+  return %n : memref<4xf32>
+}
+func.func private @adam(%p: memref<4xf32> {bufferization.writable = true, gnn.name = "p"}, %g: memref<4xf32> {gnn.name = "g"})
+    -> (memref<4xf32> {gnn.updates = "p"}, memref<4xf32> {gnn.name = "norm"}) {
+  %new = call @fresh2(%p, %g) : (memref<4xf32>, memref<4xf32>) -> memref<4xf32>
+  %norm = memref.alloc() : memref<4xf32>
+  return %new, %norm : memref<4xf32>, memref<4xf32>
+}
+func.func @step(%param: memref<4xf32> {bufferization.writable = true, gnn.name = "param"}, %grad: memref<4xf32> {gnn.name = "grad"})
+    -> (memref<4xf32> {gnn.updates = "param"}, memref<4xf32> {gnn.name = "n1"}, memref<4xf32> {gnn.name = "n2"}) {
+  %u:2 = call @adam(%param, %grad) : (memref<4xf32>, memref<4xf32>) -> (memref<4xf32>, memref<4xf32>)
+  %t = memref.alloc() : memref<4xf32>
+  %w:2 = call @adam(%t, %grad) : (memref<4xf32>, memref<4xf32>) -> (memref<4xf32>, memref<4xf32>)
+  return %u#0, %u#1, %w#1 : memref<4xf32>, memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+// Kept as results: one call passes a buffer whose old value is read after
+// it, so no call leaves the update in place; another passes an argument
+// its caller does not update.
+// CHECK-LABEL: func.func private @adam_kept
+// CHECK-SAME:    -> (memref<4xf32> {gnn.updates = "p"})
+// CHECK-NOT:     memref.copy
+// CHECK-LABEL: func.func @reads_old
+// CHECK:         %[[U:.*]] = call @adam_kept
+// CHECK-NEXT:    memref.load
+// CHECK-NEXT:    memref.copy %[[U]]
+// CHECK-LABEL: func.func @not_updated
+// CHECK:         %[[U:.*]] = call @adam_kept
+// CHECK-NEXT:    return %[[U]]
+func.func private @adam_kept(%p: memref<4xf32> {bufferization.writable = true, gnn.name = "p"})
+    -> (memref<4xf32> {gnn.updates = "p"}) {
+  %new = memref.alloc() : memref<4xf32>
+  return %new : memref<4xf32>
+}
+func.func @reads_old(%param: memref<4xf32> {bufferization.writable = true, gnn.name = "param"})
+    -> (memref<4xf32> {gnn.updates = "param"}, f32 {gnn.name = "old"}) {
+  %c0 = arith.constant 0 : index
+  %u = call @adam_kept(%param) : (memref<4xf32>) -> memref<4xf32>
+  %old = memref.load %param[%c0] : memref<4xf32>
+  return %u, %old : memref<4xf32>, f32
+}
+func.func @not_updated(%param: memref<4xf32> {gnn.name = "param"})
+    -> (memref<4xf32> {gnn.name = "next"}) {
+  %u = call @adam_kept(%param) : (memref<4xf32>) -> memref<4xf32>
+  return %u : memref<4xf32>
 }

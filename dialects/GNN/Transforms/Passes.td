@@ -276,7 +276,18 @@ def ReturnUpdatedArgumentsPass
     argument's own buffer, which the deallocation pipeline would then copy
     so that the caller owns a fresh one. This pass removes such results
     instead; where the update went elsewhere, it first copies it into the
-    argument. The caller reads each update from the buffer it passed.
+    argument. The caller reads each update from the buffer it passed. A copy
+    goes right after the last op that reads the argument or touches the
+    update (through views and results that may alias them) where the update
+    is a new buffer and the function has one block; else before the return.
+
+    Private functions' updates stay in the buffers their callers pass where
+    every call allows it: the operand is a new buffer of the caller's or an
+    argument the caller updates itself, and neither it nor an alias of it is
+    read after the call. Such results are removed from the function and its
+    calls, and the caller's uses of them read the operand. A training step
+    that updates its parameters through such functions then copies nothing
+    itself, and each function's temporaries are freed when it returns.
 
     ```mlir
     func.func @step(%c: memref<?x4xf32> {bufferization.writable = true,

@@ -16,6 +16,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/Sequence.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_RETURNUPDATEDARGUMENTSPASS
@@ -33,7 +34,7 @@ constexpr llvm::StringLiteral kUpdates = gnn::GNNDialect::kUpdatesAttrName,
 /// `bufferization.writable` marks (gnn-read-only-arguments checks them
 /// before), so only one still there and false is refused here.
 BlockArgument updatedArgument(func::FuncOp function, unsigned result,
-                              StringAttr name) {
+                              StringAttr name, bool report = true) {
   StringRef writableName =
       bufferization::BufferizationDialect::kWritableAttrName;
   auto resultType = dyn_cast<MemRefType>(function.getResultTypes()[result]);
@@ -49,8 +50,10 @@ BlockArgument updatedArgument(func::FuncOp function, unsigned result,
       continue;
     return argument;
   }
-  function.emitOpError() << "result #" << result << " updates argument " << name
-                         << ", which is not a writable buffer of its shape";
+  if (report)
+    function.emitOpError() << "result #" << result << " updates argument "
+                           << name
+                           << ", which is not a writable buffer of its shape";
   return nullptr;
 }
 
@@ -90,6 +93,9 @@ public:
     return known[callee] = fresh;
   }
 
+  /// Forgets what is known: a function's results changed.
+  void forget() { known.clear(); }
+
 private:
   SymbolTable symbols;
   DenseMap<Operation *, bool> known;
@@ -103,11 +109,11 @@ Operation *inBlock(Block *block, Operation *op) {
 /// Where the copy of the update that `ret` returns as `result` into
 /// `argument` goes: right after the last op of the function's block that
 /// reads the argument's old value or touches the update (through views and
-/// results that may alias them), so that the update's buffer is freed there
-/// rather than held to the end (a training step's updates of every
-/// parameter would otherwise all be live at once). Before `ret` where that
-/// cannot be told: more than one block, an update that is not a new
-/// buffer, or an alias that reaches the return.
+/// results that may alias them), so that the update's value need not stay
+/// live across the rest of the function (a training step's updates of
+/// every parameter would otherwise all be). Before `ret` where that cannot
+/// be told: more than one block, an update that is not a new buffer, or an
+/// alias that reaches the return.
 Operation *copyPoint(func::ReturnOp ret, unsigned result,
                      BlockArgument argument, FreshResults &fresh) {
   Value update = ret.getOperand(result);
@@ -141,36 +147,150 @@ Operation *copyPoint(func::ReturnOp ret, unsigned result,
   return latest->getNextNode();
 }
 
+/// Whether `call` may leave its update of operand `j` in that operand's
+/// buffer: the caller may write it (a new buffer of its own, or an argument
+/// it updates itself), nothing reads it or an alias of it after the call,
+/// and no other operand of the call is (an alias of) it.
+bool mayUpdateInPlace(func::CallOp call, unsigned j, FreshResults &fresh) {
+  Value operand = call.getOperand(j);
+  Block *block = call->getBlock();
+  auto caller = call->getParentOfType<func::FuncOp>();
+  if (auto argument = dyn_cast<BlockArgument>(operand)) {
+    if (argument.getOwner() != block || !block->isEntryBlock() ||
+        block->getParentOp() != caller)
+      return false;
+    auto name =
+        caller.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kName);
+    auto updatesIt = [&](unsigned r) {
+      return name && caller.getResultAttr(r, kUpdates) == name;
+    };
+    if (llvm::none_of(llvm::seq(caller.getNumResults()), updatesIt))
+      return false;
+  } else if (!fresh.isFresh(operand) ||
+             operand.getDefiningOp()->getBlock() != block) {
+    return false;
+  }
+  SmallVector<Value> work = {operand};
+  DenseSet<Value> seen = {operand};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *op = inBlock(block, use.getOwner());
+      if (!op)
+        return false;
+      if (op == call) {
+        if (use.getOwner() != call || use.getOperandNumber() != j)
+          return false;
+        continue;
+      }
+      if (call->isBeforeInBlock(op))
+        return false;
+      auto other = dyn_cast<func::CallOp>(op);
+      if (other && fresh.returnsFresh(other))
+        continue;
+      for (Value r : op->getResults())
+        if (isa<BaseMemRefType>(r.getType()) && seen.insert(r).second)
+          work.push_back(r);
+    }
+  }
+  return true;
+}
+
+/// Copies each of `updates` (results of `function`, each updating the
+/// argument `arguments[i]`) into its argument where it was computed
+/// elsewhere, and removes them from the function's results.
+void leaveInArguments(func::FuncOp function, const llvm::BitVector &updates,
+                      ArrayRef<BlockArgument> arguments, FreshResults &fresh) {
+  function.walk([&](func::ReturnOp ret) {
+    for (unsigned i : updates.set_bits()) {
+      Value update = ret.getOperand(i);
+      while (auto cast = update.getDefiningOp<memref::CastOp>())
+        update = cast.getSource();
+      if (update != arguments[i])
+        OpBuilder(copyPoint(ret, i, arguments[i], fresh))
+            .create<memref::CopyOp>(ret.getLoc(), ret.getOperand(i),
+                                    arguments[i]);
+    }
+  });
+  function.walk([&](func::ReturnOp ret) { ret->eraseOperands(updates); });
+  function.eraseResults(updates);
+  fresh.forget();
+}
+
 struct ReturnUpdatedArgumentsPass
     : gnn::impl::ReturnUpdatedArgumentsPassBase<ReturnUpdatedArgumentsPass> {
   void runOnOperation() override {
-    FreshResults fresh(getOperation());
-    for (auto function : getOperation().getOps<func::FuncOp>()) {
+    ModuleOp module = getOperation();
+    FreshResults fresh(module);
+    // Private functions first: where every call may leave an update in the
+    // buffer it passes, the function writes it there and its callers read
+    // it from that buffer, so a caller that updates its own argument (a
+    // training step's parameters) does not copy it again.
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() && function.isPrivate())
+        updatePrivateInPlace(function, module, fresh);
+    for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isExternal() || !function.isPublic())
         continue;
       llvm::BitVector updates(function.getNumResults());
+      SmallVector<BlockArgument> arguments(function.getNumResults());
       for (unsigned i = 0; i < function.getNumResults(); ++i) {
         auto name = function.getResultAttrOfType<StringAttr>(i, kUpdates);
         if (!name)
           continue;
-        BlockArgument argument = updatedArgument(function, i, name);
-        if (!argument)
+        arguments[i] = updatedArgument(function, i, name);
+        if (!arguments[i])
           return signalPassFailure();
-        function.walk([&](func::ReturnOp ret) {
-          Value update = ret.getOperand(i);
-          while (auto cast = update.getDefiningOp<memref::CastOp>())
-            update = cast.getSource();
-          if (update != argument)
-            OpBuilder(copyPoint(ret, i, argument, fresh))
-                .create<memref::CopyOp>(ret.getLoc(), ret.getOperand(i),
-                                        argument);
-        });
         updates.set(i);
       }
-      if (updates.none())
+      if (updates.any())
+        leaveInArguments(function, updates, arguments, fresh);
+    }
+  }
+
+  void updatePrivateInPlace(func::FuncOp function, ModuleOp module,
+                            FreshResults &fresh) {
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(function, module);
+    if (!uses)
+      return;
+    SmallVector<func::CallOp> calls;
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      auto call = dyn_cast<func::CallOp>(use.getUser());
+      if (!call)
+        return;
+      calls.push_back(call);
+    }
+    if (calls.empty())
+      return;
+    llvm::BitVector updates(function.getNumResults());
+    SmallVector<BlockArgument> arguments(function.getNumResults());
+    for (unsigned i = 0; i < function.getNumResults(); ++i) {
+      auto name = function.getResultAttrOfType<StringAttr>(i, kUpdates);
+      BlockArgument argument =
+          name ? updatedArgument(function, i, name, /*report=*/false) : nullptr;
+      if (!argument || argument.getType() != function.getResultTypes()[i])
         continue;
-      function.walk([&](func::ReturnOp ret) { ret->eraseOperands(updates); });
-      function.eraseResults(updates);
+      if (llvm::all_of(calls, [&](func::CallOp call) {
+            return mayUpdateInPlace(call, argument.getArgNumber(), fresh);
+          })) {
+        updates.set(i);
+        arguments[i] = argument;
+      }
+    }
+    if (updates.none())
+      return;
+    leaveInArguments(function, updates, arguments, fresh);
+    for (func::CallOp call : calls) {
+      OpBuilder b(call);
+      auto kept =
+          b.create<func::CallOp>(call.getLoc(), function, call.getOperands());
+      unsigned k = 0;
+      for (unsigned i = 0; i < call.getNumResults(); ++i)
+        call.getResult(i).replaceAllUsesWith(
+            updates[i] ? call.getOperand(arguments[i].getArgNumber())
+                       : kept.getResult(k++));
+      call.erase();
     }
   }
 };

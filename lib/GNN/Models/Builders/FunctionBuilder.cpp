@@ -321,10 +321,10 @@ void FunctionBuilder::finish(
   }
 }
 
-SmallVector<Value> FunctionBuilder::callLayer(llvm::StringRef name,
-                                              llvm::StringRef prefix,
-                                              const Named &inputs,
-                                              LayerBody body) {
+SmallVector<Value>
+FunctionBuilder::callLayer(llvm::StringRef name, llvm::StringRef prefix,
+                           const Named &inputs, LayerBody body,
+                           llvm::ArrayRef<std::string> updated) {
   auto callerName = [&](llvm::StringRef n) {
     if (n.consume_front(kLayerPrefix) && (n.empty() || n.front() == '.'))
       return (prefix + n).str();
@@ -340,7 +340,9 @@ SmallVector<Value> FunctionBuilder::callLayer(llvm::StringRef name,
   FunctionBuilder layer(module, unique, c, layerHasWeight);
   SmallVector<Value> in;
   for (const auto &[value, inputName] : inputs)
-    in.push_back(layer.input(inputName, value.getType()));
+    in.push_back(llvm::is_contained(updated, inputName)
+                     ? layer.updatedInput(inputName, value.getType())
+                     : layer.input(inputName, value.getType()));
   Value layerRng;
   if (rng) {
     layer.enableDropout(dropoutRate);

@@ -127,9 +127,12 @@ public:
   /// earlier call built the same is called instead of a new one, so a stack
   /// of N layers compiles one layer body, not N. With dropout enabled, the
   /// layer also takes an `rng` input (last), whose offsets start where this
-  /// function's n-th layer call's range begins.
+  /// function's n-th layer call's range begins. Inputs named in `updated`
+  /// are writable, and the body's results of the same names their updates
+  /// (which the caller's buffers may then keep).
   SmallVector<Value> callLayer(llvm::StringRef name, llvm::StringRef prefix,
-                               const Named &inputs, LayerBody body);
+                               const Named &inputs, LayerBody body,
+                               llvm::ArrayRef<std::string> updated = {});
 
   ImplicitLocOpBuilder b;
   const ModelConfig &c;

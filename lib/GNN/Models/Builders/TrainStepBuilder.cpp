@@ -238,6 +238,7 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
     ArrayRef<TrainedParameter> group = parameters.slice(
         first, std::min(kUpdateGroup, parameters.size() - first));
     FunctionBuilder::Named in;
+    std::vector<std::string> updated;
     SmallVector<unsigned> gradientCounts;
     for (auto [i, p] : llvm::enumerate(group)) {
       std::string n = std::to_string(i);
@@ -247,13 +248,16 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
       in.push_back({s.v, "adam.v." + n});
       if (accumulate)
         in.push_back({s.accum, "accum." + n});
+      for (const auto &[value, name] : ArrayRef(in).take_back(3 + accumulate))
+        updated.push_back(name);
       gradientCounts.push_back(gradients[p.name].size());
       for (auto [j, g] : llvm::enumerate(gradients[p.name]))
         in.push_back({g.second, "grad." + n + "." + std::to_string(j)});
     }
     llvm::append_range(in, scalars);
-    SmallVector<Value> updated = f.callLayer(
-        model::kTrainUpdate, "", in, [&](FunctionBuilder &u, ValueRange args) {
+    SmallVector<Value> groupResults = f.callLayer(
+        model::kTrainUpdate, "", in,
+        [&](FunctionBuilder &u, ValueRange args) {
           AdamScalars h;
           ValueRange tail = args.take_back(scalars.size());
           h.w1 = tail[0], h.b2 = tail[1], h.w2 = tail[2], h.step = tail[3];
@@ -273,8 +277,9 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
               out.push_back({next.accum, "accum." + n});
           }
           return out;
-        });
-    ValueRange next = updated;
+        },
+        updated);
+    ValueRange next = groupResults;
     for (const TrainedParameter &p : group) {
       results.push_back({next[0], "param." + p.name});
       results.push_back({next[1], "adam.m." + p.name});
