@@ -101,41 +101,20 @@ private:
   DenseMap<Operation *, bool> known;
 };
 
-/// The op of `block` that `op` is or is nested in.
-Operation *inBlock(Block *block, Operation *op) {
-  return block->findAncestorOpInBlock(*op);
-}
-
-/// Where the copy of the update that `ret` returns as `result` into
-/// `argument` goes: right after the last op of the function's block that
-/// reads the argument's old value or touches the update (through views and
-/// results that may alias them), so that the update's value need not stay
-/// live across the rest of the function (a training step's updates of
-/// every parameter would otherwise all be). Before `ret` where that cannot
-/// be told: more than one block, an update that is not a new buffer, or an
-/// alias that reaches the return.
-Operation *copyPoint(func::ReturnOp ret, unsigned result,
-                     BlockArgument argument, FreshResults &fresh) {
-  Value update = ret.getOperand(result);
-  Block *block = ret->getBlock();
-  if (block != argument.getOwner() || !fresh.isFresh(update))
-    return ret;
-  Operation *latest = update.getDefiningOp();
-  SmallVector<Value> work = {argument, update};
-  DenseSet<Value> seen(work.begin(), work.end());
+/// Visits every use of `roots` and of the values that may alias them (the
+/// memref results of the ops that use them, but those of calls returning
+/// new buffers), with the op of `block` that the use is in. Returns false,
+/// stopping there, at a use outside `block` or where `visit` does.
+bool visitAliasUses(Block *block, ArrayRef<Value> roots, FreshResults &fresh,
+                    function_ref<bool(OpOperand &, Operation *)> visit) {
+  SmallVector<Value> work(roots);
+  DenseSet<Value> seen(roots.begin(), roots.end());
   while (!work.empty()) {
     Value v = work.pop_back_val();
     for (OpOperand &use : v.getUses()) {
-      // The return of the update itself is what the copy replaces.
-      if (use.getOwner() == ret && use.getOperandNumber() == result)
-        continue;
-      Operation *op = inBlock(block, use.getOwner());
-      if (!op || op == ret)
-        return ret;
-      if (latest->isBeforeInBlock(op))
-        latest = op;
-      // Results that may be views of v: all memref results, but those of a
-      // call returning new buffers.
+      Operation *op = block->findAncestorOpInBlock(*use.getOwner());
+      if (!op || !visit(use, op))
+        return false;
       auto call = dyn_cast<func::CallOp>(op);
       if (call && fresh.returnsFresh(call))
         continue;
@@ -144,7 +123,36 @@ Operation *copyPoint(func::ReturnOp ret, unsigned result,
           work.push_back(r);
     }
   }
-  return latest->getNextNode();
+  return true;
+}
+
+/// Where the copy of the update that `ret` returns as `result` into
+/// `argument` goes: right after the last op of the function's block that
+/// reads the argument's old value or touches the update (or an alias of
+/// either), so that the update's value need not stay live across the rest
+/// of the function (a training step's updates of every parameter would
+/// otherwise all be). Before `ret` where that cannot be told: more than one
+/// block, an update that is not a new buffer, or an alias that reaches the
+/// return.
+Operation *copyPoint(func::ReturnOp ret, unsigned result,
+                     BlockArgument argument, FreshResults &fresh) {
+  Value update = ret.getOperand(result);
+  Block *block = ret->getBlock();
+  if (block != argument.getOwner() || !fresh.isFresh(update))
+    return ret;
+  Operation *latest = update.getDefiningOp();
+  bool early = visitAliasUses(
+      block, {argument, update}, fresh, [&](OpOperand &use, Operation *op) {
+        // The return of the update itself is what the copy replaces.
+        if (use.getOwner() == ret && use.getOperandNumber() == result)
+          return true;
+        if (op == ret)
+          return false;
+        if (latest->isBeforeInBlock(op))
+          latest = op;
+        return true;
+      });
+  return early ? latest->getNextNode() : ret.getOperation();
 }
 
 /// Whether `call` may leave its update of operand `j` in that operand's
@@ -170,30 +178,12 @@ bool mayUpdateInPlace(func::CallOp call, unsigned j, FreshResults &fresh) {
              operand.getDefiningOp()->getBlock() != block) {
     return false;
   }
-  SmallVector<Value> work = {operand};
-  DenseSet<Value> seen = {operand};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *op = inBlock(block, use.getOwner());
-      if (!op)
-        return false;
-      if (op == call) {
-        if (use.getOwner() != call || use.getOperandNumber() != j)
-          return false;
-        continue;
-      }
-      if (call->isBeforeInBlock(op))
-        return false;
-      auto other = dyn_cast<func::CallOp>(op);
-      if (other && fresh.returnsFresh(other))
-        continue;
-      for (Value r : op->getResults())
-        if (isa<BaseMemRefType>(r.getType()) && seen.insert(r).second)
-          work.push_back(r);
-    }
-  }
-  return true;
+  return visitAliasUses(
+      block, operand, fresh, [&](OpOperand &use, Operation *op) {
+        if (op == call)
+          return use.getOwner() == call && use.getOperandNumber() == j;
+        return op->isBeforeInBlock(call);
+      });
 }
 
 /// Copies each of `updates` (results of `function`, each updating the
