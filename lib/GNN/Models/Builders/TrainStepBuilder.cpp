@@ -37,8 +37,33 @@ namespace {
 /// Parameters whose updates one function holds.
 constexpr size_t kUpdateGroup = 8;
 
+/// A parameter's state: the parameter, its moments and (with accumulation)
+/// its gradient sum.
 struct State {
   Value param, m, v, accum;
+
+  /// The state's names for `key` (a parameter's name, or its place in an
+  /// update function), in the order of values().
+  static SmallVector<std::string> names(const std::string &key,
+                                        bool accumulate) {
+    SmallVector<std::string> n = {"param." + key, "adam.m." + key,
+                                  "adam.v." + key};
+    if (accumulate)
+      n.push_back("accum." + key);
+    return n;
+  }
+  SmallVector<Value> values() const {
+    SmallVector<Value> all = {param, m, v};
+    if (accum)
+      all.push_back(accum);
+    return all;
+  }
+  /// The state at the front of `values` (dropped from it).
+  static State take(ValueRange &values, bool accumulate) {
+    State s{values[0], values[1], values[2], accumulate ? values[3] : Value()};
+    values = values.drop_front(accumulate ? 4 : 3);
+    return s;
+  }
 };
 
 /// Adam's step sizes and gates, as scalars.
@@ -46,6 +71,12 @@ struct AdamScalars {
   Value w1, b2, w2, step, c2, eps;
   /// The objective is finite; this is an update step (and it is finite).
   Value finite, apply;
+
+  static constexpr size_t kCount = 8;
+  /// From the values in the order of the fields.
+  static AdamScalars of(ValueRange v) {
+    return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+  }
 };
 
 /// One parameter's Adam update from its gradients `grads` (and its sum
@@ -174,12 +205,11 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
   std::map<std::string, State> state;
   for (const TrainedParameter &p : parameters) {
     RankedTensorType type = typeOf(p);
-    State &s = state[p.name];
-    s.param = f.updatedInput("param." + p.name, type);
-    s.m = f.updatedInput("adam.m." + p.name, type);
-    s.v = f.updatedInput("adam.v." + p.name, type);
-    if (accumulate)
-      s.accum = f.updatedInput("accum." + p.name, type);
+    SmallVector<Value> values;
+    for (const std::string &name : State::names(p.name, accumulate))
+      values.push_back(f.updatedInput(name, type));
+    ValueRange range = values;
+    state[p.name] = State::take(range, accumulate);
   }
 
   SmallVector<Value> operands;
@@ -228,6 +258,7 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
            finite, b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, flag,
                                            f.constant(0))),
        "apply"});
+  assert(scalars.size() == AdamScalars::kCount && "one value per field");
 
   // The updates, kUpdateGroup parameters to a function: one function with
   // every parameter's update holds every parameter's buffers live across
@@ -241,52 +272,37 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
     std::vector<std::string> updated;
     SmallVector<unsigned> gradientCounts;
     for (auto [i, p] : llvm::enumerate(group)) {
-      std::string n = std::to_string(i);
-      const State &s = state[p.name];
-      in.push_back({s.param, "param." + n});
-      in.push_back({s.m, "adam.m." + n});
-      in.push_back({s.v, "adam.v." + n});
-      if (accumulate)
-        in.push_back({s.accum, "accum." + n});
-      for (const auto &[value, name] : ArrayRef(in).take_back(3 + accumulate))
-        updated.push_back(name);
+      std::string key = std::to_string(i);
+      SmallVector<std::string> names = State::names(key, accumulate);
+      for (auto [value, name] : llvm::zip(state[p.name].values(), names))
+        in.push_back({value, name});
+      llvm::append_range(updated, names);
       gradientCounts.push_back(gradients[p.name].size());
       for (auto [j, g] : llvm::enumerate(gradients[p.name]))
-        in.push_back({g.second, "grad." + n + "." + std::to_string(j)});
+        in.push_back({g.second, "grad." + key + "." + std::to_string(j)});
     }
     llvm::append_range(in, scalars);
-    SmallVector<Value> groupResults = f.callLayer(
-        model::kTrainUpdate, "", in,
-        [&](FunctionBuilder &u, ValueRange args) {
-          AdamScalars h;
-          ValueRange tail = args.take_back(scalars.size());
-          h.w1 = tail[0], h.b2 = tail[1], h.w2 = tail[2], h.step = tail[3];
-          h.c2 = tail[4], h.eps = tail[5], h.finite = tail[6],
-          h.apply = tail[7];
-          FunctionBuilder::Named out;
-          for (auto [i, count] : llvm::enumerate(gradientCounts)) {
-            State s{args[0], args[1], args[2], accumulate ? args[3] : Value()};
-            args = args.drop_front(accumulate ? 4 : 3);
-            State next = adamUpdate(u, s, args.take_front(count), h);
-            args = args.drop_front(count);
-            std::string n = std::to_string(i);
-            out.push_back({next.param, "param." + n});
-            out.push_back({next.m, "adam.m." + n});
-            out.push_back({next.v, "adam.v." + n});
-            if (accumulate)
-              out.push_back({next.accum, "accum." + n});
-          }
-          return out;
-        },
-        updated);
-    ValueRange next = groupResults;
+    auto body = [&](FunctionBuilder &u, ValueRange args) {
+      AdamScalars h = AdamScalars::of(args.take_back(AdamScalars::kCount));
+      FunctionBuilder::Named out;
+      for (auto [i, count] : llvm::enumerate(gradientCounts)) {
+        State s = State::take(args, accumulate);
+        State next = adamUpdate(u, s, args.take_front(count), h);
+        args = args.drop_front(count);
+        for (auto [value, name] : llvm::zip(
+                 next.values(), State::names(std::to_string(i), accumulate)))
+          out.push_back({value, name});
+      }
+      return out;
+    };
+    SmallVector<Value> updates =
+        f.callLayer(model::kTrainUpdate, "", in, body, updated);
+    ValueRange next = updates;
     for (const TrainedParameter &p : group) {
-      results.push_back({next[0], "param." + p.name});
-      results.push_back({next[1], "adam.m." + p.name});
-      results.push_back({next[2], "adam.v." + p.name});
-      if (accumulate)
-        results.push_back({next[3], "accum." + p.name});
-      next = next.drop_front(accumulate ? 4 : 3);
+      State s = State::take(next, accumulate);
+      for (auto [value, name] :
+           llvm::zip(s.values(), State::names(p.name, accumulate)))
+        results.push_back({value, name});
     }
   }
   f.finish(results);
