@@ -200,12 +200,12 @@ void optimize(llvm::Module &module) {
 }
 
 /// Functions with a long basic block are tuned for the target's generic
-/// CPU (still the host's instruction set). Some hosts'
-/// scheduling models (AMD Zen's) turn on LLVM's post-register-allocation
-/// list scheduler, whose time grows as the square of a block's length: on
-/// the 6-layer training program it took 10 of the 26 s of code generation,
-/// on two functions that run once a step. Kernels' loop bodies are far
-/// shorter and keep the host's tuning.
+/// CPU (still the host's instruction set). Some hosts' scheduling models
+/// (AMD Zen's) turn on LLVM's post-register-allocation list scheduler,
+/// whose time grows as the square of a block's length: on the 6-layer
+/// training program it took 10 of the 26 s of code generation, on two
+/// functions that run once a step. Kernels' loop bodies are far shorter
+/// and keep the host's tuning.
 void tuneLongBlocksGenerically(llvm::Module &module) {
   for (llvm::Function &f : module) {
     if (f.isDeclaration() || f.hasFnAttribute("tune-cpu"))
