@@ -201,3 +201,35 @@ func.func @not_updated(%param: memref<4xf32> {gnn.name = "param"})
   %u = call @adam_kept(%param) : (memref<4xf32>) -> memref<4xf32>
   return %u : memref<4xf32>
 }
+
+// -----
+
+// A private caller's argument is not the caller's to overwrite, even where
+// the caller marks an update of it: its own caller reads the old value
+// after the call, so @middle keeps its result, and @inner, called with
+// @middle's argument, keeps its own.
+// CHECK-LABEL: func.func private @inner
+// CHECK-SAME:    -> (memref<4xf32> {gnn.updates = "p"})
+// CHECK-LABEL: func.func private @middle
+// CHECK-SAME:    -> (memref<4xf32> {gnn.updates = "a"})
+// CHECK-NEXT:    %[[U:.*]] = call @inner
+// CHECK-NEXT:    return %[[U]]
+// CHECK-LABEL: func.func @outer
+// CHECK:         call @middle
+// CHECK-NEXT:    memref.load
+func.func private @inner(%p: memref<4xf32> {bufferization.writable = true, gnn.name = "p"})
+    -> (memref<4xf32> {gnn.updates = "p"}) {
+  %new = memref.alloc() : memref<4xf32>
+  return %new : memref<4xf32>
+}
+func.func private @middle(%a: memref<4xf32> {bufferization.writable = true, gnn.name = "a"})
+    -> (memref<4xf32> {gnn.updates = "a"}) {
+  %u = call @inner(%a) : (memref<4xf32>) -> memref<4xf32>
+  return %u : memref<4xf32>
+}
+func.func @outer(%x: memref<4xf32> {gnn.name = "x"}) -> (memref<4xf32> {gnn.name = "next"}, f32 {gnn.name = "old"}) {
+  %c0 = arith.constant 0 : index
+  %n = call @middle(%x) : (memref<4xf32>) -> memref<4xf32>
+  %old = memref.load %x[%c0] : memref<4xf32>
+  return %n, %old : memref<4xf32>, f32
+}

@@ -283,8 +283,8 @@ def ReturnUpdatedArgumentsPass
 
     Private functions' updates stay in the buffers their callers pass where
     every call allows it: the operand is a new buffer of the caller's or an
-    argument the caller updates itself, and neither it nor an alias of it is
-    read after the call. Such results are removed from the function and its
+    argument that the caller, a public function, updates itself, and
+    neither it nor an alias of it is read after the call. Such results are removed from the function and its
     calls, and the caller's uses of them read the operand. A training step
     that updates its parameters through such functions then copies nothing
     itself, and each function's temporaries are freed when it returns.

@@ -14,7 +14,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/Sequence.h"
 
@@ -157,15 +156,17 @@ Operation *copyPoint(func::ReturnOp ret, unsigned result,
 
 /// Whether `call` may leave its update of operand `j` in that operand's
 /// buffer: the caller may write it (a new buffer of its own, or an argument
-/// it updates itself), nothing reads it or an alias of it after the call,
-/// and no other operand of the call is (an alias of) it.
+/// that it, a public function, updates itself: its caller hands that buffer
+/// over), nothing reads it or an alias of it after the call, and no other
+/// operand of the call is (an alias of) it. A private caller's argument is
+/// not enough: whether its own callers allow the write is not known here.
 bool mayUpdateInPlace(func::CallOp call, unsigned j, FreshResults &fresh) {
   Value operand = call.getOperand(j);
   Block *block = call->getBlock();
   auto caller = call->getParentOfType<func::FuncOp>();
   if (auto argument = dyn_cast<BlockArgument>(operand)) {
     if (argument.getOwner() != block || !block->isEntryBlock() ||
-        block->getParentOp() != caller)
+        block->getParentOp() != caller || !caller.isPublic())
       return false;
     auto name =
         caller.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kName);
