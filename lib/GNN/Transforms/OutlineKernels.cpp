@@ -57,18 +57,29 @@ bool mayBeStridedView(Value v) {
   return false;
 }
 
-/// Values from outside an op's regions that its kernel can take: constants
-/// (cloned into the kernel, where they stay foldable) and scalars (passed
-/// as extra arguments after the op's operands). None if some other value
-/// is used.
-std::optional<SmallVector<Value>> capturedScalars(Operation *op) {
+/// Values from outside an op's regions that its kernel can take.
+struct OutsideValues {
+  /// Cloned into the kernel, where they stay foldable.
+  SmallVector<Operation *> constants;
+  /// Passed as extra arguments after the op's operands.
+  SmallVector<Value> scalars;
+};
+
+/// The outside values an op's regions use; none if one is neither a
+/// constant nor a scalar.
+std::optional<OutsideValues> outsideValues(Operation *op) {
   llvm::SetVector<Value> captured;
   getUsedValuesDefinedAbove(op->getRegions(), captured);
-  for (Value v : captured)
-    if (!matchPattern(v, m_Constant()) &&
-        !isa<IntegerType, FloatType, IndexType>(v.getType()))
+  OutsideValues outside;
+  for (Value v : captured) {
+    if (matchPattern(v, m_Constant()))
+      outside.constants.push_back(v.getDefiningOp());
+    else if (isa<IntegerType, FloatType, IndexType>(v.getType()))
+      outside.scalars.push_back(v);
+    else
       return std::nullopt;
-  return SmallVector<Value>(captured.begin(), captured.end());
+  }
+  return outside;
 }
 
 bool isKernelFunction(func::FuncOp fn) {
@@ -98,7 +109,7 @@ struct OutlineKernelsPass
     // Kernels by hash, including those of an earlier run.
     DenseMap<llvm::hash_code, SmallVector<func::FuncOp>> kernels;
     // Ops to outline, with the outside values their bodies use.
-    SmallVector<std::pair<Operation *, SmallVector<Value>>> candidates;
+    SmallVector<std::pair<Operation *, OutsideValues>> candidates;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (isKernelFunction(fn)) {
         if (Operation *op = kernelOp(fn))
@@ -110,21 +121,15 @@ struct OutlineKernelsPass
           return;
         if (llvm::any_of(op->getOperands(), mayBeStridedView))
           return;
-        if (std::optional<SmallVector<Value>> captured = capturedScalars(op))
-          candidates.push_back({op, std::move(*captured)});
+        if (std::optional<OutsideValues> outside = outsideValues(op))
+          candidates.push_back({op, std::move(*outside)});
       });
     }
 
     OpBuilder b(module.getContext());
-    for (auto &[op, captured] : candidates) {
+    for (auto &[op, outside] : candidates) {
       SmallVector<Value> operands(op->getOperands());
-      SmallVector<Operation *> constants;
-      for (Value v : captured) {
-        if (matchPattern(v, m_Constant()))
-          constants.push_back(v.getDefiningOp());
-        else
-          operands.push_back(v);
-      }
+      llvm::append_range(operands, outside.scalars);
       b.setInsertionPointToEnd(module.getBody());
       auto type = b.getFunctionType(ValueRange(operands).getTypes(),
                                     op->getResultTypes());
@@ -140,10 +145,9 @@ struct OutlineKernelsPass
       // twice; the scalars the body uses follow, and its constants are
       // cloned in.
       IRMapping mapping;
-      for (Operation *c : constants)
+      for (Operation *c : outside.constants)
         mapping.map(c->getResult(0), b.clone(*c)->getResult(0));
-      for (auto [i, v] : llvm::enumerate(
-               ArrayRef<Value>(operands).drop_front(op->getNumOperands())))
+      for (auto [i, v] : llvm::enumerate(outside.scalars))
         mapping.map(v, entry->getArgument(op->getNumOperands() + i));
       Operation *copy = b.clone(*op, mapping);
       for (unsigned i = 0; i < op->getNumOperands(); ++i)
