@@ -232,8 +232,8 @@ def ReadOnlyArgumentsPass : Pass<"gnn-read-only-arguments", "ModuleOp"> {
 
 def SimplifyDeallocationsPass
     : Pass<"gnn-simplify-deallocations", "ModuleOp"> {
-  let summary = "Runs buffer-deallocation-simplification on the functions "
-                "whose deallocations it can afford";
+  let summary = "Answers the alias questions of bufferization.dealloc ops "
+                "statically, within a budget or by the buffers' origins";
   let description = [{
     The deallocation pipeline's simplification (upstream
     `buffer-deallocation-simplification`) turns the run-time alias checks of
@@ -242,23 +242,50 @@ def SimplifyDeallocationsPass
     deallocations name: a training step that keeps the tape of an unrolled
     ACT loop names thousands and would spend minutes there, and a
     6-layer Transformer's gradient function, which names 661, 32 seconds
-    (the cost grows about as the cube of that count). This pass runs
-    the simplification function by function and leaves out a function
-    whose `bufferization.dealloc` ops name more than `max-operands` memrefs
-    (operands and retained values together), whose deallocations then keep
-    their run-time checks (cheap next to the work of such a function).
+    (the cost grows about as the cube of that count). It also takes any two
+    results of calls to possibly alias, so it could not answer most of
+    their questions anyway.
+
+    This pass runs the upstream simplification on each function whose
+    `bufferization.dealloc` ops name at most `max-operands` memrefs
+    (operands and retained values together). In the others, it splits each
+    dealloc op by where its buffers come from, in time linear in what the
+    ops name: every memref is traced (through views, and through the values
+    `scf.if`, `scf.for` and `scf.while` forward) to its origins — an
+    allocating op, a call (under the deallocation's function boundary ABI a
+    callee hands over buffers it owns, never an argument's or a global, so
+    its results are fresh; results of one call share an origin where the
+    callee may return one buffer for both), memory from before the function
+    ran (arguments, globals), or anywhere. The memrefs are grouped where
+    they share an origin (all in one group where one may come from
+    anywhere); each group gets its own dealloc op, retaining only the values
+    that may alias its memrefs, and a retained value's updated condition is
+    the disjunction of its groups'. A memref alone in its group with nothing
+    retained lowers to a conditional free instead of run-time alias checks
+    over the whole list.
+
+    Run after ownership-based deallocation with its default function
+    boundary ABI (no `private-function-dynamic-ownership`).
 
     ```mlir
     // A function whose deallocations name few memrefs is simplified:
     bufferization.dealloc (%a : memref<?xf32>) if (%true) retain (%b : memref<?xf32>)
     // becomes, where %a and %b cannot alias,
     bufferization.dealloc (%a : memref<?xf32>) if (%true)
+
+    // In a function over budget, results of two calls and an argument:
+    %x = call @f() : () -> memref<?xf32>
+    %y = call @g() : () -> memref<?xf32>
+    bufferization.dealloc (%x, %y : memref<?xf32>, memref<?xf32>) if (%c, %d) retain (%arg : memref<?xf32>)
+    // become
+    bufferization.dealloc (%x : memref<?xf32>) if (%c)
+    bufferization.dealloc (%y : memref<?xf32>) if (%d)
     ```
   }];
   let options = [
     Option<"maxOperands", "max-operands", "int64_t", /*default=*/"256",
-           "functions whose dealloc ops name more memrefs are not "
-           "simplified">
+           "functions whose dealloc ops name more memrefs are split by "
+           "origin instead of simplified upstream">
   ];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
