@@ -184,23 +184,27 @@ func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f3
 // its residuals) before the loop, which continues from their last state;
 // the backward reverses what is left of the loop by recomputation, then
 // each taped iteration through one step backward function (which reads the
-// iteration's residuals), last first.
+// iteration's residuals), last first. The values the condition passes on
+// unchanged are the state entering the iteration: the step function does
+// not return them (which would copy them), and calls a copy of the
+// condition that computes only the rest (here the condition alone).
 // CHECK-LABEL: func @bounded_grad(
-// CHECK: %[[S0:.*]]:6 = call @bounded_grad_loop_step(%true,
-// CHECK: %[[S1:.*]]:6 = call @bounded_grad_loop_step(%[[S0]]#0, %[[S0]]#1,
+// CHECK: %[[S0:.*]]:4 = call @bounded_grad_loop_step(%true, %arg0, %c0,
+// CHECK: %[[S1:.*]]:4 = call @bounded_grad_loop_step(%[[S0]]#0, %[[S0]]#1, %[[S0]]#2,
 // CHECK: scf.while ({{.*}} = %[[S1]]#1,
 // CHECK: scf.while
 // CHECK: scf.for
-// CHECK: call @bounded_grad_loop_step_vjp(%[[S1]]#0, %[[S0]]#1, {{.*}}, %[[S1]]#5,
-// CHECK: call @bounded_grad_loop_step_vjp(%[[S0]]#0, %arg0, {{.*}}, %[[S0]]#5,
+// CHECK: call @bounded_grad_loop_step_vjp(%[[S1]]#0, %[[S0]]#1, %[[S0]]#2, %[[S0]]#1, %[[S0]]#2, %[[S1]]#3,
+// CHECK: call @bounded_grad_loop_step_vjp(%[[S0]]#0, %arg0, %c0, %arg0, %c0, %[[S0]]#3,
 // CHECK-LABEL: func.func private @bounded_grad_loop_step_vjp(
 // CHECK: scf.if
 // CHECK: call @bounded_grad_loop_body_vjp_tape(
 // CHECK: call @bounded_grad_loop_cond_vjp(
 // CHECK: } else {
 // CHECK-LABEL: func.func private @bounded_grad_loop_step(
+// CHECK-SAME: -> (i1, tensor<?x4xf32>, index, tensor<?x4xf32>)
 // CHECK: scf.if
-// CHECK: call @bounded_grad_loop_cond(
+// CHECK: call @bounded_grad_loop_cond_computed({{.*}}) : ({{.*}}) -> i1
 // CHECK: scf.if
 // CHECK: call @bounded_grad_loop_body_fwd(
 func.func @bounded(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tensor<f32> {

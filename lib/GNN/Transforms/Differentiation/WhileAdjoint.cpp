@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -54,6 +55,9 @@ struct WhileFunctions {
   func::FuncOp afterVjp;
   /// Float entries of the state, of the forwarded values, of `captured`.
   SmallVector<unsigned> stateFloat, forwardedFloat, capturedFloat;
+  /// For each forwarded value, the entry of the state the condition region
+  /// passes on unchanged, if it does.
+  SmallVector<std::optional<unsigned>> passedState;
 };
 
 /// The gradients of the float state entering a stretch of iterations and
@@ -105,8 +109,16 @@ private:
       function_ref<SmallVector<Value>(OpBuilder &, ValueRange, ValueRange)>
           body);
   /// The function of one taped iteration: (running, state, captured) ->
-  /// (ran, next state, forwarded values, residuals).
+  /// (ran, next state, forwarded values the condition computes,
+  /// residuals). Those it passes on are the state: not returned, which
+  /// would copy them.
   func::FuncOp stepFunction(TypeRange residualTypes);
+  /// `f.before` without the results it passes on from the state.
+  func::FuncOp computedCondition();
+  /// The types of the forwarded values the condition computes.
+  SmallVector<Type> computedForwardedTypes();
+  /// All forwarded values, from the state and those the condition computes.
+  SmallVector<Value> forwardedValues(ValueRange state, ValueRange computed);
   /// Its backward: (ran, state, forwarded values, residuals, gradients of
   /// the next state and of the captured values, captured) -> the
   /// gradients of the state and of the captured values.
@@ -183,15 +195,42 @@ func::FuncOp WhileAdjoint::makeFunction(
   return fn;
 }
 
+SmallVector<Type> WhileAdjoint::computedForwardedTypes() {
+  SmallVector<Type> types;
+  for (auto [type, passed] : llvm::zip(f.loop.getResultTypes(), f.passedState))
+    if (!passed)
+      types.push_back(type);
+  return types;
+}
+
+func::FuncOp WhileAdjoint::computedCondition() {
+  // Results 1.. of `f.before` are the forwarded values.
+  llvm::BitVector passed(f.before.getNumResults());
+  for (auto [i, state] : llvm::enumerate(f.passedState))
+    if (state)
+      passed.set(1 + i);
+  if (passed.none())
+    return f.before;
+  OpBuilder b(f.before);
+  b.setInsertionPointAfter(f.before);
+  auto fn = cast<func::FuncOp>(b.clone(*f.before));
+  auto module = f.before->getParentOfType<ModuleOp>();
+  fn.setSymName(freshSymbolName(module, f.before.getSymName(), "_computed"));
+  fn.getBody().front().getTerminator()->eraseOperands(passed);
+  fn.eraseResults(passed);
+  return fn;
+}
+
 func::FuncOp WhileAdjoint::stepFunction(TypeRange residualTypes) {
   Location loc = f.loop.getLoc();
   TypeRange stateTypes = f.loop.getInits().getTypes();
-  TypeRange forwardedTypes = f.loop.getResultTypes();
+  SmallVector<Type> forwardedTypes = computedForwardedTypes();
   SmallVector<Type> inputs = {OpBuilder(f.loop).getI1Type()};
   llvm::append_range(inputs, stateTypes);
   SmallVector<Type> results(inputs);
   llvm::append_range(results, forwardedTypes);
   llvm::append_range(results, residualTypes);
+  func::FuncOp condition = computedCondition();
   return makeFunction(
       "_loop_step", inputs, results,
       [&](OpBuilder &b, ValueRange args, ValueRange captured) {
@@ -201,19 +240,20 @@ func::FuncOp WhileAdjoint::stepFunction(TypeRange residualTypes) {
           return llvm::map_to_vector(
               ts, [&](Type t) { return placeholder(nb, loc, t); });
         };
-        auto stopped = [&](OpBuilder &nb, ValueRange forwarded) {
+        auto stopped = [&](OpBuilder &nb, ValueRange computed) {
           SmallVector<Value> values = {
               nb.create<arith::ConstantIntOp>(loc, 0, nb.getI1Type())};
           llvm::append_range(values, state);
-          llvm::append_range(values, forwarded);
+          llvm::append_range(values, computed);
           llvm::append_range(values, placeholders(nb, residualTypes));
           nb.create<scf::YieldOp>(loc, values);
         };
         auto step = b.create<scf::IfOp>(
             loc, running,
             [&](OpBuilder &nb, Location) {
-              auto cond = call(nb, f.before, state, {}, captured);
-              ValueRange forwarded = cond.getResults().drop_front();
+              auto cond = call(nb, condition, state, {}, captured);
+              ValueRange computed = cond.getResults().drop_front();
+              SmallVector<Value> forwarded = forwardedValues(state, computed);
               auto body = nb.create<scf::IfOp>(
                   loc, cond.getResult(0),
                   [&](OpBuilder &tb, Location) {
@@ -223,11 +263,11 @@ func::FuncOp WhileAdjoint::stepFunction(TypeRange residualTypes) {
                         tb.create<arith::ConstantIntOp>(loc, 1,
                                                         tb.getI1Type())};
                     llvm::append_range(values, r.take_front(stateTypes.size()));
-                    llvm::append_range(values, forwarded);
+                    llvm::append_range(values, computed);
                     llvm::append_range(values, r.drop_front(stateTypes.size()));
                     tb.create<scf::YieldOp>(loc, values);
                   },
-                  [&](OpBuilder &eb, Location) { stopped(eb, forwarded); });
+                  [&](OpBuilder &eb, Location) { stopped(eb, computed); });
               nb.create<scf::YieldOp>(loc, body.getResults());
             },
             [&](OpBuilder &nb, Location) {
@@ -237,10 +277,19 @@ func::FuncOp WhileAdjoint::stepFunction(TypeRange residualTypes) {
       });
 }
 
+SmallVector<Value> WhileAdjoint::forwardedValues(ValueRange state,
+                                                 ValueRange computed) {
+  SmallVector<Value> forwarded;
+  auto next = computed.begin();
+  for (std::optional<unsigned> passed : f.passedState)
+    forwarded.push_back(passed ? state[*passed] : *next++);
+  return forwarded;
+}
+
 FailureOr<SmallVector<TapedIteration>> WhileAdjoint::unroll(int64_t trips) {
   scf::WhileOp loop = f.loop;
   TypeRange stateTypes = loop.getInits().getTypes();
-  TypeRange forwardedTypes = loop.getResultTypes();
+  SmallVector<Type> forwardedTypes = computedForwardedTypes();
   TypeRange residualTypes =
       f.tape.fwd.getResultTypes().drop_front(stateTypes.size());
   if (!llvm::all_of(forwardedTypes, hasPlaceholder) ||
@@ -263,7 +312,7 @@ FailureOr<SmallVector<TapedIteration>> WhileAdjoint::unroll(int64_t trips) {
     TapedIteration it;
     it.ran = r[0];
     it.state = state;
-    it.forwarded.assign(r.begin() + 1 + n, r.begin() + 1 + n + m);
+    it.forwarded = forwardedValues(state, r.slice(1 + n, m));
     it.residuals.assign(r.begin() + 1 + n + m, r.end());
     state.assign(r.begin() + 1, r.begin() + 1 + n);
     running = it.ran;
@@ -457,6 +506,13 @@ LogicalResult autodiff::differentiateWhile(scf::WhileOp loop,
   llvm::SetVector<Value> capturedSet;
   getUsedValuesDefinedAbove(loop->getRegions(), capturedSet);
   f.captured = capturedSet.takeVector();
+  Block *beforeBody = loop.getBeforeBody();
+  for (Value v : loop.getConditionOp().getArgs()) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    f.passedState.push_back(arg && arg.getOwner() == beforeBody
+                                ? std::optional(arg.getArgNumber())
+                                : std::nullopt);
+  }
   // before(state..., captured...) -> (condition, forwarded...);
   // after(forwarded..., captured...) -> (state...).
   f.before = outlineRegion(loop, loop.getBefore(), f.captured, "_loop_cond");
