@@ -14,7 +14,8 @@
 // With a `gnn.max_trips = K` bound (the ACT loop's maximum depth), the
 // forward keeps a tape: the loop's first K iterations run unrolled, each an
 // scf.if on whether the loop is still running that keeps the state
-// entering it, its forwarded values and its body's residuals; the loop
+// entering it, its forwarded values (those the condition passes on
+// unchanged are that state, not copies) and its body's residuals; the loop
 // itself then continues from the last state (one condition check when the
 // bound holds). The backward reverses the loop from that state as above
 // (no iterations when the bound holds), then the K unrolled iterations
