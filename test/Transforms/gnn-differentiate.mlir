@@ -151,6 +151,41 @@ func.func @model(%x: tensor<?x4xf32> {gnn.differentiable}, %w: tensor<4x4xf32> {
 
 // -----
 
+// Reshapes are recomputed in the backward from what they reshape (views
+// once bufferized) rather than kept as residuals of their own: @layer_fwd
+// returns %h and %s, not also %h's heads or %s's rows.
+// CHECK-LABEL: func.func private @layer_vjp_tape(
+// CHECK-SAME: %{{[^:]*}}: tensor<?x8xf32>, %{{[^:]*}}: tensor<8x8xf32>, %{{[^:]*}}: tensor<?x8xf32>, %[[H:[^:]*]]: tensor<?x8xf32>, %[[S:[^:]*]]: tensor<?x2x4xf32>)
+// CHECK-DAG: tensor.expand_shape %[[H]]
+// CHECK-DAG: tensor.collapse_shape %[[S]]
+// CHECK-LABEL: func.func private @layer_fwd(
+// CHECK-SAME: -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x2x4xf32>)
+func.func private @layer(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> attributes {no_inline} {
+  %h = gnn.linear %x, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %h, %c0 : tensor<?x8xf32>
+  %h3 = tensor.expand_shape %h [[0], [1, 2]] output_shape [%n, 2, 4] : tensor<?x8xf32> into tensor<?x2x4xf32>
+  %s = gnn.apply_nodes(%h3, %h3) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    gnn.yield %m : f32
+  } : (tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
+  %s2 = tensor.collapse_shape %s [[0], [1, 2]] : tensor<?x2x4xf32> into tensor<?x8xf32>
+  %y = gnn.apply_nodes(%s2, %h) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    gnn.yield %m : f32
+  } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+func.func @model(%x: tensor<?x8xf32> {gnn.differentiable}, %w: tensor<8x8xf32> {gnn.differentiable}) -> tensor<f32> {
+  %y = call @layer(%x, %w) : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %l = gnn.sum_to %y : tensor<?x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // scf.if: both branches are outlined and differentiated; the backward is an
 // scf.if on the same condition that calls the taken branch's backward.
 // CHECK-LABEL: func @branch_grad(

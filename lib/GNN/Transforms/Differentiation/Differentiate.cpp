@@ -13,6 +13,7 @@
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -324,9 +325,10 @@ FailureOr<CalleeTape> Differentiator::tapeOf(func::FuncOp callee,
   returnGradients(callee, *s);
 
   // What the backward (the ops the sweep added, and the return) reads of
-  // the forward: non-tensor values (sizes, constants, graphs) are
-  // recomputed in the backward by the forward ops that make them; the
-  // tensors they and the backward read are the residuals.
+  // the forward: non-tensor values (sizes, constants, graphs) and reshapes
+  // (views once bufferized, and often of another residual: heads split
+  // from rows) are recomputed in the backward by the forward ops that make
+  // them; the other tensors they and the backward read are the residuals.
   llvm::SmallPtrSet<Operation *, 16> recomputed;
   llvm::SetVector<Value> residuals;
   SmallVector<Operation *> readers;
@@ -339,7 +341,9 @@ FailureOr<CalleeTape> Differentiator::tapeOf(func::FuncOp callee,
       Operation *def = v.getDefiningOp();
       if (!def || !s->forward.contains(def))
         continue;
-      if (isa<RankedTensorType>(v.getType()))
+      if (isa<RankedTensorType>(v.getType()) &&
+          !isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+              def))
         residuals.insert(v);
       else if (recomputed.insert(def).second)
         readers.push_back(def);
