@@ -74,16 +74,22 @@ private:
 
 /// Calls `fn` with each value that `branch` may forward into `input` (one of
 /// its results or an argument of one of its regions' entry blocks); false
-/// where none is known.
+/// where not all of them are known (a region that ends otherwise than by a
+/// region branch terminator, an input the op produces itself).
 static bool forEachIncoming(RegionBranchOpInterface branch, Value input,
                             function_ref<void(Value)> fn) {
-  bool found = false;
+  bool found = false, unknown = false;
   auto match = [&](const RegionSuccessor &successor, OperandRange operands) {
-    for (auto [i, in] : llvm::enumerate(successor.getSuccessorInputs()))
-      if (in == input && i < operands.size()) {
+    for (auto [i, in] : llvm::enumerate(successor.getSuccessorInputs())) {
+      if (in != input)
+        continue;
+      if (i < operands.size()) {
         fn(operands[i]);
         found = true;
+      } else {
+        unknown = true;
       }
+    }
   };
   auto point = [](const RegionSuccessor &successor) {
     return successor.isParent() ? RegionBranchPoint::parent()
@@ -95,18 +101,18 @@ static bool forEachIncoming(RegionBranchOpInterface branch, Value input,
     match(s, branch.getEntrySuccessorOperands(point(s)));
   for (Region &region : branch->getRegions())
     for (Block &block : region) {
-      if (block.empty())
-        continue;
       auto terminator =
-          dyn_cast<RegionBranchTerminatorOpInterface>(block.back());
+          block.empty()
+              ? nullptr
+              : dyn_cast<RegionBranchTerminatorOpInterface>(block.back());
       if (!terminator)
-        continue;
+        return false;
       successors.clear();
       branch.getSuccessorRegions(&region, successors);
       for (const RegionSuccessor &s : successors)
         match(s, terminator.getSuccessorOperands(point(s)));
     }
-  return found;
+  return found && !unknown;
 }
 
 const SmallVector<unsigned> *
