@@ -231,20 +231,17 @@ static void splitByOrigin(bufferization::DeallocOp op, BufferOrigins &origins) {
   ValueRange memrefs = op.getMemrefs(), retained = op.getRetained();
   llvm::EquivalenceClasses<unsigned> groups;
   DenseMap<BufferOrigins::Origin, unsigned> firstWith;
-  bool fromAnywhere = false;
   for (auto [i, memref] : llvm::enumerate(memrefs)) {
     groups.insert(i);
     for (BufferOrigins::Origin o : origins.of(memref)) {
+      // A buffer from anywhere may alias every other and every retained
+      // value: nothing to split.
       if (o == BufferOrigins::anywhere())
-        fromAnywhere = true;
-      else if (auto [it, inserted] = firstWith.try_emplace(o, i); !inserted)
+        return;
+      if (auto [it, inserted] = firstWith.try_emplace(o, i); !inserted)
         groups.unionSets(it->second, i);
     }
   }
-  // A buffer from anywhere may alias every other.
-  if (fromAnywhere)
-    for (unsigned i = 1; i < memrefs.size(); ++i)
-      groups.unionSets(0, i);
 
   struct Group {
     SmallVector<Value> memrefs, conditions, retained;
@@ -265,7 +262,7 @@ static void splitByOrigin(bufferization::DeallocOp op, BufferOrigins &origins) {
   for (auto [j, value] : llvm::enumerate(retained)) {
     BufferOrigins::Origins from = origins.of(value);
     SmallVector<unsigned> with;
-    if (fromAnywhere || llvm::is_contained(from, BufferOrigins::anywhere())) {
+    if (llvm::is_contained(from, BufferOrigins::anywhere())) {
       with = llvm::to_vector(llvm::seq<unsigned>(0, split.size()));
     } else {
       for (BufferOrigins::Origin o : from)
