@@ -359,9 +359,12 @@ int main(int argc, char **argv) {
            std::pair<std::unique_ptr<JitProgram>, std::unique_ptr<JitProgram>>>
       programs;
   const char *core = gnn_rt_blas_core();
+  const char *small = gnn_rt_small_gemm_target();
   fmt::print("machine: {} hardware threads; OpenBLAS ({} kernels) sgemm "
-             "peak {:.1f} GFLOP/s\n",
-             std::thread::hardware_concurrency(), core ? core : "?", peak);
+             "peak {:.1f} GFLOP/s; tiles' small GEMMs: {}\n",
+             std::thread::hardware_concurrency(), core ? core : "?", peak,
+             small ? fmt::format("libxsmm ({})", small)
+                   : std::string("OpenBLAS (GNNC_SMALL_GEMM=off)"));
   if (onGPU)
     fmt::print("kernels on {}: 'run' is a whole call (q, k, v and the graph "
                "copied in, the result copied out); 'kernels' is the time the "

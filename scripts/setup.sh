@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++ python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-  libfmt-dev libgtest-dev libopenblas-dev libomp-19-dev
+  libfmt-dev libgtest-dev libopenblas-dev libxsmm-dev libomp-19-dev
   python3-matplotlib python3-pil
 )
 source scripts/install-packages.sh

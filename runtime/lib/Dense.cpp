@@ -7,6 +7,7 @@
 #include "gnnc/dense.h"
 #include "Blas.h"
 #include "LinearShapes.h"
+#include "SmallGemm.h"
 #include "gnnc/errors.h"
 
 namespace {
@@ -69,13 +70,13 @@ void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
   multiply(input, weight, out, /*transposeB=*/true, 1.0f, beta);
 }
 
+/// `small`: the product is one of many small ones on this thread (the
+/// attention tiles), which a small kernel computes where one applies.
 void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
           gnn_memref2d_f32 *c, bool transposeA, bool transposeB, float alpha,
-          float beta) {
+          float beta, bool small) {
   Matrix x, y, z;
-  view(a, x);
-  view(b, y);
-  view(c, z);
+  bool dense = view(a, x) & view(b, y) & view(c, z);
   if (!gemmSizesFit(x, y, z, transposeA, transposeB))
     return;
   int64_t inner = transposeA ? x.rows : x.cols;
@@ -90,6 +91,8 @@ void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
       }
     return;
   }
+  if (small && dense && smallGemm(x, y, z, transposeA, transposeB, alpha, beta))
+    return;
   multiply(a, b, c, transposeB, alpha, beta, transposeA);
 }
 } // namespace
@@ -98,7 +101,8 @@ extern "C" void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
                                             gnn_memref2d_f32 *b,
                                             gnn_memref2d_f32 *c, float alpha,
                                             float beta) {
-  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta);
+  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta,
+       /*small=*/false);
 }
 
 extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
@@ -106,7 +110,7 @@ extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
                                          gnn_memref2d_f32 *c, int32_t transpose,
                                          float alpha, float beta) {
   gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
-       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta);
+       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta, /*small=*/true);
 }
 
 extern "C" void _mlir_ciface_gnn_rt_linear(gnn_memref2d_f32 *input,

@@ -2,8 +2,9 @@
 //
 // Part of gnnc. gnn_rt_gemm on views like those the attention tiles pass
 // (rows of a wider buffer, one column, one row, no rows), strided views
-// (the plain-loop path) and mismatched sizes. Tolerance: 1e-5 * (1 + sum of
-// |terms|).
+// (the plain-loop path) and mismatched sizes, on both of its paths: small
+// kernels (alpha 1, beta 0 or 1, sides up to 512) and OpenBLAS. Tolerance:
+// 1e-5 * (1 + sum of |terms|).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,13 +41,16 @@ struct Case {
   /// column stride of 2 for the strided path.
   int64_t pad;
   bool strided;
+  float alpha = 0.5f, beta = 1.0f;
 };
 
 void runCase(const Case &c, std::mt19937 &rng) {
-  SCOPED_TRACE(
-      "m " + std::to_string(c.m) + ", n " + std::to_string(c.n) + ", k " +
-      std::to_string(c.k) + (c.transposeA ? ", a transposed" : "") +
-      (c.transposeB ? ", b transposed" : "") + (c.strided ? ", strided" : ""));
+  SCOPED_TRACE("m " + std::to_string(c.m) + ", n " + std::to_string(c.n) +
+               ", k " + std::to_string(c.k) +
+               (c.transposeA ? ", a transposed" : "") +
+               (c.transposeB ? ", b transposed" : "") +
+               (c.strided ? ", strided" : "") + ", alpha " +
+               std::to_string(c.alpha) + ", beta " + std::to_string(c.beta));
   int64_t cs = c.strided ? 2 : 1;
   auto make = [&](int64_t rows, int64_t cols, std::vector<float> &storage) {
     int64_t stride = cols * cs + c.pad;
@@ -59,18 +64,25 @@ void runCase(const Case &c, std::mt19937 &rng) {
   gnn_memref2d_f32 a = c.transposeA ? make(c.k, c.m, as) : make(c.m, c.k, as);
   gnn_memref2d_f32 b = c.transposeB ? make(c.n, c.k, bs) : make(c.k, c.n, bs);
   gnn_memref2d_f32 out = make(c.m, c.n, cStore);
+  // beta 0 overwrites c whatever it held, NaN included.
+  if (c.beta == 0.0f)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j)
+        cStore[out.offset + i * out.strides[0] + j * out.strides[1]] = NAN;
   std::vector<float> before = cStore;
   gnn_memref2d_f32 old =
       view(before, out.offset, c.m, c.n, out.strides[0], out.strides[1]);
   int32_t flags = (c.transposeA ? GNN_GEMM_TRANSPOSE_A : 0) |
                   (c.transposeB ? GNN_GEMM_TRANSPOSE_B : 0);
-  _mlir_ciface_gnn_rt_gemm(&a, &b, &out, flags, 0.5f, 1.0f);
+  _mlir_ciface_gnn_rt_gemm(&a, &b, &out, flags, c.alpha, c.beta);
   ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j) {
-      double want = at(old, i, j), magnitude = std::fabs(want);
+      double want = c.beta == 0.0f ? 0.0 : c.beta * at(old, i, j),
+             magnitude = std::fabs(want);
       for (int64_t l = 0; l < c.k; ++l) {
-        double term = 0.5 * double(c.transposeA ? at(a, l, i) : at(a, i, l)) *
+        double term = c.alpha *
+                      double(c.transposeA ? at(a, l, i) : at(a, i, l)) *
                       (c.transposeB ? at(b, j, l) : at(b, l, j));
         want += term;
         magnitude += std::fabs(term);
@@ -107,6 +119,57 @@ TEST(RuntimeGemm, MatchesNaiveLoops) {
           c.strided = strided;
           runCase(c, rng);
         }
+}
+
+// The shapes of the attention tiles (64 destinations against 128 or 256
+// sources, heads of 64 or 32, inside wider rows of all heads), odd sizes
+// around the kernels' register blocks, and sides past the small kernels'
+// bound, with the alphas and betas the tiles pass.
+TEST(RuntimeGemm, SmallKernelsMatchNaiveLoops) {
+  std::mt19937 rng(12);
+  for (bool transposeA : {false, true})
+    for (bool transposeB : {true, false})
+      for (float beta : {0.0f, 1.0f})
+        for (Case c : {Case{64, 256, 64, false, false, 448, false},
+                       Case{64, 64, 256, false, false, 0, false},
+                       Case{256, 64, 64, false, false, 192, false},
+                       Case{64, 128, 32, false, false, 224, false},
+                       Case{13, 29, 7, false, false, 3, false},
+                       Case{1, 17, 33, false, false, 0, false},
+                       Case{33, 1, 5, false, false, 0, false},
+                       Case{40, 513, 8, false, false, 0, false},
+                       Case{3, 4, 600, false, false, 0, false}}) {
+          c.transposeA = transposeA;
+          c.transposeB = transposeB;
+          c.alpha = 1.0f;
+          c.beta = beta;
+          runCase(c, rng);
+        }
+}
+
+// Where libxsmm compiles kernels for this CPU's vector units, the runtime
+// uses them (unless GNNC_SMALL_GEMM=off).
+TEST(RuntimeGemm, SmallKernelsTargetTheCpusVectorUnits) {
+  const char *target = gnn_rt_small_gemm_target();
+  const char *setting = std::getenv("GNNC_SMALL_GEMM");
+  if (setting && std::string(setting) == "off") {
+    EXPECT_EQ(target, nullptr);
+    return;
+  }
+  ASSERT_NE(target, nullptr);
+#if defined(__x86_64__)
+  // libxsmm's names: skx, clx, cpx (AVX-512 Xeons, and AMD's Zen 4 with
+  // AVX-512), knl, knm (Xeon Phi), hsw (AVX2).
+  __builtin_cpu_init();
+  std::string arch = target;
+  if (__builtin_cpu_supports("avx512f")) {
+    EXPECT_TRUE(arch == "skx" || arch == "clx" || arch == "cpx" ||
+                arch == "knl" || arch == "knm")
+        << arch;
+  } else if (__builtin_cpu_supports("avx2")) {
+    EXPECT_EQ(arch, "hsw");
+  }
+#endif
 }
 
 TEST(RuntimeGemm, MismatchedSizesAreReported) {

@@ -1,0 +1,31 @@
+//===- SmallGemm.h - small GEMMs on JIT-compiled kernels --------*- C++ -*-===//
+//
+// Part of gnnc's runtime. The attention tiles multiply matrices of a few
+// dozen to a few hundred rows on each thread, many times a call. OpenBLAS
+// copies both operands into packed panels and clears the output for
+// beta = 0 on every such call; libxsmm compiles one kernel per shape that
+// keeps the output tile in registers and reads the operands where they lie.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_SMALLGEMM_H
+#define GNNC_RUNTIME_SMALLGEMM_H
+
+#include "LinearShapes.h"
+
+namespace gnnc {
+/// The largest side (rows, columns, inner size) given to a small kernel:
+/// larger products are OpenBLAS's, whose blocking for caches they need.
+constexpr int64_t kSmallGemmMaxSide = 512;
+
+/// c = op(a) @ op(b) + beta * c on the calling thread through a libxsmm
+/// kernel (op transposes where asked; b transposed is first copied into a
+/// buffer of its own). Returns false, writing nothing, where no kernel
+/// applies: alpha other than 1, beta other than 0 or 1, a side above
+/// kSmallGemmMaxSide, no kernel for this CPU, or small kernels turned off
+/// (GNNC_SMALL_GEMM=off). Sizes must fit (gemmSizesFit) and be non-zero.
+bool smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
+               bool transposeA, bool transposeB, float alpha, float beta);
+} // namespace gnnc
+
+#endif // GNNC_RUNTIME_SMALLGEMM_H
