@@ -113,6 +113,21 @@ extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
        (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta, /*small=*/true);
 }
 
+extern "C" void _mlir_ciface_gnn_rt_transpose(gnn_memref2d_f32 *a,
+                                              gnn_memref2d_f32 *out) {
+  Matrix x, y;
+  bool dense = view(a, x) & view(out, y);
+  if (y.rows != x.cols)
+    return (void)gnn_rt_rows_mismatch(nullptr, y.rows, x.cols, kItemSizeCode);
+  if (y.cols != x.rows)
+    return (void)gnn_rt_rows_mismatch(nullptr, y.cols, x.rows, kInputRowsCode);
+  if (dense)
+    return gnnc::transpose(x, y);
+  for (int64_t i = 0; i < x.rows; ++i)
+    for (int64_t j = 0; j < x.cols; ++j)
+      at(out, j, i) = at(a, i, j);
+}
+
 extern "C" void _mlir_ciface_gnn_rt_linear(gnn_memref2d_f32 *input,
                                            gnn_memref2d_f32 *weight,
                                            gnn_memref1d_f32 *bias,

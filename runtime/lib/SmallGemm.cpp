@@ -64,14 +64,28 @@ bool gnnc::smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
     kernel(b.data, a.data, c.data);
     return true;
   }
-  // b is [c.cols, inner] row-major, i.e. column-major inner x c.cols; its
-  // transpose, row-major [inner, c.cols], is what the kernel reads.
-  std::unique_ptr<float[]> bT(new (std::nothrow) float[size_t(k) * size_t(m)]);
-  if (!bT)
-    return false;
-  libxsmm_otrans(bT.get(), b.data, sizeof(float), k, m, ldb, m);
-  kernel(bT.get(), a.data, c.data);
+  // b is [c.cols, inner]; the kernel reads its transpose, [inner, c.cols]
+  // (on the stack up to a tile of 256 keys of 64).
+  constexpr size_t kOnStack = 256 * 64;
+  alignas(64) float onStack[kOnStack];
+  std::unique_ptr<float[]> onHeap;
+  float *bT = onStack;
+  if (size_t(k) * size_t(m) > kOnStack) {
+    onHeap.reset(new (std::nothrow) float[size_t(k) * size_t(m)]);
+    if (!(bT = onHeap.get()))
+      return false;
+  }
+  transpose(b, {bT, k, m, m});
+  kernel(bT, a.data, c.data);
   return true;
+}
+
+void gnnc::transpose(const Matrix &in, const Matrix &out) {
+  if (in.rows == 0 || in.cols == 0)
+    return;
+  // Row-major `in` is column-major cols x rows; so is `out`, rows x cols.
+  libxsmm_otrans(out.data, in.data, sizeof(float), in.cols, in.rows, in.ld,
+                 out.ld);
 }
 
 extern "C" const char *gnn_rt_small_gemm_target(void) {

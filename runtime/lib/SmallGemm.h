@@ -26,6 +26,9 @@ constexpr int64_t kSmallGemmMaxSide = 512;
 /// (GNNC_SMALL_GEMM=off). Sizes must fit (gemmSizesFit) and be non-zero.
 bool smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
                bool transposeA, bool transposeB, float alpha, float beta);
+
+/// out = transpose(in); out must be in.cols x in.rows.
+void transpose(const Matrix &in, const Matrix &out);
 } // namespace gnnc
 
 #endif // GNNC_RUNTIME_SMALLGEMM_H

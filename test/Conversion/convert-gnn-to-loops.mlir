@@ -445,13 +445,24 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>, 
 // CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?xindex>
 // CHECK-NOT: memref.alloc(
 // CHECK: scf.if
-// If so, one pass with a thread per block and head: per tile of its
-// destinations S and dP, D from them, then dQ and, through the GEMM with a
+// If so, one pass with a thread per block and head: its keys and values
+// transposed once, then per tile of its destinations S and dP (no operand
+// transposed: flag 0), D from them, then dQ and, through the GEMM with a
 // transposed left operand (flag 2), dK and dV: five GEMMs.
 // CHECK: scf.parallel
 // CHECK: memref.alloca() : memref<64x256xf32>
 // CHECK-NEXT: memref.alloca() : memref<64x256xf32>
-// CHECK-COUNT-2: call @gnn_rt_gemm({{.*}}, %c1_i32
+// CHECK: %[[KT:.*]] = memref.alloca() : memref<8x256xf32>
+// CHECK-NEXT: %[[VT:.*]] = memref.alloca() : memref<8x256xf32>
+// CHECK: memref.subview %[[KT]]
+// CHECK: call @gnn_rt_transpose
+// CHECK: memref.subview %[[VT]]
+// CHECK: call @gnn_rt_transpose
+// CHECK: scf.for
+// CHECK: memref.subview %[[KT]]
+// CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
+// CHECK: memref.subview %[[VT]]
+// CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
 // CHECK: vector.fma
 // CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
 // CHECK-COUNT-2: call @gnn_rt_gemm({{.*}}, %c2_i32

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -170,6 +171,48 @@ TEST(RuntimeGemm, SmallKernelsTargetTheCpusVectorUnits) {
     EXPECT_EQ(arch, "hsw");
   }
 #endif
+}
+
+// gnn_rt_transpose on dense views into wider buffers (libxsmm) and on
+// strided ones (a loop); nothing outside the output view is written.
+TEST(RuntimeGemm, TransposeMatchesItsDefinition) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> dist;
+  for (int64_t colStride : {1, 2})
+    for (auto [rows, cols, pad] : {std::tuple{256, 64, 448},
+                                   {64, 40, 0},
+                                   {17, 1, 3},
+                                   {1, 33, 0},
+                                   {0, 5, 0},
+                                   {130, 160, 96}}) {
+      SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols) +
+                   ", column stride " + std::to_string(colStride));
+      int64_t inStride = cols * colStride + pad, outStride = rows + 5;
+      std::vector<float> in(size_t(2 + std::max<int64_t>(rows, 1) * inStride)),
+          out(size_t(1 + std::max<int64_t>(cols, 1) * outStride), -7.0f);
+      for (float &x : in)
+        x = dist(rng);
+      gnn_memref2d_f32 a = view(in, 2, rows, cols, inStride, colStride),
+                       t = view(out, 1, cols, rows, outStride);
+      _mlir_ciface_gnn_rt_transpose(&a, &t);
+      ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+      for (int64_t i = 0; i < cols; ++i)
+        for (int64_t j = 0; j < outStride; ++j) {
+          float got = out[1 + i * outStride + j];
+          if (j < rows) {
+            ASSERT_EQ(got, at(a, j, i)) << i << ", " << j;
+          } else {
+            ASSERT_EQ(got, -7.0f) << "outside the view at " << i << ", " << j;
+          }
+        }
+    }
+  // Sizes that do not fit are reported; out is left alone.
+  std::vector<float> in(12, 1.0f), out(12, 7.0f);
+  gnn_memref2d_f32 a = view(in, 0, 3, 4, 4), t = view(out, 0, 3, 4, 4);
+  _mlir_ciface_gnn_rt_transpose(&a, &t);
+  ASSERT_NE(gnn_rt_take_error(nullptr, 0), 0);
+  for (float x : out)
+    EXPECT_EQ(x, 7.0f);
 }
 
 TEST(RuntimeGemm, MismatchedSizesAreReported) {

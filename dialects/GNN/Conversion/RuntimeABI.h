@@ -29,6 +29,7 @@ constexpr llvm::StringLiteral kLinear = "gnn_rt_linear";
 constexpr llvm::StringLiteral kLinearNoBias = "gnn_rt_linear_nobias";
 constexpr llvm::StringLiteral kGemm = "gnn_rt_gemm";
 constexpr llvm::StringLiteral kGemmAt = "gnn_rt_gemm_at";
+constexpr llvm::StringLiteral kTranspose = "gnn_rt_transpose";
 /// Flags of kGemm's transpose argument (GNN_GEMM_TRANSPOSE_A and _B).
 constexpr int32_t kGemmTransposeB = 1;
 constexpr int32_t kGemmTransposeA = 2;
@@ -48,6 +49,7 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kIdOutOfRange, false, true, 3},   {kBadCoo, false, true, 3},
     {kLinear, true, false, 0},         {kLinearNoBias, true, false, 0},
     {kGemm, true, false, 0},           {kGemmAt, true, false, 0},
+    {kTranspose, true, false, 0},
 };
 
 /// The symbol compiled code links against for `f`.

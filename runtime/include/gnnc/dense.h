@@ -80,6 +80,12 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
  * the runtime loads) leaves every product to OpenBLAS. */
 GNNC_EXPORT const char *gnn_rt_small_gemm_target(void);
 
+/* out = transpose(a) on the calling thread: a block's keys and values
+ * once for all its tiles' products. Sizes that do not fit are reported
+ * through gnn_rt_rows_mismatch and out is left untouched. */
+GNNC_EXPORT void _mlir_ciface_gnn_rt_transpose(gnn_memref2d_f32 *a,
+                                               gnn_memref2d_f32 *out);
+
 /* Sets the number of threads the dense layers use (OpenBLAS). */
 GNNC_EXPORT void gnn_rt_set_dense_threads(int threads);
 

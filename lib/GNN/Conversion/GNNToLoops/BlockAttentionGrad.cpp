@@ -51,6 +51,10 @@ namespace {
 /// log-sum-exp: runs of up to this many sources keep the first sweep's S
 /// and dP (two [kTileRows, kKeptCols] tiles, 128 KB on the stack).
 constexpr int64_t kKeptCols = 2 * kTileCols;
+/// The widest keys and values the block pass transposes once per block
+/// (two [width, kKeptCols] stack buffers, 128 KB each at this width); wider
+/// ones are transposed by the runtime for each tile's product.
+constexpr int64_t kMaxTransposedWidth = 128;
 
 class BlockGrad {
 public:
@@ -111,6 +115,9 @@ private:
   VectorType laneType;
   // Per tile: the [kTileRows, kTileCols] tiles of scores and of dP.
   Value scores, dprobs;
+  // Block pass, per block: its keys and values transposed ([d, kKeptCols],
+  // [dv, kKeptCols]), or null.
+  Value keysT, valuesT;
   // Destination pass, per tile row: the weights' shift and dP's offset.
   Value rowShift, rowOffset;
 };
@@ -205,6 +212,12 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
       [&] {
         allocateTiles(tiles, kKeptCols);
         allocateRowStatistics();
+        if (std::max(p.d, p.dvSize) <= kMaxTransposedWidth) {
+          keysT = b.create<memref::AllocaOp>(
+              loc, MemRefType::get({p.d, kKeptCols}, t));
+          valuesT = b.create<memref::AllocaOp>(
+              loc, MemRefType::get({p.dvSize, kKeptCols}, t));
+        }
       },
       [&](Value first, Value end, Value lo, Value hi, ValueRange head) {
         // The block's tiles add up the gradients of its sources.
@@ -214,6 +227,15 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
           b.create<vector::StoreOp>(loc, dkZeros, p.dk, rowStart(l, src, head));
           b.create<vector::StoreOp>(loc, dvZeros, p.dv, rowStart(l, src, head));
         });
+        // Its keys and values transposed once for all its tiles, whose S
+        // and dP products then read them as they lie.
+        if (keysT) {
+          Value width = b.create<arith::SubIOp>(loc, hi, lo);
+          tiles.transpose(tiles.view(p.k.memref, lo, width, head, p.d),
+                          tiles.tileView(keysT, l.idx(p.d), width));
+          tiles.transpose(tiles.view(p.v.memref, lo, width, head, p.dvSize),
+                          tiles.tileView(valuesT, l.idx(p.dvSize), width));
+        }
         tiles.forEachBlockTile(first, end, lo, [&](Value rows, Value e) {
           Value zero = l.idx(0);
           Value cols = b.create<arith::SubIOp>(loc, e, lo);
@@ -225,10 +247,17 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
           Value vCols = tiles.view(p.v.memref, lo, cols, head, p.dvSize);
           Value scoreTile = tiles.tileView(scores, rows, cols);
           Value dprobTile = tiles.tileView(dprobs, rows, cols);
-          tiles.gemm(qRows, kCols, scoreTile, /*transposeB=*/true,
-                     /*beta=*/0.0);
-          tiles.gemm(dOutRows, vCols, dprobTile, /*transposeB=*/true,
-                     /*beta=*/0.0);
+          if (keysT) {
+            tiles.gemm(qRows, tiles.tileView(keysT, l.idx(p.d), cols),
+                       scoreTile, /*transposeB=*/false, /*beta=*/0.0);
+            tiles.gemm(dOutRows, tiles.tileView(valuesT, l.idx(p.dvSize), cols),
+                       dprobTile, /*transposeB=*/false, /*beta=*/0.0);
+          } else {
+            tiles.gemm(qRows, kCols, scoreTile, /*transposeB=*/true,
+                       /*beta=*/0.0);
+            tiles.gemm(dOutRows, vCols, dprobTile, /*transposeB=*/true,
+                       /*beta=*/0.0);
+          }
           // The rows' shifts and offsets; normalized, D from the tile.
           l.serial(zero, rows, [&](Value r) {
             Value dst = tiles.graphRow(r);

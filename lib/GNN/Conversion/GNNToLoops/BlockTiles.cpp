@@ -28,7 +28,9 @@ BlockTiles::BlockTiles(Lowering &l, Type elem)
       MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, t,
                       StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
                                              {ShapedType::kDynamic, 1}));
-  auto module = b.getInsertionBlock()->getParent()->getParentOfType<ModuleOp>();
+  // Bodies of loops are built before their loop is in a function: the
+  // module is found once, here.
+  module = b.getInsertionBlock()->getParent()->getParentOfType<ModuleOp>();
   declareFunction(module, abi::kGemm,
                   {matrixType, matrixType, matrixType, b.getI32Type(), t, t},
                   {}, /*cInterface=*/true);
@@ -401,6 +403,12 @@ void BlockTiles::gemmTransposedA(Value a, Value bMatrix, Value c, double alpha,
                                  double beta) {
   callGemm(a, bMatrix, c, abi::kGemmTransposeA, l.floatConst(t, alpha),
            l.floatConst(t, beta));
+}
+
+void BlockTiles::transpose(Value a, Value out) {
+  declareFunction(module, abi::kTranspose, {matrixType, matrixType}, {},
+                  /*cInterface=*/true);
+  b.create<func::CallOp>(loc, abi::kTranspose, TypeRange{}, ValueRange{a, out});
 }
 
 void BlockTiles::callGemm(Value a, Value bMatrix, Value c, int32_t transpose,

@@ -117,6 +117,8 @@ public:
   /// c = alpha * transpose(a) @ bMatrix + beta * c through the runtime.
   void gemmTransposedA(Value a, Value bMatrix, Value c, double alpha,
                        double beta);
+  /// out = transpose(a) through the runtime.
+  void transpose(Value a, Value out);
 
   Value load(Value buffer, Value i) {
     return b.create<memref::LoadOp>(loc, buffer, i);
@@ -147,6 +149,7 @@ private:
   OpBuilder &b;
   Location loc;
   Type t;
+  ModuleOp module;
   MemRefType matrixType;
   // Per tile: first row, row count, each row's column range and whether a
   // run computed it.

@@ -184,3 +184,83 @@ func.func @lse_exact_dynamic(%g: !gnn.graph<general>, %q: tensor<?x2x?xf32>,
   %l = gnn.sum_to %t : tensor<?x2x8xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// One head whose keys and values differ in width: 24 and 40 (the one-pass
+// backward transposes a block's keys and values once for all its tiles)
+// and 160 and 136 (too wide for that: each tile's product transposes its
+// own); static, the fused backward; dynamic, its unfused form.
+func.func @lse_mixed_static(%g: !gnn.graph<general>, %q: tensor<?x1x24xf32>,
+                 %k: tensor<?x1x24xf32>, %v: tensor<?x1x40xf32>,
+                 %w: tensor<?x1x40xf32>) -> tensor<f32> {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.35) clamp(-1.0, 1.0) normalize
+      : (!gnn.graph<general>, tensor<?x1x24xf32>, tensor<?x1x24xf32>, tensor<?x1x40xf32>)
+      -> (tensor<?x1x40xf32>, tensor<?x1x1xf32>)
+  %os = tensor.cast %o : tensor<?x1x40xf32> to tensor<?x1x40xf32>
+  %t = gnn.apply_nodes(%os, %lse, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.tanh %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x1x40xf32>, tensor<?x1x1xf32>, tensor<?x1x40xf32>) -> tensor<?x1x40xf32>
+  %l = gnn.sum_to %t : tensor<?x1x40xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+func.func @lse_mixed_dynamic(%g: !gnn.graph<general>, %q: tensor<?x1x?xf32>,
+                 %k: tensor<?x1x?xf32>, %v: tensor<?x1x?xf32>,
+                 %w: tensor<?x1x40xf32>) -> tensor<f32> {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.35) clamp(-1.0, 1.0) normalize
+      : (!gnn.graph<general>, tensor<?x1x?xf32>, tensor<?x1x?xf32>, tensor<?x1x?xf32>)
+      -> (tensor<?x1x?xf32>, tensor<?x1x1xf32>)
+  %os = tensor.cast %o : tensor<?x1x?xf32> to tensor<?x1x40xf32>
+  %t = gnn.apply_nodes(%os, %lse, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.tanh %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x1x40xf32>, tensor<?x1x1xf32>, tensor<?x1x40xf32>) -> tensor<?x1x40xf32>
+  %l = gnn.sum_to %t : tensor<?x1x40xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+func.func @lse_wide_static(%g: !gnn.graph<general>, %q: tensor<?x1x160xf32>,
+                 %k: tensor<?x1x160xf32>, %v: tensor<?x1x136xf32>,
+                 %w: tensor<?x1x136xf32>) -> tensor<f32> {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.35) clamp(-1.0, 1.0) normalize
+      : (!gnn.graph<general>, tensor<?x1x160xf32>, tensor<?x1x160xf32>, tensor<?x1x136xf32>)
+      -> (tensor<?x1x136xf32>, tensor<?x1x1xf32>)
+  %os = tensor.cast %o : tensor<?x1x136xf32> to tensor<?x1x136xf32>
+  %t = gnn.apply_nodes(%os, %lse, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.tanh %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x1x136xf32>, tensor<?x1x1xf32>, tensor<?x1x136xf32>) -> tensor<?x1x136xf32>
+  %l = gnn.sum_to %t : tensor<?x1x136xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+func.func @lse_wide_dynamic(%g: !gnn.graph<general>, %q: tensor<?x1x?xf32>,
+                 %k: tensor<?x1x?xf32>, %v: tensor<?x1x?xf32>,
+                 %w: tensor<?x1x136xf32>) -> tensor<f32> {
+  %o, %lse = gnn.fused_attention %g, %q, %k, %v scale(0.35) clamp(-1.0, 1.0) normalize
+      : (!gnn.graph<general>, tensor<?x1x?xf32>, tensor<?x1x?xf32>, tensor<?x1x?xf32>)
+      -> (tensor<?x1x?xf32>, tensor<?x1x1xf32>)
+  %os = tensor.cast %o : tensor<?x1x?xf32> to tensor<?x1x136xf32>
+  %t = gnn.apply_nodes(%os, %lse, %w) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %h = math.tanh %a : f32
+    %m = arith.mulf %h, %c : f32
+    %s = math.tanh %b : f32
+    %r = arith.addf %m, %s : f32
+    gnn.yield %r : f32
+  } : (tensor<?x1x136xf32>, tensor<?x1x1xf32>, tensor<?x1x136xf32>) -> tensor<?x1x136xf32>
+  %l = gnn.sum_to %t : tensor<?x1x136xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

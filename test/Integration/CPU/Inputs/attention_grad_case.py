@@ -3,7 +3,7 @@
 usage: attention_grad_case.py OUT_DIR NUM_SRC NUM_DST EDGES SCORE_SCALE
                               [isolated]
        attention_grad_case.py OUT_DIR complete|causal|bipartite SCORE_SCALE
-                              [tidy|shuffled]
+                              [tidy|shuffled] [mixed|wide]
        attention_grad_case.py OUT_DIR overlap SCORE_SCALE
 SCORE_SCALE multiplies q (large scores exercise the clamp and the exact
 softmax's shift). Every destination gets an in-edge (the unfused
@@ -19,7 +19,9 @@ With `tidy`, no sequence is longer than 256 and none lists its edges out of
 order: the graph splits into blocks that the backward computes one at a
 time. `shuffled` is `tidy` with the sequences' sources in reverse order
 (the last sequence's first): blocks whose sources do not follow one
-another, which the backward takes in two passes.
+another, which the backward takes in two passes. `mixed` and `wide` write
+one head of q and k 24 (160) wide and of v and w 40 (136) wide instead of
+two heads of 8.
 
 `overlap` writes two stretches of destinations whose source ranges overlap
 (sources [0, 60) and [30, 90) of 120): each looks like a block by itself,
@@ -62,7 +64,7 @@ def blocks(mode, tidy, shuffled=False):
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 if sys.argv[2] in ("complete", "causal", "bipartite"):
-    flag = sys.argv[4:]
+    flag = [a for a in sys.argv[4:] if a not in ("mixed", "wide")]
     src, dst, ns, nd = blocks(sys.argv[2], flag in (["tidy"], ["shuffled"]),
                               flag == ["shuffled"])
     ne = len(src)
@@ -88,14 +90,19 @@ else:
     src = [rng.randrange(ns) for _ in range(ne)]
 
 
-def rand(rows, factor=1.0):
-    return [factor * rng.uniform(-1, 1) for _ in range(rows * 16)]
+heads, dk, dv = {"mixed": (1, 24, 40), "wide": (1, 160, 136)}.get(
+    sys.argv[-1], (2, 8, 8))
+
+
+def rand(rows, width, factor=1.0):
+    return [factor * rng.uniform(-1, 1) for _ in range(rows * heads * width)]
 
 
 safetensors_util.write(os.path.join(out, "graph.safetensors"), {
     "src": ("I64", [ne], src), "dst": ("I64", [ne], dst),
     "num_src": ("I64", [], [ns]), "num_dst": ("I64", [], [nd])})
 safetensors_util.write(os.path.join(out, "inputs.safetensors"), {
-    "q": ("F32", [nd, 2, 8], rand(nd, scale)),
-    "k": ("F32", [ns, 2, 8], rand(ns)), "v": ("F32", [ns, 2, 8], rand(ns)),
-    "w": ("F32", [nd, 2, 8], rand(nd))})
+    "q": ("F32", [nd, heads, dk], rand(nd, dk, scale)),
+    "k": ("F32", [ns, heads, dk], rand(ns, dk)),
+    "v": ("F32", [ns, heads, dv], rand(ns, dv)),
+    "w": ("F32", [nd, heads, dv], rand(nd, dv))})
