@@ -463,7 +463,15 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>, 
 // CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
 // CHECK: memref.subview %[[VT]]
 // CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
+// One exponential per edge: P and D in one sweep that keeps P, then dS
+// from the kept P.
+// CHECK: math.exp
+// CHECK: vector.store {{.*}} : memref<256xf32>, vector<{{[0-9]+}}xf32>
 // CHECK: vector.fma
+// CHECK: vector.reduction <add>
+// CHECK-NOT: math.exp
+// CHECK: vector.load {{.*}} : memref<256xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NOT: math.exp
 // CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
 // CHECK-COUNT-2: call @gnn_rt_gemm({{.*}}, %c2_i32
 // No reversed graph is built for it.

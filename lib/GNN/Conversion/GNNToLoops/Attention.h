@@ -210,10 +210,12 @@ Value dpOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
 /// For vectors of edges: from their raw dot products q . k and dP = dout .
 /// v, and the shift and offset of their destinations, the weights and
 /// scale * (the scores' gradients), both zero on lanes not `valid` (chosen
-/// after the arithmetic, so those lanes may hold anything).
+/// after the arithmetic, so those lanes may hold anything). `weights`, if
+/// given, are the weights the shift gives, computed before.
 std::pair<Value, Value> scoreGradients(Lowering &l, const AttentionGradPlan &p,
                                        Value dots, Value dP, Value shift,
-                                       Value offset, Value valid);
+                                       Value offset, Value valid,
+                                       Value weights = {});
 
 /// One head of one node of a pass of the backward (its index in the graph
 /// the pass walks).

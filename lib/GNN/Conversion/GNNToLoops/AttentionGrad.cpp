@@ -194,12 +194,13 @@ std::pair<Value, Value> loops::shiftAndOffset(Lowering &l,
 std::pair<Value, Value> loops::scoreGradients(Lowering &l,
                                               const AttentionGradPlan &p,
                                               Value dots, Value dP, Value shift,
-                                              Value offset, Value valid) {
+                                              Value offset, Value valid,
+                                              Value weights) {
   Type type = dots.getType();
   Value zeros = l.floatConst(type, 0.0);
   Value scale = l.floatConst(type, p.scale);
   Value s = l.b.create<arith::MulFOp>(l.loc, dots, scale);
-  Value w = attentionWeights(l, p, s, shift);
+  Value w = weights ? weights : attentionWeights(l, p, s, shift);
   Value ds =
       throughClamp(l, p, s,
                    l.b.create<arith::MulFOp>(

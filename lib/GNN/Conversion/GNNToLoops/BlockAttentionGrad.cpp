@@ -88,6 +88,13 @@ private:
                          Value col, Value cols);
   /// D - dlse of the rows from `rowOffset` into the statistics and back.
   void finishOutDots(BlockTiles &tiles, Value r0, Value rows, ValueRange head);
+  /// Block pass, normalized: per tile row of a block's tile (its columns
+  /// from `lo`), the weights P from the saved log-sum-exp and D = sum P dP
+  /// in one sweep that keeps P in `rowWeights`, D - dlse into the
+  /// statistics, then P and scale * dS from the kept P: one exponential per
+  /// edge where accumulateOutDots and destinationRows compute two.
+  void normalizedRows(BlockTiles &tiles, Value rows, Value lo, Value cols,
+                      ValueRange head);
   /// The stack tiles of a pass (in `prepare`).
   void allocateTiles(BlockTiles &tiles, int64_t columns) {
     scores = tiles.stackTile(columns, t);
@@ -120,6 +127,8 @@ private:
   Value keysT, valuesT;
   // Destination pass, per tile row: the weights' shift and dP's offset.
   Value rowShift, rowOffset;
+  // Block pass, normalized: one row's weights ([kKeptCols]).
+  Value rowWeights;
 };
 } // namespace
 
@@ -205,13 +214,70 @@ void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
   });
 }
 
+void BlockGrad::normalizedRows(BlockTiles &tiles, Value rows, Value lo,
+                               Value cols, ValueRange head) {
+  Value scale = l.floatConst(laneType, p.scale);
+  Value zeros = l.floatConst(laneType, 0.0);
+  Value padded = tiles.paddedColumns(cols);
+  Value step = l.idx(kVectorLanes);
+  l.serial(l.idx(0), rows, [&](Value r) {
+    auto [begin, end] = tiles.rowColumns(r, lo, cols);
+    Value dst = tiles.graphRow(r);
+    Value shift = b.create<vector::BroadcastOp>(loc, laneType,
+                                                weightShift(l, p, dst, head));
+    auto at = [&](Value j) { return SmallVector<Value, 2>{r, j}; };
+    Value sum = l.forLoop(
+        l.idx(0), padded, ValueRange{zeros},
+        [&](Value j, ValueRange state) {
+          Value w = attentionWeights(
+              l, p,
+              b.create<arith::MulFOp>(
+                  loc, b.create<vector::LoadOp>(loc, laneType, scores, at(j)),
+                  scale),
+              shift);
+          // Off the row's columns, dP may be whatever the stack held (an
+          // infinity times a zero weight is NaN): both are masked.
+          Value inRow = tiles.laneMask(begin, end, j);
+          w = b.create<arith::SelectOp>(loc, inRow, w, zeros);
+          Value dP = b.create<arith::SelectOp>(
+              loc, inRow,
+              b.create<vector::LoadOp>(loc, laneType, dprobs, at(j)), zeros);
+          b.create<vector::StoreOp>(loc, w, rowWeights, j);
+          return SmallVector<Value>{
+              b.create<vector::FMAOp>(loc, w, dP, state[0])};
+        },
+        step)[0];
+    storeOffset(
+        l, p, dst, head,
+        b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, sum));
+    Value offset =
+        b.create<vector::BroadcastOp>(loc, laneType, dpOffset(l, p, dst, head));
+    l.serial(
+        l.idx(0), padded,
+        [&](Value j) {
+          auto [w, ds] = scoreGradients(
+              l, p, b.create<vector::LoadOp>(loc, laneType, scores, at(j)),
+              b.create<vector::LoadOp>(loc, laneType, dprobs, at(j)), shift,
+              offset, tiles.laneMask(begin, end, j),
+              b.create<vector::LoadOp>(loc, laneType, rowWeights, j));
+          b.create<vector::StoreOp>(loc, w, scores, at(j));
+          b.create<vector::StoreOp>(loc, ds, dprobs, at(j));
+        },
+        kVectorLanes);
+  });
+}
+
 void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
   BlockTiles tiles(l, t);
   tiles.buildBlocks(
       p.g, p.heads, kKeptCols,
       [&] {
         allocateTiles(tiles, kKeptCols);
-        allocateRowStatistics();
+        if (p.normalize)
+          rowWeights =
+              b.create<memref::AllocaOp>(loc, MemRefType::get({kKeptCols}, t));
+        else
+          allocateRowStatistics();
         if (std::max(p.d, p.dvSize) <= kMaxTransposedWidth) {
           keysT = b.create<memref::AllocaOp>(
               loc, MemRefType::get({p.d, kKeptCols}, t));
@@ -258,21 +324,19 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
             tiles.gemm(dOutRows, vCols, dprobTile, /*transposeB=*/true,
                        /*beta=*/0.0);
           }
-          // The rows' shifts and offsets; normalized, D from the tile.
-          l.serial(zero, rows, [&](Value r) {
-            Value dst = tiles.graphRow(r);
-            b.create<memref::StoreOp>(loc, weightShift(l, p, dst, head),
-                                      rowShift, r);
-            b.create<memref::StoreOp>(loc,
-                                      p.normalize ? l.floatConst(t, 0.0)
-                                                  : dpOffset(l, p, dst, head),
-                                      rowOffset, r);
-          });
+          // Normalized, D from the tile; else the rows' shifts and offsets.
           if (p.normalize) {
-            accumulateOutDots(tiles, zero, rows, lo, zero, cols);
-            finishOutDots(tiles, zero, rows, head);
+            normalizedRows(tiles, rows, lo, cols, head);
+          } else {
+            l.serial(zero, rows, [&](Value r) {
+              Value dst = tiles.graphRow(r);
+              b.create<memref::StoreOp>(loc, weightShift(l, p, dst, head),
+                                        rowShift, r);
+              b.create<memref::StoreOp>(loc, dpOffset(l, p, dst, head),
+                                        rowOffset, r);
+            });
+            destinationRows(tiles, zero, rows, lo, zero, cols);
           }
-          destinationRows(tiles, zero, rows, lo, zero, cols);
           tiles.gemm(dprobTile, kCols, tiles.view(p.dq, dst, rows, head, p.d),
                      /*transposeB=*/false, /*beta=*/0.0);
           tiles.gemmTransposedA(dprobTile, qRows,
