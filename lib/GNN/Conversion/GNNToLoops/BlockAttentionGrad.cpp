@@ -26,9 +26,11 @@
 // alone; no reversed graph is built then) and the weights need no
 // recomputed forward: the source pass's
 // S^T and dP^T are the destination pass's tiles transposed, so one thread
-// per block and head does both. Per tile of the block's destinations, S,
-// dP, D, P and dS as above, then dQ = scale dS K, dK += scale dS^T Q and
-// dV += P^T dOut: five GEMMs instead of seven.
+// per block and head does both. The block's K and V are transposed once
+// for all its tiles (up to 128 wide), so that no product transposes an
+// operand of its own. Per tile of the block's destinations, S, dP, D, P
+// and dS as above (P computed once per edge, kept for dS), then dQ = scale
+// dS K, dK += scale dS^T Q and dV += P^T dOut: five GEMMs instead of seven.
 //
 // Without `normalize` the weights are w = exp(score) and dS = w (dwv . v +
 // dz): the same tiles with a shift of 0 and an offset of -dz. No per-edge
