@@ -49,7 +49,8 @@ bool gnnc::smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
   int64_t inner = transposeA ? a.rows : a.cols;
   if (!settings().enabled || alpha != 1.0f || (beta != 0.0f && beta != 1.0f) ||
       c.rows > kSmallGemmMaxSide || c.cols > kSmallGemmMaxSide ||
-      inner > kSmallGemmMaxSide)
+      inner > kSmallGemmMaxSide || c.rows % kSmallGemmQuantum ||
+      c.cols % kSmallGemmQuantum || inner % kSmallGemmQuantum)
     return false;
   libxsmm_blasint m = c.cols, n = c.rows, k = inner;
   libxsmm_blasint ldb = b.ld, lda = a.ld, ldc = c.ld;

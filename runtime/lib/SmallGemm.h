@@ -17,12 +17,19 @@ namespace gnnc {
 /// The largest side (rows, columns, inner size) given to a small kernel:
 /// larger products are OpenBLAS's, whose blocking for caches they need.
 constexpr int64_t kSmallGemmMaxSide = 512;
+/// Sides of small kernels are multiples of this. libxsmm keeps every kernel
+/// it compiles (about 9 KB each) for the life of the process: tiles of
+/// every size up to 64 x 256 would compile tens of thousands (16,384 shapes
+/// of one product took 145 MB); whole multiples of 8 are a few hundred per
+/// product, and the full tiles of long sequences are among them.
+constexpr int64_t kSmallGemmQuantum = 8;
 
 /// c = op(a) @ op(b) + beta * c on the calling thread through a libxsmm
 /// kernel (op transposes where asked; b transposed is first copied into a
 /// buffer of its own). Returns false, writing nothing, where no kernel
 /// applies: alpha other than 1, beta other than 0 or 1, a side above
-/// kSmallGemmMaxSide, no kernel for this CPU, or small kernels turned off
+/// kSmallGemmMaxSide or not a multiple of kSmallGemmQuantum, no kernel for
+/// this CPU, or small kernels turned off
 /// (GNNC_SMALL_GEMM=off). Sizes must fit (gemmSizesFit) and be non-zero.
 bool smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
                bool transposeA, bool transposeB, float alpha, float beta);

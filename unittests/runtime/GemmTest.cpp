@@ -123,9 +123,9 @@ TEST(RuntimeGemm, MatchesNaiveLoops) {
 }
 
 // The shapes of the attention tiles (64 destinations against 128 or 256
-// sources, heads of 64 or 32, inside wider rows of all heads), odd sizes
-// around the kernels' register blocks, and sides past the small kernels'
-// bound, with the alphas and betas the tiles pass.
+// sources, heads of 64 or 32, inside wider rows of all heads), small
+// multiples of 8, sizes that are not (OpenBLAS's) and sides past the small
+// kernels' bound, with the alphas and betas the tiles pass.
 TEST(RuntimeGemm, SmallKernelsMatchNaiveLoops) {
   std::mt19937 rng(12);
   for (bool transposeA : {false, true})
@@ -135,6 +135,8 @@ TEST(RuntimeGemm, SmallKernelsMatchNaiveLoops) {
                        Case{64, 64, 256, false, false, 0, false},
                        Case{256, 64, 64, false, false, 192, false},
                        Case{64, 128, 32, false, false, 224, false},
+                       Case{8, 16, 24, false, false, 5, false},
+                       Case{40, 8, 48, false, false, 0, false},
                        Case{13, 29, 7, false, false, 3, false},
                        Case{1, 17, 33, false, false, 0, false},
                        Case{33, 1, 5, false, false, 0, false},
