@@ -462,8 +462,10 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
        fn(&gnn_cuda_linear_nobias)},
       {abi::kGemm, fn(&_mlir_ciface_gnn_rt_gemm), fn(&gnn_cuda_gemm)},
       {abi::kGemmAt, fn(&_mlir_ciface_gnn_rt_gemm_at), fn(&gnn_cuda_gemm_at)},
-      // Only the CPU's block tiles transpose.
-      {abi::kTranspose, fn(&_mlir_ciface_gnn_rt_transpose), nullptr},
+      // Only the CPU's block tiles transpose (convert-gnn-to-loops builds
+      // none in device form); a GPU program has the host's function bound.
+      {abi::kTranspose, fn(&_mlir_ciface_gnn_rt_transpose),
+       fn(&_mlir_ciface_gnn_rt_transpose)},
       {abi::kEdgeOutOfRange, fn(&gnn_rt_edge_out_of_range),
        fn(&gnn_rt_edge_out_of_range)},
       {abi::kRowsMismatch, fn(&gnn_rt_rows_mismatch),
