@@ -58,8 +58,8 @@ enum { GNN_GEMM_TRANSPOSE_B = 1, GNN_GEMM_TRANSPOSE_A = 2 };
  * sources' gradients from a tile's transposed weights). Products whose
  * sides are multiples of 8 up to 512, with alpha 1 and beta 0 or 1, run on
  * libxsmm's kernels compiled for their shape (no packed copies of the
- * operands, no clearing of c for beta 0), others on OpenBLAS. Sizes that do not fit are
- * reported through gnn_rt_rows_mismatch and c is left untouched. */
+ * operands, no clearing of c for beta 0), others on OpenBLAS. Sizes that do not
+ * fit are reported through gnn_rt_rows_mismatch and c is left untouched. */
 GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
                                           gnn_memref2d_f32 *b,
                                           gnn_memref2d_f32 *c,
@@ -76,8 +76,9 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
                                              float beta);
 
 /* The instruction set libxsmm compiles gnn_rt_gemm's small kernels for
- * ("skx", "clx", "cpx" for AVX-512, "hsw" for AVX2, ...), or null where GNNC_SMALL_GEMM=off (read when
- * the runtime loads) leaves every product to OpenBLAS. */
+ * ("skx", "clx", "cpx" for AVX-512, "hsw" for AVX2, ...), or null where
+ * GNNC_SMALL_GEMM=off (read when the runtime loads) leaves every product to
+ * OpenBLAS. */
 GNNC_EXPORT const char *gnn_rt_small_gemm_target(void);
 
 /* out = transpose(a) on the calling thread: a block's keys and values
