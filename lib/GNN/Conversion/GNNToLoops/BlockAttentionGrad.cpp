@@ -88,6 +88,12 @@ private:
   /// `col`) to `rowOffset` (the rows' shifts are their saved log-sum-exps).
   void accumulateOutDots(BlockTiles &tiles, Value r0, Value rows, Value c,
                          Value col, Value cols);
+  /// Sum P dP over tile row r's columns [begin, end) of the chunk from tile
+  /// column `col` (`cols` wide), P from the raw dot products in `scores`
+  /// and the row's `shift` (a vector); each P (0 off the row's columns) is
+  /// also stored at its chunk column in `kept` if given.
+  Value rowOutDot(BlockTiles &tiles, Value r, Value col, Value cols,
+                  Value begin, Value end, Value shift, Value kept = {});
   /// D - dlse of the rows from `rowOffset` into the statistics and back.
   void finishOutDots(BlockTiles &tiles, Value r0, Value rows, ValueRange head);
   /// Block pass, normalized: per tile row of a block's tile (its columns
@@ -167,42 +173,48 @@ void BlockGrad::destinationRows(BlockTiles &tiles, Value r0, Value rows,
   });
 }
 
+Value BlockGrad::rowOutDot(BlockTiles &tiles, Value r, Value col, Value cols,
+                           Value begin, Value end, Value shift, Value kept) {
+  Value scale = l.floatConst(laneType, p.scale);
+  Value zeros = l.floatConst(laneType, 0.0);
+  Value sum = l.forLoop(
+      l.idx(0), tiles.paddedColumns(cols), ValueRange{zeros},
+      [&](Value j, ValueRange state) {
+        SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(loc, col, j)};
+        Value w = attentionWeights(
+            l, p,
+            b.create<arith::MulFOp>(
+                loc, b.create<vector::LoadOp>(loc, laneType, scores, at),
+                scale),
+            shift);
+        // Off the row's columns, dP may be whatever the stack held (an
+        // infinity times a zero weight is NaN): both are masked.
+        Value inRow = tiles.laneMask(begin, end, j);
+        Value dP = b.create<arith::SelectOp>(
+            loc, inRow, b.create<vector::LoadOp>(loc, laneType, dprobs, at),
+            zeros);
+        w = b.create<arith::SelectOp>(loc, inRow, w, zeros);
+        if (kept)
+          b.create<vector::StoreOp>(loc, w, kept, j);
+        return SmallVector<Value>{
+            b.create<vector::FMAOp>(loc, w, dP, state[0])};
+      },
+      l.idx(kVectorLanes))[0];
+  return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, sum);
+}
+
 void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
                                   Value c, Value col, Value cols) {
-  Value scale = l.floatConst(laneType, p.scale);
   l.serial(l.idx(0), rows, [&](Value r) {
     auto [begin, end] =
         tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
     Value shift =
         b.create<vector::BroadcastOp>(loc, laneType, tiles.load(rowShift, r));
-    Value sum = l.forLoop(
-        l.idx(0), tiles.paddedColumns(cols),
-        ValueRange{l.floatConst(laneType, 0.0)},
-        [&](Value j, ValueRange state) {
-          SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(loc, col, j)};
-          Value w = attentionWeights(
-              l, p,
-              b.create<arith::MulFOp>(
-                  loc, b.create<vector::LoadOp>(loc, laneType, scores, at),
-                  scale),
-              shift);
-          // Off the row's columns, dP may be whatever the stack held (an
-          // infinity times a zero weight is NaN): both are masked.
-          Value inRow = tiles.laneMask(begin, end, j);
-          Value zeros = l.floatConst(laneType, 0.0);
-          Value dP = b.create<arith::SelectOp>(
-              loc, inRow, b.create<vector::LoadOp>(loc, laneType, dprobs, at),
-              zeros);
-          w = b.create<arith::SelectOp>(loc, inRow, w, zeros);
-          return SmallVector<Value>{
-              b.create<vector::FMAOp>(loc, w, dP, state[0])};
-        },
-        l.idx(kVectorLanes))[0];
     b.create<memref::StoreOp>(
         loc,
-        b.create<arith::AddFOp>(loc, tiles.load(rowOffset, r),
-                                b.create<vector::ReductionOp>(
-                                    loc, vector::CombiningKind::ADD, sum)),
+        b.create<arith::AddFOp>(
+            loc, tiles.load(rowOffset, r),
+            rowOutDot(tiles, r, col, cols, begin, end, shift)),
         rowOffset, r);
   });
 }
@@ -218,52 +230,27 @@ void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
 
 void BlockGrad::normalizedRows(BlockTiles &tiles, Value rows, Value lo,
                                Value cols, ValueRange head) {
-  Value scale = l.floatConst(laneType, p.scale);
-  Value zeros = l.floatConst(laneType, 0.0);
-  Value padded = tiles.paddedColumns(cols);
-  Value step = l.idx(kVectorLanes);
-  l.serial(l.idx(0), rows, [&](Value r) {
+  Value zero = l.idx(0);
+  l.serial(zero, rows, [&](Value r) {
     auto [begin, end] = tiles.rowColumns(r, lo, cols);
     Value dst = tiles.graphRow(r);
     Value shift = b.create<vector::BroadcastOp>(loc, laneType,
                                                 weightShift(l, p, dst, head));
-    auto at = [&](Value j) { return SmallVector<Value, 2>{r, j}; };
-    Value sum = l.forLoop(
-        l.idx(0), padded, ValueRange{zeros},
-        [&](Value j, ValueRange state) {
-          Value w = attentionWeights(
-              l, p,
-              b.create<arith::MulFOp>(
-                  loc, b.create<vector::LoadOp>(loc, laneType, scores, at(j)),
-                  scale),
-              shift);
-          // Off the row's columns, dP may be whatever the stack held (an
-          // infinity times a zero weight is NaN): both are masked.
-          Value inRow = tiles.laneMask(begin, end, j);
-          w = b.create<arith::SelectOp>(loc, inRow, w, zeros);
-          Value dP = b.create<arith::SelectOp>(
-              loc, inRow,
-              b.create<vector::LoadOp>(loc, laneType, dprobs, at(j)), zeros);
-          b.create<vector::StoreOp>(loc, w, rowWeights, j);
-          return SmallVector<Value>{
-              b.create<vector::FMAOp>(loc, w, dP, state[0])};
-        },
-        step)[0];
-    storeOffset(
-        l, p, dst, head,
-        b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, sum));
+    storeOffset(l, p, dst, head,
+                rowOutDot(tiles, r, zero, cols, begin, end, shift, rowWeights));
     Value offset =
         b.create<vector::BroadcastOp>(loc, laneType, dpOffset(l, p, dst, head));
     l.serial(
-        l.idx(0), padded,
+        zero, tiles.paddedColumns(cols),
         [&](Value j) {
+          SmallVector<Value, 2> at = {r, j};
           auto [w, ds] = scoreGradients(
-              l, p, b.create<vector::LoadOp>(loc, laneType, scores, at(j)),
-              b.create<vector::LoadOp>(loc, laneType, dprobs, at(j)), shift,
+              l, p, b.create<vector::LoadOp>(loc, laneType, scores, at),
+              b.create<vector::LoadOp>(loc, laneType, dprobs, at), shift,
               offset, tiles.laneMask(begin, end, j),
               b.create<vector::LoadOp>(loc, laneType, rowWeights, j));
-          b.create<vector::StoreOp>(loc, w, scores, at(j));
-          b.create<vector::StoreOp>(loc, ds, dprobs, at(j));
+          b.create<vector::StoreOp>(loc, w, scores, at);
+          b.create<vector::StoreOp>(loc, ds, dprobs, at);
         },
         kVectorLanes);
   });
