@@ -54,8 +54,8 @@ func.func @receive(%g: !gnn.graph<general>, %x: tensor<?x3xf32>) -> (tensor<?x3x
 // tiles of 64 (stack buffers per tile): each row's CSR row is checked for one
 // range of sources in order, runs of rows with the same first source take
 // scores of the run against 128 sources at a time through the runtime's
-// GEMM, a masked online softmax over vectors of 8 scores, and a second GEMM
-// into the weighted sums.
+// GEMM, a masked online softmax over vectors of 16 scores (one AVX-512
+// register), and a second GEMM into the weighted sums.
 // CHECK: func.func private @gnn_rt_gemm(memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[?, 1], offset: ?>>, i32, f32, f32) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func @fused
 // CHECK: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c64
@@ -69,10 +69,10 @@ func.func @receive(%g: !gnn.graph<general>, %x: tensor<?x3xf32>) -> (tensor<?x3x
 // CHECK: scf.if
 // CHECK: scf.for {{.*}} step %c128
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32,
-// CHECK: scf.for {{.*}} step %c8{{.*}} -> (vector<8xf32>)
-// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: scf.for {{.*}} step %c16{{.*}} -> (vector<16xf32>)
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK: vector.reduction <maximumf>
-// CHECK: math.exp %{{.*}} : vector<8xf32>
+// CHECK: math.exp %{{.*}} : vector<16xf32>
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32,
 // Rows outside such runs go one by one (the chunked loop below), in groups
 // of 32.
@@ -102,6 +102,29 @@ func.func @receive(%g: !gnn.graph<general>, %x: tensor<?x3xf32>) -> (tensor<?x3x
 // NOBLOCKS-NOT: memref.alloc({{.*}}) : memref<?x2x1xf32>
 func.func @fused(%g: !gnn.graph<general>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x8xf32>) -> tensor<?x2x8xf32> {
   %o = gnn.fused_attention %g, %q, %k, %v scale(0.5) normalize : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  return %o : tensor<?x2x8xf32>
+}
+
+// -----
+
+// Clamped scores are bounded, so a run's weights are exp(score) unshifted:
+// one sweep per tile row scales, clamps, exponentiates and masks each
+// vector of 16 scores and sums the weights, with no running maximum.
+// CHECK-LABEL: func @fused_clamped
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32,
+// CHECK-NOT: vector.reduction <maximumf>
+// CHECK: scf.for {{.*}} step %c16{{.*}} -> (vector<16xf32>)
+// CHECK: arith.minimumf %{{.*}} : vector<16xf32>
+// CHECK: math.exp %{{.*}} : vector<16xf32>
+// CHECK: arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.store
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NEXT: scf.yield
+// CHECK-NOT: vector.reduction <maximumf>
+// CHECK: vector.reduction <add>
+// CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32,
+func.func @fused_clamped(%g: !gnn.graph<general>, %q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x8xf32>) -> tensor<?x2x8xf32> {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(0.5) clamp(-5.0, 5.0) normalize : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
   return %o : tensor<?x2x8xf32>
 }
 
@@ -365,7 +388,7 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // CHECK: scf.for {{.*}} step %c128
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
-// CHECK: math.exp %{{.*}} : vector<8xf32>
+// CHECK: math.exp %{{.*}} : vector<16xf32>
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}},
 // The source pass walks the graph turned around, which the lowering builds
 // for it: an in-edge index (in_ptr, in_src, in_eid, the chunks' counts),
@@ -378,7 +401,7 @@ func.func @scatter(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<
 // CHECK: scf.for {{.*}} step %c128
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{(_[0-9]+)?}},
-// CHECK: math.exp %{{.*}} : vector<8xf32>
+// CHECK: math.exp %{{.*}} : vector<16xf32>
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}},
 // CHECK: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}},
 // CHECK-NOT: memref.alloc(

@@ -58,29 +58,49 @@ void SoftmaxRunTiles::compute(Value q, Value k, Value v, Value r0, Value rows,
 }
 
 void SoftmaxRunTiles::softmaxRow(Value r, Value cols, Value begin, Value end) {
-  auto laneType = VectorType::get({kVectorLanes}, t);
+  auto laneType = VectorType::get({kTileLanes}, t);
   // Whole vectors: columns past `cols` are masked too.
   Value padded = tiles.paddedColumns(cols);
-  Value step = l.idx(kVectorLanes);
+  Value step = l.idx(kTileLanes);
   auto at = [&](Value j) { return SmallVector<Value, 2>{r, j}; };
+  Value zeros = l.floatConst(laneType, 0.0);
+  // Stores the tile row's weights `weight(j)` and returns their lane sums.
+  auto storeWeights = [&](function_ref<Value(Value)> weight) {
+    return l.forLoop(
+        l.idx(0), padded, ValueRange{zeros},
+        [&](Value j, ValueRange s) {
+          Value w = weight(j);
+          b.create<vector::StoreOp>(loc, w, scores, at(j));
+          return SmallVector<Value>{b.create<arith::AddFOp>(loc, s[0], w)};
+        },
+        step)[0];
+  };
 
-  // Scores: scaled, clamped, -inf off the row's edges.
-  Value rowMax = l.forLoop(
-      l.idx(0), padded, ValueRange{l.floatConst(laneType, kNegInf)},
-      [&](Value j, ValueRange s) {
-        Value raw = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
-        Value scored = b.create<arith::SelectOp>(
-            loc, tiles.laneMask(begin, end, j), score(raw),
-            l.floatConst(laneType, kNegInf));
-        b.create<vector::StoreOp>(loc, scored, scores, at(j));
-        return SmallVector<Value>{
-            b.create<arith::MaximumFOp>(loc, s[0], scored)};
-      },
-      step)[0];
-  // Weights exp(score - shift); with the online softmax, shift is the
-  // running maximum (0 while the row has seen no edge).
-  Value shift = l.floatConst(t, 0.0), rescale;
-  if (online) {
+  Value z = tiles.load(weightSums, r), rowSum;
+  if (!online) {
+    // Bounded scores: weights exp(score) unshifted, in one sweep.
+    rowSum = storeWeights([&](Value j) -> Value {
+      Value raw = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
+      return b.create<arith::SelectOp>(loc, tiles.laneMask(begin, end, j),
+                                       b.create<math::ExpOp>(loc, score(raw)),
+                                       zeros);
+    });
+  } else {
+    // Scores: scaled, -inf off the row's edges; then weights
+    // exp(score - shift), shift the running maximum (0 while the row has
+    // seen no edge), and the row's sums so far rescaled to that shift.
+    Value rowMax = l.forLoop(
+        l.idx(0), padded, ValueRange{l.floatConst(laneType, kNegInf)},
+        [&](Value j, ValueRange s) {
+          Value raw = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
+          Value scored = b.create<arith::SelectOp>(
+              loc, tiles.laneMask(begin, end, j), score(raw),
+              l.floatConst(laneType, kNegInf));
+          b.create<vector::StoreOp>(loc, scored, scores, at(j));
+          return SmallVector<Value>{
+              b.create<arith::MaximumFOp>(loc, s[0], scored)};
+        },
+        step)[0];
     Value oldMax = tiles.load(maxima, r);
     Value newMax = b.create<arith::MaximumFOp>(
         loc, oldMax,
@@ -88,24 +108,17 @@ void SoftmaxRunTiles::softmaxRow(Value r, Value cols, Value begin, Value end) {
                                       rowMax));
     Value none = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, newMax,
                                          l.floatConst(t, kNegInf));
-    shift = b.create<arith::SelectOp>(loc, none, l.floatConst(t, 0.0), newMax);
-    rescale =
-        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, oldMax, shift));
+    Value shift =
+        b.create<arith::SelectOp>(loc, none, l.floatConst(t, 0.0), newMax);
     b.create<memref::StoreOp>(loc, newMax, maxima, r);
-  }
-  Value shiftLanes = b.create<vector::BroadcastOp>(loc, laneType, shift);
-  Value rowSum = l.forLoop(
-      l.idx(0), padded, ValueRange{l.floatConst(laneType, 0.0)},
-      [&](Value j, ValueRange s) {
-        Value scored = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
-        Value w = b.create<math::ExpOp>(
-            loc, b.create<arith::SubFOp>(loc, scored, shiftLanes));
-        b.create<vector::StoreOp>(loc, w, scores, at(j));
-        return SmallVector<Value>{b.create<arith::AddFOp>(loc, s[0], w)};
-      },
-      step)[0];
-  Value z = tiles.load(weightSums, r);
-  if (rescale) {
+    Value shiftLanes = b.create<vector::BroadcastOp>(loc, laneType, shift);
+    rowSum = storeWeights([&](Value j) -> Value {
+      Value scored = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
+      return b.create<math::ExpOp>(
+          loc, b.create<arith::SubFOp>(loc, scored, shiftLanes));
+    });
+    Value rescale =
+        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, oldMax, shift));
     z = b.create<arith::MulFOp>(loc, z, rescale);
     auto sumType = VectorType::get({dv}, t);
     Value acc =

@@ -62,7 +62,7 @@ class BlockGrad {
 public:
   BlockGrad(Lowering &l, const AttentionGradPlan &p)
       : l(l), b(l.b), loc(l.loc), p(p), t(p.elem),
-        laneType(VectorType::get({kVectorLanes}, p.elem)) {}
+        laneType(VectorType::get({kTileLanes}, p.elem)) {}
 
   /// Both passes in one where the graph splits into blocks, else
   /// `otherwise` with the rows' ranges it found; needs the log-sum-exp
@@ -155,7 +155,7 @@ void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
         b.create<vector::StoreOp>(loc, w, scores, at);
         b.create<vector::StoreOp>(loc, ds, dprobs, at);
       },
-      kVectorLanes);
+      kTileLanes);
 }
 
 void BlockGrad::destinationRows(BlockTiles &tiles, Value r0, Value rows,
@@ -199,7 +199,7 @@ Value BlockGrad::rowOutDot(BlockTiles &tiles, Value r, Value col, Value cols,
         return SmallVector<Value>{
             b.create<vector::FMAOp>(loc, w, dP, state[0])};
       },
-      l.idx(kVectorLanes))[0];
+      l.idx(kTileLanes))[0];
   return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, sum);
 }
 
@@ -252,7 +252,7 @@ void BlockGrad::normalizedRows(BlockTiles &tiles, Value rows, Value lo,
           b.create<vector::StoreOp>(loc, w, scores, at);
           b.create<vector::StoreOp>(loc, ds, dprobs, at);
         },
-        kVectorLanes);
+        kTileLanes);
   });
 }
 

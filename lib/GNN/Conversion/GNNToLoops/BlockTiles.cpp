@@ -340,9 +340,9 @@ std::pair<Value, Value> BlockTiles::rowColumns(Value r, Value c, Value cols) {
 
 Value BlockTiles::laneMask(Value begin, Value end, Value j) {
   Type i32 = b.getI32Type();
-  auto laneIds = VectorType::get({kVectorLanes}, i32);
-  SmallVector<int32_t> iota(kVectorLanes);
-  for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+  auto laneIds = VectorType::get({kTileLanes}, i32);
+  SmallVector<int32_t> iota(kTileLanes);
+  for (int64_t lane = 0; lane < kTileLanes; ++lane)
     iota[lane] = int32_t(lane);
   Value lanes = b.create<arith::ConstantOp>(
       loc, laneIds, DenseElementsAttr::get(laneIds, ArrayRef(iota)));
@@ -363,8 +363,8 @@ Value BlockTiles::laneMask(Value begin, Value end, Value j) {
 
 Value BlockTiles::paddedColumns(Value cols) {
   return b.create<arith::MulIOp>(
-      loc, b.create<arith::CeilDivUIOp>(loc, cols, l.idx(kVectorLanes)),
-      l.idx(kVectorLanes));
+      loc, b.create<arith::CeilDivUIOp>(loc, cols, l.idx(kTileLanes)),
+      l.idx(kTileLanes));
 }
 
 Value BlockTiles::view(Value feature, Value row, Value rows, ValueRange head,

@@ -28,6 +28,10 @@ namespace mlir::gnn::loops {
 constexpr int64_t kTileRows = 64;
 /// Columns per chunk of a run: one set of GEMMs each.
 constexpr int64_t kTileCols = 128;
+/// Lanes of the vectors that sweep a tile's rows: one AVX-512 register of
+/// f32 (two AVX2 ones). Tile buffers' widths are multiples of it.
+constexpr int64_t kTileLanes = 16;
+static_assert(kTileCols % kTileLanes == 0, "whole vectors per chunk");
 
 /// Every row's column range [lo[v], hi[v]) of a graph (index buffers).
 struct RowRanges {
@@ -94,7 +98,7 @@ public:
   /// Tile row r's columns within the chunk [c, c + cols), relative to c:
   /// [begin, end), both clipped to [0, cols].
   std::pair<Value, Value> rowColumns(Value r, Value c, Value cols);
-  /// Lanes of the kVectorLanes-wide vector at column j of a row whose
+  /// Lanes of the kTileLanes-wide vector at column j of a row whose
   /// columns are [begin, end): which of them lie inside.
   Value laneMask(Value begin, Value end, Value j);
   /// The columns [0, cols) rounded up to whole vectors.
