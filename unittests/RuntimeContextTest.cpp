@@ -121,7 +121,8 @@ TEST(RuntimeContextTest, ContextsAreIndependent) {
 
 // The GEMM's transpose flags the compiler emits are the runtime's.
 static_assert(mlir::gnn::abi::kGemmTransposeA == GNN_GEMM_TRANSPOSE_A &&
-              mlir::gnn::abi::kGemmTransposeB == GNN_GEMM_TRANSPOSE_B);
+              mlir::gnn::abi::kGemmTransposeB == GNN_GEMM_TRANSPOSE_B &&
+              mlir::gnn::abi::kGemmLayer == GNN_GEMM_LAYER);
 
 TEST(RuntimeABITest, EveryListedFunctionIsBoundAndExported) {
   for (Device device : {Device::CPU, Device::CUDA}) {

@@ -67,14 +67,22 @@ void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
         at(out, n, o) = b[o * bias->strides[0]];
     beta = 1.0f;
   }
-  multiply(input, weight, out, /*transposeB=*/true, 1.0f, beta);
+  if (!layerGemm(x, w, y, /*transposeA=*/false, /*transposeB=*/true, 1.0f,
+                 beta))
+    multiply(input, weight, out, /*transposeB=*/true, 1.0f, beta);
 }
 
-/// `small`: the product is one of many small ones on this thread (the
-/// attention tiles), which a small kernel computes where one applies.
+/// Where a product may go besides OpenBLAS.
+enum class Kernels {
+  /// One of many small products on this thread (the attention tiles).
+  Small,
+  /// A dense layer's, on this thread.
+  Layer,
+};
+
 void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
           gnn_memref2d_f32 *c, bool transposeA, bool transposeB, float alpha,
-          float beta, bool small) {
+          float beta, Kernels kernels) {
   Matrix x, y, z;
   bool dense = view(a, x) & view(b, y) & view(c, z);
   if (!gemmSizesFit(x, y, z, transposeA, transposeB))
@@ -91,7 +99,9 @@ void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
       }
     return;
   }
-  if (small && dense && smallGemm(x, y, z, transposeA, transposeB, alpha, beta))
+  if (dense && (kernels == Kernels::Small
+                    ? smallGemm(x, y, z, transposeA, transposeB, alpha, beta)
+                    : layerGemm(x, y, z, transposeA, transposeB, alpha, beta)))
     return;
   multiply(a, b, c, transposeB, alpha, beta, transposeA);
 }
@@ -102,7 +112,7 @@ extern "C" void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
                                             gnn_memref2d_f32 *c, float alpha,
                                             float beta) {
   gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta,
-       /*small=*/false);
+       Kernels::Layer);
 }
 
 extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
@@ -110,7 +120,8 @@ extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
                                          gnn_memref2d_f32 *c, int32_t transpose,
                                          float alpha, float beta) {
   gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
-       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta, /*small=*/true);
+       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta,
+       (transpose & GNN_GEMM_LAYER) != 0 ? Kernels::Layer : Kernels::Small);
 }
 
 extern "C" void _mlir_ciface_gnn_rt_transpose(gnn_memref2d_f32 *a,

@@ -15,6 +15,7 @@
 
 #include <libxsmm.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -43,41 +44,132 @@ const Settings &settings() {
 [[gnu::constructor]] void loadWithTheRuntime() { (void)settings(); }
 } // namespace
 
+namespace {
+/// b transposed, in a buffer of its own: on the stack up to kOnStack
+/// floats, else on the heap.
+class TransposedCopy {
+public:
+  static constexpr size_t kOnStack = 256 * 64;
+
+  /// False if the heap has no room.
+  bool fill(const gnnc::Matrix &b) {
+    size_t size = size_t(b.rows) * size_t(b.cols);
+    data = onStack;
+    if (size > kOnStack) {
+      onHeap.reset(new (std::nothrow) float[size]);
+      if (!(data = onHeap.get()))
+        return false;
+    }
+    gnnc::transpose(b, {data, b.cols, b.rows, b.rows});
+    return true;
+  }
+  float *data = nullptr;
+
+private:
+  alignas(64) float onStack[kOnStack];
+  std::unique_ptr<float[]> onHeap;
+};
+
+bool kernelApplies(float alpha, float beta) {
+  return settings().enabled && alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
+}
+
+/// The row-major c[rows x cols] = op(a)[rows x k] @ b[k x cols] + beta * c
+/// kernel, op(a) = transpose(a) with `transposeA`; null if none.
+libxsmm_smmfunction kernelFor(int64_t rows, int64_t cols, int64_t k,
+                              int64_t lda, int64_t ldb, int64_t ldc,
+                              bool transposeA, float beta) {
+  libxsmm_blasint m = cols, n = rows, kk = k;
+  libxsmm_blasint la = lda, lb = ldb, lc = ldc;
+  int flags = transposeA ? LIBXSMM_GEMM_FLAG_TRANS_B : 0;
+  int prefetch = LIBXSMM_PREFETCH_NONE;
+  float alpha = 1.0f;
+  return libxsmm_smmdispatch(m, n, kk, &lb, &la, &lc, &alpha, &beta, &flags,
+                             &prefetch);
+}
+} // namespace
+
 bool gnnc::smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
                      bool transposeA, bool transposeB, float alpha,
                      float beta) {
   int64_t inner = transposeA ? a.rows : a.cols;
-  if (!settings().enabled || alpha != 1.0f || (beta != 0.0f && beta != 1.0f) ||
-      c.rows > kSmallGemmMaxSide || c.cols > kSmallGemmMaxSide ||
-      inner > kSmallGemmMaxSide || c.rows % kSmallGemmQuantum ||
-      c.cols % kSmallGemmQuantum || inner % kSmallGemmQuantum)
-    return false;
-  libxsmm_blasint m = c.cols, n = c.rows, k = inner;
-  libxsmm_blasint ldb = b.ld, lda = a.ld, ldc = c.ld;
-  int flags = transposeA ? LIBXSMM_GEMM_FLAG_TRANS_B : 0;
-  int prefetch = LIBXSMM_PREFETCH_NONE;
-  libxsmm_smmfunction kernel =
-      libxsmm_smmdispatch(m, n, k, transposeB ? &m : &ldb, &lda, &ldc, &alpha,
-                          &beta, &flags, &prefetch);
-  if (!kernel)
+  if (!kernelApplies(alpha, beta) || c.rows > kSmallGemmMaxSide ||
+      c.cols > kSmallGemmMaxSide || inner > kSmallGemmMaxSide ||
+      c.rows % kSmallGemmQuantum || c.cols % kSmallGemmQuantum ||
+      inner % kSmallGemmQuantum)
     return false;
   if (!transposeB) {
+    libxsmm_smmfunction kernel =
+        kernelFor(c.rows, c.cols, inner, a.ld, b.ld, c.ld, transposeA, beta);
+    if (!kernel)
+      return false;
     kernel(b.data, a.data, c.data);
     return true;
   }
-  // b is [c.cols, inner]; the kernel reads its transpose, [inner, c.cols]
-  // (on the stack up to a tile of 256 keys of 64).
-  constexpr size_t kOnStack = 256 * 64;
-  alignas(64) float onStack[kOnStack];
-  std::unique_ptr<float[]> onHeap;
-  float *bT = onStack;
-  if (size_t(k) * size_t(m) > kOnStack) {
-    onHeap.reset(new (std::nothrow) float[size_t(k) * size_t(m)]);
-    if (!(bT = onHeap.get()))
+  // b is [c.cols, inner]; the kernel reads its transpose, [inner, c.cols].
+  libxsmm_smmfunction kernel =
+      kernelFor(c.rows, c.cols, inner, a.ld, c.cols, c.ld, transposeA, beta);
+  TransposedCopy copy;
+  if (!kernel || !copy.fill(b))
+    return false;
+  kernel(copy.data, a.data, c.data);
+  return true;
+}
+
+bool gnnc::layerGemm(const Matrix &a, const Matrix &b, const Matrix &c,
+                     bool transposeA, bool transposeB, float alpha,
+                     float beta) {
+  if (!kernelApplies(alpha, beta) || (transposeA && transposeB))
+    return false;
+  if (transposeA) {
+    // c += a[i:i+k]^T b[i:i+k] for blocks of kLayerInner rows of a and b,
+    // the first with c's own beta.
+    int64_t inner = a.rows;
+    if (c.rows > kLayerMaxWidth || c.cols > kLayerMaxWidth)
       return false;
+    int64_t last = (inner - 1) % kLayerInner + 1;
+    auto kernel = [&](int64_t k, float kBeta) {
+      return kernelFor(c.rows, c.cols, k, a.ld, b.ld, c.ld, true, kBeta);
+    };
+    bool several = inner > kLayerInner;
+    libxsmm_smmfunction first = kernel(std::min(inner, kLayerInner), beta),
+                        full = several ? kernel(kLayerInner, 1.0f) : nullptr,
+                        tail = several ? kernel(last, 1.0f) : nullptr;
+    if (!first || (several && (!full || !tail)))
+      return false;
+    for (int64_t i = 0; i < inner; i += kLayerInner) {
+      libxsmm_smmfunction f = i == 0                     ? first
+                              : i + kLayerInner <= inner ? full
+                                                         : tail;
+      f(b.data + i * b.ld, a.data + i * a.ld, c.data);
+    }
+    return true;
   }
-  transpose(b, {bT, k, m, m});
-  kernel(bT, a.data, c.data);
+  // c[i:i+r] = a[i:i+r] @ op(b) for blocks of kLayerRows rows.
+  int64_t inner = a.cols;
+  if (c.cols > kLayerMaxWidth || inner > kLayerMaxWidth)
+    return false;
+  TransposedCopy copy;
+  const float *right = b.data;
+  int64_t ldb = b.ld;
+  if (transposeB) {
+    if (!copy.fill(b))
+      return false;
+    right = copy.data;
+    ldb = c.cols;
+  }
+  int64_t last = (c.rows - 1) % kLayerRows + 1;
+  auto kernel = [&](int64_t rows) {
+    return kernelFor(rows, c.cols, inner, a.ld, ldb, c.ld, false, beta);
+  };
+  libxsmm_smmfunction full =
+                          c.rows >= kLayerRows ? kernel(kLayerRows) : nullptr,
+                      tail = kernel(last);
+  if (!tail || (c.rows >= kLayerRows && !full))
+    return false;
+  for (int64_t i = 0; i < c.rows; i += kLayerRows)
+    (i + kLayerRows <= c.rows ? full : tail)(right, a.data + i * a.ld,
+                                             c.data + i * c.ld);
   return true;
 }
 

@@ -1,10 +1,12 @@
 //===- SmallGemm.h - small GEMMs on JIT-compiled kernels --------*- C++ -*-===//
 //
 // Part of gnnc's runtime. The attention tiles multiply matrices of a few
-// dozen to a few hundred rows on each thread, many times a call. OpenBLAS
-// copies both operands into packed panels and clears the output for
-// beta = 0 on every such call; libxsmm compiles one kernel per shape that
-// keeps the output tile in registers and reads the operands where they lie.
+// dozen to a few hundred rows on each thread, many times a call, and the
+// dense layers of small models split their rows over the threads into
+// products a few hundred wide. OpenBLAS copies both operands into packed
+// panels and clears the output for beta = 0 on every such call; libxsmm
+// compiles one kernel per shape that keeps the output tile in registers and
+// reads the operands where they lie.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,30 @@ constexpr int64_t kSmallGemmQuantum = 8;
 /// this CPU, or small kernels turned off
 /// (GNNC_SMALL_GEMM=off). Sizes must fit (gemmSizesFit) and be non-zero.
 bool smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
+               bool transposeA, bool transposeB, float alpha, float beta);
+
+/// Rows of c per kernel call of layerGemm (for op(a) = a), and rows of a
+/// and b per call (for op(a) = transpose(a), summed into c).
+constexpr int64_t kLayerRows = 64;
+constexpr int64_t kLayerInner = 128;
+/// The widest layer layerGemm takes. Up to 256 wide, libxsmm's kernels ran
+/// 5-70% faster than OpenBLAS's packed sgemm on a thread's 950 rows (2-core
+/// Xeon, AVX-512: 166 against 140 GFLOP/s at 128 x 128, 106 against 64 at
+/// 128 x 29); at 512 neither was reliably ahead, and OpenBLAS blocks the
+/// wider ones for the caches.
+constexpr int64_t kLayerMaxWidth = 256;
+
+/// c = op(a) @ op(b) + beta * c for a dense layer on the calling thread
+/// (not both transposed), through libxsmm. Where op(a) = a (the layer and
+/// its input gradient), c's rows go kLayerRows at a time (b transposed is
+/// copied once); where op(a) = transpose(a) (its weight gradient, summed
+/// over the rows of a and b), kLayerInner of those rows at a time. The
+/// other sides are the layer's widths, any value up to kLayerMaxWidth: a
+/// layer compiles a few kernels (its full blocks and each remainder) for
+/// the process's life. Returns false, writing nothing, where no kernel
+/// applies (alpha, beta and the setting as for smallGemm, or wider
+/// layers). Sizes must fit (gemmSizesFit) and be non-zero.
+bool layerGemm(const Matrix &a, const Matrix &b, const Matrix &c,
                bool transposeA, bool transposeB, float alpha, float beta);
 
 /// out = transpose(in); out must be in.cols x in.rows.

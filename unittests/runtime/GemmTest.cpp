@@ -3,8 +3,8 @@
 // Part of gnnc. gnn_rt_gemm on views like those the attention tiles pass
 // (rows of a wider buffer, one column, one row, no rows), strided views
 // (the plain-loop path) and mismatched sizes, on both of its paths: small
-// kernels (alpha 1, beta 0 or 1, sides up to 512) and OpenBLAS. Tolerance:
-// 1e-5 * (1 + sum of |terms|).
+// kernels (alpha 1, beta 0 or 1, sides up to 512; dense layers' in blocks
+// of rows) and OpenBLAS. Tolerance: 1e-5 * (1 + sum of |terms|).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,15 +43,17 @@ struct Case {
   int64_t pad;
   bool strided;
   float alpha = 0.5f, beta = 1.0f;
+  /// Passed as a dense layer's product (GNN_GEMM_LAYER).
+  bool layer = false;
 };
 
 void runCase(const Case &c, std::mt19937 &rng) {
-  SCOPED_TRACE("m " + std::to_string(c.m) + ", n " + std::to_string(c.n) +
-               ", k " + std::to_string(c.k) +
-               (c.transposeA ? ", a transposed" : "") +
-               (c.transposeB ? ", b transposed" : "") +
-               (c.strided ? ", strided" : "") + ", alpha " +
-               std::to_string(c.alpha) + ", beta " + std::to_string(c.beta));
+  SCOPED_TRACE(
+      "m " + std::to_string(c.m) + ", n " + std::to_string(c.n) + ", k " +
+      std::to_string(c.k) + (c.transposeA ? ", a transposed" : "") +
+      (c.transposeB ? ", b transposed" : "") + (c.strided ? ", strided" : "") +
+      (c.layer ? ", layer" : "") + ", alpha " + std::to_string(c.alpha) +
+      ", beta " + std::to_string(c.beta));
   int64_t cs = c.strided ? 2 : 1;
   auto make = [&](int64_t rows, int64_t cols, std::vector<float> &storage) {
     int64_t stride = cols * cs + c.pad;
@@ -74,7 +76,8 @@ void runCase(const Case &c, std::mt19937 &rng) {
   gnn_memref2d_f32 old =
       view(before, out.offset, c.m, c.n, out.strides[0], out.strides[1]);
   int32_t flags = (c.transposeA ? GNN_GEMM_TRANSPOSE_A : 0) |
-                  (c.transposeB ? GNN_GEMM_TRANSPOSE_B : 0);
+                  (c.transposeB ? GNN_GEMM_TRANSPOSE_B : 0) |
+                  (c.layer ? GNN_GEMM_LAYER : 0);
   _mlir_ciface_gnn_rt_gemm(&a, &b, &out, flags, c.alpha, c.beta);
   ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
   for (int64_t i = 0; i < c.m; ++i)
@@ -146,6 +149,35 @@ TEST(RuntimeGemm, SmallKernelsMatchNaiveLoops) {
           c.transposeB = transposeB;
           c.alpha = 1.0f;
           c.beta = beta;
+          runCase(c, rng);
+        }
+}
+
+// Dense layers' products: rows in blocks of 64 (op(a) = a) or summed 128
+// at a time (op(a) = transpose(a)), with a last partial block or none, a
+// single row or block, widths that are not multiples of 8 (a vocabulary of
+// 29), and layers past the kernels' 256 (OpenBLAS's).
+TEST(RuntimeGemm, LayerKernelsMatchNaiveLoops) {
+  std::mt19937 rng(13);
+  for (bool transposeA : {false, true})
+    for (bool transposeB : {true, false})
+      for (float beta : {0.0f, 1.0f})
+        for (Case c : {Case{200, 128, 128, false, false, 0, false},
+                       Case{65, 29, 128, false, false, 3, false},
+                       Case{64, 128, 29, false, false, 0, false},
+                       Case{63, 256, 256, false, false, 0, false},
+                       Case{1, 128, 128, false, false, 0, false},
+                       Case{128, 128, 300, false, false, 0, false},
+                       Case{29, 128, 129, false, false, 5, false},
+                       Case{128, 29, 127, false, false, 0, false},
+                       Case{16, 16, 1, false, false, 0, false},
+                       Case{130, 257, 16, false, false, 0, false},
+                       Case{40, 8, 300, false, false, 0, false}}) {
+          c.transposeA = transposeA;
+          c.transposeB = transposeB;
+          c.alpha = 1.0f;
+          c.beta = beta;
+          c.layer = true;
           runCase(c, rng);
         }
 }

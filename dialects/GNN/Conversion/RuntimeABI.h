@@ -30,9 +30,11 @@ constexpr llvm::StringLiteral kLinearNoBias = "gnn_rt_linear_nobias";
 constexpr llvm::StringLiteral kGemm = "gnn_rt_gemm";
 constexpr llvm::StringLiteral kGemmAt = "gnn_rt_gemm_at";
 constexpr llvm::StringLiteral kTranspose = "gnn_rt_transpose";
-/// Flags of kGemm's transpose argument (GNN_GEMM_TRANSPOSE_A and _B).
+/// Flags of kGemm's transpose argument (GNN_GEMM_TRANSPOSE_A, _B and
+/// GNN_GEMM_LAYER).
 constexpr int32_t kGemmTransposeB = 1;
 constexpr int32_t kGemmTransposeA = 2;
+constexpr int32_t kGemmLayer = 4;
 
 struct RuntimeFunction {
   llvm::StringLiteral name;

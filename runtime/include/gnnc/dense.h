@@ -2,7 +2,10 @@
  *
  * Part of gnnc's runtime. Code lowered from gnn.linear calls these through
  * MLIR's C interface: every memref is passed as a pointer to its descriptor.
- * All rows of a batch go through one OpenBLAS sgemm.
+ * Each call multiplies on its calling thread (compiled code splits a
+ * layer's rows over its threads): layers up to 256 wide (inputs and
+ * outputs) on libxsmm's kernels, 64 rows at a time, others through one
+ * OpenBLAS sgemm (GNNC_SMALL_GEMM=off: all of them).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -47,8 +50,10 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_linear_nobias(gnn_memref2d_f32 *input,
                                                    gnn_memref2d_f32 *weight,
                                                    gnn_memref2d_f32 *out);
 
-/* Flags of gnn_rt_gemm's `transpose`. */
-enum { GNN_GEMM_TRANSPOSE_B = 1, GNN_GEMM_TRANSPOSE_A = 2 };
+/* Flags of gnn_rt_gemm's `transpose`; GNN_GEMM_LAYER: the product of a
+ * dense layer (its kernels as gnn_rt_linear's) rather than an attention
+ * tile. */
+enum { GNN_GEMM_TRANSPOSE_B = 1, GNN_GEMM_TRANSPOSE_A = 2, GNN_GEMM_LAYER = 4 };
 
 /* c = alpha * op(a) @ op(b) + beta * c on the calling thread, where op(a)
  * is a transposed if `transpose` has GNN_GEMM_TRANSPOSE_A and op(b) is b
@@ -58,18 +63,20 @@ enum { GNN_GEMM_TRANSPOSE_B = 1, GNN_GEMM_TRANSPOSE_A = 2 };
  * sources' gradients from a tile's transposed weights). Products whose
  * sides are multiples of 8 up to 512, with alpha 1 and beta 0 or 1, run on
  * libxsmm's kernels compiled for their shape (no packed copies of the
- * operands, no clearing of c for beta 0), others on OpenBLAS. Sizes that do not
- * fit are reported through gnn_rt_rows_mismatch and c is left untouched. */
+ * operands, no clearing of c for beta 0), others on OpenBLAS. With
+ * GNN_GEMM_LAYER, a dense layer's product (x @ weight, the layer's input
+ * gradient), on gnn_rt_linear's kernels. Sizes that do not fit are
+ * reported through gnn_rt_rows_mismatch and c is left untouched. */
 GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
                                           gnn_memref2d_f32 *b,
                                           gnn_memref2d_f32 *c,
                                           int32_t transpose, float alpha,
                                           float beta);
 
-/* c = alpha * transpose(a) @ b + beta * c, on OpenBLAS's threads: the
- * weight gradient of a dense layer (the sum over rows n of the outer
- * products of a[n] and b[n]). Sizes that do not fit are reported through
- * gnn_rt_rows_mismatch and c is left untouched. */
+/* c = alpha * transpose(a) @ b + beta * c: the weight gradient of a dense
+ * layer (the sum over rows n of the outer products of a[n] and b[n]); c up
+ * to 256 x 256 on libxsmm's kernels, 128 rows n at a time. Sizes that do not
+ * fit are reported through gnn_rt_rows_mismatch and c is left untouched. */
 GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
                                              gnn_memref2d_f32 *b,
                                              gnn_memref2d_f32 *c, float alpha,

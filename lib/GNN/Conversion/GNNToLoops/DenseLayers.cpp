@@ -115,9 +115,10 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
       args.push_back(bias);
     args.push_back(y);
     if (transposed) // y = x @ weight: no transpose of the row-major weight
-      llvm::append_range(
-          args, ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, 0, 32),
-                           l.floatConst(f32, 1.0), l.floatConst(f32, 0.0)});
+      llvm::append_range(args, ValueRange{l.b.create<arith::ConstantIntOp>(
+                                              l.loc, abi::kGemmLayer, 32),
+                                          l.floatConst(f32, 1.0),
+                                          l.floatConst(f32, 0.0)});
     declareFunction(module, callee, ValueRange(args).getTypes(), {},
                     /*cInterface=*/true);
     l.b.create<func::CallOp>(l.loc, callee, TypeRange{}, args);
