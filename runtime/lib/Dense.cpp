@@ -51,9 +51,7 @@ void multiply(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
 void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
             const gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
   Matrix x, w, y;
-  view(input, x);
-  view(weight, w);
-  view(out, y);
+  bool dense = view(input, x) & view(weight, w) & view(out, y);
   if (!linearSizesFit(x, w, y, bias))
     return;
   if (y.rows == 0 || y.cols == 0)
@@ -67,8 +65,8 @@ void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
         at(out, n, o) = b[o * bias->strides[0]];
     beta = 1.0f;
   }
-  if (!layerGemm(x, w, y, /*transposeA=*/false, /*transposeB=*/true, 1.0f,
-                 beta))
+  if (!dense || !layerGemm(x, w, y, /*transposeA=*/false,
+                           /*transposeB=*/true, 1.0f, beta))
     multiply(input, weight, out, /*transposeB=*/true, 1.0f, beta);
 }
 

@@ -119,12 +119,13 @@ bool gnnc::smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
 bool gnnc::layerGemm(const Matrix &a, const Matrix &b, const Matrix &c,
                      bool transposeA, bool transposeB, float alpha,
                      float beta) {
-  if (!kernelApplies(alpha, beta) || (transposeA && transposeB))
+  int64_t inner = transposeA ? a.rows : a.cols;
+  if (!kernelApplies(alpha, beta) || (transposeA && transposeB) ||
+      c.rows == 0 || c.cols == 0 || inner == 0)
     return false;
   if (transposeA) {
     // c += a[i:i+k]^T b[i:i+k] for blocks of kLayerInner rows of a and b,
     // the first with c's own beta.
-    int64_t inner = a.rows;
     if (c.rows > kLayerMaxWidth || c.cols > kLayerMaxWidth)
       return false;
     int64_t last = (inner - 1) % kLayerInner + 1;
@@ -146,7 +147,6 @@ bool gnnc::layerGemm(const Matrix &a, const Matrix &b, const Matrix &c,
     return true;
   }
   // c[i:i+r] = a[i:i+r] @ op(b) for blocks of kLayerRows rows.
-  int64_t inner = a.cols;
   if (c.cols > kLayerMaxWidth || inner > kLayerMaxWidth)
     return false;
   TransposedCopy copy;

@@ -182,6 +182,54 @@ TEST(RuntimeGemm, LayerKernelsMatchNaiveLoops) {
         }
 }
 
+// gnn_rt_linear (x Wᵀ + b): rows in blocks of 64 and a partial block,
+// widths on libxsmm (up to 256, not multiples of 8 included) and past it
+// (OpenBLAS), with and without a bias, and a column-strided input (the
+// plain loop).
+TEST(RuntimeLinear, MatchesNaiveLoops) {
+  std::mt19937 rng(14);
+  std::normal_distribution<float> dist;
+  struct Shape {
+    int64_t rows, in, out;
+  };
+  for (Shape shape : {Shape{200, 128, 128}, Shape{65, 128, 29},
+                      Shape{1, 29, 256}, Shape{70, 300, 16}, Shape{3, 16, 257}})
+    for (bool withBias : {false, true})
+      for (int64_t colStride : {1, 2}) {
+        SCOPED_TRACE(std::to_string(shape.rows) + " x " +
+                     std::to_string(shape.in) + " -> " +
+                     std::to_string(shape.out) + (withBias ? ", bias" : "") +
+                     (colStride > 1 ? ", strided input" : ""));
+        std::vector<float> xs(shape.rows * shape.in * colStride),
+            ws(shape.out * shape.in), bs(shape.out),
+            ys(shape.rows * shape.out, NAN);
+        for (std::vector<float> *v : {&xs, &ws, &bs})
+          for (float &e : *v)
+            e = dist(rng);
+        gnn_memref2d_f32 x = view(xs, 0, shape.rows, shape.in,
+                                  shape.in * colStride, colStride),
+                         w = view(ws, 0, shape.out, shape.in, shape.in),
+                         y = view(ys, 0, shape.rows, shape.out, shape.out);
+        gnn_memref1d_f32 bias = {bs.data(), bs.data(), 0, {shape.out}, {1}};
+        if (withBias)
+          _mlir_ciface_gnn_rt_linear(&x, &w, &bias, &y);
+        else
+          _mlir_ciface_gnn_rt_linear_nobias(&x, &w, &y);
+        ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+        for (int64_t n = 0; n < shape.rows; ++n)
+          for (int64_t o = 0; o < shape.out; ++o) {
+            double want = withBias ? bs[o] : 0.0, magnitude = std::fabs(want);
+            for (int64_t i = 0; i < shape.in; ++i) {
+              double term = double(at(x, n, i)) * ws[o * shape.in + i];
+              want += term;
+              magnitude += std::fabs(term);
+            }
+            ASSERT_NEAR(ys[n * shape.out + o], want, 1e-5 * (1 + magnitude))
+                << "element " << n << ", " << o;
+          }
+      }
+}
+
 // Where libxsmm compiles kernels for this CPU's vector units, the runtime
 // uses them (unless GNNC_SMALL_GEMM=off).
 TEST(RuntimeGemm, SmallKernelsTargetTheCpusVectorUnits) {
