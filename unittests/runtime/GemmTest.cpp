@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <tuple>
@@ -125,32 +126,41 @@ TEST(RuntimeGemm, MatchesNaiveLoops) {
         }
 }
 
+/// Every case with both operands transposed or not, alpha 1 and beta 0 or
+/// 1 (what the kernels take), as a dense layer's product with `layer`.
+void runKernelCases(std::initializer_list<Case> cases, bool layer,
+                    std::mt19937 &rng) {
+  for (bool transposeA : {false, true})
+    for (bool transposeB : {true, false})
+      for (float beta : {0.0f, 1.0f})
+        for (Case c : cases) {
+          c.transposeA = transposeA;
+          c.transposeB = transposeB;
+          c.alpha = 1.0f;
+          c.beta = beta;
+          c.layer = layer;
+          runCase(c, rng);
+        }
+}
+
 // The shapes of the attention tiles (64 destinations against 128 or 256
 // sources, heads of 64 or 32, inside wider rows of all heads), small
 // multiples of 8, sizes that are not (OpenBLAS's) and sides past the small
 // kernels' bound, with the alphas and betas the tiles pass.
 TEST(RuntimeGemm, SmallKernelsMatchNaiveLoops) {
   std::mt19937 rng(12);
-  for (bool transposeA : {false, true})
-    for (bool transposeB : {true, false})
-      for (float beta : {0.0f, 1.0f})
-        for (Case c : {Case{64, 256, 64, false, false, 448, false},
-                       Case{64, 64, 256, false, false, 0, false},
-                       Case{256, 64, 64, false, false, 192, false},
-                       Case{64, 128, 32, false, false, 224, false},
-                       Case{8, 16, 24, false, false, 5, false},
-                       Case{40, 8, 48, false, false, 0, false},
-                       Case{13, 29, 7, false, false, 3, false},
-                       Case{1, 17, 33, false, false, 0, false},
-                       Case{33, 1, 5, false, false, 0, false},
-                       Case{40, 513, 8, false, false, 0, false},
-                       Case{3, 4, 600, false, false, 0, false}}) {
-          c.transposeA = transposeA;
-          c.transposeB = transposeB;
-          c.alpha = 1.0f;
-          c.beta = beta;
-          runCase(c, rng);
-        }
+  runKernelCases({Case{64, 256, 64, false, false, 448, false},
+                  Case{64, 64, 256, false, false, 0, false},
+                  Case{256, 64, 64, false, false, 192, false},
+                  Case{64, 128, 32, false, false, 224, false},
+                  Case{8, 16, 24, false, false, 5, false},
+                  Case{40, 8, 48, false, false, 0, false},
+                  Case{13, 29, 7, false, false, 3, false},
+                  Case{1, 17, 33, false, false, 0, false},
+                  Case{33, 1, 5, false, false, 0, false},
+                  Case{40, 513, 8, false, false, 0, false},
+                  Case{3, 4, 600, false, false, 0, false}},
+                 /*layer=*/false, rng);
 }
 
 // Dense layers' products: rows in blocks of 64 (op(a) = a) or summed 128
@@ -159,27 +169,18 @@ TEST(RuntimeGemm, SmallKernelsMatchNaiveLoops) {
 // 29), and layers past the kernels' 256 (OpenBLAS's).
 TEST(RuntimeGemm, LayerKernelsMatchNaiveLoops) {
   std::mt19937 rng(13);
-  for (bool transposeA : {false, true})
-    for (bool transposeB : {true, false})
-      for (float beta : {0.0f, 1.0f})
-        for (Case c : {Case{200, 128, 128, false, false, 0, false},
-                       Case{65, 29, 128, false, false, 3, false},
-                       Case{64, 128, 29, false, false, 0, false},
-                       Case{63, 256, 256, false, false, 0, false},
-                       Case{1, 128, 128, false, false, 0, false},
-                       Case{128, 128, 300, false, false, 0, false},
-                       Case{29, 128, 129, false, false, 5, false},
-                       Case{128, 29, 127, false, false, 0, false},
-                       Case{16, 16, 1, false, false, 0, false},
-                       Case{130, 257, 16, false, false, 0, false},
-                       Case{40, 8, 300, false, false, 0, false}}) {
-          c.transposeA = transposeA;
-          c.transposeB = transposeB;
-          c.alpha = 1.0f;
-          c.beta = beta;
-          c.layer = true;
-          runCase(c, rng);
-        }
+  runKernelCases({Case{200, 128, 128, false, false, 0, false},
+                  Case{65, 29, 128, false, false, 3, false},
+                  Case{64, 128, 29, false, false, 0, false},
+                  Case{63, 256, 256, false, false, 0, false},
+                  Case{1, 128, 128, false, false, 0, false},
+                  Case{128, 128, 300, false, false, 0, false},
+                  Case{29, 128, 129, false, false, 5, false},
+                  Case{128, 29, 127, false, false, 0, false},
+                  Case{16, 16, 1, false, false, 0, false},
+                  Case{130, 257, 16, false, false, 0, false},
+                  Case{40, 8, 300, false, false, 0, false}},
+                 /*layer=*/true, rng);
 }
 
 // gnn_rt_linear (x Wᵀ + b): rows in blocks of 64 and a partial block,
