@@ -5,7 +5,10 @@
 // first and a transposed a (b) is libxsmm's transposed second (first)
 // operand. libxsmm 1.17 compiles no kernel for a transposed first operand:
 // b transposed is copied, transposed back, into a buffer first (a tile's
-// keys or values, kilobytes against the product's millions of operations).
+// keys or values, or a layer's weight: kilobytes against the product's
+// millions of operations). A dense layer's rows (or, for its weight
+// gradient, the rows it sums over) go in fixed blocks, so that the kernels
+// compiled depend on the layer's widths, not on the batch.
 //
 //===----------------------------------------------------------------------===//
 

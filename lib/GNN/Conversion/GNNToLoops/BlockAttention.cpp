@@ -4,7 +4,8 @@
 // way: per head, the scores of the run against a chunk of kTileCols sources
 // are one GEMM (q rows times key rows transposed, through the runtime's
 // BLAS), the online softmax masks, rescales and exponentiates the tile row
-// by row in vector registers, and the tile's weights times the chunk's
+// by row in vector registers (clamped scores are bounded and need no
+// maximum: one sweep per row), and the tile's weights times the chunk's
 // value rows is a second GEMM accumulated into the run's output tile.
 // Scores live only in a per-thread tile on the stack. Destinations outside
 // runs take the per-destination kernel (chunkedAttentionRow).
