@@ -46,7 +46,8 @@ else:
     config.substitutions.append(
         ("%limit_memory", "sh -c 'ulimit -v 2097152; exec \"$@\"' sh"))
 
-tools = ["gnn-opt", "gnn-run", "gnn-train", "gnn-bench-attention", "gnn-bench-act"]
+tools = ["gnn-opt", "gnn-run", "gnn-train", "gnn-bench-attention", "gnn-bench-act",
+         "gnn-bench-dense"]
 if config.gnn_fuzz_tests:
     tools.append("gnn-mutate")
     config.available_features.add("fuzz")

@@ -1,0 +1,216 @@
+//===- dense_bench.cpp - dense layers' products, libxsmm vs OpenBLAS ------===//
+//
+// Part of gnnc. Times the three products of a dense layer on one thread, as
+// compiled programs call them on each thread's block of rows: x Wᵀ
+// (gnn_rt_linear), x W (its input gradient, gnn_rt_gemm with
+// GNN_GEMM_LAYER) and xᵀ dy (its weight gradient, gnn_rt_gemm_at), through
+// the runtime's entry points. Each row runs twice: in this process (libxsmm
+// where the runtime takes it) and in a child process started with
+// GNNC_SMALL_GEMM=off (OpenBLAS for every product).
+//
+//   build/bin/gnn-bench-dense [--rows N] [--widths 29x128,128x128,...]
+//                             [--repeats N]
+//
+//===----------------------------------------------------------------------===//
+
+#include "BenchUtil.h"
+#include "gnnc/dense.h"
+#include "gnnc/errors.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace gnnbench;
+
+static llvm::cl::OptionCategory category("dense benchmark options");
+static llvm::cl::opt<int64_t>
+    rows("rows", llvm::cl::init(950),
+         llvm::cl::desc("rows of x (one thread's share of a batch)"),
+         llvm::cl::cat(category));
+static llvm::cl::opt<std::string>
+    widths("widths", llvm::cl::init("128x29,128x128,256x256,512x512,512x2048"),
+           llvm::cl::desc("layers as INxOUT, comma-separated"),
+           llvm::cl::cat(category));
+static llvm::cl::opt<int> repeats("repeats", llvm::cl::init(20),
+                                  llvm::cl::desc("timed runs (median kept)"),
+                                  llvm::cl::cat(category));
+static llvm::cl::opt<bool>
+    child("child", llvm::cl::Hidden,
+          llvm::cl::desc("print 'layer product seconds' lines only"),
+          llvm::cl::cat(category));
+
+namespace {
+struct Layer {
+  int64_t in, out;
+};
+
+const char *const kProducts[] = {"x Wt", "x W", "xt dy"};
+
+gnn_memref2d_f32 matrix(std::vector<float> &m, int64_t r, int64_t c) {
+  return {m.data(), m.data(), 0, {r, c}, {c, 1}};
+}
+
+/// The median seconds of product `p` of `layer` on this thread.
+double timeProduct(const Layer &layer, int p) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist;
+  auto filled = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float &e : v)
+      e = dist(rng);
+    return v;
+  };
+  int64_t n = rows;
+  std::vector<float> x = filled(n * layer.in), w = filled(layer.out * layer.in),
+                     dy = filled(n * layer.out), y(size_t(n * layer.out)),
+                     dx(size_t(n * layer.in)), dw(size_t(layer.in * layer.out));
+  gnn_memref2d_f32 xm = matrix(x, n, layer.in),
+                   wm = matrix(w, layer.out, layer.in),
+                   dym = matrix(dy, n, layer.out), ym = matrix(y, n, layer.out),
+                   dxm = matrix(dx, n, layer.in),
+                   dwm = matrix(dw, layer.in, layer.out);
+  std::function<void()> run;
+  if (p == 0)
+    run = [&] { _mlir_ciface_gnn_rt_linear_nobias(&xm, &wm, &ym); };
+  else if (p == 1)
+    run = [&] {
+      _mlir_ciface_gnn_rt_gemm(&dym, &wm, &dxm, GNN_GEMM_LAYER, 1.0f, 0.0f);
+    };
+  else
+    run = [&] { _mlir_ciface_gnn_rt_gemm_at(&xm, &dym, &dwm, 1.0f, 0.0f); };
+  double seconds = medianSeconds(run, repeats);
+  char err[256];
+  if (gnn_rt_take_error(err, sizeof(err))) {
+    fmt::print(stderr, "gnn-bench-dense: {}\n", err);
+    std::exit(1);
+  }
+  return seconds;
+}
+
+/// The same products timed by a child process on OpenBLAS alone, by layer
+/// and product; empty (with a message) if the child failed.
+std::map<std::pair<std::string, int>, double> openBlasTimes(const char *argv0) {
+  std::map<std::pair<std::string, int>, double> times;
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&openBlasTimes));
+  llvm::SmallString<64> output;
+  if (llvm::sys::fs::createTemporaryFile("gnn-bench-dense", "txt", output)) {
+    fmt::print(stderr, "gnn-bench-dense: no temporary file\n");
+    return times;
+  }
+  std::string rowsArg = "--rows=" + std::to_string(rows),
+              widthsArg = "--widths=" + widths,
+              repeatsArg = "--repeats=" + std::to_string(repeats);
+  llvm::SmallVector<llvm::StringRef> args = {self, "--child", rowsArg,
+                                             widthsArg, repeatsArg};
+  std::vector<std::string> envStrings;
+  for (char **e = environ; *e; ++e)
+    if (!llvm::StringRef(*e).starts_with("GNNC_SMALL_GEMM="))
+      envStrings.push_back(*e);
+  envStrings.push_back("GNNC_SMALL_GEMM=off");
+  llvm::SmallVector<llvm::StringRef> env(envStrings.begin(), envStrings.end());
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(output), std::nullopt};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(self, args,
+                                     llvm::ArrayRef<llvm::StringRef>(env),
+                                     redirects, 0, 0, &error);
+  if (rc != 0) {
+    fmt::print(stderr, "gnn-bench-dense: the OpenBLAS run failed: {}\n",
+               error.empty() ? "exit " + std::to_string(rc) : error);
+  } else if (FILE *f = std::fopen(output.c_str(), "r")) {
+    char name[64];
+    int p;
+    double seconds;
+    while (std::fscanf(f, "%63s %d %lf", name, &p, &seconds) == 3)
+      times[{name, p}] = seconds;
+    std::fclose(f);
+  }
+  llvm::sys::fs::remove(output);
+  return times;
+}
+
+std::string name(const Layer &layer) {
+  return std::to_string(layer.in) + "x" + std::to_string(layer.out);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "dense layers' products: libxsmm against OpenBLAS\n");
+  std::vector<Layer> layers;
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(widths).split(items, ',', -1, false);
+  for (llvm::StringRef item : items) {
+    auto [in, out] = item.split('x');
+    Layer layer;
+    if (in.getAsInteger(10, layer.in) || out.getAsInteger(10, layer.out) ||
+        layer.in <= 0 || layer.out <= 0) {
+      fmt::print(stderr, "gnn-bench-dense: bad layer '{}' (want INxOUT)\n",
+                 item.str());
+      return 1;
+    }
+    layers.push_back(layer);
+  }
+  if (repeats < 1) {
+    fmt::print(stderr, "gnn-bench-dense: --repeats must be at least 1\n");
+    return 1;
+  }
+  if (rows < 1) {
+    fmt::print(stderr, "gnn-bench-dense: --rows must be at least 1\n");
+    return 1;
+  }
+  // Every call on this thread, as compiled programs make them.
+  gnn_rt_set_dense_threads(1);
+  if (child) {
+    for (const Layer &layer : layers)
+      for (int p = 0; p < 3; ++p)
+        fmt::print("{} {} {:.9f}\n", name(layer), p, timeProduct(layer, p));
+    return 0;
+  }
+
+  const char *target = gnn_rt_small_gemm_target();
+  const char *core = gnn_rt_blas_core();
+  fmt::print("one thread, {} rows; libxsmm target {}, OpenBLAS {} kernels; "
+             "median of {} runs\n\n",
+             int64_t(rows), target ? target : "none (GNNC_SMALL_GEMM=off)",
+             core ? core : "?", int(repeats));
+  std::map<std::pair<std::string, int>, double> blas = openBlasTimes(argv[0]);
+  fmt::print("{:>10} {:>7} | {:>10} {:>8} | {:>11} {:>8} | {:>7}\n", "layer",
+             "product", "runtime us", "GFLOP/s", "OpenBLAS us", "GFLOP/s",
+             "speedup");
+  for (const Layer &layer : layers)
+    for (int p = 0; p < 3; ++p) {
+      double seconds = timeProduct(layer, p);
+      double flop = 2.0 * double(rows) * double(layer.in) * double(layer.out);
+      auto it = blas.find({name(layer), p});
+      if (it == blas.end()) {
+        fmt::print("{:>10} {:>7} | {:>10.1f} {:>8.1f} | {:>11} {:>8} | {:>7}\n",
+                   name(layer), kProducts[p], seconds * 1e6,
+                   flop / seconds / 1e9, "-", "-", "-");
+        continue;
+      }
+      fmt::print("{:>10} {:>6} | {:>10.1f} {:>8.1f} | {:>10.1f} {:>8.1f} | "
+                 "{:>6.2f}x\n",
+                 name(layer), kProducts[p], seconds * 1e6, flop / seconds / 1e9,
+                 it->second * 1e6, flop / it->second / 1e9,
+                 it->second / seconds);
+    }
+  return 0;
+}
