@@ -25,6 +25,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -176,6 +177,18 @@ int main(int argc, char **argv) {
     fmt::print(stderr, "gnn-bench-dense: --rows must be at least 1\n");
     return 1;
   }
+  // Each matrix at most 1 GiB of floats.
+  constexpr int64_t kMaxElements = int64_t(1) << 28;
+  for (const Layer &layer : layers)
+    if (std::max({layer.in, layer.out, int64_t(rows)}) > kMaxElements ||
+        rows * std::max(layer.in, layer.out) > kMaxElements ||
+        layer.in * layer.out > kMaxElements) {
+      fmt::print(stderr,
+                 "gnn-bench-dense: layer {} with {} rows needs a matrix over "
+                 "1 GiB\n",
+                 name(layer), int64_t(rows));
+      return 1;
+    }
   // Every call on this thread, as compiled programs make them.
   gnn_rt_set_dense_threads(1);
   if (child) {
