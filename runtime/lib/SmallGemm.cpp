@@ -45,28 +45,34 @@ const Settings &settings() {
 
 // Read and initialized with the runtime, while the process has one thread.
 [[gnu::constructor]] void loadWithTheRuntime() { (void)settings(); }
-} // namespace
 
-namespace {
-/// b transposed, in a buffer of its own: on the stack up to kOnStack
-/// floats, else on the heap.
-class TransposedCopy {
+/// b as the kernels read it: where it lies, or transposed into a buffer of
+/// its own (on the stack up to kOnStack floats, else on the heap).
+class RightOperand {
 public:
   static constexpr size_t kOnStack = 256 * 64;
 
-  /// False if the heap has no room.
-  bool fill(const gnnc::Matrix &b) {
+  /// False if the heap has no room for the transposed copy.
+  bool take(const gnnc::Matrix &b, bool transposed) {
+    if (!transposed) {
+      data = b.data;
+      ld = b.ld;
+      return true;
+    }
     size_t size = size_t(b.rows) * size_t(b.cols);
-    data = onStack;
+    float *copy = onStack;
     if (size > kOnStack) {
       onHeap.reset(new (std::nothrow) float[size]);
-      if (!(data = onHeap.get()))
+      if (!(copy = onHeap.get()))
         return false;
     }
-    gnnc::transpose(b, {data, b.cols, b.rows, b.rows});
+    gnnc::transpose(b, {copy, b.cols, b.rows, b.rows});
+    data = copy;
+    ld = b.rows;
     return true;
   }
-  float *data = nullptr;
+  const float *data = nullptr;
+  int64_t ld = 0;
 
 private:
   alignas(64) float onStack[kOnStack];
@@ -101,21 +107,14 @@ bool gnnc::smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
       c.rows % kSmallGemmQuantum || c.cols % kSmallGemmQuantum ||
       inner % kSmallGemmQuantum)
     return false;
-  if (!transposeB) {
-    libxsmm_smmfunction kernel =
-        kernelFor(c.rows, c.cols, inner, a.ld, b.ld, c.ld, transposeA, beta);
-    if (!kernel)
-      return false;
-    kernel(b.data, a.data, c.data);
-    return true;
-  }
-  // b is [c.cols, inner]; the kernel reads its transpose, [inner, c.cols].
-  libxsmm_smmfunction kernel =
-      kernelFor(c.rows, c.cols, inner, a.ld, c.cols, c.ld, transposeA, beta);
-  TransposedCopy copy;
-  if (!kernel || !copy.fill(b))
+  RightOperand right;
+  if (!right.take(b, transposeB))
     return false;
-  kernel(copy.data, a.data, c.data);
+  libxsmm_smmfunction kernel =
+      kernelFor(c.rows, c.cols, inner, a.ld, right.ld, c.ld, transposeA, beta);
+  if (!kernel)
+    return false;
+  kernel(right.data, a.data, c.data);
   return true;
 }
 
@@ -152,18 +151,12 @@ bool gnnc::layerGemm(const Matrix &a, const Matrix &b, const Matrix &c,
   // c[i:i+r] = a[i:i+r] @ op(b) for blocks of kLayerRows rows.
   if (c.cols > kLayerMaxWidth || inner > kLayerMaxWidth)
     return false;
-  TransposedCopy copy;
-  const float *right = b.data;
-  int64_t ldb = b.ld;
-  if (transposeB) {
-    if (!copy.fill(b))
-      return false;
-    right = copy.data;
-    ldb = c.cols;
-  }
+  RightOperand right;
+  if (!right.take(b, transposeB))
+    return false;
   int64_t last = (c.rows - 1) % kLayerRows + 1;
   auto kernel = [&](int64_t rows) {
-    return kernelFor(rows, c.cols, inner, a.ld, ldb, c.ld, false, beta);
+    return kernelFor(rows, c.cols, inner, a.ld, right.ld, c.ld, false, beta);
   };
   libxsmm_smmfunction full =
                           c.rows >= kLayerRows ? kernel(kLayerRows) : nullptr,
@@ -171,7 +164,7 @@ bool gnnc::layerGemm(const Matrix &a, const Matrix &b, const Matrix &c,
   if (!tail || (c.rows >= kLayerRows && !full))
     return false;
   for (int64_t i = 0; i < c.rows; i += kLayerRows)
-    (i + kLayerRows <= c.rows ? full : tail)(right, a.data + i * a.ld,
+    (i + kLayerRows <= c.rows ? full : tail)(right.data, a.data + i * a.ld,
                                              c.data + i * c.ld);
   return true;
 }

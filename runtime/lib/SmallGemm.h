@@ -41,10 +41,11 @@ bool smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
 constexpr int64_t kLayerRows = 64;
 constexpr int64_t kLayerInner = 128;
 /// The widest layer layerGemm takes. Up to 256 wide, libxsmm's kernels ran
-/// 5-70% faster than OpenBLAS's packed sgemm on a thread's 950 rows (2-core
-/// Xeon, AVX-512: 166 against 140 GFLOP/s at 128 x 128, 106 against 64 at
-/// 128 x 29); at 512 neither was reliably ahead, and OpenBLAS blocks the
-/// wider ones for the caches.
+/// 4-100% faster than OpenBLAS's packed sgemm on a thread's 950 rows
+/// (gnn-bench-dense, 2-core Xeon, AVX-512: 167 against 138 GFLOP/s at
+/// 128 x 128, 148 against 73 at 128 x 29, 153 against 147 at 256 x 256);
+/// at 512 neither was reliably ahead, and OpenBLAS blocks the wider ones
+/// for the caches.
 constexpr int64_t kLayerMaxWidth = 256;
 
 /// c = op(a) @ op(b) + beta * c for a dense layer on the calling thread
@@ -55,8 +56,8 @@ constexpr int64_t kLayerMaxWidth = 256;
 /// other sides are the layer's widths, any value up to kLayerMaxWidth: a
 /// layer compiles a few kernels (its full blocks and each remainder) for
 /// the process's life. Returns false, writing nothing, where no kernel
-/// applies (alpha, beta and the setting as for smallGemm, or wider
-/// layers). Sizes must fit (gemmSizesFit) and be non-zero.
+/// applies (alpha, beta and the setting as for smallGemm, wider layers, or
+/// an empty product). Sizes must fit (gemmSizesFit).
 bool layerGemm(const Matrix &a, const Matrix &b, const Matrix &c,
                bool transposeA, bool transposeB, float alpha, float beta);
 
