@@ -127,7 +127,17 @@ static_assert(mlir::gnn::abi::kGemmTransposeA == GNN_GEMM_TRANSPOSE_A &&
 TEST(RuntimeABITest, EveryListedFunctionIsBoundAndExported) {
   for (Device device : {Device::CPU, Device::CUDA}) {
     std::map<std::string, void *> bound = runtimeSymbols(device);
-    EXPECT_EQ(bound.size(), std::size(gnn::abi::kRuntimeFunctions));
+    std::vector<std::string> pushes = gnn::abi::tapePushSymbols(),
+                             pops = gnn::abi::tapePopSymbols();
+    EXPECT_EQ(bound.size(), std::size(gnn::abi::kRuntimeFunctions) +
+                                pushes.size() + pops.size());
+    // Every element type's push and every rank's pop is the one function.
+    for (const std::string &symbol : pushes)
+      EXPECT_EQ(bound[symbol], dlsym(RTLD_DEFAULT, "gnn_rt_tape_push"))
+          << symbol;
+    for (const std::string &symbol : pops)
+      EXPECT_EQ(bound[symbol], dlsym(RTLD_DEFAULT, "gnn_rt_tape_pop"))
+          << symbol;
     for (const gnn::abi::RuntimeFunction &f : gnn::abi::kRuntimeFunctions) {
       std::string symbol = gnn::abi::symbolOf(f);
       ASSERT_TRUE(bound.count(symbol)) << symbol;

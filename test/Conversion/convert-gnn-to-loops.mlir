@@ -625,3 +625,38 @@ func.func @dropout(%x: tensor<?x19xf32>, %seed: i64, %offset: i64) -> tensor<?x1
   %y = gnn.dropout %x, %seed, %offset rate(1.000000e-01) : tensor<?x19xf32>
   return %y : tensor<?x19xf32>
 }
+
+// -----
+
+// Tapes are the runtime's gnn_rt_tape: a push passes the value's buffer as
+// an unranked memref of its element type (and the element's size), a pop
+// gets a buffer of the popped rank through the C interface, cast to the
+// value's static sizes.
+// CHECK-DAG: func.func private @gnn_rt_tape_create() -> !llvm.ptr
+// CHECK-DAG: func.func private @gnn_rt_tape_push_f32(!llvm.ptr, memref<*xf32>, i64)
+// CHECK-DAG: func.func private @gnn_rt_tape_push_index(!llvm.ptr, memref<*xindex>, i64)
+// CHECK-DAG: func.func private @gnn_rt_tape_pop_f32_r2(!llvm.ptr, i64, i64) -> memref<?x?xf32> attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @gnn_rt_tape_pop_index_r0(!llvm.ptr, i64, i64) -> memref<index> attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @gnn_rt_tape_free(!llvm.ptr)
+// CHECK-LABEL: func @tape(
+// CHECK: %[[T:.*]] = call @gnn_rt_tape_create() : () -> !llvm.ptr
+// CHECK: %[[H:.*]] = bufferization.to_memref %arg0 read_only : memref<?x128xf32>
+// CHECK: %[[U:.*]] = memref.cast %[[H]] : memref<?x128xf32> to memref<*xf32>
+// CHECK: %[[C4:.*]] = arith.constant 4 : i64
+// CHECK: call @gnn_rt_tape_push_f32(%[[T]], %[[U]], %[[C4]])
+// CHECK: call @gnn_rt_tape_push_index(%[[T]],
+// CHECK: call @gnn_rt_tape_pop_index_r0(%[[T]],
+// CHECK: %[[P:.*]] = call @gnn_rt_tape_pop_f32_r2(%[[T]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> memref<?x?xf32>
+// CHECK: %[[S:.*]] = memref.cast %[[P]] : memref<?x?xf32> to memref<?x128xf32>
+// CHECK: bufferization.to_tensor %[[S]] restrict writable
+// CHECK: call @gnn_rt_tape_free(%[[T]])
+// CHECK-NOT: unrealized_conversion_cast
+func.func @tape(%h: tensor<?x128xf32>, %i: tensor<index>) -> (tensor<?x128xf32>, tensor<index>) {
+  %t = gnn.tape_create : !gnn.tape
+  gnn.tape_push %t, %h : tensor<?x128xf32>
+  gnn.tape_push %t, %i : tensor<index>
+  %j = gnn.tape_pop %t : tensor<index>
+  %g = gnn.tape_pop %t : tensor<?x128xf32>
+  gnn.tape_free %t
+  return %g, %j : tensor<?x128xf32>, tensor<index>
+}

@@ -214,35 +214,37 @@ func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f3
 
 // -----
 
-// scf.while with a gnn.max_trips bound keeps a tape: its iterations run as
-// calls of one step function (the condition, then the body's forward with
-// its residuals) before the loop, which continues from their last state;
-// the backward reverses what is left of the loop by recomputation, then
-// each taped iteration through one step backward function (which reads the
-// iteration's residuals), last first. The values the condition passes on
-// unchanged are the state entering the iteration: the step function does
-// not return them (which would copy them), and calls a copy of the
-// condition that computes only the rest (here the condition alone).
-// CHECK-LABEL: func @bounded_grad(
-// CHECK: %[[S0:.*]]:4 = call @bounded_grad_loop_step(%true, %arg0, %c0,
-// CHECK: %[[S1:.*]]:4 = call @bounded_grad_loop_step(%[[S0]]#0, %[[S0]]#1, %[[S0]]#2,
-// CHECK: scf.while ({{.*}} = %[[S1]]#1,
-// CHECK: scf.while
-// CHECK: scf.for
-// CHECK: call @bounded_grad_loop_step_vjp(%[[S1]]#0, %[[S0]]#1, %[[S0]]#2, %[[S0]]#1, %[[S0]]#2, %[[S1]]#3,
-// CHECK: call @bounded_grad_loop_step_vjp(%[[S0]]#0, %arg0, %c0, %arg0, %c0, %[[S0]]#3,
-// CHECK-LABEL: func.func private @bounded_grad_loop_step_vjp(
-// CHECK: scf.if
-// CHECK: call @bounded_grad_loop_body_vjp_tape(
-// CHECK: call @bounded_grad_loop_cond_vjp(
-// CHECK: } else {
-// CHECK-LABEL: func.func private @bounded_grad_loop_step(
-// CHECK-SAME: -> (i1, tensor<?x4xf32>, index, tensor<?x4xf32>)
-// CHECK: scf.if
-// CHECK: call @bounded_grad_loop_cond_computed({{.*}}) : ({{.*}}) -> i1
-// CHECK: scf.if
-// CHECK: call @bounded_grad_loop_body_fwd(
-func.func @bounded(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tensor<f32> {
+// scf.while keeps a tape: each iteration of the forward pushes the state
+// entering it (a scalar as a 0-d tensor), the forwarded values its
+// condition computes (none here: it passes the state on) and its body's
+// residuals, and counts itself; the backward pops them in reverse, as
+// many iterations as the forward ran, and frees the tape. No iteration is
+// unrolled or recomputed.
+// CHECK-LABEL: func @counted_grad(
+// CHECK: %[[TAPE:.*]] = gnn.tape_create : !gnn.tape
+// CHECK: %[[W:.*]]:5 = scf.while (%[[S:[^ ]*]] = %arg0, %[[I:[^ ]*]] = %c0, %[[N:[^ ]*]] = %c0
+// CHECK: %[[C:.*]]:3 = func.call @counted_grad_loop_cond(%[[S]], %[[I]],
+// CHECK: scf.condition(%[[C]]#0) %[[C]]#1, %[[C]]#2, %[[S]], %[[I]], %[[N]]
+// CHECK: ^bb0(%[[FS:[^:]*]]: tensor<?x4xf32>, %[[FI:[^:]*]]: index, %[[SS:[^:]*]]: tensor<?x4xf32>, %[[SI:[^:]*]]: index, %[[SN:[^:]*]]: index):
+// CHECK-NEXT: gnn.tape_push %[[TAPE]], %[[SS]] : tensor<?x4xf32>
+// CHECK-NEXT: %[[E:.*]] = tensor.from_elements %[[SI]] : tensor<index>
+// CHECK-NEXT: gnn.tape_push %[[TAPE]], %[[E]] : tensor<index>
+// CHECK-NEXT: %[[B:.*]]:3 = func.call @counted_grad_loop_body_fwd(%[[FS]], %[[FI]],
+// CHECK-NEXT: gnn.tape_push %[[TAPE]], %[[B]]#2 : tensor<?x4xf32>
+// CHECK: arith.addi %[[SN]],
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[W]]#4
+// CHECK-NEXT: %[[R:.*]] = gnn.tape_pop %[[TAPE]] : tensor<?x4xf32>
+// CHECK-NEXT: %[[PI:.*]] = gnn.tape_pop %[[TAPE]] : tensor<index>
+// CHECK-NEXT: %[[X:.*]] = tensor.extract %[[PI]][] : tensor<index>
+// CHECK-NEXT: %[[PS:.*]] = gnn.tape_pop %[[TAPE]] : tensor<?x4xf32>
+// CHECK-NEXT: %[[D:.*]] = func.call @counted_grad_loop_body_vjp_tape(%[[PS]], %[[X]], {{.*}}, %[[R]])
+// CHECK-NEXT: func.call @counted_grad_loop_cond_vjp(%[[PS]], %[[X]], {{.*}}, %[[D]])
+// CHECK: gnn.tape_free %[[TAPE]]
+// CHECK-NOT: scf.while
+// CHECK-LABEL: func.func private @counted_grad_loop_body_vjp_tape(
+// CHECK-LABEL: func.func private @counted_grad_loop_body_fwd(
+// CHECK-SAME: -> (tensor<?x4xf32>, index, tensor<?x4xf32>)
+func.func @counted(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tensor<f32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %r:2 = scf.while (%s = %x, %i = %c0) : (tensor<?x4xf32>, index) -> (tensor<?x4xf32>, index) {
@@ -262,7 +264,7 @@ func.func @bounded(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tenso
     } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
     %j = arith.addi %i, %c1 : index
     scf.yield %u, %j : tensor<?x4xf32>, index
-  } attributes {gnn.max_trips = 2 : i64}
+  }
   %l = gnn.sum_to %r#0 : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
@@ -301,5 +303,39 @@ func.func @sum(%x: tensor<?x8xf32> {gnn.differentiable}, %y: tensor<?x8xf32> {gn
     gnn.yield %t : f32
   } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   %l = gnn.sum_to %s : tensor<?x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A tape keeps tensors and scalars, not graphs: a loop that carries a graph
+// is reversed by running it again to count its iterations and recomputing
+// the state entering each one from the initial values.
+// CHECK-LABEL: func @graph_state_grad(
+// CHECK-NOT: gnn.tape_create
+// CHECK: scf.while
+// CHECK: scf.while
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: func.call @graph_state_grad_loop_body_vjp_tape(
+// CHECK-NOT: gnn.tape
+// CHECK: return
+func.func @graph_state(%g: !gnn.graph<general>, %x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:3 = scf.while (%h = %g, %s = %x, %i = %c0) : (!gnn.graph<general>, tensor<?x4xf32>, index) -> (!gnn.graph<general>, tensor<?x4xf32>, index) {
+    %more = arith.cmpi ult, %i, %n : index
+    scf.condition(%more) %h, %s, %i : !gnn.graph<general>, tensor<?x4xf32>, index
+  } do {
+  ^bb0(%h: !gnn.graph<general>, %s: tensor<?x4xf32>, %i: index):
+    %t = gnn.apply_nodes(%s) {
+    ^bb0(%e: f32):
+      %y = math.tanh %e : f32
+      gnn.yield %y : f32
+    } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    %j = arith.addi %i, %c1 : index
+    scf.yield %h, %t, %j : !gnn.graph<general>, tensor<?x4xf32>, index
+  }
+  %l = gnn.sum_to %r#1 : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }

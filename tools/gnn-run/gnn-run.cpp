@@ -385,8 +385,8 @@ int main(int argc, char **argv) {
     return fail("--attention-out needs a model (--config)");
   if (programFile.empty())
     return fail("give a program (PROGRAM.mlir) or a model (--config)");
-  if (graphFile.empty() || outFile.empty())
-    return fail("running a program needs --graph and --out");
+  if (outFile.empty())
+    return fail("running a program needs --out");
 
   auto buffer = readInputFile(programFile, /*isText=*/true);
   if (!buffer)
@@ -434,9 +434,14 @@ int main(int argc, char **argv) {
     entryName = gradName;
   }
 
-  auto graphs = readSafeTensors(graphFile);
-  if (!graphs)
-    return fail(llvm::toString(graphs.takeError()));
+  // Programs without graph arguments need no graph file.
+  TensorMap graphs;
+  if (!graphFile.empty()) {
+    auto read = readSafeTensors(graphFile);
+    if (!read)
+      return fail(llvm::toString(read.takeError()));
+    graphs = std::move(*read);
+  }
   TensorMap inputs;
   if (!inputsFile.empty()) {
     auto read = readSafeTensors(inputsFile);
@@ -468,8 +473,11 @@ int main(int argc, char **argv) {
   const EntryPoint &entry = *(*program)->lookup(entryName);
   for (auto [i, p] : llvm::enumerate(params)) {
     if (p.isGraph) {
+      if (graphFile.empty())
+        return fail("'" + entryName + "' takes a graph ('" + p.name +
+                    "'): give it with --graph");
       std::string prefix = p.name + ".";
-      if (graphParams == 1 && !graphs->count(prefix + "src"))
+      if (graphParams == 1 && !graphs.count(prefix + "src"))
         prefix.clear();
       std::vector<CountCheck> checks;
       for (const RowRequirement &r : entry.requirements) {
@@ -478,7 +486,7 @@ int main(int argc, char **argv) {
             !input->second.shape.empty())
           checks.push_back({r.kind, input->first, input->second.shape[0]});
       }
-      auto graph = buildGraph(*graphs, prefix, p.name, checks);
+      auto graph = buildGraph(graphs, prefix, p.name, checks);
       if (!graph)
         return fail(llvm::toString(graph.takeError()));
       owned.emplace_back(*graph, gnn_graph_free);

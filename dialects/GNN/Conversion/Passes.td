@@ -112,6 +112,12 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     with a counting sort and reports ids out of range to the runtime
     (`gnn_rt_edge_out_of_range`), leaving an empty graph behind.
 
+    A `!gnn.tape` becomes the runtime's `gnn_rt_tape` pointer
+    (`gnn_rt_tape_create`, `gnn_rt_tape_free`); a push passes the value's
+    buffer as an unranked memref to `gnn_rt_tape_push_<element>`, which
+    copies it, and a pop gets the copy back from
+    `gnn_rt_tape_pop_<element>_r<rank>` as a buffer the program owns.
+
     ```mlir
     func.func @f(%g: !gnn.graph<complete>, ...)
     // becomes
@@ -150,6 +156,7 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",

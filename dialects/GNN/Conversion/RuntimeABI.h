@@ -12,8 +12,11 @@
 #define GNN_CONVERSION_RUNTIMEABI_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace mlir::gnn::abi {
 
@@ -36,6 +39,29 @@ constexpr int32_t kGemmTransposeB = 1;
 constexpr int32_t kGemmTransposeA = 2;
 constexpr int32_t kGemmLayer = 4;
 
+/// Tapes of loop iterations (gnnc/tape.h). Push and pop are declared once
+/// per element type (pop also per rank), since their memref types differ:
+/// `<kTapePush>_<element>` takes an unranked memref (its rank and a pointer
+/// to its descriptor) and the element size; `<kTapePop>_<element>_r<rank>`
+/// returns the memref through its C interface. The runner binds every such
+/// name to gnn_rt_tape_push / gnn_rt_tape_pop.
+constexpr llvm::StringLiteral kTapeCreate = "gnn_rt_tape_create";
+constexpr llvm::StringLiteral kTapeFree = "gnn_rt_tape_free";
+constexpr llvm::StringLiteral kTapePush = "gnn_rt_tape_push";
+constexpr llvm::StringLiteral kTapePop = "gnn_rt_tape_pop";
+/// The element types a tape holds, as MLIR prints them (TapeType::canHold).
+constexpr llvm::StringLiteral kTapeElementTypes[] = {
+    "f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "index"};
+/// GNN_TAPE_MAX_RANK.
+constexpr int64_t kTapeMaxRank = 8;
+
+inline std::string tapePushName(llvm::StringRef element) {
+  return (kTapePush + "_" + element).str();
+}
+inline std::string tapePopName(llvm::StringRef element, int64_t rank) {
+  return (kTapePop + "_" + element + "_r" + llvm::Twine(rank)).str();
+}
+
 struct RuntimeFunction {
   llvm::StringLiteral name;
   /// Called through `_mlir_ciface_<name>` (memref arguments).
@@ -51,12 +77,29 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kIdOutOfRange, false, true, 3},   {kBadCoo, false, true, 3},
     {kLinear, true, false, 0},         {kLinearNoBias, true, false, 0},
     {kGemm, true, false, 0},           {kGemmAt, true, false, 0},
-    {kTranspose, true, false, 0},
+    {kTranspose, true, false, 0},      {kTapeCreate, false, false, 0},
+    {kTapeFree, false, false, 0},
 };
 
 /// The symbol compiled code links against for `f`.
 inline std::string symbolOf(const RuntimeFunction &f) {
   return (f.cInterface ? "_mlir_ciface_" : "") + f.name.str();
+}
+
+/// The symbols of the tape's pushes and pops, for every element type and
+/// rank.
+inline std::vector<std::string> tapePushSymbols() {
+  std::vector<std::string> symbols;
+  for (llvm::StringRef element : kTapeElementTypes)
+    symbols.push_back(tapePushName(element));
+  return symbols;
+}
+inline std::vector<std::string> tapePopSymbols() {
+  std::vector<std::string> symbols;
+  for (llvm::StringRef element : kTapeElementTypes)
+    for (int64_t rank = 0; rank <= kTapeMaxRank; ++rank)
+      symbols.push_back("_mlir_ciface_" + tapePopName(element, rank));
+  return symbols;
 }
 
 } // namespace mlir::gnn::abi

@@ -60,13 +60,6 @@ def GNN_Dialect : Dialect {
     /// `gnn.kernel` (a unit attribute of a function) marks a kernel that
     /// gnn-outline-kernels made.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "gnn.kernel";
-    /// `gnn.max_trips` (a positive integer attribute of an scf.while)
-    /// promises that the loop runs its body at most that many times (the
-    /// ACT loop's maximum depth): gnn-differentiate then keeps a tape of
-    /// its iterations instead of recomputing them. A loop that runs longer
-    /// is still differentiated correctly, its further iterations by
-    /// recomputation.
-    static constexpr ::llvm::StringLiteral kMaxTripsAttrName = "gnn.max_trips";
   }];
 }
 

@@ -719,6 +719,68 @@ def GNN_LogSoftmaxOp : GNN_Op<"log_softmax", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Tapes of loop iterations
+//===----------------------------------------------------------------------===//
+
+def GNN_TapeCreateOp : GNN_Op<"tape_create"> {
+  let summary = "an empty tape";
+  let description = [{
+    A new, empty tape for one run of a differentiated loop; `gnn.tape_free`
+    releases it.
+
+    ```mlir
+    %tape = gnn.tape_create : !gnn.tape
+    ```
+  }];
+  let results = (outs Res<GNN_TapeType, "", [MemAlloc]>:$tape);
+  let assemblyFormat = "attr-dict `:` qualified(type($tape))";
+}
+
+def GNN_TapePushOp : GNN_Op<"tape_push"> {
+  let summary = "keeps a copy of a tensor on a tape";
+  let description = [{
+    Pushes a copy of `value` onto `tape`; later changes to the buffer the
+    value lives in do not reach the copy.
+
+    ```mlir
+    gnn.tape_push %tape, %h : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins Arg<GNN_TapeType, "", [MemRead, MemWrite]>:$tape,
+                       AnyRankedTensor:$value);
+  let assemblyFormat = "$tape `,` $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def GNN_TapePopOp : GNN_Op<"tape_pop"> {
+  let summary = "takes the tensor pushed last off a tape";
+  let description = [{
+    Removes the value pushed last from `tape` and returns it. Pops mirror
+    pushes: the result type is the pushed value's (its dynamic sizes are
+    those it was pushed with).
+
+    ```mlir
+    %h = gnn.tape_pop %tape : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins Arg<GNN_TapeType, "", [MemRead, MemWrite]>:$tape);
+  let results = (outs AnyRankedTensor:$value);
+  let assemblyFormat = "$tape attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def GNN_TapeFreeOp : GNN_Op<"tape_free"> {
+  let summary = "releases a tape and what is still on it";
+  let description = [{
+    ```mlir
+    gnn.tape_free %tape
+    ```
+  }];
+  let arguments = (ins Arg<GNN_TapeType, "", [MemFree]>:$tape);
+  let assemblyFormat = "$tape attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Terminator
 //===----------------------------------------------------------------------===//
 

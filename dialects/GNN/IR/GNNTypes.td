@@ -69,4 +69,28 @@ def GNN_GraphType : GNN_Type<"Graph", "graph"> {
   }];
 }
 
+def GNN_TapeType : GNN_Type<"Tape", "tape"> {
+  let summary = "a stack of values a loop's iterations keep for its backward";
+  let description = [{
+    The values the forward of a differentiated loop keeps from each
+    iteration (its state and its body's residuals), for the backward to
+    read in reverse order: `gnn.tape_push` copies a tensor onto it,
+    `gnn.tape_pop` takes the last one off. Its size is known only at run
+    time, so the program is the same for any number of iterations. At run
+    time it is the runtime's `gnn_rt_tape` (gnnc/tape.h).
+
+    ```mlir
+    %tape = gnn.tape_create : !gnn.tape
+    ```
+  }];
+  let extraClassDeclaration = [{
+    /// Whether a tape keeps values of `type`: ranked tensors without an
+    /// encoding, of rank at most kMaxRank, of float, integer or index
+    /// elements.
+    static bool canHold(::mlir::Type type);
+    /// The runtime's GNN_TAPE_MAX_RANK.
+    static constexpr int64_t kMaxRank = 8;
+  }];
+}
+
 #endif // GNN_IR_GNNTYPES_TD

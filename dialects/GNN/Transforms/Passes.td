@@ -88,13 +88,15 @@ def DifferentiatePass : Pass<"gnn-differentiate", "ModuleOp"> {
     `scf.for` is differentiated through its body outlined as a callee: the
     reverse loop recomputes the state entering each iteration from the
     initial values (no per-iteration storage; O(trips^2) body runs, bounded
-    by the trip count). `scf.while` is run once more to count its
-    iterations, then reversed the same way through its condition region and
-    body as two functions; with a `gnn.max_trips = K` bound (the ACT loop)
-    it keeps a tape instead: its first K iterations run as calls of one
-    step function that keeps each iteration's state and body residuals, and
-    are reversed by one step backward function without recomputation
-    (O(trips) body runs). `scf.if` outlines both branches; its adjoint is an
+    by the trip count). `scf.while` (the ACT loop) is differentiated
+    through its condition region and body as two functions: its forward
+    pushes each iteration's state, the values its condition computes and its
+    body's residuals onto a `!gnn.tape` and counts the iterations; the
+    backward pops them in reverse in a loop of that many iterations
+    (O(trips) body runs, nothing recomputed, and a program that does not
+    grow with the trip count). A loop that carries what a tape cannot keep
+    (a graph) is run once more to count its iterations and reversed like
+    `scf.for`. `scf.if` outlines both branches; its adjoint is an
     `scf.if` on the same condition calling the taken branch's backward. An
     op on the way with no adjoint is an error naming it.
 
@@ -239,8 +241,8 @@ def SimplifyDeallocationsPass
     `buffer-deallocation-simplification`) turns the run-time alias checks of
     `bufferization.dealloc` ops into static answers, but its pairwise
     analysis grows faster than quadratically with the memrefs a function's
-    deallocations name: a training step that keeps the tape of an unrolled
-    ACT loop names thousands and would spend minutes there, and a
+    deallocations name: a function that names thousands would spend
+    minutes there, and a
     6-layer Transformer's gradient function, which names 661, 32 seconds
     (the cost grows about as the cube of that count). It also takes any two
     results of calls to possibly alias, so it could not answer most of

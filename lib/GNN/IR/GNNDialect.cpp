@@ -40,19 +40,10 @@ static LogicalResult verifyName(Operation *op, NamedAttribute attr) {
 LogicalResult GNNDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == kMaxTripsAttrName) {
-    auto bound = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!bound || bound.getValue().isNonPositive() ||
-        op->getName().getStringRef() != "scf.while")
-      return op->emitError() << "'" << name
-                             << "' must be a positive integer attribute of "
-                                "an scf.while";
-    return success();
-  }
   if (name != kKernelAttrName)
     return op->emitError() << "'" << name
                            << "' is not an operation attribute of the gnn "
-                              "dialect (gnn.kernel, gnn.max_trips)";
+                              "dialect (gnn.kernel)";
   if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
     return op->emitError() << "'" << name
                            << "' must be a unit attribute of a function";

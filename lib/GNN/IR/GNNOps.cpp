@@ -1118,5 +1118,23 @@ LogicalResult LogSoftmaxOp::verify() {
                        getFeatureType(getInput()).getDimSize(1));
 }
 
+static LogicalResult verifyTapeValue(Operation *op, Type type) {
+  if (!TapeType::canHold(type))
+    return op->emitOpError()
+           << "cannot keep a " << type
+           << " on a tape (ranked tensors without an encoding, of rank at "
+              "most "
+           << TapeType::kMaxRank << ", of float, integer or index elements)";
+  return success();
+}
+
+LogicalResult TapePushOp::verify() {
+  return verifyTapeValue(*this, getValue().getType());
+}
+
+LogicalResult TapePopOp::verify() {
+  return verifyTapeValue(*this, getValue().getType());
+}
+
 #define GET_OP_CLASSES
 #include "GNN/IR/GNNOps.cpp.inc"

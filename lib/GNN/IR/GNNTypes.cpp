@@ -114,3 +114,14 @@ void GraphType::print(AsmPrinter &printer) const {
     printer << ", edges = " << getNumEdges();
   printer << ">";
 }
+
+bool TapeType::canHold(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getEncoding() || tensor.getRank() > kMaxRank)
+    return false;
+  Type elem = tensor.getElementType();
+  if (auto i = llvm::dyn_cast<IntegerType>(elem))
+    return llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
+  return llvm::isa<IndexType, Float16Type, BFloat16Type, Float32Type,
+                   Float64Type>(elem);
+}

@@ -15,6 +15,7 @@
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
 #include "gnnc/memory.h"
+#include "gnnc/tape.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -473,6 +474,9 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
       {abi::kBadCoo, fn(&gnn_rt_bad_coo), fn(&gnn_rt_bad_coo)},
       {abi::kIdOutOfRange, fn(&gnn_rt_id_out_of_range),
        fn(&gnn_rt_id_out_of_range)},
+      // A GPU program's tape keeps its buffers in unified memory.
+      {abi::kTapeCreate, fn(&gnn_rt_tape_create), fn(&gnn_cuda_tape_create)},
+      {abi::kTapeFree, fn(&gnn_rt_tape_free), fn(&gnn_rt_tape_free)},
   };
   std::map<std::string, void *> symbols;
   for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions) {
@@ -482,6 +486,11 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
                                 : device == Device::CUDA ? b->gpu
                                                          : b->cpu;
   }
+  // One push and one pop serve every element type and rank.
+  for (const std::string &name : abi::tapePushSymbols())
+    symbols[name] = fn(&gnn_rt_tape_push);
+  for (const std::string &name : abi::tapePopSymbols())
+    symbols[name] = fn(&gnn_rt_tape_pop);
   return symbols;
 }
 

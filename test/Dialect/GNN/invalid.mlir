@@ -820,24 +820,18 @@ func.func private @kernel_mark() attributes {gnn.kernel = 1 : i32}
 
 // -----
 
-// gnn.max_trips bounds an scf.while, by a positive count.
+// gnn.max_trips is not an attribute of the dialect (loops need no bound to
+// be differentiated).
 func.func @bounded_loop(%n: index) {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{'gnn.max_trips' must be a positive integer attribute of an scf.while}}
+  // expected-error @+1 {{'gnn.max_trips' is not an operation attribute of the gnn dialect (gnn.kernel)}}
   %r = scf.while (%i = %c0) : (index) -> index {
     %more = arith.cmpi ult, %i, %n : index
     scf.condition(%more) %i : index
   } do {
   ^bb0(%i: index):
     scf.yield %i : index
-  } attributes {gnn.max_trips = 0 : i64}
-  return
-}
-
-// -----
-
-func.func @bounded_function() attributes {gnn.max_trips = 3 : i64} {
-  // expected-error @-1 {{'gnn.max_trips' must be a positive integer attribute of an scf.while}}
+  } attributes {gnn.max_trips = 3 : i64}
   return
 }
 
@@ -1031,4 +1025,21 @@ func.func @attention_grad_saved_shape(%g: !gnn.graph<general>, %q: tensor<?x2x16
       : (!gnn.graph<general>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq : tensor<?x2x16xf32>
+}
+
+// -----
+
+func.func @tape_push_complex(%x: tensor<4xcomplex<f32>>) {
+  %t = gnn.tape_create : !gnn.tape
+  // expected-error @+1 {{cannot keep a 'tensor<4xcomplex<f32>>' on a tape (ranked tensors without an encoding, of rank at most 8, of float, integer or index elements)}}
+  gnn.tape_push %t, %x : tensor<4xcomplex<f32>>
+  return
+}
+
+// -----
+
+func.func @tape_pop_rank(%t: !gnn.tape) -> tensor<1x1x1x1x1x1x1x1x1xf32> {
+  // expected-error @+1 {{cannot keep a 'tensor<1x1x1x1x1x1x1x1x1xf32>' on a tape}}
+  %x = gnn.tape_pop %t : tensor<1x1x1x1x1x1x1x1x1xf32>
+  return %x : tensor<1x1x1x1x1x1x1x1x1xf32>
 }

@@ -250,3 +250,20 @@ func.func @fused_attention_grad(%g: !gnn.graph<causal>, %q: tensor<?x2x16xf32>, 
       -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return %dq, %dk2 : tensor<?x2x16xf32>, tensor<?x2x16xf32>
 }
+
+// CHECK-LABEL: func @tape
+// CHECK: %[[T:.*]] = gnn.tape_create : !gnn.tape
+// CHECK: gnn.tape_push %[[T]], %{{.*}} : tensor<?x128xf32>
+// CHECK: gnn.tape_push %[[T]], %{{.*}} : tensor<index>
+// CHECK: gnn.tape_pop %[[T]] : tensor<index>
+// CHECK: gnn.tape_pop %[[T]] : tensor<?x128xf32>
+// CHECK: gnn.tape_free %[[T]]
+func.func @tape(%h: tensor<?x128xf32>, %i: tensor<index>) -> tensor<?x128xf32> {
+  %t = gnn.tape_create : !gnn.tape
+  gnn.tape_push %t, %h : tensor<?x128xf32>
+  gnn.tape_push %t, %i : tensor<index>
+  %j = gnn.tape_pop %t : tensor<index>
+  %g = gnn.tape_pop %t : tensor<?x128xf32>
+  gnn.tape_free %t
+  return %g : tensor<?x128xf32>
+}

@@ -844,6 +844,10 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
         return lowerOuterSum(op, options.parallelDense, rewriter);
       });
   addLowering<LogSoftmaxOp>(patterns, lowerLogSoftmax);
+  addLowering<TapeCreateOp>(patterns, lowerTapeCreate);
+  addLowering<TapePushOp>(patterns, lowerTapePush);
+  addLowering<TapePopOp>(patterns, lowerTapePop);
+  addLowering<TapeFreeOp>(patterns, lowerTapeFree);
 }
 
 namespace {
@@ -908,6 +912,12 @@ struct ConvertGNNToLoopsPass
     }
     // Graphs built by gnn ops and passed on are their parts now.
     foldGraphCasts(module);
+    // Tape ops read the runtime's pointer, not the casts creation left.
+    module.walk([](UnrealizedConversionCastOp cast) {
+      if (cast->use_empty() && cast->getNumResults() == 1 &&
+          isa<TapeType>(cast->getResult(0).getType()))
+        cast.erase();
+    });
   }
 };
 } // namespace

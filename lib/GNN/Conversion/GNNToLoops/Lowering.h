@@ -622,6 +622,12 @@ LogicalResult lowerDropout(DropoutOp op, bool vectors, RewriterBase &rewriter);
 /// element per parallel iteration (GPU kernels).
 LogicalResult lowerSumTo(SumToOp op, bool vectors, RewriterBase &rewriter);
 
+/// Tapes of loop iterations (Tape.cpp): calls of the runtime's gnn_rt_tape.
+LogicalResult lowerTapeCreate(TapeCreateOp op, RewriterBase &rewriter);
+LogicalResult lowerTapePush(TapePushOp op, RewriterBase &rewriter);
+LogicalResult lowerTapePop(TapePopOp op, RewriterBase &rewriter);
+LogicalResult lowerTapeFree(TapeFreeOp op, RewriterBase &rewriter);
+
 } // namespace mlir::gnn::loops
 
 #endif // GNN_CONVERSION_GNNTOLOOPS_LOWERING_H

@@ -91,8 +91,6 @@ ActResult actLoop(FunctionBuilder &f, Value x0, Value tokens, Value positions,
   Value depth = f.index(c.maxDepth);
   Value lastStep = f.index(c.maxDepth - 1);
   auto loop = b.create<scf::WhileOp>(loopTypes, init);
-  // At most max_depth steps: a backward keeps a tape of them.
-  loop->setAttr(GNNDialect::kMaxTripsAttrName, b.getI64IntegerAttr(c.maxDepth));
   {
     // Before: continue while a node is active and steps remain.
     OpBuilder::InsertionGuard guard(b);

@@ -158,11 +158,12 @@ func::FuncOp outlineRegion(Operation *loop, Region &region,
 LogicalResult differentiateFor(scf::ForOp loop, AdjointBuilder &ad,
                                CalleeDifferentiator &callees);
 
-/// The adjoint of an scf.while (WhileAdjoint.cpp): counted by running it again,
-/// then reversed like scf.for through its condition region and its body as
-/// functions. A loop with a `gnn.max_trips` bound keeps a tape instead: its
-/// first iterations run unrolled in the forward, each keeping its state and its
-/// body's residuals, and are reversed without recomputation.
+/// The adjoint of an scf.while (WhileAdjoint.cpp), through its condition
+/// region and its body as functions: the forward keeps each iteration's
+/// state and body residuals on a gnn.tape and counts the iterations; the
+/// backward pops them in reverse, recomputing nothing. A loop whose values a
+/// tape cannot keep (a graph in its state) is counted by running it again and
+/// reversed like scf.for.
 LogicalResult differentiateWhile(scf::WhileOp loop, AdjointBuilder &ad,
                                  CalleeDifferentiator &callees);
 

@@ -6,22 +6,19 @@
 // state). The body goes through its tape where it has one (`after_fwd`
 // returns its residuals, `after_vjp_tape` reads them).
 //
-// Without a bound, the backward counts the iterations by running the loop
-// again, then reverses them last to first, recomputing the state entering
-// iteration j by running j iterations from the initial values: nothing is
-// stored, and the work is O(trips^2) body runs.
+// Where a gnn.tape can keep every value an iteration needs, the forward
+// pushes, in each iteration, the state entering it, the forwarded values
+// the condition computes (those it passes on unchanged are that state) and
+// the body's residuals, and counts the iterations. The backward pops them
+// in reverse in a loop of that many iterations: O(trips) body runs, and the
+// program is the same for any trip count, so its compile time does not
+// grow with a bound on the trips (the ACT loop's depth). The memory kept is
+// the iterations' residuals, as for calls in straight-line code.
 //
-// With a `gnn.max_trips = K` bound (the ACT loop's maximum depth), the
-// forward keeps a tape: the loop's first K iterations run unrolled, each an
-// scf.if on whether the loop is still running that keeps the state
-// entering it, its forwarded values (those the condition passes on
-// unchanged are that state, not copies) and its body's residuals; the loop
-// itself then continues from the last state (one condition check when the
-// bound holds). The backward reverses the loop from that state as above
-// (no iterations when the bound holds), then the K unrolled iterations
-// with what they kept: O(trips) body runs, no forward recomputed. The
-// extra memory is the iterations' residuals, as for the calls of
-// straight-line code.
+// Otherwise (a graph in the state), the backward counts the iterations by
+// running the loop again, then reverses them last to first, recomputing
+// the state entering iteration j by running j iterations from the initial
+// values: nothing is stored, and the work is O(trips^2) body runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +27,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -67,29 +63,16 @@ struct LoopGradients {
   SmallVector<Value> dState, dCaptured;
 };
 
-/// One unrolled iteration of a taped loop: whether it ran, the state
-/// entering it, the values the condition forwarded to the body and the
-/// body's residuals.
-struct TapedIteration {
-  Value ran;
-  SmallVector<Value> state, forwarded, residuals;
-};
-
 class WhileAdjoint {
 public:
   WhileAdjoint(WhileFunctions &f, AdjointBuilder &ad) : f(f), ad(ad) {}
 
-  /// The taped forward of the first `trips` iterations, built before the
-  /// loop, which then continues from their last state. Fails (building
-  /// nothing) where a forwarded value or residual has no placeholder.
-  FailureOr<SmallVector<TapedIteration>> unroll(int64_t trips);
-  /// The backward of the loop (from its current initial values) by
-  /// counting and recomputation.
+  /// Replaces the loop by one that keeps its iterations on a tape, and
+  /// builds the backward that reads them. Fails (building nothing) where a
+  /// tape cannot keep a value an iteration needs.
+  FailureOr<LoopGradients> reverseWithTape(ArrayRef<Value> dResults);
+  /// The backward of the loop by counting and recomputation.
   LoopGradients reverseByReplay(ArrayRef<Value> dResults);
-  /// The backward of the unrolled iterations, given the gradients of the
-  /// state they left.
-  LoopGradients reverseTape(ArrayRef<TapedIteration> iterations,
-                            LoopGradients after);
 
 private:
   /// A call of `fn` with `head`, the captured values (`captured`, else the
@@ -102,29 +85,10 @@ private:
     llvm::append_range(args, tail);
     return b.create<func::CallOp>(f.loop.getLoc(), fn, args);
   }
-  /// A private function beside the loop's, named after it and `suffix`,
-  /// of `inputs` and then the captured values, returning what `body`
-  /// builds from its arguments (the captured values apart).
-  func::FuncOp makeFunction(
-      StringRef suffix, TypeRange inputs, TypeRange results,
-      function_ref<SmallVector<Value>(OpBuilder &, ValueRange, ValueRange)>
-          body);
-  /// The function of one taped iteration: (running, state, captured) ->
-  /// (ran, next state, forwarded values the condition computes,
-  /// residuals). Those it passes on are the state: not returned, which
-  /// would copy them.
-  func::FuncOp stepFunction(TypeRange residualTypes);
-  /// `f.before` without the results it passes on from the state.
-  func::FuncOp computedCondition();
   /// The types of the forwarded values the condition computes.
   SmallVector<Type> computedForwardedTypes();
   /// All forwarded values, from the state and those the condition computes.
   SmallVector<Value> forwardedValues(ValueRange state, ValueRange computed);
-  /// Its backward: (ran, state, forwarded values, residuals, gradients of
-  /// the next state and of the captured values, captured) -> the
-  /// gradients of the state and of the captured values.
-  func::FuncOp stepBackFunction(const TapedIteration &it,
-                                const LoopGradients &g);
   /// One iteration's backward at `b`: the gradients of the state entering
   /// it and of the captured values, from those of the state it left.
   LoopGradients reverseIteration(ImplicitLocOpBuilder &b, ValueRange captured,
@@ -132,68 +96,30 @@ private:
                                  ArrayRef<Value> forwarded,
                                  ArrayRef<Value> residuals,
                                  ArrayRef<Value> dNext);
-  /// A value of `type` for a branch that computed none (never read);
-  /// hasPlaceholder(type) must hold.
-  static Value placeholder(OpBuilder &b, Location loc, Type type);
-
   WhileFunctions &f;
   AdjointBuilder &ad;
 };
 } // namespace
 
-/// Whether placeholder() has a value of `type`.
-static bool hasPlaceholder(Type type) {
-  auto scalar = [](Type t) {
-    return isa<IndexType, IntegerType, FloatType>(t);
-  };
-  if (scalar(type))
-    return true;
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && !tensor.getEncoding() && scalar(tensor.getElementType());
+/// Whether a tape keeps values of `type` (scalars as 0-d tensors).
+static bool tapeKeeps(Type type) {
+  if (isa<IndexType, IntegerType, FloatType>(type))
+    return TapeType::canHold(RankedTensorType::get({}, type));
+  return TapeType::canHold(type);
 }
 
-Value WhileAdjoint::placeholder(OpBuilder &b, Location loc, Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return b.create<arith::ConstantOp>(loc,
-                                       cast<TypedAttr>(b.getZeroAttr(type)));
-  // A constant with no rows along the dynamic dims.
-  Type elem = tensor.getElementType();
-  SmallVector<int64_t> shape(tensor.getShape());
-  for (int64_t &size : shape)
-    if (ShapedType::isDynamic(size))
-      size = 0;
-  auto staticType = RankedTensorType::get(shape, elem);
-  Value zeros = b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(staticType, b.getZeroAttr(elem)));
-  if (staticType == tensor)
-    return zeros;
-  return b.create<tensor::CastOp>(loc, tensor, zeros);
+static void push(OpBuilder &b, Location loc, Value tape, Value value) {
+  if (!isa<RankedTensorType>(value.getType()))
+    value = b.create<tensor::FromElementsOp>(
+        loc, RankedTensorType::get({}, value.getType()), value);
+  b.create<TapePushOp>(loc, tape, value);
 }
 
-func::FuncOp WhileAdjoint::makeFunction(
-    StringRef suffix, TypeRange inputs, TypeRange results,
-    function_ref<SmallVector<Value>(OpBuilder &, ValueRange, ValueRange)>
-        body) {
-  Location loc = f.loop.getLoc();
-  auto parent = f.loop->getParentOfType<func::FuncOp>();
-  auto module = parent->getParentOfType<ModuleOp>();
-  SmallVector<Type> types(inputs);
-  for (Value v : f.captured)
-    types.push_back(v.getType());
-  std::string name = freshSymbolName(module, parent.getSymName(), suffix);
-  OpBuilder b(parent);
-  b.setInsertionPointAfter(parent);
-  auto fn =
-      b.create<func::FuncOp>(loc, name, b.getFunctionType(types, results));
-  fn.setPrivate();
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  ValueRange args = entry->getArguments();
-  SmallVector<Value> returned =
-      body(b, args.take_front(inputs.size()), args.drop_front(inputs.size()));
-  b.create<func::ReturnOp>(loc, returned);
-  return fn;
+static Value pop(OpBuilder &b, Location loc, Value tape, Type type) {
+  if (isa<RankedTensorType>(type))
+    return b.create<TapePopOp>(loc, type, tape);
+  Value kept = b.create<TapePopOp>(loc, RankedTensorType::get({}, type), tape);
+  return b.create<tensor::ExtractOp>(loc, kept, ValueRange{});
 }
 
 SmallVector<Type> WhileAdjoint::computedForwardedTypes() {
@@ -202,80 +128,6 @@ SmallVector<Type> WhileAdjoint::computedForwardedTypes() {
     if (!passed)
       types.push_back(type);
   return types;
-}
-
-func::FuncOp WhileAdjoint::computedCondition() {
-  // Results 1.. of `f.before` are the forwarded values.
-  llvm::BitVector passed(f.before.getNumResults());
-  for (auto [i, state] : llvm::enumerate(f.passedState))
-    if (state)
-      passed.set(1 + i);
-  if (passed.none())
-    return f.before;
-  OpBuilder b(f.before);
-  b.setInsertionPointAfter(f.before);
-  auto fn = cast<func::FuncOp>(b.clone(*f.before));
-  auto module = f.before->getParentOfType<ModuleOp>();
-  fn.setSymName(freshSymbolName(module, f.before.getSymName(), "_computed"));
-  fn.getBody().front().getTerminator()->eraseOperands(passed);
-  fn.eraseResults(passed);
-  return fn;
-}
-
-func::FuncOp WhileAdjoint::stepFunction(TypeRange residualTypes) {
-  Location loc = f.loop.getLoc();
-  TypeRange stateTypes = f.loop.getInits().getTypes();
-  SmallVector<Type> forwardedTypes = computedForwardedTypes();
-  SmallVector<Type> inputs = {OpBuilder(f.loop).getI1Type()};
-  llvm::append_range(inputs, stateTypes);
-  SmallVector<Type> results(inputs);
-  llvm::append_range(results, forwardedTypes);
-  llvm::append_range(results, residualTypes);
-  func::FuncOp condition = computedCondition();
-  return makeFunction(
-      "_loop_step", inputs, results,
-      [&](OpBuilder &b, ValueRange args, ValueRange captured) {
-        Value running = args[0];
-        ValueRange state = args.drop_front();
-        auto placeholders = [&](OpBuilder &nb, TypeRange ts) {
-          return llvm::map_to_vector(
-              ts, [&](Type t) { return placeholder(nb, loc, t); });
-        };
-        auto stopped = [&](OpBuilder &nb, ValueRange computed) {
-          SmallVector<Value> values = {
-              nb.create<arith::ConstantIntOp>(loc, 0, nb.getI1Type())};
-          llvm::append_range(values, state);
-          llvm::append_range(values, computed);
-          llvm::append_range(values, placeholders(nb, residualTypes));
-          nb.create<scf::YieldOp>(loc, values);
-        };
-        auto step = b.create<scf::IfOp>(
-            loc, running,
-            [&](OpBuilder &nb, Location) {
-              auto cond = call(nb, condition, state, {}, captured);
-              ValueRange computed = cond.getResults().drop_front();
-              SmallVector<Value> forwarded = forwardedValues(state, computed);
-              auto body = nb.create<scf::IfOp>(
-                  loc, cond.getResult(0),
-                  [&](OpBuilder &tb, Location) {
-                    auto next = call(tb, f.tape.fwd, forwarded, {}, captured);
-                    ValueRange r = next.getResults();
-                    SmallVector<Value> values = {
-                        tb.create<arith::ConstantIntOp>(loc, 1,
-                                                        tb.getI1Type())};
-                    llvm::append_range(values, r.take_front(stateTypes.size()));
-                    llvm::append_range(values, computed);
-                    llvm::append_range(values, r.drop_front(stateTypes.size()));
-                    tb.create<scf::YieldOp>(loc, values);
-                  },
-                  [&](OpBuilder &eb, Location) { stopped(eb, computed); });
-              nb.create<scf::YieldOp>(loc, body.getResults());
-            },
-            [&](OpBuilder &nb, Location) {
-              stopped(nb, placeholders(nb, forwardedTypes));
-            });
-        return SmallVector<Value>(step.getResults());
-      });
 }
 
 SmallVector<Value> WhileAdjoint::forwardedValues(ValueRange state,
@@ -287,42 +139,102 @@ SmallVector<Value> WhileAdjoint::forwardedValues(ValueRange state,
   return forwarded;
 }
 
-FailureOr<SmallVector<TapedIteration>> WhileAdjoint::unroll(int64_t trips) {
+FailureOr<LoopGradients>
+WhileAdjoint::reverseWithTape(ArrayRef<Value> dResults) {
   scf::WhileOp loop = f.loop;
-  TypeRange stateTypes = loop.getInits().getTypes();
-  SmallVector<Type> forwardedTypes = computedForwardedTypes();
-  TypeRange residualTypes =
-      f.tape.fwd.getResultTypes().drop_front(stateTypes.size());
-  if (!llvm::all_of(forwardedTypes, hasPlaceholder) ||
-      !llvm::all_of(residualTypes, hasPlaceholder))
+  // Copies: the loop is replaced below.
+  SmallVector<Type> stateTypes(loop.getInits().getTypes());
+  SmallVector<Type> computedTypes = computedForwardedTypes();
+  func::FuncOp body = f.tape.vjp ? f.tape.fwd : f.after;
+  size_t n = stateTypes.size(), m = loop.getNumResults();
+  SmallVector<Type> residualTypes(body.getResultTypes().drop_front(n));
+  if (!llvm::all_of(stateTypes, tapeKeeps) ||
+      !llvm::all_of(computedTypes, tapeKeeps) ||
+      !llvm::all_of(residualTypes, tapeKeeps))
     return failure();
-  // Each iteration is a call of one function: the dealloc analysis of a
-  // function holding every iteration's values inline grows too fast.
-  func::FuncOp step = stepFunction(residualTypes);
 
+  // The forward: the loop again, with the iteration count carried after
+  // the state, and the state passed on to the body beside the forwarded
+  // values.
+  Location loc = loop.getLoc();
   OpBuilder b(loop);
-  SmallVector<TapedIteration> iterations;
-  SmallVector<Value> state(loop.getInits());
-  Value running =
-      b.create<arith::ConstantIntOp>(loop.getLoc(), 1, b.getI1Type());
-  size_t n = stateTypes.size(), m = forwardedTypes.size();
-  for (int64_t i = 0; i < trips; ++i) {
-    SmallVector<Value> head = {running};
-    llvm::append_range(head, state);
-    ValueRange r = call(b, step, head).getResults();
-    TapedIteration it;
-    it.ran = r[0];
-    it.state = state;
-    it.forwarded = forwardedValues(state, r.slice(1 + n, m));
-    it.residuals.assign(r.begin() + 1 + n + m, r.end());
-    state.assign(r.begin() + 1, r.begin() + 1 + n);
-    running = it.ran;
-    iterations.push_back(std::move(it));
+  Value tape = b.create<TapeCreateOp>(loc, TapeType::get(b.getContext()));
+  SmallVector<Value> inits(loop.getInits());
+  inits.push_back(b.create<arith::ConstantIndexOp>(loc, 0));
+  SmallVector<Type> carried(stateTypes);
+  carried.push_back(b.getIndexType());
+  SmallVector<Type> passedOn(loop.getResultTypes());
+  llvm::append_range(passedOn, carried);
+  auto taped = b.create<scf::WhileOp>(loc, passedOn, inits);
+  taped->setAttrs(loop->getDiscardableAttrDictionary());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *cond = b.createBlock(&taped.getBefore(), {}, carried,
+                                SmallVector<Location>(n + 1, loc));
+    auto c = call(b, f.before, cond->getArguments().drop_back());
+    SmallVector<Value> values(c.getResults().drop_front());
+    llvm::append_range(values, cond->getArguments());
+    b.create<scf::ConditionOp>(loc, c.getResult(0), values);
+
+    Block *step = b.createBlock(&taped.getAfter(), {}, passedOn,
+                                SmallVector<Location>(m + n + 1, loc));
+    ValueRange args = step->getArguments();
+    ValueRange forwarded = args.take_front(m), state = args.slice(m, n);
+    for (Value v : state)
+      push(b, loc, tape, v);
+    for (auto [v, passed] : llvm::zip(forwarded, f.passedState))
+      if (!passed)
+        push(b, loc, tape, v);
+    ValueRange next = call(b, body, forwarded).getResults();
+    for (Value r : next.drop_front(n))
+      push(b, loc, tape, r);
+    SmallVector<Value> yielded(next.take_front(n));
+    yielded.push_back(b.create<arith::AddIOp>(
+        loc, args.back(), b.create<arith::ConstantIndexOp>(loc, 1)));
+    b.create<scf::YieldOp>(loc, yielded);
   }
-  // The loop goes on from the last state (with the bound kept, it checks
-  // its condition once and stops).
-  loop->setOperands(state);
-  return iterations;
+  loop.replaceAllUsesWith(taped.getResults().take_front(m));
+  loop.erase();
+  f.loop = taped;
+  ValueRange finalState = taped.getResults().slice(m, n);
+  Value trips = taped.getResults().back();
+
+  // The backward: the results came from the condition region at the last
+  // state; then the iterations, last first, from what they kept.
+  ImplicitLocOpBuilder &ib = ad.b;
+  auto backLast = call(ib, f.beforeVjp, finalState, dResults);
+  size_t numState = f.stateFloat.size();
+  Value zero = ib.create<arith::ConstantIndexOp>(0);
+  Value one = ib.create<arith::ConstantIndexOp>(1);
+  auto reverse = ib.create<scf::ForOp>(
+      zero, trips, one, SmallVector<Value>(backLast.getResults()));
+  {
+    OpBuilder::InsertionGuard guard(ib);
+    ib.setInsertionPointToStart(reverse.getBody());
+    auto popAll = [&](ArrayRef<Type> types) {
+      SmallVector<Value> values(types.size());
+      for (size_t i = types.size(); i-- > 0;)
+        values[i] = pop(ib, loc, tape, types[i]);
+      return values;
+    };
+    SmallVector<Value> residuals = popAll(residualTypes);
+    SmallVector<Value> computed = popAll(computedTypes);
+    SmallVector<Value> state = popAll(stateTypes);
+    ValueRange grads = reverse.getRegionIterArgs();
+    LoopGradients g = reverseIteration(
+        ib, f.captured, state, forwardedValues(state, computed), residuals,
+        SmallVector<Value>(grads.take_front(numState)));
+    SmallVector<Value> next(g.dState);
+    for (auto [x, y] : llvm::zip(grads.drop_front(numState), g.dCaptured))
+      next.push_back(ad.add(x, y));
+    ib.create<scf::YieldOp>(next);
+  }
+  ib.create<TapeFreeOp>(tape);
+  LoopGradients result;
+  ValueRange r = reverse.getResults();
+  result.dState.assign(r.begin(), r.begin() + numState);
+  result.dCaptured.assign(r.begin() + numState, r.end());
+  return result;
 }
 
 LoopGradients WhileAdjoint::reverseIteration(ImplicitLocOpBuilder &b,
@@ -433,72 +345,6 @@ LoopGradients WhileAdjoint::reverseByReplay(ArrayRef<Value> dResults) {
   return result;
 }
 
-/// The operands of an iteration's step backward before the captured values.
-static SmallVector<Value> stepBackOperands(const TapedIteration &it,
-                                           const LoopGradients &g) {
-  SmallVector<Value> head = {it.ran};
-  llvm::append_range(head, it.state);
-  llvm::append_range(head, it.forwarded);
-  llvm::append_range(head, it.residuals);
-  llvm::append_range(head, g.dState);
-  llvm::append_range(head, g.dCaptured);
-  return head;
-}
-
-func::FuncOp WhileAdjoint::stepBackFunction(const TapedIteration &it,
-                                            const LoopGradients &g) {
-  SmallVector<Value> head = stepBackOperands(it, g);
-  SmallVector<Value> grads(g.dState);
-  llvm::append_range(grads, g.dCaptured);
-  TypeRange gradTypes = ValueRange(grads).getTypes();
-  size_t n = it.state.size(), m = it.forwarded.size(), k = it.residuals.size(),
-         numState = g.dState.size();
-  return makeFunction(
-      "_loop_step_vjp", ValueRange(head).getTypes(), gradTypes,
-      [&](OpBuilder &builder, ValueRange args, ValueRange captured) {
-        ImplicitLocOpBuilder &b = ad.b;
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(builder.getInsertionBlock(),
-                            builder.getInsertionPoint());
-        ValueRange state = args.slice(1, n), forwarded = args.slice(1 + n, m),
-                   residuals = args.slice(1 + n + m, k),
-                   carried = args.drop_front(1 + n + m + k);
-        auto step = b.create<scf::IfOp>(gradTypes, args[0],
-                                        /*withElseRegion=*/true);
-        b.setInsertionPointToStart(&step.getThenRegion().front());
-        LoopGradients back = reverseIteration(
-            b, captured, SmallVector<Value>(state),
-            SmallVector<Value>(forwarded), SmallVector<Value>(residuals),
-            SmallVector<Value>(carried.take_front(numState)));
-        SmallVector<Value> next(back.dState);
-        for (auto [x, y] :
-             llvm::zip(carried.drop_front(numState), back.dCaptured))
-          next.push_back(ad.add(x, y));
-        b.create<scf::YieldOp>(next);
-        // An iteration that did not run leaves the gradients as they are.
-        b.setInsertionPointToStart(&step.getElseRegion().front());
-        b.create<scf::YieldOp>(carried);
-        return SmallVector<Value>(step.getResults());
-      });
-}
-
-LoopGradients WhileAdjoint::reverseTape(ArrayRef<TapedIteration> iterations,
-                                        LoopGradients after) {
-  LoopGradients g = std::move(after);
-  // One backward function serves every iteration (their values have the
-  // same types).
-  func::FuncOp back;
-  for (const TapedIteration &it : llvm::reverse(iterations)) {
-    if (!back)
-      back = stepBackFunction(it, g);
-    ValueRange r = call(ad.b, back, stepBackOperands(it, g)).getResults();
-    size_t numState = g.dState.size();
-    g.dState.assign(r.begin(), r.begin() + numState);
-    g.dCaptured.assign(r.begin() + numState, r.end());
-  }
-  return g;
-}
-
 LogicalResult autodiff::differentiateWhile(scf::WhileOp loop,
                                            AdjointBuilder &ad,
                                            CalleeDifferentiator &callees) {
@@ -539,25 +385,15 @@ LogicalResult autodiff::differentiateWhile(scf::WhileOp loop,
       f.capturedFloat.push_back(i);
 
   SmallVector<Value> inits(loop.getInits());
-  WhileAdjoint adjoint(f, ad);
-  SmallVector<TapedIteration> iterations;
-  if (auto bound =
-          loop->getAttrOfType<IntegerAttr>(GNNDialect::kMaxTripsAttrName);
-      bound && f.tape.vjp) {
-    FailureOr<SmallVector<TapedIteration>> unrolled =
-        adjoint.unroll(bound.getInt());
-    if (succeeded(unrolled))
-      iterations = std::move(*unrolled);
-  }
-
   SmallVector<Value> dResults;
   for (unsigned i : f.forwardedFloat) {
     Value d = ad.adjoint(loop.getResult(i));
     dResults.push_back(d ? d : ad.zerosLike(loop.getResult(i)));
   }
-  LoopGradients g = adjoint.reverseByReplay(dResults);
-  if (!iterations.empty())
-    g = adjoint.reverseTape(iterations, std::move(g));
+  WhileAdjoint adjoint(f, ad);
+  FailureOr<LoopGradients> taped = adjoint.reverseWithTape(dResults);
+  LoopGradients g =
+      succeeded(taped) ? std::move(*taped) : adjoint.reverseByReplay(dResults);
 
   for (auto [k, i] : llvm::enumerate(f.stateFloat))
     if (ad.isActive(inits[i]))

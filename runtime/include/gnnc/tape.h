@@ -1,0 +1,61 @@
+/*===- tape.h - per-iteration storage of compiled loops (C ABI) ----*- C -*-===*
+ *
+ * Part of gnnc's runtime. The backward of a differentiated loop reads what
+ * each forward iteration kept (its state and its body's residuals), last
+ * iteration first. Compiled code keeps them on a tape: a stack of buffers
+ * of any shape, which the forward pushes copies onto and the backward pops
+ * in reverse order. The number of iterations is known only at run time,
+ * so the compiled program is the same for any trip count.
+ *
+ * Buffers are passed as MLIR memref descriptors: { allocated, aligned,
+ * offset, sizes[rank], strides[rank] } (pointers, then int64_t values).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef GNNC_TAPE_H
+#define GNNC_TAPE_H
+
+#include <stdint.h>
+
+#include "gnnc/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gnn_rt_tape gnn_rt_tape;
+
+/* The most dimensions of a buffer on a tape. */
+#define GNN_TAPE_MAX_RANK 8
+
+/* An empty tape whose buffers come from gnn_rt_alloc (CPU programs), or
+ * from unified memory (gnn_cuda_alloc, copied by the copy engines) for
+ * programs that run on a GPU. Null when out of memory. */
+GNNC_EXPORT gnn_rt_tape *gnn_rt_tape_create(void);
+GNNC_EXPORT gnn_rt_tape *gnn_cuda_tape_create(void);
+
+/* Frees the tape and the buffers still on it; null is a no-op. */
+GNNC_EXPORT void gnn_rt_tape_free(gnn_rt_tape *tape);
+
+/* Pushes a dense row-major copy of the strided buffer `descriptor` of rank
+ * `rank` whose elements take `element_bytes` bytes each. */
+GNNC_EXPORT void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank,
+                                  const void *descriptor,
+                                  int64_t element_bytes);
+
+/* Pops the buffer pushed last into the descriptor `result` of rank `rank`
+ * (row-major strides, offset 0). The caller owns the buffer: it frees it
+ * with the allocator's free function (gnn_rt_free, or gnn_cuda_free). The
+ * rank and element size must be those it was pushed with. */
+GNNC_EXPORT void gnn_rt_tape_pop(void *result, gnn_rt_tape *tape, int64_t rank,
+                                 int64_t element_bytes);
+
+/* The number of buffers on the tape, and their bytes (for tests). */
+GNNC_EXPORT int64_t gnn_rt_tape_size(const gnn_rt_tape *tape);
+GNNC_EXPORT int64_t gnn_rt_tape_bytes(const gnn_rt_tape *tape);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNNC_TAPE_H */

@@ -1,0 +1,179 @@
+//===- Tape.cpp - per-iteration storage of compiled loops -----------------===//
+//
+// Part of gnnc's runtime. A tape is a stack of dense copies; a pop hands
+// the copy itself to the compiled code, which frees it like any buffer it
+// allocated, so each kept value is copied once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/tape.h"
+#include "gnnc/cuda.h"
+#include "gnnc/memory.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+/// What compiled code passes for a memref of rank `rank`.
+struct Descriptor {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  int64_t dims[]; // sizes[rank], then strides[rank]
+};
+
+struct Entry {
+  void *buffer;
+  int64_t rank, elementBytes, bytes;
+  int64_t sizes[GNN_TAPE_MAX_RANK];
+};
+
+[[noreturn]] void internalError(const char *what) {
+  std::fprintf(stderr, "gnnc runtime: internal error: %s\n", what);
+  std::abort();
+}
+
+void copyHost(void *to, const void *from, size_t bytes) {
+  std::memcpy(to, from, bytes);
+}
+
+int64_t checkedRank(int64_t rank) {
+  if (rank < 0 || rank > GNN_TAPE_MAX_RANK)
+    internalError("a tape buffer's rank is out of range");
+  return rank;
+}
+
+/// Copies the strided elements of dims [d, rank) from `from` into the dense
+/// `to`, which advances past them.
+void gather(char *&to, const char *from, int64_t d, int64_t rank,
+            const int64_t *sizes, const int64_t *strides, int64_t bytes) {
+  if (d == rank) {
+    std::memcpy(to, from, bytes);
+    to += bytes;
+    return;
+  }
+  if (d == rank - 1 && strides[d] == 1) {
+    std::memcpy(to, from, sizes[d] * bytes);
+    to += sizes[d] * bytes;
+    return;
+  }
+  for (int64_t i = 0; i < sizes[d]; ++i)
+    gather(to, from + i * strides[d] * bytes, d + 1, rank, sizes, strides,
+           bytes);
+}
+} // namespace
+
+struct gnn_rt_tape {
+  void *(*alloc)(size_t);
+  void (*free)(void *);
+  /// Copies dense bytes between buffers of this tape's memory.
+  void (*copy)(void *, const void *, size_t);
+  std::vector<Entry> entries;
+  int64_t bytes = 0;
+};
+
+static void *hostAlloc(size_t bytes) { return gnn_rt_alloc(bytes); }
+
+static void cudaCopy(void *to, const void *from, size_t bytes) {
+  if (!gnn_cuda_copy(to, from, bytes))
+    internalError("a tape copy on the GPU failed");
+}
+
+static gnn_rt_tape *makeTape(void *(*alloc)(size_t), void (*free)(void *),
+                             void (*copy)(void *, const void *, size_t)) {
+  auto *tape = new (std::nothrow) gnn_rt_tape;
+  if (!tape)
+    return nullptr;
+  tape->alloc = alloc;
+  tape->free = free;
+  tape->copy = copy;
+  return tape;
+}
+
+gnn_rt_tape *gnn_rt_tape_create(void) {
+  return makeTape(hostAlloc, gnn_rt_free, copyHost);
+}
+
+gnn_rt_tape *gnn_cuda_tape_create(void) {
+  return makeTape(gnn_cuda_alloc, gnn_cuda_free, cudaCopy);
+}
+
+void gnn_rt_tape_free(gnn_rt_tape *tape) {
+  if (!tape)
+    return;
+  for (const Entry &e : tape->entries)
+    tape->free(e.buffer);
+  delete tape;
+}
+
+void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
+                      int64_t element_bytes) {
+  if (!tape)
+    internalError("push onto a tape that was not created");
+  const auto *d = static_cast<const Descriptor *>(descriptor);
+  Entry e{};
+  e.rank = checkedRank(rank);
+  e.elementBytes = element_bytes;
+  const int64_t *sizes = d->dims, *strides = d->dims + rank;
+  // Dense row-major buffers (the usual case) are one copy.
+  bool dense = true;
+  int64_t count = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    e.sizes[i] = sizes[i];
+    if (sizes[i] != 1 && strides[i] != count)
+      dense = false;
+    count *= sizes[i];
+  }
+  e.bytes = count * element_bytes;
+  // A block for empty buffers too, so that every entry owns one.
+  e.buffer = tape->alloc(e.bytes ? e.bytes : 1);
+  if (!e.buffer) {
+    std::fprintf(stderr,
+                 "gnnc runtime: out of memory keeping %lld bytes of "
+                 "a loop's iteration for its backward\n",
+                 static_cast<long long>(e.bytes));
+    std::abort();
+  }
+  const char *from = d->aligned + d->offset * element_bytes;
+  if (count == 0) {
+    // Nothing to copy.
+  } else if (dense) {
+    tape->copy(e.buffer, from, e.bytes);
+  } else {
+    // Unified memory is readable from the host.
+    char *to = static_cast<char *>(e.buffer);
+    gather(to, from, 0, rank, sizes, strides, element_bytes);
+  }
+  tape->entries.push_back(e);
+  tape->bytes += e.bytes;
+}
+
+void gnn_rt_tape_pop(void *result, gnn_rt_tape *tape, int64_t rank,
+                     int64_t element_bytes) {
+  if (!tape || tape->entries.empty())
+    internalError("pop from an empty tape");
+  Entry e = tape->entries.back();
+  if (e.rank != rank || e.elementBytes != element_bytes)
+    internalError("a tape pop does not match its push");
+  tape->entries.pop_back();
+  tape->bytes -= e.bytes;
+  auto *d = static_cast<Descriptor *>(result);
+  d->allocated = d->aligned = static_cast<char *>(e.buffer);
+  d->offset = 0;
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    d->dims[i] = e.sizes[i];
+    d->dims[rank + i] = stride;
+    stride *= e.sizes[i];
+  }
+}
+
+int64_t gnn_rt_tape_size(const gnn_rt_tape *tape) {
+  return tape ? static_cast<int64_t>(tape->entries.size()) : 0;
+}
+
+int64_t gnn_rt_tape_bytes(const gnn_rt_tape *tape) {
+  return tape ? tape->bytes : 0;
+}
