@@ -9,12 +9,18 @@
 //   store  the same into an empty cache (also writes the entry)
 //   warm   the next compile of the same module: a cache hit
 //
+// and, with --training, gnn-train's whole training program (forward, loss,
+// backward, Adam) of the Transformer per layer count and of the Universal
+// Transformer per ACT depth (max_depth), cold.
+//
 //   build/bin/gnn-bench-compile [--layers 1,2,6,12] [--runs 3] [--quick]
+//       [--training [--depths 2,8,16,32]]
 //
 //===----------------------------------------------------------------------===//
 
 #include "GNN/InitAll.h"
 #include "GNN/Models/ModelConfig.h"
+#include "GNN/Models/Trainer.h"
 #include "GNN/Models/TransformerBuilder.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Support/CompileCache.h"
@@ -48,6 +54,16 @@ static llvm::cl::opt<int64_t> dModel("d-model", llvm::cl::init(512),
 static llvm::cl::opt<bool>
     quick("quick", llvm::cl::desc("one run, layers 1 and 2 (smoke run)"),
           llvm::cl::cat(category));
+static llvm::cl::opt<bool>
+    training("training",
+             llvm::cl::desc("also the training programs (Transformer per "
+                            "layer count, Universal Transformer per depth)"),
+             llvm::cl::cat(category));
+static llvm::cl::list<int64_t>
+    depths("depths", llvm::cl::CommaSeparated,
+           llvm::cl::desc("ACT depths of the training table (default "
+                          "2,8,16,32)"),
+           llvm::cl::cat(category));
 
 namespace {
 ModelConfig configFor(Architecture architecture, int64_t layers) {
@@ -88,6 +104,62 @@ CompileInfo compileOnce(MLIRContext &context, const ModelConfig &config,
   }
   return (*program)->getCompileInfo();
 }
+
+/// How compiling gnn-train's training program of `config` went (no cache).
+CompileInfo compileTraining(MLIRContext &context, const ModelConfig &config) {
+  TrainerOptions options;
+  options.compile.cache = nullptr;
+  auto trainer = Trainer::create(
+      context, config,
+      Trainer::initialWeights(config, /*seed=*/1, /*tieWeights=*/false),
+      options);
+  if (!trainer) {
+    llvm::errs() << llvm::toString(trainer.takeError()) << "\n";
+    std::exit(1);
+  }
+  return (*trainer)->getCompileInfo();
+}
+
+/// The median of `n` cold compiles.
+CompileInfo medianOf(int n, llvm::function_ref<CompileInfo()> compile) {
+  std::vector<CompileInfo> cold;
+  for (int i = 0; i < n; ++i)
+    cold.push_back(compile());
+  std::sort(cold.begin(), cold.end(),
+            [](auto &a, auto &b) { return a.seconds < b.seconds; });
+  return cold[cold.size() / 2];
+}
+
+void printTrainingTable(MLIRContext &context, llvm::ArrayRef<int64_t> counts,
+                        int n) {
+  std::vector<int64_t> actDepths(depths.begin(), depths.end());
+  if (actDepths.empty())
+    actDepths =
+        quick ? std::vector<int64_t>{2, 8} : std::vector<int64_t>{2, 8, 16, 32};
+  fmt::print("\ntraining programs (forward, loss, backward, Adam), cold "
+             "compile (seconds; median of {})\n\n",
+             n);
+  fmt::print("| model | layers | ACT depth | cold | MLIR passes | LLVM | "
+             "link |\n");
+  fmt::print("|---|---:|---:|---:|---:|---:|---:|\n");
+  auto row = [&](const char *model, std::string layers, std::string depth,
+                 const CompileInfo &c) {
+    fmt::print("| {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", model,
+               layers, depth, c.seconds, c.passSeconds, c.llvmSeconds,
+               c.linkSeconds);
+  };
+  for (int64_t layers : counts) {
+    ModelConfig config = configFor(Architecture::Transformer, layers);
+    row("transformer", std::to_string(layers), "-",
+        medianOf(n, [&] { return compileTraining(context, config); }));
+  }
+  for (int64_t depth : actDepths) {
+    ModelConfig config = configFor(Architecture::UniversalTransformer, 1);
+    config.maxDepth = depth;
+    row("universal_transformer", "shared", std::to_string(depth),
+        medianOf(n, [&] { return compileTraining(context, config); }));
+  }
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -99,6 +171,13 @@ int main(int argc, char **argv) {
     counts =
         quick ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1, 2, 6, 12};
   int n = quick ? 1 : std::max(1, runs.getValue());
+  if (llvm::any_of(counts, [](int64_t c) { return c < 1 || c > 64; }) ||
+      llvm::any_of(depths, [](int64_t d) { return d < 1 || d > 256; }) ||
+      dModel < 8 || dModel % 8 != 0) {
+    llvm::errs() << "gnn-bench-compile: --layers must be in 1..64, --depths "
+                    "in 1..256, --d-model a positive multiple of 8\n";
+    return 1;
+  }
   DialectRegistry registry;
   registerAllDialectsAndExtensions(registry);
   MLIRContext context(registry);
@@ -122,12 +201,8 @@ int main(int argc, char **argv) {
     bool universal = a == Architecture::UniversalTransformer;
     for (int64_t layers : universal ? std::vector<int64_t>{1} : counts) {
       ModelConfig config = configFor(a, layers);
-      std::vector<CompileInfo> cold;
-      for (int i = 0; i < n; ++i)
-        cold.push_back(compileOnce(context, config, nullptr));
-      std::sort(cold.begin(), cold.end(),
-                [](auto &a, auto &b) { return a.seconds < b.seconds; });
-      const CompileInfo &mid = cold[cold.size() / 2];
+      CompileInfo mid =
+          medianOf(n, [&] { return compileOnce(context, config, nullptr); });
       CompileCache cache{std::string(cacheDir)};
       CompileInfo store = compileOnce(context, config, &cache);
       CompileInfo warm = compileOnce(context, config, &cache);
@@ -146,5 +221,7 @@ int main(int argc, char **argv) {
     }
   }
   (void)llvm::sys::fs::remove_directories(cacheDir);
+  if (training)
+    printTrainingTable(context, counts, n);
   return 0;
 }
