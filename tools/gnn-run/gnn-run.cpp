@@ -434,20 +434,17 @@ int main(int argc, char **argv) {
     entryName = gradName;
   }
 
-  // Programs without graph arguments need no graph file.
-  TensorMap graphs;
-  if (!graphFile.empty()) {
-    auto read = readSafeTensors(graphFile);
+  // Programs without graph arguments need no graph file, and programs
+  // whose arguments are all graphs no inputs file.
+  TensorMap graphs, inputs;
+  for (auto [file, tensors] :
+       {std::pair{&graphFile, &graphs}, std::pair{&inputsFile, &inputs}}) {
+    if (file->empty())
+      continue;
+    auto read = readSafeTensors(*file);
     if (!read)
       return fail(llvm::toString(read.takeError()));
-    graphs = std::move(*read);
-  }
-  TensorMap inputs;
-  if (!inputsFile.empty()) {
-    auto read = readSafeTensors(inputsFile);
-    if (!read)
-      return fail(llvm::toString(read.takeError()));
-    inputs = std::move(*read);
+    *tensors = std::move(*read);
   }
 
   CompileOptions options;
