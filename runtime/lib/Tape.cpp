@@ -11,7 +11,6 @@
 #include "gnnc/memory.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -30,19 +29,8 @@ struct Entry {
   int64_t sizes[GNN_TAPE_MAX_RANK];
 };
 
-[[noreturn]] void internalError(const char *what) {
-  std::fprintf(stderr, "gnnc runtime: internal error: %s\n", what);
-  std::abort();
-}
-
 void copyHost(void *to, const void *from, size_t bytes) {
   std::memcpy(to, from, bytes);
-}
-
-int64_t checkedRank(int64_t rank) {
-  if (rank < 0 || rank > GNN_TAPE_MAX_RANK)
-    internalError("a tape buffer's rank is out of range");
-  return rank;
 }
 
 /// Copies the strided elements of dims [d, rank) from `from` into the dense
@@ -66,6 +54,7 @@ void gather(char *&to, const char *from, int64_t d, int64_t rank,
 } // namespace
 
 struct gnn_rt_tape {
+  gnn_rt_context *context;
   void *(*alloc)(size_t);
   void (*free)(void *);
   /// Copies dense bytes between buffers of this tape's memory.
@@ -77,27 +66,32 @@ struct gnn_rt_tape {
 static void *hostAlloc(size_t bytes) { return gnn_rt_alloc(bytes); }
 
 static void cudaCopy(void *to, const void *from, size_t bytes) {
-  if (!gnn_cuda_copy(to, from, bytes))
-    internalError("a tape copy on the GPU failed");
+  // A failed copy is reported into the process-wide context by the CUDA
+  // runtime.
+  (void)gnn_cuda_copy(to, from, bytes);
 }
 
-static gnn_rt_tape *makeTape(void *(*alloc)(size_t), void (*free)(void *),
+static gnn_rt_tape *makeTape(gnn_rt_context *context, void *(*alloc)(size_t),
+                             void (*free)(void *),
                              void (*copy)(void *, const void *, size_t)) {
   auto *tape = new (std::nothrow) gnn_rt_tape;
-  if (!tape)
+  if (!tape) {
+    gnn_rt_context_report(context, "out of memory for a loop's tape");
     return nullptr;
+  }
+  tape->context = context;
   tape->alloc = alloc;
   tape->free = free;
   tape->copy = copy;
   return tape;
 }
 
-gnn_rt_tape *gnn_rt_tape_create(void) {
-  return makeTape(hostAlloc, gnn_rt_free, copyHost);
+gnn_rt_tape *gnn_rt_tape_create(gnn_rt_context *context) {
+  return makeTape(context, hostAlloc, gnn_rt_free, copyHost);
 }
 
-gnn_rt_tape *gnn_cuda_tape_create(void) {
-  return makeTape(gnn_cuda_alloc, gnn_cuda_free, cudaCopy);
+gnn_rt_tape *gnn_cuda_tape_create(gnn_rt_context *context) {
+  return makeTape(context, gnn_cuda_alloc, gnn_cuda_free, cudaCopy);
 }
 
 void gnn_rt_tape_free(gnn_rt_tape *tape) {
@@ -110,11 +104,13 @@ void gnn_rt_tape_free(gnn_rt_tape *tape) {
 
 void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
                       int64_t element_bytes) {
-  if (!tape)
-    internalError("push onto a tape that was not created");
+  // Creation failed (reported), or compiled code passed a rank beyond any
+  // tape type's.
+  if (!tape || rank < 0 || rank > GNN_TAPE_MAX_RANK)
+    return;
   const auto *d = static_cast<const Descriptor *>(descriptor);
   Entry e{};
-  e.rank = checkedRank(rank);
+  e.rank = rank;
   e.elementBytes = element_bytes;
   const int64_t *sizes = d->dims, *strides = d->dims + rank;
   // Dense row-major buffers (the usual case) are one copy.
@@ -130,11 +126,14 @@ void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
   // A block for empty buffers too, so that every entry owns one.
   e.buffer = tape->alloc(e.bytes ? e.bytes : 1);
   if (!e.buffer) {
-    std::fprintf(stderr,
-                 "gnnc runtime: out of memory keeping %lld bytes of "
-                 "a loop's iteration for its backward\n",
-                 static_cast<long long>(e.bytes));
-    std::abort();
+    // The pop that misses it reports too; the first report wins.
+    char message[128];
+    std::snprintf(message, sizeof message,
+                  "out of memory keeping %lld bytes of a loop's iteration "
+                  "for its backward",
+                  static_cast<long long>(e.bytes));
+    gnn_rt_context_report(tape->context, message);
+    return;
   }
   const char *from = d->aligned + d->offset * element_bytes;
   if (count == 0) {
@@ -150,16 +149,52 @@ void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
   tape->bytes += e.bytes;
 }
 
+/// Fills `d` (of rank `rank`) with `elements` zeros of `bytes` bytes each,
+/// sizes 0, from the tape's memory.
+static void popZeros(Descriptor *d, gnn_rt_tape *tape, int64_t rank,
+                     int64_t elements, int64_t bytes) {
+  size_t size = elements > 0 && bytes > 0 ? size_t(elements * bytes) : 1;
+  void *buffer = tape ? tape->alloc(size) : gnn_rt_alloc(size);
+  if (buffer)
+    std::memset(buffer, 0, size);
+  else if (tape)
+    gnn_rt_context_report(tape->context, "out of memory popping a tape");
+  d->allocated = d->aligned = static_cast<char *>(buffer);
+  d->offset = 0;
+  for (int64_t i = 0; i < 2 * rank; ++i)
+    d->dims[i] = 0;
+}
+
 void gnn_rt_tape_pop(void *result, gnn_rt_tape *tape, int64_t rank,
-                     int64_t element_bytes) {
-  if (!tape || tape->entries.empty())
-    internalError("pop from an empty tape");
+                     int64_t element_bytes, int64_t static_elements) {
+  auto *d = static_cast<Descriptor *>(result);
+  if (rank < 0 || rank > GNN_TAPE_MAX_RANK)
+    rank = 0;
+  if (!tape || tape->entries.empty() || tape->entries.back().rank != rank ||
+      tape->entries.back().elementBytes != element_bytes) {
+    if (tape) {
+      char message[160];
+      if (tape->entries.empty())
+        std::snprintf(message, sizeof message,
+                      "gnn.tape_pop: the tape is empty (a program pops "
+                      "more values than it pushed)");
+      else
+        std::snprintf(message, sizeof message,
+                      "gnn.tape_pop: a value of rank %lld with %lld-byte "
+                      "elements was pushed last, not one of rank %lld with "
+                      "%lld-byte elements",
+                      static_cast<long long>(tape->entries.back().rank),
+                      static_cast<long long>(tape->entries.back().elementBytes),
+                      static_cast<long long>(rank),
+                      static_cast<long long>(element_bytes));
+      gnn_rt_context_report(tape->context, message);
+    }
+    popZeros(d, tape, rank, static_elements, element_bytes);
+    return;
+  }
   Entry e = tape->entries.back();
-  if (e.rank != rank || e.elementBytes != element_bytes)
-    internalError("a tape pop does not match its push");
   tape->entries.pop_back();
   tape->bytes -= e.bytes;
-  auto *d = static_cast<Descriptor *>(result);
   d->allocated = d->aligned = static_cast<char *>(e.buffer);
   d->offset = 0;
   int64_t stride = 1;

@@ -8,6 +8,8 @@
 // CHECK-DAG: func.func private @gnn_rt_edge_out_of_range(!llvm.ptr, i64, i64, i64, i64)
 // Dense layers do not.
 // CHECK-DAG: func.func private @gnn_rt_linear_nobias(memref<
+// A tape is created with the context its pops report into.
+// CHECK-DAG: func.func private @gnn_rt_tape_create(!llvm.ptr) -> !llvm.ptr
 
 // Every function with a body receives the context and passes it on.
 // CHECK-LABEL: func.func private @pick
@@ -29,5 +31,16 @@ func.func private @pick(%x: tensor<?x4xf32>, %ids: tensor<?xindex>) -> tensor<?x
 func.func @main(%x: tensor<?x4xf32> {gnn.name = "x"}, %ids: tensor<?xindex>, %w: tensor<4x4xf32>) -> tensor<?x4xf32> {
   %p = func.call @pick(%x, %ids) : (tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x4xf32>
   %y = gnn.linear %p, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// CHECK-LABEL: func.func private @keep
+// CHECK-SAME: (%[[KEEP:.*]]: !llvm.ptr {gnn.runtime_context},
+// CHECK: call @gnn_rt_tape_create(%[[KEEP]]) : (!llvm.ptr) -> !llvm.ptr
+func.func private @keep(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %t = gnn.tape_create : !gnn.tape
+  gnn.tape_push %t, %x : tensor<?x4xf32>
+  %y = gnn.tape_pop %t : tensor<?x4xf32>
+  gnn.tape_free %t
   return %y : tensor<?x4xf32>
 }

@@ -43,8 +43,10 @@ constexpr int32_t kGemmLayer = 4;
 /// per element type (pop also per rank), since their memref types differ:
 /// `<kTapePush>_<element>` takes an unranked memref (its rank and a pointer
 /// to its descriptor) and the element size; `<kTapePop>_<element>_r<rank>`
-/// returns the memref through its C interface. The runner binds every such
-/// name to gnn_rt_tape_push / gnn_rt_tape_pop.
+/// takes the rank, the element size and the element count of a static
+/// shape (else 0) and returns the memref through its C interface. Creating
+/// a tape takes the runtime context, where pops report their errors. The runner
+/// binds every such name to gnn_rt_tape_push / gnn_rt_tape_pop.
 constexpr llvm::StringLiteral kTapeCreate = "gnn_rt_tape_create";
 constexpr llvm::StringLiteral kTapeFree = "gnn_rt_tape_free";
 constexpr llvm::StringLiteral kTapePush = "gnn_rt_tape_push";
@@ -72,12 +74,18 @@ struct RuntimeFunction {
   unsigned i64Arguments;
 };
 
+/// Whether `f` reports an error: (context, i64...) -> (), declared up front
+/// by convert-gnn-to-loops.
+inline bool isErrorReport(const RuntimeFunction &f) {
+  return f.takesContext && f.name != kTapeCreate;
+}
+
 constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kEdgeOutOfRange, false, true, 4}, {kRowsMismatch, false, true, 3},
     {kIdOutOfRange, false, true, 3},   {kBadCoo, false, true, 3},
     {kLinear, true, false, 0},         {kLinearNoBias, true, false, 0},
     {kGemm, true, false, 0},           {kGemmAt, true, false, 0},
-    {kTranspose, true, false, 0},      {kTapeCreate, false, false, 0},
+    {kTranspose, true, false, 0},      {kTapeCreate, false, true, 0},
     {kTapeFree, false, false, 0},
 };
 

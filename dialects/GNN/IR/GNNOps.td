@@ -726,7 +726,8 @@ def GNN_TapeCreateOp : GNN_Op<"tape_create"> {
   let summary = "an empty tape";
   let description = [{
     A new, empty tape for one run of a differentiated loop; `gnn.tape_free`
-    releases it.
+    releases it. The tape is freed at most once, by a `gnn.tape_free` in the
+    same block after every other use of it.
 
     ```mlir
     %tape = gnn.tape_create : !gnn.tape
@@ -734,6 +735,7 @@ def GNN_TapeCreateOp : GNN_Op<"tape_create"> {
   }];
   let results = (outs Res<GNN_TapeType, "", [MemAlloc]>:$tape);
   let assemblyFormat = "attr-dict `:` qualified(type($tape))";
+  let hasVerifier = 1;
 }
 
 def GNN_TapePushOp : GNN_Op<"tape_push"> {

@@ -1128,6 +1128,29 @@ static LogicalResult verifyTapeValue(Operation *op, Type type) {
   return success();
 }
 
+LogicalResult TapeCreateOp::verify() {
+  // No use after the free, no second free: the free comes last in the
+  // creation's block, after every use (or the op holding it).
+  Operation *free = nullptr;
+  for (Operation *user : getTape().getUsers()) {
+    if (!isa<TapeFreeOp>(user))
+      continue;
+    if (free)
+      return emitOpError() << "tape is freed twice";
+    free = user;
+  }
+  if (!free)
+    return success();
+  if (free->getBlock() != getOperation()->getBlock())
+    return emitOpError() << "tape must be freed in the block that creates it";
+  for (Operation *user : getTape().getUsers()) {
+    Operation *inBlock = free->getBlock()->findAncestorOpInBlock(*user);
+    if (user != free && (!inBlock || !inBlock->isBeforeInBlock(free)))
+      return emitOpError() << "tape is used after it is freed";
+  }
+  return success();
+}
+
 LogicalResult TapePushOp::verify() {
   return verifyTapeValue(*this, getValue().getType());
 }

@@ -10,6 +10,10 @@
  * Buffers are passed as MLIR memref descriptors: { allocated, aligned,
  * offset, sizes[rank], strides[rank] } (pointers, then int64_t values).
  *
+ * A program that pops more often than it pushed, or pops another shape of
+ * value than it pushed, reports the error into the tape's context (as bad
+ * input does, gnnc/errors.h) and goes on with zeros.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef GNNC_TAPE_H
@@ -17,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "gnnc/errors.h"
 #include "gnnc/graph.h"
 
 #ifdef __cplusplus
@@ -30,25 +35,31 @@ typedef struct gnn_rt_tape gnn_rt_tape;
 
 /* An empty tape whose buffers come from gnn_rt_alloc (CPU programs), or
  * from unified memory (gnn_cuda_alloc, copied by the copy engines) for
- * programs that run on a GPU. Null when out of memory. */
-GNNC_EXPORT gnn_rt_tape *gnn_rt_tape_create(void);
-GNNC_EXPORT gnn_rt_tape *gnn_cuda_tape_create(void);
+ * programs that run on a GPU; errors go to `context`. Null (reported) when
+ * out of memory: pushes onto a null tape keep nothing, pops give zeros. */
+GNNC_EXPORT gnn_rt_tape *gnn_rt_tape_create(gnn_rt_context *context);
+GNNC_EXPORT gnn_rt_tape *gnn_cuda_tape_create(gnn_rt_context *context);
 
 /* Frees the tape and the buffers still on it; null is a no-op. */
 GNNC_EXPORT void gnn_rt_tape_free(gnn_rt_tape *tape);
 
 /* Pushes a dense row-major copy of the strided buffer `descriptor` of rank
- * `rank` whose elements take `element_bytes` bytes each. */
+ * `rank` whose elements take `element_bytes` bytes each (nothing, reported,
+ * when out of memory). */
 GNNC_EXPORT void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank,
                                   const void *descriptor,
                                   int64_t element_bytes);
 
 /* Pops the buffer pushed last into the descriptor `result` of rank `rank`
  * (row-major strides, offset 0). The caller owns the buffer: it frees it
- * with the allocator's free function (gnn_rt_free, or gnn_cuda_free). The
- * rank and element size must be those it was pushed with. */
+ * with the allocator's free function (gnn_rt_free, or gnn_cuda_free). When
+ * the tape is empty or its last buffer has another rank or element size,
+ * the error is reported and the result is `static_elements` zeros (the
+ * element count of the caller's type if all its sizes are static, else 0)
+ * with sizes 0. */
 GNNC_EXPORT void gnn_rt_tape_pop(void *result, gnn_rt_tape *tape, int64_t rank,
-                                 int64_t element_bytes);
+                                 int64_t element_bytes,
+                                 int64_t static_elements);
 
 /* The number of buffers on the tape, and their bytes (for tests). */
 GNNC_EXPORT int64_t gnn_rt_tape_size(const gnn_rt_tape *tape);

@@ -1043,3 +1043,50 @@ func.func @tape_pop_rank(%t: !gnn.tape) -> tensor<1x1x1x1x1x1x1x1x1xf32> {
   %x = gnn.tape_pop %t : tensor<1x1x1x1x1x1x1x1x1xf32>
   return %x : tensor<1x1x1x1x1x1x1x1x1xf32>
 }
+
+// -----
+
+func.func @tape_freed_twice() {
+  // expected-error @+1 {{tape is freed twice}}
+  %t = gnn.tape_create : !gnn.tape
+  gnn.tape_free %t
+  gnn.tape_free %t
+  return
+}
+
+// -----
+
+func.func @tape_used_after_free(%x: tensor<4xf32>) {
+  // expected-error @+1 {{tape is used after it is freed}}
+  %t = gnn.tape_create : !gnn.tape
+  gnn.tape_free %t
+  gnn.tape_push %t, %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @tape_used_after_free_in_loop(%x: tensor<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{tape is used after it is freed}}
+  %t = gnn.tape_create : !gnn.tape
+  gnn.tape_free %t
+  scf.for %i = %c0 to %n step %c1 {
+    %y = gnn.tape_pop %t : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @tape_freed_in_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{tape must be freed in the block that creates it}}
+  %t = gnn.tape_create : !gnn.tape
+  scf.for %i = %c0 to %n step %c1 {
+    gnn.tape_free %t
+  }
+  return
+}

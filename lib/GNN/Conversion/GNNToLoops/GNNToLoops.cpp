@@ -869,7 +869,7 @@ struct ConvertGNNToLoopsPass
     // context argument comes with gnn-pass-runtime-context).
     OpBuilder b(module.getBodyRegion());
     for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions) {
-      if (!f.takesContext || module.lookupSymbol(f.name))
+      if (!abi::isErrorReport(f) || module.lookupSymbol(f.name))
         continue;
       auto decl = b.create<func::FuncOp>(
           module.getLoc(), f.name,

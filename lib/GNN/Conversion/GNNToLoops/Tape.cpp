@@ -4,7 +4,9 @@
 // (gnnc/tape.h): pushes pass the value's buffer as an unranked memref, pops
 // get a buffer the program owns (and frees as it frees its own). A tape
 // lives in one function: its ops read the pointer from the cast its
-// creation left.
+// creation left. Creating one takes the runtime context (added by
+// gnn-pass-runtime-context), into which a pop that finds no matching value
+// reports.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,9 +85,13 @@ LogicalResult loops::lowerTapePop(TapePopOp op, RewriterBase &rewriter) {
   // The runtime fills in every size: the declared buffer is all dynamic.
   SmallVector<int64_t> dynamic(type.getRank(), ShapedType::kDynamic);
   auto popped = MemRefType::get(dynamic, type.getElementType());
+  // What a failed pop (reported) returns: as many zeros as a static shape
+  // reads, none for a dynamic one.
+  int64_t staticElements = type.hasStaticShape() ? type.getNumElements() : 0;
   SmallVector<Value> args = {
       *tape, l.b.create<arith::ConstantIntOp>(l.loc, type.getRank(), 64),
-      l.b.create<arith::ConstantIntOp>(l.loc, bytes, 64)};
+      l.b.create<arith::ConstantIntOp>(l.loc, bytes, 64),
+      l.b.create<arith::ConstantIntOp>(l.loc, staticElements, 64)};
   std::string name = abi::tapePopName(element, type.getRank());
   declareFunction(op->getParentOfType<ModuleOp>(), name,
                   ValueRange(args).getTypes(), {popped}, /*cInterface=*/true);
