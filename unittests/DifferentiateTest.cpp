@@ -632,6 +632,67 @@ TEST_F(DifferentiateTest, WhileLoopsThroughBothRegions) {
   }
 }
 
+TEST_F(DifferentiateTest, WhileLoopsInCalleesAndInsideLoops) {
+  // A function holding a while loop, called in straight-line code and from
+  // the body of another while loop (whose iteration i runs the inner loop
+  // i times, so the inner trip counts differ): the inner loops keep their
+  // own tapes, inside the outer loop's backward.
+  prelude = R"mlir(
+func.func private @iterate(%x: tensor<?x2x4xf64>, %u: tensor<?x2x4xf64>,
+                           %n: index) -> tensor<?x2x4xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.while (%s = %x, %i = %c0)
+      : (tensor<?x2x4xf64>, index) -> (tensor<?x2x4xf64>, index) {
+    %more = arith.cmpi ult, %i, %n : index
+    scf.condition(%more) %s, %i : tensor<?x2x4xf64>, index
+  } do {
+  ^bb0(%s: tensor<?x2x4xf64>, %i: index):
+    %b = gnn.apply_nodes(%s, %u) {
+    ^bb0(%p: f64, %q: f64):
+      %t = math.tanh %p : f64
+      %m = arith.mulf %t, %q : f64
+      gnn.yield %m : f64
+    } : (tensor<?x2x4xf64>, tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+    %j = arith.addi %i, %c1 : index
+    scf.yield %b, %j : tensor<?x2x4xf64>, index
+  }
+  return %r#0 : tensor<?x2x4xf64>
+}
+)mlir";
+  Graph g = randomGraph(5, 5, /*everyDstReached=*/true);
+  check("%x: tensor<?x2x4xf64>, %u: tensor<?x2x4xf64>, "
+        "%w: tensor<?x2x4xf64>",
+        R"mlir(
+  %c3 = arith.constant 3 : index
+  %y = func.call @iterate(%x, %u, %c3)
+      : (tensor<?x2x4xf64>, tensor<?x2x4xf64>, index) -> tensor<?x2x4xf64>
+  %r:2 = scf.while (%s = %y, %i = %c0)
+      : (tensor<?x2x4xf64>, index) -> (tensor<?x2x4xf64>, index) {
+    %more = arith.cmpi ult, %i, %c3 : index
+    scf.condition(%more) %s, %i : tensor<?x2x4xf64>, index
+  } do {
+  ^bb0(%s: tensor<?x2x4xf64>, %i: index):
+    %o = gnn.fused_attention %g, %s, %s, %w scale(0.6) normalize
+        : (!gnn.graph<general>, tensor<?x2x4xf64>, tensor<?x2x4xf64>,
+           tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+    %z = func.call @iterate(%o, %w, %i)
+        : (tensor<?x2x4xf64>, tensor<?x2x4xf64>, index) -> tensor<?x2x4xf64>
+    %j = arith.addi %i, %c1 : index
+    scf.yield %z, %j : tensor<?x2x4xf64>, index
+  }
+  %sq = gnn.apply_nodes(%r#0) {
+  ^bb0(%p: f64):
+    %m = arith.mulf %p, %p : f64
+    gnn.yield %m : f64
+  } : (tensor<?x2x4xf64>) -> tensor<?x2x4xf64>
+  %l = gnn.sum_to %sq : tensor<?x2x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+)mlir",
+        g, {random({5, 2, 4}), random({5, 2, 4}), random({5, 2, 4})});
+  prelude.clear();
+}
+
 TEST_F(DifferentiateTest, OpWithoutAdjointIsAnError) {
   std::string source = std::string("func.func @main(") + kGraphArgs + R"mlir(,
       %x: tensor<?x4xf32>) -> tensor<f32> {
