@@ -216,23 +216,25 @@ func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f3
 
 // scf.while keeps a tape: each iteration of the forward pushes the state
 // entering it (a scalar as a 0-d tensor), the forwarded values its
-// condition computes (none here: it passes the state on) and its body's
-// residuals, and counts itself; the backward pops them in reverse, as
-// many iterations as the forward ran, and frees the tape. No iteration is
-// unrolled or recomputed.
+// condition computes (none here: it passes the state on, so the forward's
+// condition is a copy that computes only the flag, and the state is passed
+// once) and its body's residuals, and counts itself; the backward pops
+// them in reverse, as many iterations as the forward ran, and frees the
+// tape. No iteration is unrolled or recomputed.
 // CHECK-LABEL: func @counted_grad(
 // CHECK: %[[TAPE:.*]] = gnn.tape_create : !gnn.tape
-// CHECK: %[[W:.*]]:5 = scf.while (%[[S:[^ ]*]] = %arg0, %[[I:[^ ]*]] = %c0, %[[N:[^ ]*]] = %c0
-// CHECK: %[[C:.*]]:3 = func.call @counted_grad_loop_cond(%[[S]], %[[I]],
-// CHECK: scf.condition(%[[C]]#0) %[[C]]#1, %[[C]]#2, %[[S]], %[[I]], %[[N]]
-// CHECK: ^bb0(%[[FS:[^:]*]]: tensor<?x4xf32>, %[[FI:[^:]*]]: index, %[[SS:[^:]*]]: tensor<?x4xf32>, %[[SI:[^:]*]]: index, %[[SN:[^:]*]]: index):
+// CHECK: %[[W:.*]]:3 = scf.while (%[[S:[^ ]*]] = %arg0, %[[I:[^ ]*]] = %c0, %[[N:[^ ]*]] = %c0
+// CHECK: %[[C:.*]] = func.call @counted_grad_loop_cond_computed(%[[S]], %[[I]], {{.*}}) : ({{.*}}) -> i1
+// CHECK: scf.condition(%[[C]]) %[[S]], %[[I]], %[[N]] : tensor<?x4xf32>, index, index
+// CHECK: ^bb0(%[[SS:[^:]*]]: tensor<?x4xf32>, %[[SI:[^:]*]]: index, %[[SN:[^:]*]]: index):
 // CHECK-NEXT: gnn.tape_push %[[TAPE]], %[[SS]] : tensor<?x4xf32>
 // CHECK-NEXT: %[[E:.*]] = tensor.from_elements %[[SI]] : tensor<index>
 // CHECK-NEXT: gnn.tape_push %[[TAPE]], %[[E]] : tensor<index>
-// CHECK-NEXT: %[[B:.*]]:3 = func.call @counted_grad_loop_body_fwd(%[[FS]], %[[FI]],
+// CHECK-NEXT: %[[B:.*]]:3 = func.call @counted_grad_loop_body_fwd(%[[SS]], %[[SI]],
 // CHECK-NEXT: gnn.tape_push %[[TAPE]], %[[B]]#2 : tensor<?x4xf32>
 // CHECK: arith.addi %[[SN]],
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[W]]#4
+// CHECK: gnn.sum_to %[[W]]#0
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[W]]#2
 // CHECK-NEXT: %[[R:.*]] = gnn.tape_pop %[[TAPE]] : tensor<?x4xf32>
 // CHECK-NEXT: %[[PI:.*]] = gnn.tape_pop %[[TAPE]] : tensor<index>
 // CHECK-NEXT: %[[X:.*]] = tensor.extract %[[PI]][] : tensor<index>
@@ -244,6 +246,8 @@ func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f3
 // CHECK-LABEL: func.func private @counted_grad_loop_body_vjp_tape(
 // CHECK-LABEL: func.func private @counted_grad_loop_body_fwd(
 // CHECK-SAME: -> (tensor<?x4xf32>, index, tensor<?x4xf32>)
+// CHECK-LABEL: func.func private @counted_grad_loop_cond_computed(
+// CHECK-SAME: -> i1
 func.func @counted(%x: tensor<?x4xf32> {gnn.differentiable}, %n: index) -> tensor<f32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

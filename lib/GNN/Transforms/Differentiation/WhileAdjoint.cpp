@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -87,6 +88,9 @@ private:
   }
   /// The types of the forwarded values the condition computes.
   SmallVector<Type> computedForwardedTypes();
+  /// `f.before` without the results it passes on from the state (which,
+  /// returned from a function, would be copies).
+  func::FuncOp computedCondition();
   /// All forwarded values, from the state and those the condition computes.
   SmallVector<Value> forwardedValues(ValueRange state, ValueRange computed);
   /// One iteration's backward at `b`: the gradients of the state entering
@@ -130,6 +134,24 @@ SmallVector<Type> WhileAdjoint::computedForwardedTypes() {
   return types;
 }
 
+func::FuncOp WhileAdjoint::computedCondition() {
+  // Results 1.. of `f.before` are the forwarded values.
+  llvm::BitVector passed(f.before.getNumResults());
+  for (auto [i, state] : llvm::enumerate(f.passedState))
+    if (state)
+      passed.set(1 + i);
+  if (passed.none())
+    return f.before;
+  OpBuilder b(f.before);
+  b.setInsertionPointAfter(f.before);
+  auto fn = cast<func::FuncOp>(b.clone(*f.before));
+  auto module = f.before->getParentOfType<ModuleOp>();
+  fn.setSymName(freshSymbolName(module, f.before.getSymName(), "_computed"));
+  fn.getBody().front().getTerminator()->eraseOperands(passed);
+  fn.eraseResults(passed);
+  return fn;
+}
+
 SmallVector<Value> WhileAdjoint::forwardedValues(ValueRange state,
                                                  ValueRange computed) {
   SmallVector<Value> forwarded;
@@ -146,7 +168,7 @@ WhileAdjoint::reverseWithTape(ArrayRef<Value> dResults) {
   SmallVector<Type> stateTypes(loop.getInits().getTypes());
   SmallVector<Type> computedTypes = computedForwardedTypes();
   func::FuncOp body = f.tape.vjp ? f.tape.fwd : f.after;
-  size_t n = stateTypes.size(), m = loop.getNumResults();
+  size_t n = stateTypes.size();
   SmallVector<Type> residualTypes(body.getResultTypes().drop_front(n));
   if (!llvm::all_of(stateTypes, tapeKeeps) ||
       !llvm::all_of(computedTypes, tapeKeeps) ||
@@ -154,8 +176,10 @@ WhileAdjoint::reverseWithTape(ArrayRef<Value> dResults) {
     return failure();
 
   // The forward: the loop again, with the iteration count carried after
-  // the state, and the state passed on to the body beside the forwarded
-  // values.
+  // the state. Its condition passes on the values the original one
+  // computes and then the whole state, once: the forwarded values it
+  // passed on unchanged are taken from the state, not passed twice (which
+  // bufferization would copy).
   Location loc = loop.getLoc();
   OpBuilder b(loop);
   Value tape = b.create<TapeCreateOp>(loc, TapeType::get(b.getContext()));
@@ -163,7 +187,8 @@ WhileAdjoint::reverseWithTape(ArrayRef<Value> dResults) {
   inits.push_back(b.create<arith::ConstantIndexOp>(loc, 0));
   SmallVector<Type> carried(stateTypes);
   carried.push_back(b.getIndexType());
-  SmallVector<Type> passedOn(loop.getResultTypes());
+  size_t k = computedTypes.size();
+  SmallVector<Type> passedOn(computedTypes);
   llvm::append_range(passedOn, carried);
   auto taped = b.create<scf::WhileOp>(loc, passedOn, inits);
   taped->setAttrs(loop->getDiscardableAttrDictionary());
@@ -171,21 +196,21 @@ WhileAdjoint::reverseWithTape(ArrayRef<Value> dResults) {
     OpBuilder::InsertionGuard guard(b);
     Block *cond = b.createBlock(&taped.getBefore(), {}, carried,
                                 SmallVector<Location>(n + 1, loc));
-    auto c = call(b, f.before, cond->getArguments().drop_back());
+    auto c = call(b, computedCondition(), cond->getArguments().drop_back());
     SmallVector<Value> values(c.getResults().drop_front());
     llvm::append_range(values, cond->getArguments());
     b.create<scf::ConditionOp>(loc, c.getResult(0), values);
 
     Block *step = b.createBlock(&taped.getAfter(), {}, passedOn,
-                                SmallVector<Location>(m + n + 1, loc));
+                                SmallVector<Location>(k + n + 1, loc));
     ValueRange args = step->getArguments();
-    ValueRange forwarded = args.take_front(m), state = args.slice(m, n);
+    ValueRange computed = args.take_front(k), state = args.slice(k, n);
     for (Value v : state)
       push(b, loc, tape, v);
-    for (auto [v, passed] : llvm::zip(forwarded, f.passedState))
-      if (!passed)
-        push(b, loc, tape, v);
-    ValueRange next = call(b, body, forwarded).getResults();
+    for (Value v : computed)
+      push(b, loc, tape, v);
+    ValueRange next =
+        call(b, body, forwardedValues(state, computed)).getResults();
     for (Value r : next.drop_front(n))
       push(b, loc, tape, r);
     SmallVector<Value> yielded(next.take_front(n));
@@ -193,10 +218,11 @@ WhileAdjoint::reverseWithTape(ArrayRef<Value> dResults) {
         loc, args.back(), b.create<arith::ConstantIndexOp>(loc, 1)));
     b.create<scf::YieldOp>(loc, yielded);
   }
-  loop.replaceAllUsesWith(taped.getResults().take_front(m));
+  ValueRange finalState = taped.getResults().slice(k, n);
+  loop.replaceAllUsesWith(
+      forwardedValues(finalState, taped.getResults().take_front(k)));
   loop.erase();
   f.loop = taped;
-  ValueRange finalState = taped.getResults().slice(m, n);
   Value trips = taped.getResults().back();
 
   // The backward: the results came from the condition region at the last
