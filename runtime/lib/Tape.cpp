@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <vector>
 
 namespace {
@@ -145,7 +146,13 @@ void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
     char *to = static_cast<char *>(e.buffer);
     gather(to, from, 0, rank, sizes, strides, element_bytes);
   }
-  tape->entries.push_back(e);
+  try {
+    tape->entries.push_back(e);
+  } catch (const std::bad_alloc &) {
+    tape->free(e.buffer);
+    gnn_rt_context_report(tape->context, "out of memory for a loop's tape");
+    return;
+  }
   tape->bytes += e.bytes;
 }
 
