@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string>
 #include <vector>
 
 namespace {
@@ -156,10 +157,13 @@ void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
   tape->bytes += e.bytes;
 }
 
-/// Fills `d` (of rank `rank`) with `elements` zeros of `bytes` bytes each,
-/// sizes 0, from the tape's memory.
+/// Fills `d` (of rank `rank`) with zeros of the static sizes `want` (0
+/// where dynamic), from the tape's memory.
 static void popZeros(Descriptor *d, gnn_rt_tape *tape, int64_t rank,
-                     int64_t elements, int64_t bytes) {
+                     const int64_t *want, int64_t bytes) {
+  int64_t elements = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    elements *= want[i] >= 0 ? want[i] : 0;
   size_t size = elements > 0 && bytes > 0 ? size_t(elements * bytes) : 1;
   void *buffer = tape ? tape->alloc(size) : gnn_rt_alloc(size);
   if (buffer)
@@ -168,35 +172,61 @@ static void popZeros(Descriptor *d, gnn_rt_tape *tape, int64_t rank,
     gnn_rt_context_report(tape->context, "out of memory popping a tape");
   d->allocated = d->aligned = static_cast<char *>(buffer);
   d->offset = 0;
-  for (int64_t i = 0; i < 2 * rank; ++i)
-    d->dims[i] = 0;
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    d->dims[i] = want[i] >= 0 ? want[i] : 0;
+    d->dims[rank + i] = stride;
+    stride *= d->dims[i];
+  }
+}
+
+/// Why the last entry of `tape` cannot be popped as a value of rank `rank`,
+/// `bytes`-byte elements and sizes `want` (-1: dynamic); empty if it can.
+static std::string popMismatch(const gnn_rt_tape *tape, int64_t rank,
+                               int64_t bytes, const int64_t *want) {
+  char message[200];
+  if (tape->entries.empty())
+    return "gnn.tape_pop: the tape is empty (a program pops more values than "
+           "it pushed)";
+  const Entry &e = tape->entries.back();
+  if (e.rank != rank || e.elementBytes != bytes) {
+    std::snprintf(message, sizeof message,
+                  "gnn.tape_pop: a value of rank %lld with %lld-byte "
+                  "elements was pushed last, not one of rank %lld with "
+                  "%lld-byte elements",
+                  static_cast<long long>(e.rank),
+                  static_cast<long long>(e.elementBytes),
+                  static_cast<long long>(rank), static_cast<long long>(bytes));
+    return message;
+  }
+  for (int64_t i = 0; i < rank; ++i)
+    if (want[i] >= 0 && want[i] != e.sizes[i]) {
+      std::snprintf(message, sizeof message,
+                    "gnn.tape_pop: the value pushed last has size %lld in "
+                    "dimension %lld, the popped type %lld",
+                    static_cast<long long>(e.sizes[i]),
+                    static_cast<long long>(i), static_cast<long long>(want[i]));
+      return message;
+    }
+  return "";
 }
 
 void gnn_rt_tape_pop(void *result, gnn_rt_tape *tape, int64_t rank,
-                     int64_t element_bytes, int64_t static_elements) {
+                     int64_t element_bytes, const gnn_tape_shape *shape) {
   auto *d = static_cast<Descriptor *>(result);
   if (rank < 0 || rank > GNN_TAPE_MAX_RANK)
     rank = 0;
-  if (!tape || tape->entries.empty() || tape->entries.back().rank != rank ||
-      tape->entries.back().elementBytes != element_bytes) {
-    if (tape) {
-      char message[160];
-      if (tape->entries.empty())
-        std::snprintf(message, sizeof message,
-                      "gnn.tape_pop: the tape is empty (a program pops "
-                      "more values than it pushed)");
-      else
-        std::snprintf(message, sizeof message,
-                      "gnn.tape_pop: a value of rank %lld with %lld-byte "
-                      "elements was pushed last, not one of rank %lld with "
-                      "%lld-byte elements",
-                      static_cast<long long>(tape->entries.back().rank),
-                      static_cast<long long>(tape->entries.back().elementBytes),
-                      static_cast<long long>(rank),
-                      static_cast<long long>(element_bytes));
-      gnn_rt_context_report(tape->context, message);
-    }
-    popZeros(d, tape, rank, static_elements, element_bytes);
+  int64_t want[GNN_TAPE_MAX_RANK];
+  for (int64_t i = 0; i < rank; ++i)
+    want[i] = shape && i < shape->sizes[0]
+                  ? shape->aligned[shape->offset + i * shape->strides[0]]
+                  : -1;
+  std::string mismatch =
+      tape ? popMismatch(tape, rank, element_bytes, want) : "no tape";
+  if (!mismatch.empty()) {
+    if (tape)
+      gnn_rt_context_report(tape->context, mismatch.c_str());
+    popZeros(d, tape, rank, want, element_bytes);
     return;
   }
   Entry e = tape->entries.back();

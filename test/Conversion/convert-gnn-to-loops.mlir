@@ -631,25 +631,29 @@ func.func @dropout(%x: tensor<?x19xf32>, %seed: i64, %offset: i64) -> tensor<?x1
 // Tapes are the runtime's gnn_rt_tape: a push passes the value's buffer as
 // an unranked memref of its element type (and the element's size), a pop
 // gets a buffer of the popped rank through the C interface, cast to the
-// value's static sizes; it passes how many zeros a failed pop returns (the
-// element count of a static shape, else 0).
+// value's static sizes; it passes the type's sizes (-1 where dynamic),
+// written once at the function's entry, which the runtime checks.
 // CHECK-DAG: func.func private @gnn_rt_tape_create() -> !llvm.ptr
 // CHECK-DAG: func.func private @gnn_rt_tape_push_f32(!llvm.ptr, memref<*xf32>, i64)
 // CHECK-DAG: func.func private @gnn_rt_tape_push_index(!llvm.ptr, memref<*xindex>, i64)
-// CHECK-DAG: func.func private @gnn_rt_tape_pop_f32_r2(!llvm.ptr, i64, i64, i64) -> memref<?x?xf32> attributes {llvm.emit_c_interface}
-// CHECK-DAG: func.func private @gnn_rt_tape_pop_index_r0(!llvm.ptr, i64, i64, i64) -> memref<index> attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @gnn_rt_tape_pop_f32_r2(!llvm.ptr, i64, i64, memref<8xi64>) -> memref<?x?xf32> attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @gnn_rt_tape_pop_index_r0(!llvm.ptr, i64, i64, memref<8xi64>) -> memref<index> attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @gnn_rt_tape_free(!llvm.ptr)
 // CHECK-LABEL: func @tape(
-// CHECK: %[[T:.*]] = call @gnn_rt_tape_create() : () -> !llvm.ptr
+// CHECK-NEXT: %[[SHAPE:.*]] = memref.alloca() : memref<8xi64>
+// CHECK: %[[DYN:.*]] = arith.constant -1 : i64
+// CHECK-NEXT: memref.store %[[DYN]], %[[SHAPE]][%{{.*}}] : memref<8xi64>
+// CHECK: %[[W:.*]] = arith.constant 128 : i64
+// CHECK-NEXT: memref.store %[[W]], %[[SHAPE]][%{{.*}}] : memref<8xi64>
+// CHECK-NEXT: %[[SCALAR:.*]] = memref.alloca() : memref<8xi64>
+// CHECK-NEXT: %[[T:.*]] = call @gnn_rt_tape_create() : () -> !llvm.ptr
 // CHECK: %[[H:.*]] = bufferization.to_memref %arg0 read_only : memref<?x128xf32>
 // CHECK: %[[U:.*]] = memref.cast %[[H]] : memref<?x128xf32> to memref<*xf32>
 // CHECK: %[[C4:.*]] = arith.constant 4 : i64
 // CHECK: call @gnn_rt_tape_push_f32(%[[T]], %[[U]], %[[C4]])
 // CHECK: call @gnn_rt_tape_push_index(%[[T]],
-// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
-// CHECK: call @gnn_rt_tape_pop_index_r0(%[[T]], %{{.*}}, %{{.*}}, %[[ONE]])
-// CHECK: %[[NONE:.*]] = arith.constant 0 : i64
-// CHECK: %[[P:.*]] = call @gnn_rt_tape_pop_f32_r2(%[[T]], %{{.*}}, %{{.*}}, %[[NONE]]) : (!llvm.ptr, i64, i64, i64) -> memref<?x?xf32>
+// CHECK: call @gnn_rt_tape_pop_index_r0(%[[T]], %{{.*}}, %{{.*}}, %[[SCALAR]])
+// CHECK: %[[P:.*]] = call @gnn_rt_tape_pop_f32_r2(%[[T]], %{{.*}}, %{{.*}}, %[[SHAPE]]) : (!llvm.ptr, i64, i64, memref<8xi64>) -> memref<?x?xf32>
 // CHECK: %[[S:.*]] = memref.cast %[[P]] : memref<?x?xf32> to memref<?x128xf32>
 // CHECK: bufferization.to_tensor %[[S]] restrict writable
 // CHECK: call @gnn_rt_tape_free(%[[T]])

@@ -53,12 +53,12 @@ TEST(RuntimeTape, PopsReturnDenseCopiesLastPushedFirst) {
   i = -1;
 
   Descriptor<int64_t, 0> pi;
-  gnn_rt_tape_pop(&pi, tape.get(), 0, sizeof(int64_t), 0);
+  gnn_rt_tape_pop(&pi, tape.get(), 0, sizeof(int64_t), nullptr);
   EXPECT_EQ(pi.offset, 0);
   EXPECT_EQ(*pi.aligned, 42);
   gnn_rt_free(pi.allocated);
   Descriptor<float, 2> pa;
-  gnn_rt_tape_pop(&pa, tape.get(), 2, sizeof(float), 0);
+  gnn_rt_tape_pop(&pa, tape.get(), 2, sizeof(float), nullptr);
   EXPECT_EQ(pa.sizes[0], 3);
   EXPECT_EQ(pa.sizes[1], 4);
   EXPECT_EQ(pa.strides[0], 4);
@@ -83,13 +83,13 @@ TEST(RuntimeTape, StridedViewsAreGatheredRowMajor) {
   gnn_rt_tape_push(tape.get(), 3, &column, sizeof(double));
 
   Descriptor<double, 3> pc;
-  gnn_rt_tape_pop(&pc, tape.get(), 3, sizeof(double), 0);
+  gnn_rt_tape_pop(&pc, tape.get(), 3, sizeof(double), nullptr);
   ASSERT_EQ(pc.sizes[0], 4);
   for (int r = 0; r < 4; ++r)
     EXPECT_EQ(pc.aligned[r], 3.0 + 7 * r);
   gnn_rt_free(pc.allocated);
   Descriptor<double, 2> pv;
-  gnn_rt_tape_pop(&pv, tape.get(), 2, sizeof(double), 0);
+  gnn_rt_tape_pop(&pv, tape.get(), 2, sizeof(double), nullptr);
   std::vector<double> want = {8, 10, 12, 15, 17, 19};
   for (int k = 0; k < 6; ++k)
     EXPECT_EQ(pv.aligned[k], want[k]) << k;
@@ -109,7 +109,7 @@ TEST(RuntimeTape, EmptyBuffersAndLeftoversAreFreed) {
   gnn_rt_tape_push(tape.get(), 2, &empty, sizeof(float));
   EXPECT_EQ(gnn_rt_tape_bytes(tape.get()), 1 << 20);
   Descriptor<float, 2> popped;
-  gnn_rt_tape_pop(&popped, tape.get(), 2, sizeof(float), 0);
+  gnn_rt_tape_pop(&popped, tape.get(), 2, sizeof(float), nullptr);
   EXPECT_EQ(popped.sizes[0], 0);
   EXPECT_EQ(popped.sizes[1], 128);
   gnn_rt_free(popped.allocated);
@@ -130,15 +130,19 @@ TEST(RuntimeTape, BadPopsAreReportedAndGiveZeros) {
       gnn_rt_context_create(), gnn_rt_context_destroy);
   Tape tape(gnn_rt_tape_create(context.get()));
   // Nothing pushed: a static 2 x 3 value comes back as six zeros.
+  int64_t sizes2x3[GNN_TAPE_MAX_RANK] = {2, 3};
+  gnn_tape_shape static2x3{sizes2x3, sizes2x3, 0, {GNN_TAPE_MAX_RANK}, {1}};
   Descriptor<float, 2> d;
-  gnn_rt_tape_pop(&d, tape.get(), 2, sizeof(float), 6);
+  gnn_rt_tape_pop(&d, tape.get(), 2, sizeof(float), &static2x3);
   EXPECT_EQ(takeError(context.get()),
             "gnn.tape_pop: the tape is empty (a program pops more values "
             "than it pushed)");
   ASSERT_NE(d.aligned, nullptr);
   for (int k = 0; k < 6; ++k)
     EXPECT_EQ(d.aligned[k], 0.0f);
-  EXPECT_EQ(d.sizes[0], 0);
+  EXPECT_EQ(d.sizes[0], 2);
+  EXPECT_EQ(d.sizes[1], 3);
+  EXPECT_EQ(d.strides[0], 3);
   gnn_rt_free(d.allocated);
 
   // A rank-1 float pushed, a rank-2 one popped: reported, the pushed one
@@ -146,7 +150,7 @@ TEST(RuntimeTape, BadPopsAreReportedAndGiveZeros) {
   float x = 1;
   Descriptor<float, 1> one{&x, &x, 0, {1}, {1}};
   gnn_rt_tape_push(tape.get(), 1, &one, sizeof(float));
-  gnn_rt_tape_pop(&d, tape.get(), 2, sizeof(float), 0);
+  gnn_rt_tape_pop(&d, tape.get(), 2, sizeof(float), nullptr);
   EXPECT_EQ(takeError(context.get()),
             "gnn.tape_pop: a value of rank 1 with 4-byte elements was "
             "pushed last, not one of rank 2 with 4-byte elements");
@@ -154,19 +158,33 @@ TEST(RuntimeTape, BadPopsAreReportedAndGiveZeros) {
   EXPECT_EQ(d.sizes[1], 0);
   gnn_rt_free(d.allocated);
   EXPECT_EQ(gnn_rt_tape_size(tape.get()), 1);
+  // The right rank and element, another static size: reported, the
+  // pushed one stays.
+  int64_t sizes1[GNN_TAPE_MAX_RANK] = {1}, sizes4[GNN_TAPE_MAX_RANK] = {4};
+  gnn_tape_shape static1{sizes1, sizes1, 0, {GNN_TAPE_MAX_RANK}, {1}};
+  gnn_tape_shape static4{sizes4, sizes4, 0, {GNN_TAPE_MAX_RANK}, {1}};
+  Descriptor<float, 1> four;
+  gnn_rt_tape_pop(&four, tape.get(), 1, sizeof(float), &static4);
+  EXPECT_EQ(takeError(context.get()),
+            "gnn.tape_pop: the value pushed last has size 1 in dimension 0, "
+            "the popped type 4");
+  EXPECT_EQ(four.sizes[0], 4);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(four.aligned[k], 0.0f);
+  gnn_rt_free(four.allocated);
   Descriptor<double, 1> wider;
-  gnn_rt_tape_pop(&wider, tape.get(), 1, sizeof(double), 0);
+  gnn_rt_tape_pop(&wider, tape.get(), 1, sizeof(double), nullptr);
   EXPECT_NE(takeError(context.get()), "");
   gnn_rt_free(wider.allocated);
   Descriptor<float, 1> popped;
-  gnn_rt_tape_pop(&popped, tape.get(), 1, sizeof(float), 0);
+  gnn_rt_tape_pop(&popped, tape.get(), 1, sizeof(float), &static1);
   EXPECT_EQ(takeError(context.get()), "");
   EXPECT_EQ(popped.aligned[0], 1.0f);
   gnn_rt_free(popped.allocated);
 
   // A tape that could not be created keeps nothing and pops zeros.
   gnn_rt_tape_push(nullptr, 1, &one, sizeof(float));
-  gnn_rt_tape_pop(&popped, nullptr, 1, sizeof(float), 1);
+  gnn_rt_tape_pop(&popped, nullptr, 1, sizeof(float), &static1);
   EXPECT_EQ(popped.aligned[0], 0.0f);
   gnn_rt_free(popped.allocated);
 }

@@ -43,8 +43,8 @@ constexpr int32_t kGemmLayer = 4;
 /// per element type (pop also per rank), since their memref types differ:
 /// `<kTapePush>_<element>` takes an unranked memref (its rank and a pointer
 /// to its descriptor) and the element size; `<kTapePop>_<element>_r<rank>`
-/// takes the rank, the element size and the element count of a static
-/// shape (else 0) and returns the memref through its C interface. Creating
+/// takes the rank, the element size and the type's sizes (-1 where dynamic)
+/// as a `memref<8xi64>` and returns the memref through its C interface. Creating
 /// a tape takes the runtime context, where pops report their errors. The runner
 /// binds every such name to gnn_rt_tape_push / gnn_rt_tape_pop.
 constexpr llvm::StringLiteral kTapeCreate = "gnn_rt_tape_create";

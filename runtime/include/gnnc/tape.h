@@ -52,14 +52,23 @@ GNNC_EXPORT void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank,
 
 /* Pops the buffer pushed last into the descriptor `result` of rank `rank`
  * (row-major strides, offset 0). The caller owns the buffer: it frees it
- * with the allocator's free function (gnn_rt_free, or gnn_cuda_free). When
- * the tape is empty or its last buffer has another rank or element size,
- * the error is reported and the result is `static_elements` zeros (the
- * element count of the caller's type if all its sizes are static, else 0)
- * with sizes 0. */
+ * with the allocator's free function (gnn_rt_free, or gnn_cuda_free).
+ * `shape` (a memref<8xi64> descriptor) holds the caller's type's sizes
+ * (-1 where dynamic; entries past the rank are ignored). When the tape is
+ * empty or its last buffer has another rank, element size or static size,
+ * the error is reported, the buffer stays, and the result is zeros of the
+ * caller's static sizes (0 where dynamic). */
+typedef struct {
+  int64_t *allocated;
+  int64_t *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+} gnn_tape_shape;
+
 GNNC_EXPORT void gnn_rt_tape_pop(void *result, gnn_rt_tape *tape, int64_t rank,
                                  int64_t element_bytes,
-                                 int64_t static_elements);
+                                 const gnn_tape_shape *shape);
 
 /* The number of buffers on the tape, and their bytes (for tests). */
 GNNC_EXPORT int64_t gnn_rt_tape_size(const gnn_rt_tape *tape);

@@ -85,13 +85,27 @@ LogicalResult loops::lowerTapePop(TapePopOp op, RewriterBase &rewriter) {
   // The runtime fills in every size: the declared buffer is all dynamic.
   SmallVector<int64_t> dynamic(type.getRank(), ShapedType::kDynamic);
   auto popped = MemRefType::get(dynamic, type.getElementType());
-  // What a failed pop (reported) returns: as many zeros as a static shape
-  // reads, none for a dynamic one.
-  int64_t staticElements = type.hasStaticShape() ? type.getNumElements() : 0;
+  // The type's sizes (-1 where dynamic), which the runtime checks against
+  // the value's and gives a failed pop's zeros: constants, written once at
+  // the function's entry (an alloca in the backward's loop would grow the
+  // stack every iteration).
+  Value shape;
+  {
+    OpBuilder::InsertionGuard guard(l.b);
+    auto fn = op->getParentOfType<FunctionOpInterface>();
+    l.b.setInsertionPointToStart(&fn.getFunctionBody().front());
+    auto shapeType = MemRefType::get({abi::kTapeMaxRank}, l.b.getI64Type());
+    shape = l.b.create<memref::AllocaOp>(l.loc, shapeType);
+    for (auto [i, size] : llvm::enumerate(type.getShape()))
+      l.b.create<memref::StoreOp>(
+          l.loc,
+          l.b.create<arith::ConstantIntOp>(
+              l.loc, ShapedType::isDynamic(size) ? -1 : size, 64),
+          shape, ValueRange{l.idx(i)});
+  }
   SmallVector<Value> args = {
       *tape, l.b.create<arith::ConstantIntOp>(l.loc, type.getRank(), 64),
-      l.b.create<arith::ConstantIntOp>(l.loc, bytes, 64),
-      l.b.create<arith::ConstantIntOp>(l.loc, staticElements, 64)};
+      l.b.create<arith::ConstantIntOp>(l.loc, bytes, 64), shape};
   std::string name = abi::tapePopName(element, type.getRank());
   declareFunction(op->getParentOfType<ModuleOp>(), name,
                   ValueRange(args).getTypes(), {popped}, /*cInterface=*/true);

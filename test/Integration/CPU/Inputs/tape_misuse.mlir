@@ -19,6 +19,16 @@ func.func @mismatch(%x: tensor<?x3xf32>) -> tensor<2x3xf32> {
   return %z : tensor<2x3xf32>
 }
 
+// Pops a static shape of another size than it pushed (4 rows): reading 2
+// rows would be harmless, but the program is wrong.
+func.func @size(%x: tensor<?x3xf32>) -> tensor<2x3xf32> {
+  %t = gnn.tape_create : !gnn.tape
+  gnn.tape_push %t, %x : tensor<?x3xf32>
+  %y = gnn.tape_pop %t : tensor<2x3xf32>
+  gnn.tape_free %t
+  return %y : tensor<2x3xf32>
+}
+
 // Leaves a value on the tape, which its free releases.
 func.func @leftover(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
   %t = gnn.tape_create : !gnn.tape
