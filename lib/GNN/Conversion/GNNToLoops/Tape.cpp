@@ -96,12 +96,13 @@ LogicalResult loops::lowerTapePop(TapePopOp op, RewriterBase &rewriter) {
     l.b.setInsertionPointToStart(&fn.getFunctionBody().front());
     auto shapeType = MemRefType::get({abi::kTapeMaxRank}, l.b.getI64Type());
     shape = l.b.create<memref::AllocaOp>(l.loc, shapeType);
-    for (auto [i, size] : llvm::enumerate(type.getShape()))
-      l.b.create<memref::StoreOp>(
-          l.loc,
-          l.b.create<arith::ConstantIntOp>(
-              l.loc, ShapedType::isDynamic(size) ? -1 : size, 64),
-          shape, ValueRange{l.idx(i)});
+    for (auto [i, size] : llvm::enumerate(type.getShape())) {
+      // In this order on every compiler (argument order is unspecified).
+      Value position = l.idx(i);
+      Value value = l.b.create<arith::ConstantIntOp>(
+          l.loc, ShapedType::isDynamic(size) ? -1 : size, 64);
+      l.b.create<memref::StoreOp>(l.loc, value, shape, position);
+    }
   }
   SmallVector<Value> args = {
       *tape, l.b.create<arith::ConstantIntOp>(l.loc, type.getRank(), 64),
