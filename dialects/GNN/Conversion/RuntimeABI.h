@@ -44,9 +44,9 @@ constexpr int32_t kGemmLayer = 4;
 /// `<kTapePush>_<element>` takes an unranked memref (its rank and a pointer
 /// to its descriptor) and the element size; `<kTapePop>_<element>_r<rank>`
 /// takes the rank, the element size and the type's sizes (-1 where dynamic)
-/// as a `memref<8xi64>` and returns the memref through its C interface. Creating
-/// a tape takes the runtime context, where pops report their errors. The runner
-/// binds every such name to gnn_rt_tape_push / gnn_rt_tape_pop.
+/// as a `memref<8xi64>` and returns the memref through its C interface.
+/// Creating a tape takes the runtime context, where pops report their errors.
+/// The runner binds every such name to gnn_rt_tape_push / gnn_rt_tape_pop.
 constexpr llvm::StringLiteral kTapeCreate = "gnn_rt_tape_create";
 constexpr llvm::StringLiteral kTapeFree = "gnn_rt_tape_free";
 constexpr llvm::StringLiteral kTapePush = "gnn_rt_tape_push";
