@@ -339,4 +339,41 @@ def ReturnUpdatedArgumentsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ScopeLoopAllocasPass : Pass<"gnn-scope-loop-allocas"> {
+  let summary = "Frees each loop iteration's stack buffers when it ends";
+  let description = [{
+    `scf.for`, `scf.parallel` and `scf.forall` are automatic allocation
+    scopes: a `memref.alloca` in an iteration lives until that iteration
+    ends. Their lowering to control flow (`convert-scf-to-cf`) does not keep
+    that promise: the allocas become dynamic stack allocations that pile up
+    until the function returns. A kernel that takes tens of kilobytes of
+    stack per tile of destinations (the fused attention's) then overflows
+    the stack on a large graph when its loops run serially
+    (`convert-scf-to-openmp` scopes the parallel bodies it makes itself).
+    This pass keeps the promise: the body of every such loop that allocates
+    on the stack itself (not only inside a nested scope) saves the stack
+    pointer when it starts and restores it before its terminator. A
+    `memref.alloca_scope` would say the same, but `finalize-memref-to-llvm`
+    lowers one into several blocks, which a region of an `scf` op cannot
+    hold; so the pass writes the LLVM intrinsics, and also replaces the
+    `memref.alloca_scope` ops in `scf` regions by their bodies between a
+    save and a restore. It runs right before the memref lowering.
+
+    ```mlir
+    scf.for %i = %lo to %hi step %c1 {
+      %tile = memref.alloca() : memref<64x128xf32>
+      func.call @work(%tile, %i) : (memref<64x128xf32>, index) -> ()
+    }
+    // becomes
+    scf.for %i = %lo to %hi step %c1 {
+      %sp = llvm.intr.stacksave : !llvm.ptr
+      %tile = memref.alloca() : memref<64x128xf32>
+      func.call @work(%tile, %i) : (memref<64x128xf32>, index) -> ()
+      llvm.intr.stackrestore %sp : !llvm.ptr
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // GNN_TRANSFORMS_PASSES_TD

@@ -85,6 +85,9 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
   // Buffers come from the runtime: unified memory for GPU kernels, a pool
   // that reuses large blocks across calls on the CPU (gnnc/memory.h).
   memrefOptions.useGenericFunctions = true;
+  // Loop bodies free their stack buffers per iteration, also where no
+  // OpenMP region scopes them (serial programs).
+  pm.addPass(gnn::createScopeLoopAllocasPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertSCFToCFPass());
   // ceildivui and friends (launch sizes) become plain arithmetic.
