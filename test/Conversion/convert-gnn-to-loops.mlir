@@ -320,6 +320,45 @@ func.func @dense(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) ->
 
 // -----
 
+// A dense layer with an addend (gnn-fuse-linear-addends): with
+// parallel-dense, each thread's block of rows first holds addend + bias
+// (8-wide pieces) and the product adds into it (the runtime's gemm: a
+// layer's product, weight transposed, beta 1); the transposed layer the
+// same without a bias. Otherwise the product comes first and a parallel
+// loop adds the addend. An addend of other rows or width is reported.
+// CHECK-LABEL: func @dense_addend
+// CHECK: call @gnn_rt_linear(
+// CHECK: scf.if
+// CHECK: scf.parallel
+// CHECK: %[[A:.*]] = vector.load %{{.*}} : memref<?x16xf32>, vector<8xf32>
+// CHECK: %[[P:.*]] = vector.load %{{.*}} : memref<?x16xf32>, vector<8xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[A]], %[[P]] : vector<8xf32>
+// CHECK: vector.store %[[S]]
+// DENSE-LABEL: func @dense_addend
+// DENSE: scf.if
+// DENSE: scf.parallel
+// DENSE: scf.for
+// DENSE: scf.for {{.*}} step %c8
+// DENSE: %[[A:.*]] = vector.load %{{.*}} : memref<?x16xf32>, vector<8xf32>
+// DENSE: %[[B:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<8xf32>
+// DENSE: %[[S:.*]] = arith.addf %[[A]], %[[B]] : vector<8xf32>
+// DENSE: vector.store %[[S]]
+// DENSE: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c5_i32, %cst{{.*}}, %cst{{.*}})
+// DENSE-NOT: gnn_rt_linear(
+// DENSE: scf.parallel
+// DENSE: scf.for
+// DENSE: vector.load
+// DENSE-NOT: vector.load
+// DENSE: vector.store
+// DENSE: call @gnn_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c4_i32, %cst{{.*}}, %cst{{.*}})
+func.func @dense_addend(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %r: tensor<?x16xf32>, %s: tensor<?x8xf32>) -> (tensor<?x16xf32>, tensor<?x8xf32>) {
+  %y = gnn.linear %x, %w, %b plus %r : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32>
+  %z = gnn.linear %y, %w transpose_weight plus %s : (tensor<?x16xf32>, tensor<16x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y, %z : tensor<?x16xf32>, tensor<?x8xf32>
+}
+
+// -----
+
 // Rows of a static width: layer_norm and log_softmax take 8-wide pieces up
 // to the last whole one (sums and maxima lane-wise, one horizontal
 // reduction each), then the rest element by element.

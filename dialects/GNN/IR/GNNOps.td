@@ -600,14 +600,18 @@ def GNN_ScatterRowsOp : GNN_Op<"scatter_rows", [Pure]> {
 def GNN_RowMatrix : TensorRankOf<[F32], [2]>;
 def GNN_FloatRowMatrix : TensorRankOf<[F32, F64], [2]>;
 
-def GNN_LinearOp : GNN_Op<"linear", [Pure]> {
+def GNN_LinearOp : GNN_Op<"linear", [Pure, AttrSizedOperandSegments]> {
   let summary = "a dense layer applied to every row";
   let description = [{
     `result[n] = weight @ input[n] + bias` for every row `n`, with `weight`
     of shape [out, in] as PyTorch stores it. All rows go through one matrix
     product (a BLAS sgemm on the CPU), so a batch of sequences is one call.
     With `transpose_weight` (and no bias), `result[n] = transpose(weight) @
-    input[n]`: the gradient of a layer's input from its output's.
+    input[n]`: the gradient of a layer's input from its output's. With
+    `plus %a`, `a[n]` (of the result's shape) is added to every row: a
+    residual connection, or the sum of a value's gradients; the CPU product
+    then adds into a copy of `a` instead of writing rows that a separate
+    kernel reads again (`gnn-fuse-linear-addends` forms it).
 
     ```mlir
     %q = gnn.linear %x, %wq, %bq
@@ -615,15 +619,19 @@ def GNN_LinearOp : GNN_Op<"linear", [Pure]> {
         -> tensor<?x128xf32>
     %dx = gnn.linear %dy, %w1 transpose_weight
         : (tensor<?x512xf32>, tensor<512x128xf32>) -> tensor<?x128xf32>
+    %r = gnn.linear %h, %wo plus %x
+        : (tensor<?x128xf32>, tensor<128x128xf32>, tensor<?x128xf32>)
+        -> tensor<?x128xf32>
     ```
   }];
   let arguments = (ins GNN_RowMatrix:$input, GNN_RowMatrix:$weight,
                        Optional<1DTensorOf<[F32]>>:$bias,
-                       UnitAttr:$transpose_weight);
+                       UnitAttr:$transpose_weight,
+                       Optional<GNN_RowMatrix>:$addend);
   let results = (outs GNN_RowMatrix:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`transpose_weight` $transpose_weight^)?
-    attr-dict `:` functional-type(operands, results)
+    (`plus` $addend^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -48,6 +48,38 @@ def FuseAttentionPass : Pass<"gnn-fuse-attention"> {
   let dependentDialects = ["::mlir::gnn::GNNDialect"];
 }
 
+def FuseLinearAddendsPass : Pass<"gnn-fuse-linear-addends"> {
+  let summary = "Folds the sum of a dense layer and a matrix into the layer";
+  let description = [{
+    A `gnn.apply_nodes` that adds two matrices of one type, one of them the
+    result of a `gnn.linear` used nowhere else, becomes that layer with the
+    other matrix as its addend (`plus`). Residual connections
+    (`x + W h`) and the sums of a value's gradients that differentiation
+    writes (`dy1 W1 + dy2 W2` for an input read by two layers) take this
+    form; on the CPU the layer's product then adds into a copy of the
+    addend, one pass over the rows instead of two.
+
+    ```mlir
+    %p = gnn.linear %h, %w : (tensor<?x128xf32>, tensor<128x128xf32>)
+        -> tensor<?x128xf32>
+    %r = gnn.apply_nodes(%x, %p) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      gnn.yield %s : f32
+    } : (tensor<?x128xf32>, tensor<?x128xf32>) -> tensor<?x128xf32>
+    // becomes
+    %r = gnn.linear %h, %w plus %x
+        : (tensor<?x128xf32>, tensor<128x128xf32>, tensor<?x128xf32>)
+        -> tensor<?x128xf32>
+    ```
+
+    The sum is then accumulated in another order (the addend first, then
+    the product's terms), so results agree with the unfused form's to
+    rounding, not bit for bit.
+  }];
+  let dependentDialects = ["::mlir::gnn::GNNDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Differentiation
 //===----------------------------------------------------------------------===//

@@ -970,6 +970,14 @@ static LogicalResult verifyRowwise(Operation *op, Value input, Value result,
 LogicalResult LinearOp::verify() {
   auto input = getFeatureType(getInput());
   auto weight = getFeatureType(getWeight());
+  if (Value addend = getAddend();
+      addend && !areCompatible(getFeatureType(addend).getShape(),
+                               getFeatureType(getResult()).getShape()))
+    return emitOpError() << "addend shape "
+                         << shapeToString(getFeatureType(addend).getShape())
+                         << " differs from the result's "
+                         << shapeToString(
+                                getFeatureType(getResult()).getShape());
   if (getTransposeWeight()) {
     if (getBias())
       return emitOpError() << "with transpose_weight takes no bias";

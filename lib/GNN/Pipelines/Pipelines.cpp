@@ -109,8 +109,10 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
 } // namespace
 
 void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse) {
-  if (fuse)
+  if (fuse) {
     pm.addPass(gnn::createFuseAttentionPass());
+    pm.addPass(gnn::createFuseLinearAddendsPass());
+  }
   // Compile work follows the number of distinct kernels, not of ops.
   pm.addPass(gnn::createOutlineKernelsPass());
 }

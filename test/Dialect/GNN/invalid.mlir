@@ -646,6 +646,22 @@ func.func @f(%x: tensor<3x8xf32>, %w: tensor<4x8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %r: tensor<?x5xf32>) {
+  // expected-error @+1 {{addend shape [?, 5] differs from the result's [?, 4]}}
+  %0 = gnn.linear %x, %w plus %r : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<?x5xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<3x8xf32>, %w: tensor<4x8xf32>, %r: tensor<2x4xf32>) {
+  // expected-error @+1 {{addend shape [2, 4] differs from the result's [3, 4]}}
+  %0 = gnn.linear %x, %w plus %r : (tensor<3x8xf32>, tensor<4x8xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<?x8xf64>, %w: tensor<4x8xf64>) {
   // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float values}}
   %0 = gnn.linear %x, %w : (tensor<?x8xf64>, tensor<4x8xf64>) -> tensor<?x4xf64>

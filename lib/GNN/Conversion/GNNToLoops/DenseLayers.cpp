@@ -80,101 +80,6 @@ static Value matrixBlock(Lowering &l, Value m, Value row, Value rows, Value col,
                                     strides));
 }
 
-LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
-                                            RewriterBase &rewriter) {
-  Lowering l(op, rewriter);
-  Type f32 = l.b.getF32Type();
-  MLIRContext *ctx = l.b.getContext();
-  // Row-major with any row stride and offset: a block of rows of a matrix
-  // passes as a view, with the same descriptor as a whole matrix.
-  auto matrix =
-      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32,
-                      StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
-                                             {ShapedType::kDynamic, 1}));
-  auto vector = MemRefType::get({ShapedType::kDynamic}, f32);
-  auto castTo = [&](Value memref, MemRefType type) {
-    return l.b.create<memref::CastOp>(l.loc, type, memref).getResult();
-  };
-  Value input = l.toMemref(op.getInput());
-  Value weight = l.toMemref(op.getWeight());
-  Value weightMatrix = castTo(weight, matrix);
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  bool transposed = op.getTransposeWeight();
-  Value rows = l.dim(input, 0), cols = l.dim(input, 1);
-  Value outCols = l.dim(weight, transposed ? 1 : 0);
-  Value out = l.alloc(type, rows, {outCols});
-  Value bias =
-      op.getBias() ? castTo(l.toMemref(op.getBias()), vector) : Value();
-  StringRef callee = transposed ? abi::kGemm
-                     : bias     ? abi::kLinear
-                                : abi::kLinearNoBias;
-  auto module = op->getParentOfType<ModuleOp>();
-  auto call = [&](Value x, Value y) {
-    SmallVector<Value> args = {x, weightMatrix};
-    if (bias)
-      args.push_back(bias);
-    args.push_back(y);
-    if (transposed) // y = x @ weight: no transpose of the row-major weight
-      llvm::append_range(args, ValueRange{l.b.create<arith::ConstantIntOp>(
-                                              l.loc, abi::kGemmLayer, 32),
-                                          l.floatConst(f32, 1.0),
-                                          l.floatConst(f32, 0.0)});
-    declareFunction(module, callee, ValueRange(args).getTypes(), {},
-                    /*cInterface=*/true);
-    l.b.create<func::CallOp>(l.loc, callee, TypeRange{}, args);
-  };
-  if (!parallelDense) {
-    call(castTo(input, matrix), castTo(out, matrix));
-    return l.replaceWithBuffers(op, out);
-  }
-  // One call per thread, over a block of rows.
-  forEachThreadBlock(l, module, rows, [&](Value lo, Value n) {
-    // In this order on every compiler (argument order is unspecified).
-    Value outRows = matrixBlock(l, out, lo, n, l.idx(0), outCols, matrix);
-    Value inRows = matrixBlock(l, input, lo, n, l.idx(0), cols, matrix);
-    call(inRows, outRows);
-  });
-  return l.replaceWithBuffers(op, out);
-}
-
-LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op, bool parallelDense,
-                                              RewriterBase &rewriter) {
-  Lowering l(op, rewriter);
-  Type f32 = l.b.getF32Type();
-  auto matrix = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic}, f32,
-      StridedLayoutAttr::get(l.b.getContext(), ShapedType::kDynamic,
-                             {ShapedType::kDynamic, 1}));
-  auto asMatrix = [&](Value m) -> Value {
-    return l.b.create<memref::CastOp>(l.loc, matrix, m);
-  };
-  Value lhs = l.toMemref(op.getLhs()), rhs = l.toMemref(op.getRhs());
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  Value outRows = l.dim(lhs, 1), outCols = l.dim(rhs, 1);
-  Value out = l.alloc(type, outRows, {outCols});
-  auto call = [&](Value lhsCols, Value outBlock) {
-    SmallVector<Value> args = {lhsCols, asMatrix(rhs), outBlock,
-                               l.floatConst(f32, 1.0), l.floatConst(f32, 0.0)};
-    declareFunction(op->getParentOfType<ModuleOp>(), abi::kGemmAt,
-                    ValueRange(args).getTypes(), {}, /*cInterface=*/true);
-    l.b.create<func::CallOp>(l.loc, abi::kGemmAt, TypeRange{}, args);
-  };
-  if (!parallelDense) {
-    call(asMatrix(lhs), asMatrix(out));
-    return l.replaceWithBuffers(op, out);
-  }
-  // Row i of the result takes column i of lhs: one call per thread, over a
-  // block of the result's rows (no sum crosses blocks).
-  forEachThreadBlock(
-      l, op->getParentOfType<ModuleOp>(), outRows, [&](Value lo, Value n) {
-        Value outBlock = matrixBlock(l, out, lo, n, l.idx(0), outCols, matrix);
-        Value lhsCols =
-            matrixBlock(l, lhs, l.idx(0), l.dim(lhs, 0), lo, n, matrix);
-        call(lhsCols, outBlock);
-      });
-  return l.replaceWithBuffers(op, out);
-}
-
 namespace {
 /// A row of `width` elements taken in pieces: with a static width,
 /// kVectorLanes-wide vectors up to the last whole one, then single elements;
@@ -251,6 +156,139 @@ private:
   int64_t whole;
 };
 } // namespace
+
+LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
+                                            RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
+  Type f32 = l.b.getF32Type();
+  MLIRContext *ctx = l.b.getContext();
+  // Row-major with any row stride and offset: a block of rows of a matrix
+  // passes as a view, with the same descriptor as a whole matrix.
+  auto matrix =
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32,
+                      StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
+                                             {ShapedType::kDynamic, 1}));
+  auto vector = MemRefType::get({ShapedType::kDynamic}, f32);
+  auto castTo = [&](Value memref, MemRefType type) {
+    return l.b.create<memref::CastOp>(l.loc, type, memref).getResult();
+  };
+  Value input = l.toMemref(op.getInput());
+  Value weight = l.toMemref(op.getWeight());
+  Value weightMatrix = castTo(weight, matrix);
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  bool transposed = op.getTransposeWeight();
+  Value rows = l.dim(input, 0), cols = l.dim(input, 1);
+  Value outCols = l.dim(weight, transposed ? 1 : 0);
+  Value out = l.alloc(type, rows, {outCols});
+  Value bias =
+      op.getBias() ? castTo(l.toMemref(op.getBias()), vector) : Value();
+  Value addend = op.getAddend() ? l.toMemref(op.getAddend()) : Value();
+  RowPieces row(l, f32, type.getDimSize(1), outCols);
+  // With an addend, each thread's block of rows starts as addend (+ bias)
+  // and the product adds into it while the block is in cache: one pass over
+  // the rows instead of a product that writes them and a kernel that reads
+  // them again.
+  bool accumulate = addend && parallelDense;
+  StringRef callee = transposed || accumulate ? abi::kGemm
+                     : bias                   ? abi::kLinear
+                                              : abi::kLinearNoBias;
+  auto module = op->getParentOfType<ModuleOp>();
+  auto call = [&](Value x, Value y) {
+    SmallVector<Value> args = {x, weightMatrix};
+    if (bias && callee == abi::kLinear)
+      args.push_back(bias);
+    args.push_back(y);
+    if (callee == abi::kGemm) {
+      // y = x @ weight, or x @ transpose(weight) for a layer's product.
+      int32_t flags = abi::kGemmLayer | (transposed ? 0 : abi::kGemmTransposeB);
+      llvm::append_range(
+          args, ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, flags, 32),
+                           l.floatConst(f32, 1.0),
+                           l.floatConst(f32, accumulate ? 1.0 : 0.0)});
+    }
+    declareFunction(module, callee, ValueRange(args).getTypes(), {},
+                    /*cInterface=*/true);
+    l.b.create<func::CallOp>(l.loc, callee, TypeRange{}, args);
+  };
+  // out[r] = addend[r] + out[r] (fold: the product is there) or + bias.
+  auto addRow = [&](Value r, bool withProduct) {
+    row.forEach([&](Value j, Type t) {
+      Value sum = row.load(t, addend, {r, j});
+      if (withProduct)
+        sum = l.b.create<arith::AddFOp>(l.loc, sum, row.load(t, out, {r, j}));
+      else if (bias)
+        sum = l.b.create<arith::AddFOp>(l.loc, sum, row.load(t, bias, j));
+      row.store(sum, out, {r, j});
+    });
+  };
+  // The addend has the result's rows and width.
+  Value ok = addend ? l.sizesMatch({{addend, 0, rows, kInputRowsCode},
+                                    {addend, 1, outCols, kItemSizeCode}})
+                    : Value();
+  if (!parallelDense) {
+    call(castTo(input, matrix), castTo(out, matrix));
+    if (addend)
+      l.guarded(ok, [&] {
+        l.parallel(rows, [&](Value r) { addRow(r, /*withProduct=*/true); });
+      });
+    return l.replaceWithBuffers(op, out);
+  }
+  // One call per thread, over a block of rows.
+  auto blocks = [&] {
+    forEachThreadBlock(l, module, rows, [&](Value lo, Value n) {
+      if (accumulate)
+        l.serial(lo, l.b.create<arith::AddIOp>(l.loc, lo, n),
+                 [&](Value r) { addRow(r, /*withProduct=*/false); });
+      // In this order on every compiler (argument order is unspecified).
+      Value outRows = matrixBlock(l, out, lo, n, l.idx(0), outCols, matrix);
+      Value inRows = matrixBlock(l, input, lo, n, l.idx(0), cols, matrix);
+      call(inRows, outRows);
+    });
+  };
+  if (addend)
+    l.guarded(ok, blocks);
+  else
+    blocks();
+  return l.replaceWithBuffers(op, out);
+}
+
+LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op, bool parallelDense,
+                                              RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
+  Type f32 = l.b.getF32Type();
+  auto matrix = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic}, f32,
+      StridedLayoutAttr::get(l.b.getContext(), ShapedType::kDynamic,
+                             {ShapedType::kDynamic, 1}));
+  auto asMatrix = [&](Value m) -> Value {
+    return l.b.create<memref::CastOp>(l.loc, matrix, m);
+  };
+  Value lhs = l.toMemref(op.getLhs()), rhs = l.toMemref(op.getRhs());
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Value outRows = l.dim(lhs, 1), outCols = l.dim(rhs, 1);
+  Value out = l.alloc(type, outRows, {outCols});
+  auto call = [&](Value lhsCols, Value outBlock) {
+    SmallVector<Value> args = {lhsCols, asMatrix(rhs), outBlock,
+                               l.floatConst(f32, 1.0), l.floatConst(f32, 0.0)};
+    declareFunction(op->getParentOfType<ModuleOp>(), abi::kGemmAt,
+                    ValueRange(args).getTypes(), {}, /*cInterface=*/true);
+    l.b.create<func::CallOp>(l.loc, abi::kGemmAt, TypeRange{}, args);
+  };
+  if (!parallelDense) {
+    call(asMatrix(lhs), asMatrix(out));
+    return l.replaceWithBuffers(op, out);
+  }
+  // Row i of the result takes column i of lhs: one call per thread, over a
+  // block of the result's rows (no sum crosses blocks).
+  forEachThreadBlock(
+      l, op->getParentOfType<ModuleOp>(), outRows, [&](Value lo, Value n) {
+        Value outBlock = matrixBlock(l, out, lo, n, l.idx(0), outCols, matrix);
+        Value lhsCols =
+            matrixBlock(l, lhs, l.idx(0), l.dim(lhs, 0), lo, n, matrix);
+        call(lhsCols, outBlock);
+      });
+  return l.replaceWithBuffers(op, out);
+}
 
 /// The mean of row r of `input` and 1 / sqrt(var + eps), with the biased
 /// variance over its `n` elements.

@@ -85,7 +85,8 @@ Value FunctionBuilder::linear(Value in, const std::string &prefix,
   Value bias;
   if (hasWeight(prefix + ".bias"))
     bias = weight(prefix + ".bias", {outWidth});
-  return b.create<LinearOp>(rows(outWidth), in, w, bias);
+  return b.create<LinearOp>(rows(outWidth), in, w, bias,
+                            /*transpose_weight=*/false, /*addend=*/Value());
 }
 
 Value FunctionBuilder::layerNorm(Value in, const std::string &prefix) {

@@ -107,12 +107,13 @@ static LogicalResult differentiate(LogSoftmaxOp op, AdjointBuilder &ad) {
 }
 
 static LogicalResult differentiate(LinearOp op, AdjointBuilder &ad) {
-  // y = x W^T + b (or, transposed, y = x W).
+  // y = x W^T + b + a (or, transposed, y = x W + a).
   Value x = op.getInput(), w = op.getWeight(), dy = ad.adjoint(op.getResult());
   bool transposed = op.getTransposeWeight();
   if (ad.isActive(x))
     ad.accumulate(x, ad.b.create<LinearOp>(x.getType(), dy, w, Value(),
-                                           /*transpose_weight=*/!transposed));
+                                           /*transpose_weight=*/!transposed,
+                                           /*addend=*/Value()));
   if (ad.isActive(w)) {
     Value dw = transposed ? ad.b.create<OuterSumOp>(w.getType(), x, dy)
                           : ad.b.create<OuterSumOp>(w.getType(), dy, x);
@@ -120,6 +121,8 @@ static LogicalResult differentiate(LinearOp op, AdjointBuilder &ad) {
   }
   if (Value bias = op.getBias(); bias && ad.isActive(bias))
     ad.accumulate(bias, ad.sumTo(dy, bias.getType()));
+  if (Value addend = op.getAddend(); addend && ad.isActive(addend))
+    ad.accumulate(addend, dy);
   return success();
 }
 
@@ -128,10 +131,12 @@ static LogicalResult differentiate(OuterSumOp op, AdjointBuilder &ad) {
   Value a = op.getLhs(), b = op.getRhs(), dr = ad.adjoint(op.getResult());
   if (ad.isActive(a))
     ad.accumulate(a, ad.b.create<LinearOp>(a.getType(), b, dr, Value(),
-                                           /*transpose_weight=*/false));
+                                           /*transpose_weight=*/false,
+                                           /*addend=*/Value()));
   if (ad.isActive(b))
     ad.accumulate(b, ad.b.create<LinearOp>(b.getType(), a, dr, Value(),
-                                           /*transpose_weight=*/true));
+                                           /*transpose_weight=*/true,
+                                           /*addend=*/Value()));
   return success();
 }
 
