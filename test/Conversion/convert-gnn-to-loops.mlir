@@ -650,6 +650,23 @@ func.func @layer_norm_grad(%x: tensor<?x16xf32>, %w: tensor<16xf32>, %dy: tensor
 
 // -----
 
+// With an addend, each piece of the input gradient adds the addend's piece
+// before it is stored.
+// CHECK-LABEL: func @layer_norm_grad_addend
+// CHECK: %[[R:.*]] = bufferization.to_memref %arg3
+// CHECK: %[[DX:.*]] = memref.alloc(%{{.*}}) : memref<?x16xf32>
+// CHECK: scf.parallel
+// CHECK: math.rsqrt
+// CHECK: %[[A:.*]] = vector.load %[[R]][{{.*}}] : memref<?x16xf32>, vector<8xf32>
+// CHECK-NEXT: %[[S:.*]] = arith.addf %{{.*}}, %[[A]] : vector<8xf32>
+// CHECK-NEXT: vector.store %[[S]], %[[DX]]
+func.func @layer_norm_grad_addend(%x: tensor<?x16xf32>, %w: tensor<16xf32>, %dy: tensor<?x16xf32>, %r: tensor<?x16xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+  %dx, %dxh = gnn.layer_norm_grad %x, %w, %dy plus %r eps(1.0e-05) : (tensor<?x16xf32>, tensor<16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>)
+  return %dx, %dxh : tensor<?x16xf32>, tensor<?x16xf32>
+}
+
+// -----
+
 // gnn.dropout on the CPU: Philox-4x32-10 on vectors of 8 counters (ten
 // rounds of 32x32->64-bit products), the row's end masked.
 // CHECK-LABEL: func @dropout

@@ -611,7 +611,7 @@ def GNN_LinearOp : GNN_Op<"linear", [Pure, AttrSizedOperandSegments]> {
     `plus %a`, `a[n]` (of the result's shape) is added to every row: a
     residual connection, or the sum of a value's gradients; the CPU product
     then adds into a copy of `a` instead of writing rows that a separate
-    kernel reads again (`gnn-fuse-linear-addends` forms it).
+    kernel reads again (`gnn-fuse-addends` forms it).
 
     ```mlir
     %q = gnn.linear %x, %wq, %bq
@@ -690,20 +690,27 @@ def GNN_LayerNormGradOp : GNN_Op<"layer_norm_grad", [Pure]> {
     and `normalized_grad = grad * xh`, whose sum over rows is the weight's
     gradient (the bias's is that of `grad`). Each row is read once and its
     statistics recomputed, instead of each term being a tensor of its own.
+    With `plus %a`, `a` (of the input's shape) is added to `input_grad`:
+    the input's gradient from its other uses, a residual connection's
+    (`gnn-fuse-addends` forms it).
 
     ```mlir
     %dx, %dxh = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05)
         : (tensor<?x128xf32>, tensor<128xf32>, tensor<?x128xf32>)
         -> (tensor<?x128xf32>, tensor<?x128xf32>)
+    %dx2, %dxh2 = gnn.layer_norm_grad %x, %w, %dy plus %dr eps(1.0e-05)
+        : (tensor<?x128xf32>, tensor<128xf32>, tensor<?x128xf32>,
+           tensor<?x128xf32>) -> (tensor<?x128xf32>, tensor<?x128xf32>)
     ```
   }];
   let arguments = (ins GNN_RowMatrix:$input, 1DTensorOf<[F32]>:$weight,
-                       GNN_RowMatrix:$grad, F64Attr:$eps);
+                       GNN_RowMatrix:$grad, Optional<GNN_RowMatrix>:$addend,
+                       F64Attr:$eps);
   let results = (outs GNN_RowMatrix:$input_grad,
                       GNN_RowMatrix:$normalized_grad);
   let assemblyFormat = [{
-    $input `,` $weight `,` $grad `eps` `(` $eps `)` attr-dict `:`
-    functional-type(operands, results)
+    $input `,` $weight `,` $grad (`plus` $addend^)? `eps` `(` $eps `)`
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -48,16 +48,18 @@ def FuseAttentionPass : Pass<"gnn-fuse-attention"> {
   let dependentDialects = ["::mlir::gnn::GNNDialect"];
 }
 
-def FuseLinearAddendsPass : Pass<"gnn-fuse-linear-addends"> {
-  let summary = "Folds the sum of a dense layer and a matrix into the layer";
+def FuseAddendsPass : Pass<"gnn-fuse-addends"> {
+  let summary = "Folds the sum of two matrices into the op that computes one";
   let description = [{
-    A `gnn.apply_nodes` that adds two matrices of one type, one of them the
-    result of a `gnn.linear` used nowhere else, becomes that layer with the
-    other matrix as its addend (`plus`). Residual connections
-    (`x + W h`) and the sums of a value's gradients that differentiation
-    writes (`dy1 W1 + dy2 W2` for an input read by two layers) take this
-    form; on the CPU the layer's product then adds into a copy of the
-    addend, one pass over the rows instead of two.
+    A `gnn.apply_nodes` that adds two matrices of one type, one of them a
+    result used nowhere else of a `gnn.linear` or the input gradient of a
+    `gnn.layer_norm_grad`, becomes that op with the other matrix as its
+    addend (`plus`). Residual connections (`x + W h`) take this form, and
+    so do the sums of a value's gradients that differentiation writes
+    (`dy1 W1 + dy2 W2` for an input read by two layers, or a layer norm's
+    input gradient plus the residual path's). On the CPU a layer's product
+    then adds into a copy of the addend, and the layer norm's backward adds
+    it in its pass over the row: one pass over the rows instead of two.
 
     ```mlir
     %p = gnn.linear %h, %w : (tensor<?x128xf32>, tensor<128x128xf32>)
@@ -73,8 +75,8 @@ def FuseLinearAddendsPass : Pass<"gnn-fuse-linear-addends"> {
         -> tensor<?x128xf32>
     ```
 
-    The sum is then accumulated in another order (the addend first, then
-    the product's terms), so results agree with the unfused form's to
+    A layer's sum is then accumulated in another order (the addend first,
+    then the product's terms), so results agree with the unfused form's to
     rounding, not bit for bit.
   }];
   let dependentDialects = ["::mlir::gnn::GNNDialect"];

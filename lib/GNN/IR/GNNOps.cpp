@@ -967,17 +967,22 @@ static LogicalResult verifyRowwise(Operation *op, Value input, Value result,
                         "result width differs from the layer's");
 }
 
+/// An op's optional addend has the shape of the result it is added to.
+static LogicalResult verifyAddend(Operation *op, Value addend, Value result) {
+  if (!addend || areCompatible(getFeatureType(addend).getShape(),
+                               getFeatureType(result).getShape()))
+    return success();
+  return op->emitOpError() << "addend shape "
+                           << shapeToString(getFeatureType(addend).getShape())
+                           << " differs from the result's "
+                           << shapeToString(getFeatureType(result).getShape());
+}
+
 LogicalResult LinearOp::verify() {
   auto input = getFeatureType(getInput());
   auto weight = getFeatureType(getWeight());
-  if (Value addend = getAddend();
-      addend && !areCompatible(getFeatureType(addend).getShape(),
-                               getFeatureType(getResult()).getShape()))
-    return emitOpError() << "addend shape "
-                         << shapeToString(getFeatureType(addend).getShape())
-                         << " differs from the result's "
-                         << shapeToString(
-                                getFeatureType(getResult()).getShape());
+  if (failed(verifyAddend(*this, getAddend(), getResult())))
+    return failure();
   if (getTransposeWeight()) {
     if (getBias())
       return emitOpError() << "with transpose_weight takes no bias";
@@ -1041,7 +1046,7 @@ LogicalResult LayerNormGradOp::verify() {
   for (Value v : {getInputGrad(), getNormalizedGrad()})
     if (failed(verifyRowwise(*this, getInput(), v, width)))
       return failure();
-  return success();
+  return verifyAddend(*this, getAddend(), getInputGrad());
 }
 
 /// `small` broadcasts to `large`: aligned from the right, each of its dims

@@ -111,7 +111,7 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
 void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse) {
   if (fuse) {
     pm.addPass(gnn::createFuseAttentionPass());
-    pm.addPass(gnn::createFuseLinearAddendsPass());
+    pm.addPass(gnn::createFuseAddendsPass());
   }
   // Compile work follows the number of distinct kernels, not of ops.
   pm.addPass(gnn::createOutlineKernelsPass());

@@ -726,6 +726,14 @@ func.func @f(%x: tensor<5x8xf32>, %w: tensor<8xf32>, %dy: tensor<4x8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<5x8xf32>, %w: tensor<8xf32>, %dy: tensor<5x8xf32>, %r: tensor<5x7xf32>) {
+  // expected-error @+1 {{addend shape [5, 7] differs from the result's [5, 8]}}
+  %0:2 = gnn.layer_norm_grad %x, %w, %dy plus %r eps(1.0e-05) : (tensor<5x8xf32>, tensor<8xf32>, tensor<5x8xf32>, tensor<5x7xf32>) -> (tensor<5x8xf32>, tensor<5x8xf32>)
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<?x8xf32>) {
   // expected-error @+1 {{result width differs from the layer's (9 vs 8)}}
   %0 = gnn.log_softmax %x : (tensor<?x8xf32>) -> tensor<?x9xf32>

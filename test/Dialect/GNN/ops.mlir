@@ -235,10 +235,12 @@ func.func @linear_gradients(%dy: tensor<?x6xf32>, %w: tensor<6x4xf32>, %x: tenso
 // CHECK-LABEL: func @linear_addends
 // CHECK: gnn.linear %{{.*}}, %{{.*}}, %{{.*}} plus %{{.*}} : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
 // CHECK: gnn.linear %{{.*}}, %{{.*}} transpose_weight plus %{{.*}} : (tensor<?x4xf32>, tensor<4x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
-func.func @linear_addends(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>, %r: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x8xf32>) {
+// CHECK: gnn.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} plus %{{.*}} eps(1.000000e-05) : (tensor<?x4xf32>, tensor<4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+func.func @linear_addends(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>, %r: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x8xf32>, tensor<?x4xf32>) {
   %y = gnn.linear %x, %w, %b plus %r : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   %dx = gnn.linear %y, %w transpose_weight plus %x : (tensor<?x4xf32>, tensor<4x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
-  return %y, %dx : tensor<?x4xf32>, tensor<?x8xf32>
+  %dn, %dnxh = gnn.layer_norm_grad %y, %b, %r plus %r eps(1.0e-05) : (tensor<?x4xf32>, tensor<4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+  return %y, %dx, %dn : tensor<?x4xf32>, tensor<?x8xf32>, tensor<?x4xf32>
 }
 
 // CHECK-LABEL: func @fused_attention_grad

@@ -356,6 +356,7 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
   Location loc = l.loc;
   Value input = l.toMemref(op.getInput()), grad = l.toMemref(op.getGrad());
   Value weight = l.toMemref(op.getWeight());
+  Value addend = op.getAddend() ? l.toMemref(op.getAddend()) : Value();
   auto type = cast<RankedTensorType>(op.getInputGrad().getType());
   Type f = type.getElementType();
   Value rows = l.dim(input, 0), width = l.dim(input, 1);
@@ -363,9 +364,14 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
   Value dxh = l.alloc(type, rows, {width});
   // The weight is indexed up to the input's width, the gradient's rows
   // with the input's.
-  Value ok = l.sizesMatch({{weight, 0, width, kItemSizeCode},
-                           {grad, 0, rows, kInputRowsCode},
-                           {grad, 1, width, kItemSizeCode}});
+  SmallVector<SizeCheck> checks = {{weight, 0, width, kItemSizeCode},
+                                   {grad, 0, rows, kInputRowsCode},
+                                   {grad, 1, width, kItemSizeCode}};
+  if (addend)
+    llvm::append_range(checks,
+                       ArrayRef<SizeCheck>{{addend, 0, rows, kInputRowsCode},
+                                           {addend, 1, width, kItemSizeCode}});
+  Value ok = l.sizesMatch(checks);
   Value n = b.create<arith::UIToFPOp>(
       loc, f, b.create<arith::IndexCastOp>(loc, b.getI64Type(), width));
   Value eps = l.floatConst(f, op.getEps().convertToDouble());
@@ -398,8 +404,11 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
         Value d = b.create<arith::SubFOp>(
             loc, b.create<arith::SubFOp>(loc, g(j, t), row.splat(t, meanG)),
             b.create<arith::MulFOp>(loc, xh, row.splat(t, meanGX)));
-        row.store(b.create<arith::MulFOp>(loc, row.splat(t, inv), d), dx,
-                  {r, j});
+        Value scaled = b.create<arith::MulFOp>(loc, row.splat(t, inv), d);
+        if (addend)
+          scaled =
+              b.create<arith::AddFOp>(loc, scaled, row.load(t, addend, {r, j}));
+        row.store(scaled, dx, {r, j});
         row.store(b.create<arith::MulFOp>(loc, dy(j, t), xh), dxh, {r, j});
       });
     });

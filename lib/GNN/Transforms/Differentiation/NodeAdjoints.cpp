@@ -146,8 +146,9 @@ static LogicalResult differentiate(LayerNormOp op, AdjointBuilder &ad) {
   // bias's is the sum of dy.
   Value x = op.getInput(), w = op.getWeight(), dy = ad.adjoint(op.getResult());
   if (ad.isActive(x) || ad.isActive(w)) {
-    auto grad = ad.b.create<LayerNormGradOp>(x.getType(), x.getType(), x, w, dy,
-                                             op.getEpsAttr());
+    auto grad =
+        ad.b.create<LayerNormGradOp>(x.getType(), x.getType(), x, w, dy,
+                                     /*addend=*/Value(), op.getEpsAttr());
     if (ad.isActive(x))
       ad.accumulate(x, grad.getInputGrad());
     if (ad.isActive(w))

@@ -1,4 +1,4 @@
-// RUN: gnn-opt %s -split-input-file -gnn-fuse-linear-addends | FileCheck %s
+// RUN: gnn-opt %s -split-input-file -gnn-fuse-addends | FileCheck %s
 
 // A residual connection: the layer adds the skipped value itself, whichever
 // side of the sum the layer is on and in whichever order the body adds.
@@ -85,4 +85,31 @@ func.func @not_fused(%x: tensor<?x8xf32>, %h: tensor<?x8xf32>, %w: tensor<8x8xf3
     gnn.yield %u : f32
   } : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   return %shared, %p, %diff, %row, %three : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// A layer norm's input gradient plus the residual path's: the backward adds
+// it; the normalized gradient (the weight's) is still taken from the new op.
+// An input gradient used twice is left alone.
+// CHECK-LABEL: func @norm_gradient
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[W:.*]]: tensor<8xf32>, %[[DY:.*]]: tensor<?x8xf32>, %[[R:.*]]: tensor<?x8xf32>)
+// CHECK-NEXT: %[[DX:.*]], %[[DXH:.*]] = gnn.layer_norm_grad %[[X]], %[[W]], %[[DY]] plus %[[R]] eps(1.000000e-05)
+// CHECK-NEXT: %[[DX2:.*]], %{{.*}} = gnn.layer_norm_grad %[[X]], %[[W]], %[[DY]] eps(1.000000e-05)
+// CHECK-NEXT: gnn.apply_nodes(%[[R]], %[[DX2]])
+// CHECK: return %[[DX]], %[[DXH]], %{{.*}}, %[[DX2]]
+func.func @norm_gradient(%x: tensor<?x8xf32>, %w: tensor<8xf32>, %dy: tensor<?x8xf32>, %r: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  %dx, %dxh = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<?x8xf32>, tensor<8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+  %s = gnn.apply_nodes(%r, %dx) {
+  ^bb0(%a: f32, %c: f32):
+    %t = arith.addf %a, %c : f32
+    gnn.yield %t : f32
+  } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %dx2, %dxh2 = gnn.layer_norm_grad %x, %w, %dy eps(1.0e-05) : (tensor<?x8xf32>, tensor<8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+  %s2 = gnn.apply_nodes(%r, %dx2) {
+  ^bb0(%a: f32, %c: f32):
+    %t = arith.addf %a, %c : f32
+    gnn.yield %t : f32
+  } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %s, %dxh, %s2, %dx2 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
 }
