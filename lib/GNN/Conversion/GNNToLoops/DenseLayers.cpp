@@ -210,7 +210,8 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
                     /*cInterface=*/true);
     l.b.create<func::CallOp>(l.loc, callee, TypeRange{}, args);
   };
-  // out[r] = addend[r] + out[r] (fold: the product is there) or + bias.
+  // Row r of out becomes addend + out where the product is already there,
+  // else addend (+ bias), which the product then adds into.
   auto addRow = [&](Value r, bool withProduct) {
     row.forEach([&](Value j, Type t) {
       Value sum = row.load(t, addend, {r, j});
