@@ -53,12 +53,13 @@ func.func @gradient_sum(%dy1: tensor<?x4xf32>, %dy2: tensor<?x4xf32>, %dy3: tens
 
 // Left alone: a layer whose result is also used elsewhere, a body that is
 // not a plain sum of its two inputs, an input of another shape (a
-// broadcast row), and sums of three inputs.
+// broadcast row), sums of three inputs, and a sum in a loop of a layer
+// outside it (folded, the product would run every iteration).
 // CHECK-LABEL: func @not_fused
 // CHECK-NOT: plus
-// CHECK-COUNT-4: gnn.apply_nodes
+// CHECK-COUNT-5: gnn.apply_nodes
 // CHECK-NOT: plus
-func.func @not_fused(%x: tensor<?x8xf32>, %h: tensor<?x8xf32>, %w: tensor<8x8xf32>, %one: tensor<?x1xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+func.func @not_fused(%x: tensor<?x8xf32>, %h: tensor<?x8xf32>, %w: tensor<8x8xf32>, %one: tensor<?x1xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
   %p = gnn.linear %h, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
   %shared = gnn.apply_nodes(%x, %p) {
   ^bb0(%a: f32, %c: f32):
@@ -84,7 +85,19 @@ func.func @not_fused(%x: tensor<?x8xf32>, %h: tensor<?x8xf32>, %w: tensor<8x8xf3
     %u = arith.addf %s, %d : f32
     gnn.yield %u : f32
   } : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
-  return %shared, %p, %diff, %row, %three : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+  %u = gnn.linear %h, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %loop = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %x) -> tensor<?x8xf32> {
+    %next = gnn.apply_nodes(%acc, %u) {
+    ^bb0(%a: f32, %c: f32):
+      %s = arith.addf %a, %c : f32
+      gnn.yield %s : f32
+    } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+    scf.yield %next : tensor<?x8xf32>
+  }
+  return %shared, %p, %diff, %row, %three, %loop : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
 }
 
 // -----

@@ -40,10 +40,12 @@ bool addsItsTwoInputs(ApplyNodesOp op) {
 }
 
 /// Replaces `sum` by `term`'s op computing term + addend, if that op takes
-/// an addend and has none yet, and nothing else uses `term`.
+/// an addend and has none yet, nothing else uses `term`, and the op is in
+/// `sum`'s block (moving it into a loop body would run it every iteration).
 LogicalResult foldInto(ApplyNodesOp sum, Value term, Value addend,
                        PatternRewriter &rewriter) {
-  if (!term.hasOneUse())
+  Operation *def = term.getDefiningOp();
+  if (!term.hasOneUse() || !def || def->getBlock() != sum->getBlock())
     return failure();
   if (auto layer = term.getDefiningOp<LinearOp>()) {
     if (layer.getAddend())
