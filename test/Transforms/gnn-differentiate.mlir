@@ -343,3 +343,21 @@ func.func @graph_state(%g: !gnn.graph<general>, %x: tensor<?x4xf32> {gnn.differe
   %l = gnn.sum_to %r#1 : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A layer with an addend: the addend's gradient is the result's, cast where
+// the addend's static sizes differ from the result's.
+// CHECK-LABEL: func.func @residual_grad(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<5x4xf32> {gnn.differentiable}, %[[W:[^:]*]]: tensor<4x4xf32>
+// CHECK: %[[Y:.*]] = gnn.linear %[[X]], %[[W]] plus %[[X]]
+// CHECK: %[[DY:.*]] = gnn.broadcast
+// CHECK-DAG: %[[DXL:.*]] = gnn.linear %[[DY]], %[[W]] transpose_weight : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<5x4xf32>
+// CHECK-DAG: %[[DA:.*]] = tensor.cast %[[DY]] : tensor<?x4xf32> to tensor<5x4xf32>
+// CHECK-DAG: gnn.outer_sum %[[DY]], %[[X]]
+// CHECK: gnn.apply_nodes(%[[DXL]], %[[DA]])
+func.func @residual(%x: tensor<5x4xf32> {gnn.differentiable}, %w: tensor<4x4xf32> {gnn.differentiable}) -> tensor<f32> {
+  %y = gnn.linear %x, %w plus %x : (tensor<5x4xf32>, tensor<4x4xf32>, tensor<5x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

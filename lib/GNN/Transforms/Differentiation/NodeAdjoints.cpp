@@ -121,8 +121,13 @@ static LogicalResult differentiate(LinearOp op, AdjointBuilder &ad) {
   }
   if (Value bias = op.getBias(); bias && ad.isActive(bias))
     ad.accumulate(bias, ad.sumTo(dy, bias.getType()));
-  if (Value addend = op.getAddend(); addend && ad.isActive(addend))
-    ad.accumulate(addend, dy);
+  if (Value addend = op.getAddend(); addend && ad.isActive(addend)) {
+    // The addend's type may be the result's with other static sizes.
+    Value da = dy.getType() == addend.getType()
+                   ? dy
+                   : ad.b.create<tensor::CastOp>(addend.getType(), dy);
+    ad.accumulate(addend, da);
+  }
   return success();
 }
 
