@@ -36,6 +36,12 @@ struct TapeDeleter {
 };
 using Tape = std::unique_ptr<gnn_rt_tape, TapeDeleter>;
 
+/// The memref<8xi64> descriptor of a popped type's sizes, as compiled
+/// programs pass it.
+gnn_tape_shape shapeOf(int64_t (&sizes)[GNN_TAPE_MAX_RANK]) {
+  return {sizes, sizes, 0, {GNN_TAPE_MAX_RANK}, {1}};
+}
+
 TEST(RuntimeTape, PopsReturnDenseCopiesLastPushedFirst) {
   Tape tape(gnn_rt_tape_create(nullptr));
   ASSERT_NE(tape, nullptr);
@@ -131,7 +137,7 @@ TEST(RuntimeTape, BadPopsAreReportedAndGiveZeros) {
   Tape tape(gnn_rt_tape_create(context.get()));
   // Nothing pushed: a static 2 x 3 value comes back as six zeros.
   int64_t sizes2x3[GNN_TAPE_MAX_RANK] = {2, 3};
-  gnn_tape_shape static2x3{sizes2x3, sizes2x3, 0, {GNN_TAPE_MAX_RANK}, {1}};
+  gnn_tape_shape static2x3 = shapeOf(sizes2x3);
   Descriptor<float, 2> d;
   gnn_rt_tape_pop(&d, tape.get(), 2, sizeof(float), &static2x3);
   EXPECT_EQ(takeError(context.get()),
@@ -161,8 +167,7 @@ TEST(RuntimeTape, BadPopsAreReportedAndGiveZeros) {
   // The right rank and element, another static size: reported, the
   // pushed one stays.
   int64_t sizes1[GNN_TAPE_MAX_RANK] = {1}, sizes4[GNN_TAPE_MAX_RANK] = {4};
-  gnn_tape_shape static1{sizes1, sizes1, 0, {GNN_TAPE_MAX_RANK}, {1}};
-  gnn_tape_shape static4{sizes4, sizes4, 0, {GNN_TAPE_MAX_RANK}, {1}};
+  gnn_tape_shape static1 = shapeOf(sizes1), static4 = shapeOf(sizes4);
   Descriptor<float, 1> four;
   gnn_rt_tape_pop(&four, tape.get(), 1, sizeof(float), &static4);
   EXPECT_EQ(takeError(context.get()),

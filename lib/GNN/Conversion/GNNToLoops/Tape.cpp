@@ -87,8 +87,8 @@ LogicalResult loops::lowerTapePop(TapePopOp op, RewriterBase &rewriter) {
   auto popped = MemRefType::get(dynamic, type.getElementType());
   // The type's sizes (-1 where dynamic), which the runtime checks against
   // the value's and gives a failed pop's zeros: constants, written once at
-  // the function's entry (an alloca in the backward's loop would grow the
-  // stack every iteration).
+  // the function's entry rather than in every iteration of the backward's
+  // loop.
   Value shape;
   {
     OpBuilder::InsertionGuard guard(l.b);
