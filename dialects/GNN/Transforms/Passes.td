@@ -410,4 +410,41 @@ def ScopeLoopAllocasPass : Pass<"gnn-scope-loop-allocas"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def KernelDestinationsPass : Pass<"gnn-kernel-destinations", "ModuleOp"> {
+  let summary = "Has kernels write their results into the buffers their "
+                "callers copy them to";
+  let description = [{
+    Runs after one-shot bufferization and `gnn-return-updated-arguments`,
+    before deallocation. A kernel (a function `gnn-outline-kernels` made)
+    returns a buffer it allocates; where the caller's only use of it is to
+    read it and then copy it into another buffer (an optimizer updating a
+    parameter and its moments in the trainer's buffers), the call becomes a
+    call of a variant of the kernel, `<kernel>_into`, that takes that
+    buffer as a last argument and writes its result there: no allocation,
+    no copy, no page of fresh memory to fault in.
+
+    Conditions: the copy's target (any view of its buffer) is neither read
+    nor written between the call and the copy, is defined before the call,
+    and the call's result is not used after the copy. The kernel may read
+    the target itself only as an element-wise input: an argument of the
+    result's type read by scalar loads at the indices of the kernel's one
+    store to its result, before that store, in loops whose distinct
+    unit-step induction variables are those indices (what `gnn.apply_nodes`
+    is lowered to); then each element is read before it is overwritten, by
+    the iteration that overwrites it. Distinct function arguments are taken
+    not to share memory, as bufferization takes them.
+
+    ```mlir
+    %new = func.call @gnn_kernel_apply_nodes(%m, %g)
+        : (memref<512xf32>, memref<512xf32>) -> memref<512xf32>
+    memref.copy %new, %m : memref<512xf32> to memref<512xf32>
+    // becomes
+    func.call @gnn_kernel_apply_nodes_into(%m, %g, %m)
+        : (memref<512xf32>, memref<512xf32>, memref<512xf32>) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // GNN_TRANSFORMS_PASSES_TD

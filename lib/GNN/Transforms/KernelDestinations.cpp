@@ -1,0 +1,249 @@
+//===- KernelDestinations.cpp - kernels write where callers copy to -------===//
+//
+// Part of gnnc. A kernel call whose new result buffer is only copied into
+// another buffer (an optimizer's update of a parameter, a cache's new rows)
+// becomes a call of a variant of the kernel that writes into that buffer
+// itself: no allocation, no copy (see Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/IR/GNNDialect.h"
+#include "GNN/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::gnn {
+#define GEN_PASS_DEF_KERNELDESTINATIONSPASS
+#include "GNN/Transforms/Passes.h.inc"
+} // namespace mlir::gnn
+
+using namespace mlir;
+
+namespace {
+/// The buffer a kernel allocates in its entry block and returns as its only
+/// result, if it does.
+memref::AllocOp returnedAllocation(func::FuncOp kernel) {
+  if (kernel.isExternal() || !kernel.getBody().hasOneBlock() ||
+      kernel.getNumResults() != 1 ||
+      !kernel->hasAttr(gnn::GNNDialect::kKernelAttrName))
+    return {};
+  auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+  auto alloc = ret.getOperand(0).getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != &kernel.getBody().front() ||
+      !alloc.getType().getLayout().isIdentity())
+    return {};
+  return alloc;
+}
+
+/// The induction variable `v` is, if it is one of a loop with step 1.
+bool isUnitStepInductionVariable(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return false;
+  Operation *loop = arg.getOwner()->getParentOp();
+  if (auto parallel = dyn_cast<scf::ParallelOp>(loop))
+    return arg.getArgNumber() < parallel.getNumLoops() &&
+           matchPattern(parallel.getStep()[arg.getArgNumber()], m_One());
+  if (auto serial = dyn_cast<scf::ForOp>(loop))
+    return arg == serial.getInductionVar() &&
+           matchPattern(serial.getStep(), m_One());
+  return false;
+}
+
+/// Whether the kernel may also read its result's buffer through argument
+/// `input`: it reads that argument only by scalar loads, writes its result
+/// by one scalar store, and each load reads the element the store writes,
+/// before it writes it, in an iteration that no other iteration shares (the
+/// same distinct unit-step induction variables). So each element is read
+/// before it is overwritten, and only by the iteration that overwrites it:
+/// what gnn.apply_nodes is lowered to, for an input of the result's shape.
+bool readsOnlyElementItWrites(memref::AllocOp result, BlockArgument input) {
+  memref::StoreOp store;
+  for (Operation *user : result->getUsers()) {
+    if (isa<func::ReturnOp, memref::DimOp>(user))
+      continue;
+    auto s = dyn_cast<memref::StoreOp>(user);
+    if (!s || store)
+      return false;
+    store = s;
+  }
+  if (!store)
+    return false;
+  ValueRange at = store.getIndices();
+  llvm::SmallPtrSet<Value, 4> distinct(at.begin(), at.end());
+  if (distinct.size() != at.size() ||
+      !llvm::all_of(at, isUnitStepInductionVariable))
+    return false;
+  // Every loop around the store is one of those: no iteration of an outer
+  // loop comes back to an element.
+  for (Operation *parent = store->getParentOp(); !isa<func::FuncOp>(parent);
+       parent = parent->getParentOp()) {
+    auto loop = dyn_cast<LoopLikeOpInterface>(parent);
+    if (!loop)
+      continue;
+    std::optional<SmallVector<Value>> ivs = loop.getLoopInductionVars();
+    if (!ivs || ivs->empty() ||
+        !llvm::all_of(*ivs, [&](Value iv) { return distinct.contains(iv); }))
+      return false;
+  }
+  for (Operation *user : input.getUsers()) {
+    if (isa<memref::DimOp>(user))
+      continue;
+    auto load = dyn_cast<memref::LoadOp>(user);
+    if (!load || load.getIndices() != at ||
+        load->getBlock() != store->getBlock() || !load->isBeforeInBlock(store))
+      return false;
+  }
+  return true;
+}
+
+/// `v` and every view or cast of it, recursively.
+llvm::SmallPtrSet<Value, 8> viewsOf(Value v) {
+  llvm::SmallPtrSet<Value, 8> views;
+  SmallVector<Value> work = {v};
+  while (!work.empty()) {
+    Value next = work.pop_back_val();
+    if (!views.insert(next).second)
+      continue;
+    for (Operation *user : next.getUsers())
+      if (isa<ViewLikeOpInterface, memref::CastOp>(user))
+        llvm::append_range(work, user->getResults());
+  }
+  return views;
+}
+
+/// The buffer `v` views, through views and casts.
+Value baseBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      v = cast.getSource();
+    else
+      break;
+  }
+  return v;
+}
+
+/// The buffer `v` casts, through casts.
+Value withoutCasts(Value v) {
+  while (auto cast = v.getDefiningOp<memref::CastOp>())
+    v = cast.getSource();
+  return v;
+}
+
+/// Whether `op` or an op inside it uses one of `values`.
+bool usesAny(Operation *op, const llvm::SmallPtrSet<Value, 8> &values) {
+  WalkResult walk = op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (values.contains(operand))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return walk.wasInterrupted();
+}
+
+struct KernelDestinationsPass
+    : public gnn::impl::KernelDestinationsPassBase<KernelDestinationsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    DominanceInfo dominance(module);
+    SmallVector<memref::CopyOp> copies;
+    module.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies)
+      writeInPlace(copy, symbols, dominance);
+    // Kernels that only their variants replaced are not compiled.
+    for (auto [kernel, into] : variants)
+      if (SymbolTable::symbolKnownUseEmpty(kernel, module))
+        kernel.erase();
+  }
+
+  /// `copy` of a kernel's result, replaced by a call that writes into the
+  /// copy's target where that is the same.
+  void writeInPlace(memref::CopyOp copy, SymbolTable &symbols,
+                    DominanceInfo &dominance) {
+    auto call = copy.getSource().getDefiningOp<func::CallOp>();
+    if (!call || call->getNumResults() != 1 ||
+        call->getBlock() != copy->getBlock())
+      return;
+    auto kernel = symbols.lookup<func::FuncOp>(call.getCallee());
+    memref::AllocOp result = kernel ? returnedAllocation(kernel) : nullptr;
+    Value target = copy.getTarget();
+    auto targetType = dyn_cast<MemRefType>(target.getType());
+    if (!result || !targetType || !targetType.getLayout().isIdentity() ||
+        !memref::CastOp::areCastCompatible(targetType, result.getType()) ||
+        !dominance.properlyDominates(target, call))
+      return;
+    // The target keeps its old contents until the copy: nothing between
+    // the call and the copy may read or write it, through any view of the
+    // buffer it views. The kernel itself may read it only element by
+    // element (see readsOnlyElementItWrites).
+    llvm::SmallPtrSet<Value, 8> aliases = viewsOf(baseBuffer(target));
+    for (Operation *op = call->getNextNode(); op != copy;
+         op = op->getNextNode())
+      if (usesAny(op, aliases))
+        return;
+    for (OpOperand &operand : call->getOpOperands()) {
+      if (!aliases.contains(operand.get()))
+        continue;
+      if (withoutCasts(operand.get()) != withoutCasts(target) ||
+          operand.get().getType() != result.getType() ||
+          !readsOnlyElementItWrites(
+              result, kernel.getArgument(operand.getOperandNumber())))
+        return;
+    }
+    // The result is read only until the copy, which then leaves the
+    // target equal to it.
+    for (Operation *user : call->getResult(0).getUsers()) {
+      Operation *at = copy->getBlock()->findAncestorOpInBlock(*user);
+      if (!at || (at != copy && !at->isBeforeInBlock(copy)))
+        return;
+    }
+    func::FuncOp into = variantWritingInto(kernel, result, symbols);
+    OpBuilder b(call);
+    Value destination = target;
+    if (targetType != result.getType())
+      destination =
+          b.create<memref::CastOp>(call.getLoc(), result.getType(), target);
+    SmallVector<Value> operands(call.getOperands());
+    operands.push_back(destination);
+    b.create<func::CallOp>(call.getLoc(), into, operands);
+    call.getResult(0).replaceAllUsesWith(destination);
+    copy->erase();
+    call->erase();
+  }
+
+  /// The kernel with its result buffer as a last argument instead: made
+  /// once per kernel.
+  func::FuncOp variantWritingInto(func::FuncOp kernel, memref::AllocOp result,
+                                  SymbolTable &symbols) {
+    func::FuncOp &into = variants[kernel];
+    if (into)
+      return into;
+    into = kernel.clone();
+    into.setName((kernel.getName() + "_into").str());
+    symbols.insert(into, std::next(Block::iterator(kernel)));
+    Block &body = into.getBody().front();
+    unsigned last = into.getNumArguments();
+    into.insertArgument(last, result.getType(), /*argAttrs=*/{},
+                        result.getLoc());
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    auto alloc = ret.getOperand(0).getDefiningOp<memref::AllocOp>();
+    alloc.getResult().replaceAllUsesWith(body.getArgument(last));
+    alloc->erase();
+    ret->eraseOperands(0, 1);
+    into.eraseResult(0);
+    return into;
+  }
+
+  DenseMap<func::FuncOp, func::FuncOp> variants;
+};
+} // namespace
