@@ -2,8 +2,11 @@
 //
 // Part of gnnc's runtime. Large blocks are mapped from the kernel, their
 // sizes rounded up to a size class; when freed they are kept in a
-// size-ordered pool, up to a bound, and handed out again for a request they
-// exceed by at most a quarter. Small blocks are malloc's.
+// size-ordered pool and handed out again for a request they exceed by at
+// most a quarter. The pool keeps what the program had live at most and no
+// longer has (a step's buffers, for the next step), or a fixed bound if
+// that is more: so the program never holds more than its peak plus that
+// bound. Small blocks are malloc's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +56,11 @@ uint64_t capacityFor(uint64_t bytes) {
 #define GNN_ASAN 1
 #endif
 
+uint64_t physicalBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? uint64_t(pages) * uint64_t(size) : 0;
+}
+
 bool recycles() {
 #ifdef GNN_ASAN
   return false;
@@ -62,12 +70,10 @@ bool recycles() {
 #endif
 }
 
-/// The most bytes kept for reuse: 0 (nothing kept) without recycling;
-/// GNNC_POOL_MB megabytes if set, else 512 MB (a quarter of physical memory
-/// if less). Reuse pays most for many buffers of a few sizes (decoding
-/// steps, small models' training steps); a large model's training step
-/// frees gigabytes of residuals that a larger bound would only keep
-/// resident (measured: no faster, 1.5 GB more at its peak).
+/// The bytes kept for reuse in any case: 0 (nothing kept) without
+/// recycling; GNNC_POOL_MB megabytes if set, else 512 MB (a quarter of
+/// physical memory if less). Beyond it, the pool keeps what the program
+/// had live at most and no longer has.
 uint64_t maxKeptBytes() {
   if (!recycles())
     return 0;
@@ -77,10 +83,7 @@ uint64_t maxKeptBytes() {
     if (end != setting && *end == 0 && mb < (UINT64_MAX >> 20))
       return uint64_t(mb) << 20;
   }
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-  uint64_t physical =
-      pages > 0 && size > 0 ? uint64_t(pages) * uint64_t(size) : 0;
-  return std::min<uint64_t>(physical / 4, uint64_t(512) << 20);
+  return std::min<uint64_t>(physicalBytes() / 4, uint64_t(512) << 20);
 }
 
 void *systemAlloc(uint64_t alignment, uint64_t bytes) {
@@ -114,6 +117,7 @@ public:
       void *block = it->second;
       live[block] = it->first;
       keptBytes -= it->first;
+      liveBytes += it->first;
       kept.erase(it);
       return block;
     }
@@ -123,8 +127,13 @@ public:
       releaseLocked();
       block = mapBlock(capacity);
     }
-    if (block)
+    if (block) {
       live[block] = capacity;
+      liveBytes += capacity;
+      peakLiveBytes = std::max(peakLiveBytes, liveBytes);
+      // More is live now: less of what is kept stays within the peak.
+      trimLocked();
+    }
     return block;
   }
 
@@ -140,15 +149,10 @@ public:
     }
     uint64_t capacity = it->second;
     live.erase(it);
+    liveBytes -= capacity;
     kept.emplace(capacity, block);
     keptBytes += capacity;
-    // Over the bound: drop the largest blocks first.
-    while (keptBytes > limit) {
-      auto largest = std::prev(kept.end());
-      unmapBlock(largest->second, largest->first);
-      keptBytes -= largest->first;
-      kept.erase(largest);
-    }
+    trimLocked();
   }
 
   void release() {
@@ -164,11 +168,32 @@ public:
   uint64_t limitBytes() const { return limit; }
 
 private:
+  /// The most bytes kept now: the bound, or what was live at the peak and
+  /// is not now if more (up to half of physical memory).
+  uint64_t keptLimitLocked() const {
+    if (limit == 0)
+      return 0;
+    return std::max(limit, std::min(peakLiveBytes - liveBytes, maxPeakKept));
+  }
+
+  /// Drops kept blocks, the largest first, until they fit the limit.
+  void trimLocked() {
+    uint64_t keep = keptLimitLocked();
+    while (keptBytes > keep) {
+      auto largest = std::prev(kept.end());
+      unmapBlock(largest->second, largest->first);
+      keptBytes -= largest->first;
+      kept.erase(largest);
+    }
+  }
+
+  /// Drops every kept block and forgets the peak.
   void releaseLocked() {
     for (auto &[capacity, block] : kept)
       unmapBlock(block, capacity);
     kept.clear();
     keptBytes = 0;
+    peakLiveBytes = liveBytes;
   }
 
   std::mutex mutex;
@@ -177,7 +202,10 @@ private:
   /// Freed large blocks by capacity.
   std::multimap<uint64_t, void *> kept;
   uint64_t keptBytes = 0;
+  /// Bytes of the blocks handed out now, and the most at any time.
+  uint64_t liveBytes = 0, peakLiveBytes = 0;
   const uint64_t limit = maxKeptBytes();
+  const uint64_t maxPeakKept = physicalBytes() / 2;
 };
 
 /// Never destroyed: compiled code may free buffers during exit.

@@ -27,12 +27,16 @@ GNNC_EXPORT void *gnn_rt_alloc(uint64_t bytes);
 GNNC_EXPORT void *gnn_rt_aligned_alloc(uint64_t alignment, uint64_t bytes);
 
 /* Frees a block from the functions above (or from malloc); null is a no-op.
- * Large blocks are kept for reuse, up to a bound on the memory kept:
- * GNNC_POOL_MB megabytes if the environment sets it, else 512 MB (a quarter
- * of physical memory if less). */
+ * Large blocks are kept for reuse: as many bytes as were live at the peak
+ * and are not now (up to half of physical memory: what the program's next
+ * step will need again), or the bound gnn_rt_pool_limit_bytes if that is
+ * more. So the process never holds more than its peak plus that bound;
+ * a long-running caller whose peak has passed hands the rest back with
+ * gnn_rt_release_cached_memory. */
 GNNC_EXPORT void gnn_rt_free(void *ptr);
 
-/* Returns every kept block to the system. */
+/* Returns every kept block to the system and forgets the peak (from now
+ * on, the peak is what is live now or later). */
 GNNC_EXPORT void gnn_rt_release_cached_memory(void);
 
 /* Whether freed large blocks are kept for reuse: yes, unless the
@@ -43,9 +47,10 @@ GNNC_EXPORT int gnn_rt_pool_recycles(void);
 /* Bytes kept for reuse now (for tests and diagnostics). */
 GNNC_EXPORT uint64_t gnn_rt_cached_memory_bytes(void);
 
-/* The most bytes kept for reuse: GNNC_POOL_MB megabytes when it is a
- * decimal number, else 512 MB (a quarter of physical memory if less); 0
- * without recycling. Read once per process. */
+/* The bytes kept for reuse beyond what the peak allows: GNNC_POOL_MB
+ * megabytes when it is a decimal number, else 512 MB (a quarter of
+ * physical memory if less); 0 without recycling (then nothing is kept).
+ * Read once per process. */
 GNNC_EXPORT uint64_t gnn_rt_pool_limit_bytes(void);
 
 #ifdef __cplusplus
