@@ -131,6 +131,12 @@ func.func private @runtime_fill(memref<?x4xf32>, memref<?x4xf32>)
 // CHECK-LABEL: func.func @not_a_kernel
 // CHECK:         call @plain(
 // CHECK:         memref.copy
+// CHECK-LABEL: func.func @read_through_call
+// CHECK:         call @neg(
+// CHECK:         memref.copy
+// CHECK-LABEL: func.func @target_from_call
+// CHECK:         call @neg(
+// CHECK:         memref.copy
 // CHECK-NOT:   _into
 func.func @read_between(%m: memref<8xf32>, %g: memref<8xf32>) -> f32 {
   %c0 = arith.constant 0 : index
@@ -168,6 +174,28 @@ func.func @not_a_kernel(%m: memref<8xf32>, %g: memref<8xf32>) {
   %0 = call @plain(%g) : (memref<8xf32>) -> memref<8xf32>
   memref.copy %0, %m : memref<8xf32> to memref<8xf32>
   return
+}
+// The target may come back from a call (not a kernel's new buffer) that
+// takes it; a read of that is a read of the target.
+func.func @read_through_call(%m: memref<8xf32>, %g: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %same = call @identity(%m) : (memref<8xf32>) -> memref<8xf32>
+  %0 = call @neg(%g) : (memref<8xf32>) -> memref<8xf32>
+  %x = memref.load %same[%c0] : memref<8xf32>
+  memref.copy %0, %m : memref<8xf32> to memref<8xf32>
+  return %x : f32
+}
+// A target whose memory is not known to be its own.
+func.func @target_from_call(%m: memref<8xf32>, %g: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %t = call @identity(%m) : (memref<8xf32>) -> memref<8xf32>
+  %0 = call @neg(%g) : (memref<8xf32>) -> memref<8xf32>
+  %x = memref.load %m[%c0] : memref<8xf32>
+  memref.copy %0, %t : memref<8xf32> to memref<8xf32>
+  return %x : f32
+}
+func.func private @identity(%a: memref<8xf32>) -> memref<8xf32> {
+  return %a : memref<8xf32>
 }
 func.func private @neg(%a: memref<8xf32>) -> memref<8xf32> attributes {gnn.kernel} {
   %c0 = arith.constant 0 : index

@@ -16,6 +16,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -104,19 +105,41 @@ bool readsOnlyElementItWrites(memref::AllocOp result, BlockArgument input) {
   return true;
 }
 
-/// `v` and every view or cast of it, recursively.
-llvm::SmallPtrSet<Value, 8> viewsOf(Value v) {
-  llvm::SmallPtrSet<Value, 8> views;
+/// Whether `op`'s results are buffers it allocates: a call of a kernel
+/// that returns a new buffer.
+bool returnsNewBuffer(Operation *op, SymbolTable &symbols) {
+  auto call = dyn_cast<func::CallOp>(op);
+  auto callee = call ? symbols.lookup<func::FuncOp>(call.getCallee()) : nullptr;
+  return callee && returnedAllocation(callee);
+}
+
+/// `v` and every value that may share its memory: views and casts of it,
+/// the buffer results of ops that take it (calls that may return it,
+/// region ops that may yield it), recursively. Only calls of kernels that
+/// return new buffers are known not to.
+llvm::SmallPtrSet<Value, 8> mayAlias(Value v, SymbolTable &symbols) {
+  llvm::SmallPtrSet<Value, 8> aliases;
   SmallVector<Value> work = {v};
+  auto addBuffers = [&](ValueRange results) {
+    for (Value r : results)
+      if (isa<BaseMemRefType>(r.getType()))
+        work.push_back(r);
+  };
   while (!work.empty()) {
     Value next = work.pop_back_val();
-    if (!views.insert(next).second)
+    if (!aliases.insert(next).second)
       continue;
-    for (Operation *user : next.getUsers())
-      if (isa<ViewLikeOpInterface, memref::CastOp>(user))
-        llvm::append_range(work, user->getResults());
+    for (Operation *user : next.getUsers()) {
+      if (user->hasTrait<OpTrait::IsTerminator>()) {
+        if (Operation *parent = user->getParentOp();
+            parent && !isa<FunctionOpInterface>(parent))
+          addBuffers(parent->getResults());
+      } else if (!returnsNewBuffer(user, symbols)) {
+        addBuffers(user->getResults());
+      }
+    }
   }
-  return views;
+  return aliases;
 }
 
 /// The buffer `v` views, through views and casts.
@@ -186,7 +209,14 @@ struct KernelDestinationsPass
     // the call and the copy may read or write it, through any view of the
     // buffer it views. The kernel itself may read it only element by
     // element (see readsOnlyElementItWrites).
-    llvm::SmallPtrSet<Value, 8> aliases = viewsOf(baseBuffer(target));
+    // Whose memory the target is must be known: an argument's or a buffer
+    // the function allocates.
+    Value base = baseBuffer(target);
+    if (!isa<BlockArgument>(base) &&
+        !isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+            base.getDefiningOp()))
+      return;
+    llvm::SmallPtrSet<Value, 8> aliases = mayAlias(base, symbols);
     for (Operation *op = call->getNextNode(); op != copy;
          op = op->getNextNode())
       if (usesAny(op, aliases))
