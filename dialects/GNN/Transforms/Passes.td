@@ -423,9 +423,12 @@ def KernelDestinationsPass : Pass<"gnn-kernel-destinations", "ModuleOp"> {
     buffer as a last argument and writes its result there: no allocation,
     no copy, no page of fresh memory to fault in.
 
-    Conditions: the copy's target (any view of its buffer) is neither read
-    nor written between the call and the copy, is defined before the call,
-    and the call's result is not used after the copy. The kernel may read
+    Conditions: the copy's target is an argument, a buffer the function
+    allocates or a view of one, defined before the call; nothing between
+    the call and the copy reads or writes that buffer (through any view of
+    it, or any buffer that an op taking it may return: only kernels that
+    return new buffers are known not to); and the call's result is not
+    used after the copy. The kernel may read
     the target itself only as an element-wise input: an argument of the
     result's type read by scalar loads at the indices of the kernel's one
     store to its result, before that store, in loops whose distinct
