@@ -186,7 +186,7 @@ struct KernelDestinationsPass
     // Kernels that only their variants replaced are not compiled.
     for (auto [kernel, into] : variants)
       if (SymbolTable::symbolKnownUseEmpty(kernel, module))
-        kernel.erase();
+        symbols.erase(kernel);
   }
 
   /// `copy` of a kernel's result, replaced by a call that writes into the
