@@ -179,6 +179,8 @@ struct KernelDestinationsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     DominanceInfo dominance(module);
+    // A pass instance may run on several modules (one per split input).
+    variants.clear();
     SmallVector<memref::CopyOp> copies;
     module.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     for (memref::CopyOp copy : copies)
@@ -187,6 +189,7 @@ struct KernelDestinationsPass
     for (auto [kernel, into] : variants)
       if (SymbolTable::symbolKnownUseEmpty(kernel, module))
         symbols.erase(kernel);
+    variants.clear();
   }
 
   /// `copy` of a kernel's result, replaced by a call that writes into the
@@ -205,10 +208,6 @@ struct KernelDestinationsPass
         !memref::CastOp::areCastCompatible(targetType, result.getType()) ||
         !dominance.properlyDominates(target, call))
       return;
-    // The target keeps its old contents until the copy: nothing between
-    // the call and the copy may read or write it, through any view of the
-    // buffer it views. The kernel itself may read it only element by
-    // element (see readsOnlyElementItWrites).
     // Whose memory the target is must be known: an argument's or a buffer
     // the function allocates.
     Value base = baseBuffer(target);
@@ -216,6 +215,10 @@ struct KernelDestinationsPass
         !isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
             base.getDefiningOp()))
       return;
+    // The target keeps its old contents until the copy: nothing between
+    // the call and the copy may read or write that memory. The kernel
+    // itself may read it only element by element (see
+    // readsOnlyElementItWrites).
     llvm::SmallPtrSet<Value, 8> aliases = mayAlias(base, symbols);
     for (Operation *op = call->getNextNode(); op != copy;
          op = op->getNextNode())
