@@ -118,6 +118,7 @@ public:
       live[block] = it->first;
       keptBytes -= it->first;
       liveBytes += it->first;
+      peakLiveBytes = std::max(peakLiveBytes, liveBytes);
       kept.erase(it);
       return block;
     }
@@ -173,7 +174,9 @@ private:
   uint64_t keptLimitLocked() const {
     if (limit == 0)
       return 0;
-    return std::max(limit, std::min(peakLiveBytes - liveBytes, maxPeakKept));
+    uint64_t freedSincePeak =
+        peakLiveBytes > liveBytes ? peakLiveBytes - liveBytes : 0;
+    return std::max(limit, std::min(freedSincePeak, maxPeakKept));
   }
 
   /// Drops kept blocks, the largest first, until they fit the limit.
