@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferAliases.h"
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
 
@@ -16,7 +17,6 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -105,43 +105,6 @@ bool readsOnlyElementItWrites(memref::AllocOp result, BlockArgument input) {
   return true;
 }
 
-/// Whether `op`'s results are buffers it allocates: a call of a kernel
-/// that returns a new buffer.
-bool returnsNewBuffer(Operation *op, SymbolTable &symbols) {
-  auto call = dyn_cast<func::CallOp>(op);
-  auto callee = call ? symbols.lookup<func::FuncOp>(call.getCallee()) : nullptr;
-  return callee && returnedAllocation(callee);
-}
-
-/// `v` and every value that may share its memory: views and casts of it,
-/// the buffer results of ops that take it (calls that may return it,
-/// region ops that may yield it), recursively. Only calls of kernels that
-/// return new buffers are known not to.
-llvm::SmallPtrSet<Value, 8> mayAlias(Value v, SymbolTable &symbols) {
-  llvm::SmallPtrSet<Value, 8> aliases;
-  SmallVector<Value> work = {v};
-  auto addBuffers = [&](ValueRange results) {
-    for (Value r : results)
-      if (isa<BaseMemRefType>(r.getType()))
-        work.push_back(r);
-  };
-  while (!work.empty()) {
-    Value next = work.pop_back_val();
-    if (!aliases.insert(next).second)
-      continue;
-    for (Operation *user : next.getUsers()) {
-      if (user->hasTrait<OpTrait::IsTerminator>()) {
-        if (Operation *parent = user->getParentOp();
-            parent && !isa<FunctionOpInterface>(parent))
-          addBuffers(parent->getResults());
-      } else if (!returnsNewBuffer(user, symbols)) {
-        addBuffers(user->getResults());
-      }
-    }
-  }
-  return aliases;
-}
-
 /// The buffer `v` views, through views and casts.
 Value baseBuffer(Value v) {
   while (Operation *def = v.getDefiningOp()) {
@@ -162,29 +125,19 @@ Value withoutCasts(Value v) {
   return v;
 }
 
-/// Whether `op` or an op inside it uses one of `values`.
-bool usesAny(Operation *op, const llvm::SmallPtrSet<Value, 8> &values) {
-  WalkResult walk = op->walk([&](Operation *nested) {
-    for (Value operand : nested->getOperands())
-      if (values.contains(operand))
-        return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return walk.wasInterrupted();
-}
-
 struct KernelDestinationsPass
     : public gnn::impl::KernelDestinationsPassBase<KernelDestinationsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    gnn::FreshResults fresh(module);
     DominanceInfo dominance(module);
     // A pass instance may run on several modules (one per split input).
     variants.clear();
     SmallVector<memref::CopyOp> copies;
     module.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     for (memref::CopyOp copy : copies)
-      writeInPlace(copy, symbols, dominance);
+      writeInPlace(copy, symbols, fresh, dominance);
     // Kernels that only their variants replaced are not compiled.
     for (auto [kernel, into] : variants)
       if (SymbolTable::symbolKnownUseEmpty(kernel, module))
@@ -195,7 +148,7 @@ struct KernelDestinationsPass
   /// `copy` of a kernel's result, replaced by a call that writes into the
   /// copy's target where that is the same.
   void writeInPlace(memref::CopyOp copy, SymbolTable &symbols,
-                    DominanceInfo &dominance) {
+                    gnn::FreshResults &fresh, DominanceInfo &dominance) {
     auto call = copy.getSource().getDefiningOp<func::CallOp>();
     if (!call || call->getNumResults() != 1 ||
         call->getBlock() != copy->getBlock())
@@ -219,20 +172,17 @@ struct KernelDestinationsPass
     // the call and the copy may read or write that memory. The kernel
     // itself may read it only element by element (see
     // readsOnlyElementItWrites).
-    llvm::SmallPtrSet<Value, 8> aliases = mayAlias(base, symbols);
-    for (Operation *op = call->getNextNode(); op != copy;
-         op = op->getNextNode())
-      if (usesAny(op, aliases))
-        return;
-    for (OpOperand &operand : call->getOpOperands()) {
-      if (!aliases.contains(operand.get()))
-        continue;
-      if (withoutCasts(operand.get()) != withoutCasts(target) ||
-          operand.get().getType() != result.getType() ||
-          !readsOnlyElementItWrites(
-              result, kernel.getArgument(operand.getOperandNumber())))
-        return;
-    }
+    bool untouched = gnn::visitAliasUses(
+        copy->getBlock(), {base}, fresh, [&](OpOperand &use, Operation *op) {
+          if (op == call)
+            return withoutCasts(use.get()) == withoutCasts(target) &&
+                   use.get().getType() == result.getType() &&
+                   readsOnlyElementItWrites(
+                       result, kernel.getArgument(use.getOperandNumber()));
+          return !call->isBeforeInBlock(op) || !op->isBeforeInBlock(copy);
+        });
+    if (!untouched)
+      return;
     // The result is read only until the copy, which then leaves the
     // target equal to it.
     for (Operation *user : call->getResult(0).getUsers()) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferAliases.h"
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
 
@@ -23,6 +24,8 @@ namespace mlir::gnn {
 } // namespace mlir::gnn
 
 using namespace mlir;
+using gnn::FreshResults;
+using gnn::visitAliasUses;
 
 namespace {
 constexpr llvm::StringLiteral kUpdates = gnn::GNNDialect::kUpdatesAttrName,
@@ -54,75 +57,6 @@ BlockArgument updatedArgument(func::FuncOp function, unsigned result,
                            << name
                            << ", which is not a writable buffer of its shape";
   return nullptr;
-}
-
-/// Whether functions return only buffers they allocated (or that functions
-/// they call allocated): the results of a call of one never alias its
-/// operands. Memoized; a function on a call cycle is taken to return
-/// anything.
-class FreshResults {
-public:
-  explicit FreshResults(ModuleOp module) : symbols(module) {}
-
-  /// Whether `v` is a new buffer: allocated, or returned by such a
-  /// function, possibly cast.
-  bool isFresh(Value v) {
-    while (auto cast = v.getDefiningOp<memref::CastOp>())
-      v = cast.getSource();
-    Operation *def = v.getDefiningOp();
-    if (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(def))
-      return true;
-    auto call = dyn_cast_or_null<func::CallOp>(def);
-    return call && returnsFresh(call);
-  }
-
-  bool returnsFresh(func::CallOp call) {
-    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-    if (!callee || callee.isExternal())
-      return false;
-    auto [it, inserted] = known.try_emplace(callee, false);
-    if (!inserted)
-      return it->second;
-    bool fresh = true;
-    callee.walk([&](func::ReturnOp ret) {
-      for (Value v : ret.getOperands())
-        if (isa<BaseMemRefType>(v.getType()))
-          fresh = fresh && isFresh(v);
-    });
-    return known[callee] = fresh;
-  }
-
-  /// Forgets what is known: a function's results changed.
-  void forget() { known.clear(); }
-
-private:
-  SymbolTable symbols;
-  DenseMap<Operation *, bool> known;
-};
-
-/// Visits every use of `roots` and of the values that may alias them (the
-/// memref results of the ops that use them, but those of calls returning
-/// new buffers), with the op of `block` that the use is in. Returns false,
-/// stopping there, at a use outside `block` or where `visit` does.
-bool visitAliasUses(Block *block, ArrayRef<Value> roots, FreshResults &fresh,
-                    function_ref<bool(OpOperand &, Operation *)> visit) {
-  SmallVector<Value> work(roots);
-  DenseSet<Value> seen(roots.begin(), roots.end());
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *op = block->findAncestorOpInBlock(*use.getOwner());
-      if (!op || !visit(use, op))
-        return false;
-      auto call = dyn_cast<func::CallOp>(op);
-      if (call && fresh.returnsFresh(call))
-        continue;
-      for (Value r : op->getResults())
-        if (isa<BaseMemRefType>(r.getType()) && seen.insert(r).second)
-          work.push_back(r);
-    }
-  }
-  return true;
 }
 
 /// Where the copy of the update that `ret` returns as `result` into
