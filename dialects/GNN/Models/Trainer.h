@@ -199,8 +199,11 @@ private:
 
   ModelConfig config;
   TrainerOptions options;
+  /// Whether gradients are summed over several batches per update.
+  bool accumulates() const { return options.gradAccum > 1; }
+
   /// Trained parameters by canonical name; Adam moments and accumulated
-  /// gradients alike.
+  /// gradients (only with accumulation) alike.
   TensorMap params, moment1, moment2, accumulated;
   /// Tensors of the initial weights that are not trained.
   TensorMap untrained;

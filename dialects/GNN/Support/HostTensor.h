@@ -48,7 +48,7 @@ struct HostTensor {
     return reinterpret_cast<const T *>(data());
   }
   /// Allocates zeroed storage (8-byte aligned) for the current dtype and
-  /// shape.
+  /// shape, from the runtime's pool, its pages written (faulted in) now.
   void allocate();
   /// Allocates storage that is not zeroed, from the runtime's pool (large
   /// blocks are reused, not mapped and faulted in afresh): for tensors the

@@ -71,9 +71,12 @@ int64_t HostTensor::numElements() const {
 
 HostTensor::HostTensor(const HostTensor &other)
     : dtype(other.dtype), shape(other.shape) {
-  allocate();
-  if (other.data())
-    std::memcpy(data(), other.data(), numBytes());
+  if (!other.data()) {
+    allocate();
+    return;
+  }
+  allocateUninitialized();
+  std::memcpy(data(), other.data(), numBytes());
 }
 
 HostTensor &HostTensor::operator=(const HostTensor &other) {
@@ -83,12 +86,13 @@ HostTensor &HostTensor::operator=(const HostTensor &other) {
 }
 
 void HostTensor::allocate() {
-  // calloc's blocks suit any element type; never empty, so data() of a
-  // tensor without elements is a valid pointer too.
-  void *fresh = std::calloc(std::max<size_t>(numBytes(), 1), 1);
-  if (!fresh)
-    llvm::report_bad_alloc_error("HostTensor: out of memory");
-  adopt(fresh, fresh, &std::free);
+  // Zeroed by writing, not by calloc's lazily mapped zero pages: a compiled
+  // program that reads such a page (an optimizer's moments) and then writes
+  // it would take a second fault per page whose copy-on-write flushes the
+  // page from every thread's TLB (an interrupt to each core). Written pages
+  // cost one fault each; large blocks come from the runtime's pool.
+  allocateUninitialized();
+  std::memset(data(), 0, std::max<size_t>(numBytes(), 1));
 }
 
 void HostTensor::allocateUninitialized() {
@@ -108,7 +112,7 @@ HostTensor HostTensor::ids(llvm::ArrayRef<int64_t> values) {
   HostTensor t;
   t.dtype = DType::I64;
   t.shape = {int64_t(values.size())};
-  t.allocate();
+  t.allocateUninitialized();
   if (!values.empty())
     std::memcpy(t.data(), values.data(), values.size() * sizeof(int64_t));
   return t;
@@ -127,7 +131,7 @@ HostTensor HostTensor::concatRows(llvm::ArrayRef<HostTensor> parts) {
            part.shape.size() == joined.shape.size() && "rows of another shape");
     joined.shape[0] += part.shape[0];
   }
-  joined.allocate();
+  joined.allocateUninitialized();
   char *to = static_cast<char *>(joined.data());
   for (const HostTensor &part : parts) {
     std::memcpy(to, part.data(), part.numBytes());

@@ -110,7 +110,7 @@ Expected<TensorMap> mlir::gnn::parseSafeTensors(StringRef bytes,
       return bad("holds " + llvm::Twine(*end - *begin) + " bytes, but " +
                  tensor.describe() + " needs " + llvm::Twine(expected));
     ranges.emplace_back(*begin, *end);
-    tensor.allocate();
+    tensor.allocateUninitialized();
     if (expected)
       std::memcpy(tensor.data(), data.data() + *begin, expected);
     tensors.emplace(name, std::move(tensor));

@@ -186,7 +186,10 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
     const HostTensor &p = t->params[name];
     t->moment1[name] = zeros(p.shape);
     t->moment2[name] = zeros(p.shape);
-    t->accumulated[name] = zeros(p.shape);
+    // Without accumulation each update uses one batch's gradients: there is
+    // no sum to keep between steps (nor to write into every state file).
+    if (t->accumulates())
+      t->accumulated[name] = zeros(p.shape);
   }
   t->pe =
       positionTable(t->untrained, "pos_enc.pe", config.maxLen, config.dModel);
@@ -482,7 +485,8 @@ TensorMap Trainer::collectState(const TrainingPosition &p, bool views) const {
     s["param." + name] = take(params.at(name));
     s["adam.m." + name] = take(moment1.at(name));
     s["adam.v." + name] = take(moment2.at(name));
-    s["accum." + name] = take(accumulated.at(name));
+    if (accumulates())
+      s["accum." + name] = take(accumulated.at(name));
   }
   s[kPosition] =
       HostTensor::ids({p.step, p.epoch, p.batch, p.batchesSeen, p.pending});
@@ -502,8 +506,11 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
                 "training options (seed, batch size, smoothing, dropout, "
                 "schedule, accumulation, tying or shuffling differ)");
   // Check everything before changing anything.
+  llvm::SmallVector<const char *> kinds = {"param.", "adam.m.", "adam.v."};
+  if (accumulates())
+    kinds.push_back("accum.");
   for (const std::string &name : names)
-    for (const char *kind : {"param.", "adam.m.", "adam.v.", "accum."}) {
+    for (const char *kind : kinds) {
       auto it = s.find(kind + name);
       if (it == s.end() || it->second.dtype != DType::F32 ||
           it->second.shape != params[name].shape)
@@ -514,7 +521,8 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
     params[name] = s.at("param." + name);
     moment1[name] = s.at("adam.m." + name);
     moment2[name] = s.at("adam.v." + name);
-    accumulated[name] = s.at("accum." + name);
+    if (accumulates())
+      accumulated[name] = s.at("accum." + name);
   }
   const int64_t *v = pos->second.as<int64_t>();
   TrainingPosition p{v[0], v[1], v[2], v[3], v[4]};
