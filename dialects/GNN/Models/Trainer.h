@@ -153,6 +153,7 @@ public:
   double learningRate(int64_t t) const;
 
   const TrainingPosition &getPosition() const { return position; }
+  const TrainerOptions &getOptions() const { return options; }
   void setPosition(const TrainingPosition &p) { position = p; }
   const CompileInfo &getCompileInfo() const {
     return program->getCompileInfo();

@@ -17,6 +17,13 @@
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::gnn {
+/// The buffer `v` casts (through any number of memref.cast), or `v`.
+inline Value withoutCasts(Value v) {
+  while (auto cast = v.getDefiningOp<memref::CastOp>())
+    v = cast.getSource();
+  return v;
+}
+
 /// Whether functions return only buffers they allocated (or that functions
 /// they call allocated): the results of a call of one never alias its
 /// operands. Memoized; a function on a call cycle is taken to return
@@ -28,9 +35,7 @@ public:
   /// Whether `v` is a new buffer: allocated, or returned by such a
   /// function, possibly cast.
   bool isFresh(Value v) {
-    while (auto cast = v.getDefiningOp<memref::CastOp>())
-      v = cast.getSource();
-    Operation *def = v.getDefiningOp();
+    Operation *def = withoutCasts(v).getDefiningOp();
     if (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(def))
       return true;
     auto call = dyn_cast_or_null<func::CallOp>(def);

@@ -118,13 +118,6 @@ Value baseBuffer(Value v) {
   return v;
 }
 
-/// The buffer `v` casts, through casts.
-Value withoutCasts(Value v) {
-  while (auto cast = v.getDefiningOp<memref::CastOp>())
-    v = cast.getSource();
-  return v;
-}
-
 struct KernelDestinationsPass
     : public gnn::impl::KernelDestinationsPassBase<KernelDestinationsPass> {
   void runOnOperation() override {
@@ -175,7 +168,7 @@ struct KernelDestinationsPass
     bool untouched = gnn::visitAliasUses(
         copy->getBlock(), {base}, fresh, [&](OpOperand &use, Operation *op) {
           if (op == call)
-            return withoutCasts(use.get()) == withoutCasts(target) &&
+            return gnn::withoutCasts(use.get()) == gnn::withoutCasts(target) &&
                    use.get().getType() == result.getType() &&
                    readsOnlyElementItWrites(
                        result, kernel.getArgument(use.getOperandNumber()));
