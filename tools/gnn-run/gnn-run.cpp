@@ -20,6 +20,7 @@
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "GNN/Transforms/Differentiate.h"
@@ -293,6 +294,7 @@ buildGraph(const TensorMap &tensors, const std::string &prefix,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  keepFreedHeapForReuse();
   // libLLVM registers an option named "threads" of its own; gnn-run's
   // --threads is part of its interface, so LLVM's is renamed first.
   auto &registered = cl::getRegisteredOptions();

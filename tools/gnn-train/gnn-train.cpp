@@ -21,6 +21,7 @@
 #include "GNN/Models/Trainer.h"
 #include "GNN/Models/TransformerRunner.h"
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "gnnc/cuda.h"
@@ -283,6 +284,7 @@ llvm::Error checkOptions(int threads) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  keepFreedHeapForReuse();
   // libLLVM registers an option named "threads" of its own; --threads is
   // part of gnn-train's interface, so LLVM's is renamed first.
   auto &registered = cl::getRegisteredOptions();
