@@ -92,7 +92,7 @@ void expectFirstAdamStep(const Trainer &trainer, const TensorMap &start,
     // After an update the sum starts again from zero; without accumulation
     // there is none.
     auto kept = state.find("accum." + name);
-    EXPECT_EQ(kept != state.end(), trainer.getOptions().gradAccum > 1) << name;
+    EXPECT_EQ(kept != state.end(), trainer.getOptions().accumulates()) << name;
     const float *sum = kept != state.end() ? kept->second.as<float>() : nullptr;
     for (int64_t i = 0; i < p.numElements(); ++i) {
       double total = factor * double(g[i]);

@@ -39,6 +39,9 @@ struct TrainerOptions {
   int64_t warmup = 4000;
   /// Gradients of this many batches are summed before one update.
   int64_t gradAccum = 1;
+  /// Whether gradients are summed over several batches per update (and a
+  /// sum is kept between steps).
+  bool accumulates() const { return gradAccum > 1; }
   /// src_embed.lut.weight, tgt_embed.lut.weight and generator.proj.weight
   /// are one tensor.
   bool tieWeights = false;
@@ -200,9 +203,6 @@ private:
 
   ModelConfig config;
   TrainerOptions options;
-  /// Whether gradients are summed over several batches per update.
-  bool accumulates() const { return options.gradAccum > 1; }
-
   /// Trained parameters by canonical name; Adam moments and accumulated
   /// gradients (only with accumulation) alike.
   TensorMap params, moment1, moment2, accumulated;

@@ -111,7 +111,7 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
   for (auto &entry : trained)
     steps.push_back(std::move(entry.second));
   if (failed(buildTrainStep(*grad, config, steps,
-                            /*accumulate=*/options.gradAccum > 1)))
+                            /*accumulate=*/options.accumulates())))
     return fail("cannot build the training step:\n" + diagnostics);
   return std::move(module);
 }
@@ -188,7 +188,7 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
     t->moment2[name] = zeros(p.shape);
     // Without accumulation each update uses one batch's gradients: there is
     // no sum to keep between steps (nor to write into every state file).
-    if (t->accumulates())
+    if (t->options.accumulates())
       t->accumulated[name] = zeros(p.shape);
   }
   t->pe =
@@ -485,7 +485,7 @@ TensorMap Trainer::collectState(const TrainingPosition &p, bool views) const {
     s["param." + name] = take(params.at(name));
     s["adam.m." + name] = take(moment1.at(name));
     s["adam.v." + name] = take(moment2.at(name));
-    if (accumulates())
+    if (options.accumulates())
       s["accum." + name] = take(accumulated.at(name));
   }
   s[kPosition] =
@@ -507,7 +507,7 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
                 "schedule, accumulation, tying or shuffling differ)");
   // Check everything before changing anything.
   llvm::SmallVector<const char *> kinds = {"param.", "adam.m.", "adam.v."};
-  if (accumulates())
+  if (options.accumulates())
     kinds.push_back("accum.");
   for (const std::string &name : names)
     for (const char *kind : kinds) {
@@ -521,7 +521,7 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
     params[name] = s.at("param." + name);
     moment1[name] = s.at("adam.m." + name);
     moment2[name] = s.at("adam.v." + name);
-    if (accumulates())
+    if (options.accumulates())
       accumulated[name] = s.at("accum." + name);
   }
   const int64_t *v = pos->second.as<int64_t>();
