@@ -47,10 +47,10 @@ func.func @attention(%g: !gnn.graph<general>,
 // CHECK-LABEL: func @unused_grad(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<?x3xf32> {gnn.differentiable}, %[[Y:[^:]*]]: tensor<?x3xf32> {gnn.differentiable})
 // CHECK-SAME: -> (tensor<1xf32>, tensor<?x3xf32>, tensor<?x3xf32> {gnn.name = "grad.arg0"}, tensor<?x3xf32> {gnn.name = "grad.arg1"})
+// CHECK-DAG: %[[SEED:.*]] = arith.constant dense<1.000000e+00> : tensor<1xf32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
 // CHECK: %[[L:.*]] = gnn.sum_to %[[X]] : tensor<?x3xf32> -> tensor<1xf32>
-// CHECK: %[[SEED:.*]] = arith.constant dense<1.000000e+00> : tensor<1xf32>
 // CHECK: %[[DX:.*]] = gnn.broadcast %[[SEED]] like %[[X]]
-// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
 // CHECK: %[[DY:.*]] = gnn.broadcast %[[ZERO]] like %[[Y]]
 // CHECK-NEXT: return %[[L]], %[[Y]], %[[DX]], %[[DY]]
 func.func @unused(%x: tensor<?x3xf32> {gnn.differentiable}, %y: tensor<?x3xf32> {gnn.differentiable}) -> (tensor<1xf32>, tensor<?x3xf32>) {
@@ -359,5 +359,28 @@ func.func @graph_state(%g: !gnn.graph<general>, %x: tensor<?x4xf32> {gnn.differe
 func.func @residual(%x: tensor<5x4xf32> {gnn.differentiable}, %w: tensor<4x4xf32> {gnn.differentiable}) -> tensor<f32> {
   %y = gnn.linear %x, %w plus %x : (tensor<5x4xf32>, tensor<4x4xf32>, tensor<5x4xf32>) -> tensor<?x4xf32>
   %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// The adjoint of a node-wise product reads the other factor and the
+// result's gradient only: the seed's broadcast ones become a constant of the
+// body, which folds away, and the body that is left passes the other factor
+// through. Nothing of the forward's product is read again.
+// CHECK-LABEL: func @product_grad(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x4xf32> {gnn.differentiable}, %[[W:[^:]*]]: tensor<?x4xf32>)
+// CHECK: %[[P:.*]] = gnn.apply_nodes(%[[X]], %[[W]])
+// CHECK: %[[L:.*]] = gnn.sum_to %[[P]]
+// CHECK-NOT: gnn.broadcast
+// CHECK-NOT: gnn.apply_nodes
+// CHECK: return %[[L]], %[[W]]
+func.func @product(%x: tensor<?x4xf32> {gnn.differentiable}, %w: tensor<?x4xf32>) -> tensor<f32> {
+  %p = gnn.apply_nodes(%x, %w) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %p : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }

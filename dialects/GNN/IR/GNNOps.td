@@ -279,6 +279,7 @@ def GNN_ApplyNodesOp : GNN_Op<"apply_nodes", [Pure,
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def GNN_FilterNodesOp : GNN_Op<"filter_nodes", [Pure, AttrSizedOperandSegments,

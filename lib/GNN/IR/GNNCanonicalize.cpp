@@ -7,7 +7,10 @@
 
 #include "GNN/IR/GNNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/BitVector.h"
 
 #include <algorithm>
 
@@ -175,4 +178,135 @@ struct PruneMessages : OpRewritePattern<SendAndRecvOp> {
 void SendAndRecvOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                 MLIRContext *context) {
   results.add<PruneMessages>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// ApplyNodesOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The value of every element of `feature` if it is a splat constant or a
+/// broadcast of one (a gradient's seed), else null.
+TypedAttr splatValueOf(Value feature) {
+  while (auto broadcast = feature.getDefiningOp<BroadcastOp>())
+    feature = broadcast.getInput();
+  SplatElementsAttr splat;
+  if (!matchPattern(feature, m_Constant(&splat)))
+    return {};
+  return dyn_cast<TypedAttr>(splat.getSplatValue<Attribute>());
+}
+
+/// A body reads a splat constant input as a scalar constant of its own, so
+/// that the input need not be materialized, and read, per element.
+struct InlineConstantInputs : OpRewritePattern<ApplyNodesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyNodesOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    bool changed = false;
+    for (auto [input, arg] : llvm::zip(op.getInputs(), body.getArguments())) {
+      if (arg.use_empty())
+        continue;
+      TypedAttr value = splatValueOf(input);
+      if (!value || value.getType() != arg.getType())
+        continue;
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&body);
+      Value scalar = rewriter.create<arith::ConstantOp>(op.getLoc(), value);
+      rewriter.replaceAllUsesWith(arg, scalar);
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
+/// Drops inputs the body does not read, and repeats of an input, while the
+/// rest still give the result its per-row shape (an input may be there
+/// only to broadcast the others).
+struct DropUnreadInputs : OpRewritePattern<ApplyNodesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyNodesOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    OperandRange inputs = op.getInputs();
+    unsigned count = inputs.size();
+    FailureOr<SmallVector<int64_t>> shape = itemShapeOf(op, {});
+    if (failed(shape))
+      return failure();
+    llvm::BitVector dropped(count);
+    bool changed = false;
+    for (unsigned i = 0; i < count; ++i) {
+      BlockArgument arg = body.getArgument(i);
+      for (unsigned j = 0; j < i && !arg.use_empty(); ++j)
+        if (!dropped[j] && inputs[j] == inputs[i]) {
+          rewriter.replaceAllUsesWith(arg, body.getArgument(j));
+          changed = true;
+        }
+      if (!arg.use_empty())
+        continue;
+      dropped.set(i);
+      FailureOr<SmallVector<int64_t>> rest = itemShapeOf(op, dropped);
+      if (failed(rest) || *rest != *shape)
+        dropped.reset(i);
+    }
+    if (dropped.none())
+      return success(changed);
+    rewriter.modifyOpInPlace(op, [&] {
+      op->eraseOperands(dropped);
+      body.eraseArguments(dropped);
+    });
+    return success();
+  }
+
+private:
+  /// The per-row shape the inputs not in `dropped` broadcast to; failure if
+  /// none is left.
+  static FailureOr<SmallVector<int64_t>>
+  itemShapeOf(ApplyNodesOp op, const llvm::BitVector &dropped) {
+    SmallVector<int64_t> shape;
+    bool any = false;
+    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+      if (!dropped.empty() && dropped[i])
+        continue;
+      FailureOr<SmallVector<int64_t>> merged =
+          broadcastItemShapes(
+          shape, getItemShape(cast<ShapedType>(input.getType())));
+      if (failed(merged))
+        return failure();
+      shape = *merged;
+      any = true;
+    }
+    if (!any)
+      return failure();
+    return shape;
+  }
+};
+
+/// A body that yields one of its elements unchanged is that input, where
+/// the input already has the result's type.
+struct ForwardYieldedInput : OpRewritePattern<ApplyNodesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyNodesOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto arg = dyn_cast<BlockArgument>(
+        cast<YieldOp>(body.getTerminator()).getValues().front());
+    if (!arg || arg.getOwner() != &body)
+      return failure();
+    Value input = op.getInputs()[arg.getArgNumber()];
+    if (input.getType() != op.getResult().getType())
+      return failure();
+    rewriter.replaceOp(op, input);
+    return success();
+  }
+};
+} // namespace
+
+void ApplyNodesOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                               MLIRContext *context) {
+  results.add<InlineConstantInputs, DropUnreadInputs, ForwardYieldedInput>(
+      context);
 }

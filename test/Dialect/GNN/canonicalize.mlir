@@ -121,3 +121,71 @@ func.func @broadcast_same(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x
   %b = gnn.broadcast %x like %y : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
   return %b : tensor<?x4xf32>
 }
+
+// -----
+
+// A node-wise body reads a splat constant input, or a broadcast of one, as a
+// scalar constant (which the folder hoists out of the body, as it does the
+// body's own); inputs it does not read, and repeats, are dropped.
+// CHECK-LABEL: func @apply_nodes_constant_inputs
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x4xf32>, %[[S:[^:]*]]: tensor<f32>)
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[THREE:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK-NOT: gnn.broadcast
+// CHECK: gnn.apply_nodes(%[[X]]) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[A]], %[[A]]
+// CHECK: %[[N:.*]] = arith.mulf %[[M]], %[[TWO]]
+// CHECK: arith.addf %[[N]], %[[THREE]]
+// CHECK: } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+func.func @apply_nodes_constant_inputs(%x: tensor<?x4xf32>, %s: tensor<f32>) -> tensor<?x4xf32> {
+  %two = arith.constant dense<2.0> : tensor<f32>
+  %c = gnn.broadcast %two like %x : tensor<f32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  %three = arith.constant dense<3.0> : tensor<4x4xf32>
+  %u = gnn.broadcast %s like %x : tensor<f32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  %r = gnn.apply_nodes(%x, %c, %x, %u) {
+  ^bb0(%a: f32, %b: f32, %a2: f32, %unused: f32):
+    %m = arith.mulf %a, %a2 : f32
+    %n = arith.mulf %m, %b : f32
+    %t = arith.constant 3.0 : f32
+    %o = arith.addf %n, %t : f32
+    gnn.yield %o : f32
+  } : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
+}
+
+// -----
+
+// An unread input that gives the result its per-row shape stays.
+// CHECK-LABEL: func @apply_nodes_keeps_shape
+// CHECK-SAME: (%[[Z:[^:]*]]: tensor<?x2x1xf32>, %[[V:[^:]*]]: tensor<?x2x8xf32>)
+// CHECK: gnn.apply_nodes(%[[Z]], %[[V]])
+// CHECK: } : (tensor<?x2x1xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+func.func @apply_nodes_keeps_shape(%z: tensor<?x2x1xf32>, %v: tensor<?x2x8xf32>) -> tensor<?x2x8xf32> {
+  %r = gnn.apply_nodes(%z, %v) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    gnn.yield %e : f32
+  } : (tensor<?x2x1xf32>, tensor<?x2x8xf32>) -> tensor<?x2x8xf32>
+  return %r : tensor<?x2x8xf32>
+}
+
+// -----
+
+// A body that passes an element through is its input where the types
+// agree, and not where the op broadcasts it.
+// CHECK-LABEL: func @apply_nodes_pass_through
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x4xf32>, %[[Z:[^:]*]]: tensor<?x1xf32>)
+// CHECK: %[[B:.*]] = gnn.apply_nodes(%[[Z]], %[[X]])
+// CHECK: return %[[X]], %[[B]]
+func.func @apply_nodes_pass_through(%x: tensor<?x4xf32>, %z: tensor<?x1xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %same = gnn.apply_nodes(%z, %x) {
+  ^bb0(%a: f32, %b: f32):
+    gnn.yield %b : f32
+  } : (tensor<?x1xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %wide = gnn.apply_nodes(%z, %x) {
+  ^bb0(%a: f32, %b: f32):
+    gnn.yield %a : f32
+  } : (tensor<?x1xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %same, %wide : tensor<?x4xf32>, tensor<?x4xf32>
+}

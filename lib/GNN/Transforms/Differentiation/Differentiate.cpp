@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -88,6 +89,19 @@ static void eraseDeadOps(Block &body) {
   }
 }
 
+/// Adjoints of node-wise ops read every input of the op they differentiate
+/// and the seed's broadcast ones; the canonical forms of the node-wise ops
+/// drop what a body does not read, take constants into it and forward a
+/// body that passes an element through.
+static void simplifyAdjoints(MutableArrayRef<func::FuncOp> fns) {
+  MLIRContext *context = fns.front().getContext();
+  RewritePatternSet patterns(context);
+  ApplyNodesOp::getCanonicalizationPatterns(patterns, context);
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  for (func::FuncOp fn : fns)
+    (void)applyPatternsAndFoldGreedily(fn, frozen);
+}
+
 static std::string argumentName(func::FuncOp fn, unsigned i) {
   if (auto name = fn.getArgAttrOfType<StringAttr>(i, GNNDialect::kNameAttrName))
     return name.str();
@@ -130,6 +144,20 @@ public:
   /// The tape of `callee`; null functions where its residuals are not all
   /// tensors (the caller then uses vjpOf).
   FailureOr<CalleeTape> tapeOf(func::FuncOp callee, Operation *user) override;
+
+  /// The VJP and tape functions built so far.
+  SmallVector<func::FuncOp> written() {
+    SmallVector<func::FuncOp> fns;
+    for (auto &entry : vjps)
+      fns.push_back(entry.second);
+    for (auto &entry : tapes) {
+      if (entry.second.fwd && entry.second.fwd.getOperation() != entry.first)
+        fns.push_back(entry.second.fwd);
+      if (entry.second.vjp)
+        fns.push_back(entry.second.vjp);
+    }
+    return fns;
+  }
 
   /// Erases the VJP functions built so far (after a failure).
   void discard() {
@@ -521,6 +549,9 @@ FailureOr<func::FuncOp> mlir::gnn::differentiateFunction(func::FuncOp fn,
                                          ValueRange(results).getTypes()));
   grad.setAllResultAttrs(resultAttrs);
   eraseDeadOps(body);
+  SmallVector<func::FuncOp> written = differentiator.written();
+  written.push_back(grad);
+  simplifyAdjoints(written);
   return grad;
 }
 
