@@ -507,24 +507,36 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>, 
 // CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?xindex>
 // CHECK-NOT: memref.alloc(
 // CHECK: scf.if
-// If so, one pass with a thread per block and head: its keys and values
-// transposed once, then per tile of its destinations S and dP (no operand
-// transposed: flag 0), D from them, then dQ and, through the GEMM with a
-// transposed left operand (flag 2), dK and dV: five GEMMs.
+// If so, one pass with a thread per block and head. A block of more than
+// one tile (64 destinations) has its sources' dK and dV rows zeroed and its
+// keys and values transposed once; then per tile of its destinations S and
+// dP (flag 0 on the transposed copies, else flag 1: the products transpose
+// K and V themselves), D from them, then dQ and, through the GEMM with a
+// transposed left operand (flag 2), dK and dV (beta 1 over several tiles,
+// else 0): five GEMMs.
 // CHECK: scf.parallel
 // CHECK: memref.alloca() : memref<64x256xf32>
 // CHECK-NEXT: memref.alloca() : memref<64x256xf32>
 // CHECK: %[[KT:.*]] = memref.alloca() : memref<8x256xf32>
 // CHECK-NEXT: %[[VT:.*]] = memref.alloca() : memref<8x256xf32>
+// CHECK: %[[TILED:.*]] = arith.cmpi ugt, %{{.*}}, %c64
+// CHECK: %[[BETA:.*]] = arith.select %[[TILED]], %{{.*}}, %{{.*}} : f32
+// CHECK: scf.if %[[TILED]] {
+// CHECK: vector.store
+// CHECK: vector.store
 // CHECK: memref.subview %[[KT]]
 // CHECK: call @gnn_rt_transpose
 // CHECK: memref.subview %[[VT]]
 // CHECK: call @gnn_rt_transpose
+// CHECK: }
 // CHECK: scf.for
+// CHECK: %[[FLAGS:.*]] = arith.select %[[TILED]], %c0_i32, %c1_i32 : i32
 // CHECK: memref.subview %[[KT]]
-// CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
+// CHECK: %[[KOP:.*]] = arith.select %[[TILED]]
+// CHECK: call @gnn_rt_gemm({{.*}}, %[[KOP]], %{{.*}}, %[[FLAGS]],
 // CHECK: memref.subview %[[VT]]
-// CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
+// CHECK: %[[VOP:.*]] = arith.select %[[TILED]]
+// CHECK: call @gnn_rt_gemm({{.*}}, %[[VOP]], %{{.*}}, %[[FLAGS]],
 // One exponential per edge: P and D in one sweep that keeps P, then dS
 // from the kept P.
 // CHECK: math.exp
@@ -535,7 +547,7 @@ func.func @fused_attention_grad(%g: !gnn.graph<general>, %q: tensor<?x2x8xf32>, 
 // CHECK: vector.load {{.*}} : memref<256xf32>, vector<{{[0-9]+}}xf32>
 // CHECK-NOT: math.exp
 // CHECK: call @gnn_rt_gemm({{.*}}, %c0_i32
-// CHECK-COUNT-2: call @gnn_rt_gemm({{.*}}, %c2_i32
+// CHECK-COUNT-2: call @gnn_rt_gemm({{.*}}, %c2_i32{{(_[0-9]+)?}}, %{{.*}}, %[[BETA]])
 // No reversed graph is built for it.
 // CHECK-NOT: call @gnn_rt_gemm
 // CHECK-NOT: call @gnn_rt_bad_coo

@@ -270,8 +270,7 @@ private:
     for (auto [i, input] : llvm::enumerate(op.getInputs())) {
       if (!dropped.empty() && dropped[i])
         continue;
-      FailureOr<SmallVector<int64_t>> merged =
-          broadcastItemShapes(
+      FailureOr<SmallVector<int64_t>> merged = broadcastItemShapes(
           shape, getItemShape(cast<ShapedType>(input.getType())));
       if (failed(merged))
         return failure();

@@ -275,21 +275,37 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
         }
       },
       [&](Value first, Value end, Value lo, Value hi, ValueRange head) {
-        // The block's tiles add up the gradients of its sources.
-        Value dkZeros = l.floatConst(VectorType::get({p.d}, t), 0.0);
-        Value dvZeros = l.floatConst(VectorType::get({p.dvSize}, t), 0.0);
-        l.serial(lo, hi, [&](Value src) {
-          b.create<vector::StoreOp>(loc, dkZeros, p.dk, rowStart(l, src, head));
-          b.create<vector::StoreOp>(loc, dvZeros, p.dv, rowStart(l, src, head));
-        });
-        // Its keys and values transposed once for all its tiles, whose S
-        // and dP products then read them as they lie.
-        if (keysT) {
-          Value width = b.create<arith::SubIOp>(loc, hi, lo);
-          tiles.transpose(tiles.view(p.k.memref, lo, width, head, p.d),
-                          tiles.tileView(keysT, l.idx(p.d), width));
-          tiles.transpose(tiles.view(p.v.memref, lo, width, head, p.dvSize),
-                          tiles.tileView(valuesT, l.idx(p.dvSize), width));
+        // A block of several tiles adds up the gradients of its sources over
+        // them (a causal block's first tiles reach fewer sources), from
+        // zeros; a block of one tile writes them once.
+        Value tiled = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ugt,
+            b.create<arith::SubIOp>(loc, end, first), l.idx(kTileRows));
+        Value sourceBeta = b.create<arith::SelectOp>(
+            loc, tiled, l.floatConst(t, 1.0), l.floatConst(t, 0.0));
+        auto several = b.create<scf::IfOp>(loc, tiled, /*withElse=*/false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(several.thenBlock());
+          Value dkZeros = l.floatConst(VectorType::get({p.d}, t), 0.0);
+          Value dvZeros = l.floatConst(VectorType::get({p.dvSize}, t), 0.0);
+          l.serial(lo, hi, [&](Value src) {
+            b.create<vector::StoreOp>(loc, dkZeros, p.dk,
+                                      rowStart(l, src, head));
+            b.create<vector::StoreOp>(loc, dvZeros, p.dv,
+                                      rowStart(l, src, head));
+          });
+          // Its keys and values transposed once for all its tiles, whose S
+          // and dP products then read them as they lie. (One tile's
+          // products would read such a copy once: they take K and V
+          // transposed themselves.)
+          if (keysT) {
+            Value width = b.create<arith::SubIOp>(loc, hi, lo);
+            tiles.transpose(tiles.view(p.k.memref, lo, width, head, p.d),
+                            tiles.tileView(keysT, l.idx(p.d), width));
+            tiles.transpose(tiles.view(p.v.memref, lo, width, head, p.dvSize),
+                            tiles.tileView(valuesT, l.idx(p.dvSize), width));
+          }
         }
         tiles.forEachBlockTile(first, end, lo, [&](Value rows, Value e) {
           Value zero = l.idx(0);
@@ -303,10 +319,17 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
           Value scoreTile = tiles.tileView(scores, rows, cols);
           Value dprobTile = tiles.tileView(dprobs, rows, cols);
           if (keysT) {
-            tiles.gemm(qRows, tiles.tileView(keysT, l.idx(p.d), cols),
-                       scoreTile, /*transposeB=*/false, /*beta=*/0.0);
-            tiles.gemm(dOutRows, tiles.tileView(valuesT, l.idx(p.dvSize), cols),
-                       dprobTile, /*transposeB=*/false, /*beta=*/0.0);
+            auto operand = [&](Value copy, int64_t width, Value rowsOf) {
+              return b.create<arith::SelectOp>(
+                  loc, tiled, tiles.tileView(copy, l.idx(width), cols), rowsOf);
+            };
+            Value flags = b.create<arith::SelectOp>(
+                loc, tiled, b.create<arith::ConstantIntOp>(loc, 0, 32),
+                b.create<arith::ConstantIntOp>(loc, abi::kGemmTransposeB, 32));
+            tiles.gemmWithFlags(qRows, operand(keysT, p.d, kCols), scoreTile,
+                                flags, /*beta=*/0.0);
+            tiles.gemmWithFlags(dOutRows, operand(valuesT, p.dvSize, vCols),
+                                dprobTile, flags, /*beta=*/0.0);
           } else {
             tiles.gemm(qRows, kCols, scoreTile, /*transposeB=*/true,
                        /*beta=*/0.0);
@@ -330,10 +353,10 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
                      /*transposeB=*/false, /*beta=*/0.0);
           tiles.gemmTransposedA(dprobTile, qRows,
                                 tiles.view(p.dk, lo, cols, head, p.d),
-                                /*alpha=*/1.0, /*beta=*/1.0);
+                                l.floatConst(t, 1.0), sourceBeta);
           tiles.gemmTransposedA(scoreTile, dOutRows,
                                 tiles.view(p.dv, lo, cols, head, p.dvSize),
-                                /*alpha=*/1.0, /*beta=*/1.0);
+                                l.floatConst(t, 1.0), sourceBeta);
         });
       },
       otherwise);

@@ -399,10 +399,17 @@ void BlockTiles::gemm(Value a, Value bMatrix, Value c, bool transposeB,
   callGemm(a, bMatrix, c, transposeB ? abi::kGemmTransposeB : 0, alpha, beta);
 }
 
-void BlockTiles::gemmTransposedA(Value a, Value bMatrix, Value c, double alpha,
-                                 double beta) {
-  callGemm(a, bMatrix, c, abi::kGemmTransposeA, l.floatConst(t, alpha),
-           l.floatConst(t, beta));
+void BlockTiles::gemmWithFlags(Value a, Value bMatrix, Value c, Value transpose,
+                               double beta) {
+  b.create<func::CallOp>(loc, abi::kGemm, TypeRange{},
+                         ValueRange{a, bMatrix, c, transpose,
+                                    l.floatConst(t, 1.0),
+                                    l.floatConst(t, beta)});
+}
+
+void BlockTiles::gemmTransposedA(Value a, Value bMatrix, Value c, Value alpha,
+                                 Value beta) {
+  callGemm(a, bMatrix, c, abi::kGemmTransposeA, alpha, beta);
 }
 
 void BlockTiles::transpose(Value a, Value out) {

@@ -118,9 +118,18 @@ public:
     gemm(a, bMatrix, c, transposeB, l.floatConst(t, 1.0),
          l.floatConst(t, beta));
   }
+  /// c = a @ op(bMatrix) + beta * c, op chosen at run time: `transpose` is
+  /// an i32 of the runtime's GEMM flags.
+  void gemmWithFlags(Value a, Value bMatrix, Value c, Value transpose,
+                     double beta);
   /// c = alpha * transpose(a) @ bMatrix + beta * c through the runtime.
+  void gemmTransposedA(Value a, Value bMatrix, Value c, Value alpha,
+                       Value beta);
   void gemmTransposedA(Value a, Value bMatrix, Value c, double alpha,
-                       double beta);
+                       double beta) {
+    gemmTransposedA(a, bMatrix, c, l.floatConst(t, alpha),
+                    l.floatConst(t, beta));
+  }
   /// out = transpose(a) through the runtime.
   void transpose(Value a, Value out);
 
