@@ -70,7 +70,7 @@ cl::opt<int64_t> epochs("epochs", cl::cat(category), cl::init(10),
                         cl::desc("epochs to train (default 10)"));
 cl::opt<int64_t>
     maxSteps("max-steps", cl::cat(category), cl::init(0),
-             cl::desc("stop after this many updates (default 0: no limit)"));
+             cl::desc("stop after this many updates (default: no limit)"));
 cl::opt<int64_t> batchSize("batch-size", cl::cat(category), cl::init(128),
                            cl::desc("sequences per batch (default 128)"));
 cl::opt<double> labelSmoothing("label-smoothing", cl::cat(category),
@@ -253,8 +253,9 @@ llvm::Error checkOptions(int threads) {
                "--valid-tgt");
   if (epochs < 1 || epochs > 1000000)
     return bad("--epochs must be between 1 and 10^6");
-  if (maxSteps < 0)
-    return bad("--max-steps must not be negative");
+  // Not given is no limit; a limit of no updates would train nothing.
+  if (maxSteps.getNumOccurrences() && maxSteps < 1)
+    return bad("--max-steps must be at least 1");
   if (batchSize < 1 || batchSize > (int64_t(1) << 24))
     return bad("--batch-size must be between 1 and 2^24");
   if (!(labelSmoothing >= 0 && labelSmoothing < 1))
