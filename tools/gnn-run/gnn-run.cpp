@@ -364,6 +364,10 @@ int main(int argc, char **argv) {
     o.incremental = incremental;
     o.mode = mode;
     o.beamSize = beamSize;
+    // Left out, the config's max_len; 0 is not a limit of its own.
+    if (maxLen.getNumOccurrences() && maxLen == 0)
+      return fail("--max-len must be at least 1 (without it: the config's "
+                  "max_len)");
     o.maxLen = maxLen;
     o.batchSize = batchSize;
     // --serial is --threads 1; any other --threads with it is a mistake
