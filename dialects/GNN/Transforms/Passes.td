@@ -117,7 +117,11 @@ def DifferentiatePass : Pass<"gnn-differentiate", "ModuleOp"> {
     of `@g_vjp_tape` (g's arguments, its float results' gradients and the
     residuals in, its float arguments' gradients out), so g's forward runs
     once. Only values that depend on a differentiable argument and that the
-    loss depends on get gradients.
+    loss depends on get gradients. The functions it writes get the
+    canonical forms of `gnn.apply_nodes` (an adjoint's body reads splat
+    constants, such as the seed's broadcast ones, as scalars, and drops the
+    inputs it does not read), so that no adjoint materializes or reads what
+    it does not need.
 
     `scf.for` is differentiated through its body outlined as a callee: the
     reverse loop recomputes the state entering each iteration from the
