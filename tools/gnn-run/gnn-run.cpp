@@ -187,7 +187,8 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The SSA names of the entry function's arguments, as written.
+/// The names the entry function's arguments are bound by: their gnn.name
+/// attributes, else their SSA names as written.
 static std::vector<std::string> argumentNames(func::FuncOp fn,
                                               const AsmParserState &state) {
   std::vector<std::string> names;
@@ -195,7 +196,12 @@ static std::vector<std::string> argumentNames(func::FuncOp fn,
       fn.isExternal() ? nullptr : state.getBlockDef(&fn.getBody().front());
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
     std::string name;
-    if (def && i < def->arguments.size()) {
+    // An explicit name first: a program gnn-opt printed calls its
+    // arguments %arg0, %arg1, ... but keeps their gnn.name attributes.
+    if (auto attr =
+            fn.getArgAttrOfType<StringAttr>(i, gnn::GNNDialect::kNameAttrName))
+      name = attr.str();
+    else if (def && i < def->arguments.size()) {
       llvm::SMRange loc = def->arguments[i].loc;
       name = std::string(loc.Start.getPointer(), loc.End.getPointer());
       if (!name.empty() && name[0] == '%')
@@ -407,6 +413,13 @@ int main(int argc, char **argv) {
                                 ParserConfig(&context), &parserState)) ||
       failed(verify(*module)))
     return 1;
+  // A program written as one `module { ... }` (as gnn-opt prints it) is
+  // that module.
+  if (Block *body = module->getBody(); llvm::hasSingleElement(*body))
+    if (auto inner = dyn_cast<ModuleOp>(body->front())) {
+      inner->remove();
+      module = OwningOpRef<ModuleOp>(inner);
+    }
   auto fn = module->lookupSymbol<func::FuncOp>(entryName);
   if (!fn)
     return fail("the program has no function '" + entryName + "'");
