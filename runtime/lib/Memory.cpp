@@ -3,7 +3,8 @@
 // Part of gnnc's runtime. Large blocks are mapped from the kernel, their
 // sizes rounded up to a size class; when freed they are kept in a
 // size-ordered pool and handed out again for a request they exceed by at
-// most a quarter. The pool keeps what the program had live at most and no
+// most a quarter, or grown (mremap) for a request up to twice their size.
+// The pool keeps what the program had live at most and no
 // longer has (a step's buffers, for the next step), or a fixed bound if
 // that is more: so the program never holds more than its peak plus that
 // bound. Small blocks are malloc's.
@@ -122,7 +123,9 @@ public:
       kept.erase(it);
       return block;
     }
-    void *block = mapBlock(capacity);
+    void *block = growKeptLocked(capacity);
+    if (!block)
+      block = mapBlock(capacity);
     if (!block) {
       // Out of memory: what is kept may be enough.
       releaseLocked();
@@ -177,6 +180,28 @@ private:
     uint64_t freedSincePeak =
         peakLiveBytes > liveBytes ? peakLiveBytes - liveBytes : 0;
     return std::max(limit, std::min(freedSincePeak, maxPeakKept));
+  }
+
+  /// The largest kept block below `capacity`, if it has at least half of
+  /// it, resized to `capacity` (taken out of the pool; null if none). Its
+  /// pages stay resident, so only the growth is faulted in: when a batch
+  /// grows a little, a step's buffers move up a size class, and the
+  /// blocks of the class below would otherwise sit unused while fresh
+  /// ones are mapped and faulted in whole (and the pool's bound then
+  /// drops other kept blocks the step needs later).
+  void *growKeptLocked(uint64_t capacity) {
+    auto it = kept.lower_bound(capacity);
+    if (it == kept.begin())
+      return nullptr;
+    --it;
+    if (it->first < capacity / 2)
+      return nullptr;
+    void *grown = mremap(it->second, it->first, capacity, MREMAP_MAYMOVE);
+    if (grown == MAP_FAILED)
+      return nullptr;
+    keptBytes -= it->first;
+    kept.erase(it);
+    return grown;
   }
 
   /// Drops kept blocks, the largest first, until they fit the limit.

@@ -89,8 +89,9 @@ TEST(RuntimeMemory, KeptBlocksStayWithinTheBound) {
     EXPECT_EQ(second, first);
   // Beyond the peak, only the bound is kept: with the six live again, a
   // freed 2 x kLarge block stays kept while the peak allows it (it was live
-  // with them), and no longer once a 3 x kLarge one (a new peak) is live:
-  // then it stays only if the bound covers it.
+  // with them), and no longer once a 5 x kLarge one (a new peak, too large
+  // to grow the kept block into) is live: then it stays only if the bound
+  // covers it.
   gnn_rt_release_cached_memory();
   std::vector<char *> six;
   for (int i = 0; i < 6; ++i)
@@ -99,15 +100,15 @@ TEST(RuntimeMemory, KeptBlocksStayWithinTheBound) {
   ASSERT_NE(two, nullptr);
   gnn_rt_free(two);
   EXPECT_EQ(gnn_rt_cached_memory_bytes(), limit > 0 ? 2 * kLarge : 0);
-  void *three = gnn_rt_alloc(3 * kLarge);
-  ASSERT_NE(three, nullptr);
+  void *five = gnn_rt_alloc(5 * kLarge);
+  ASSERT_NE(five, nullptr);
   EXPECT_EQ(gnn_rt_cached_memory_bytes(), limit >= 2 * kLarge ? 2 * kLarge : 0);
-  gnn_rt_free(three);
+  gnn_rt_free(five);
   for (char *block : six)
     gnn_rt_free(block);
   // A kept block handed out again can raise the peak too: 4 and 8 live (8
-  // then freed and kept), 16 live, the 8 taken back: 28 live at once, all
-  // kept once freed.
+  // then freed and kept), 16 live (the kept 8 grown into it), a fresh 8:
+  // 28 live at once, all kept once freed.
   gnn_rt_release_cached_memory();
   void *four = gnn_rt_alloc(kLarge / 2);
   void *eight = gnn_rt_alloc(kLarge);
@@ -120,6 +121,36 @@ TEST(RuntimeMemory, KeptBlocksStayWithinTheBound) {
   gnn_rt_free(again);
   EXPECT_EQ(gnn_rt_cached_memory_bytes(),
             limit > 0 ? kLarge / 2 + 3 * kLarge : 0);
+  gnn_rt_release_cached_memory();
+  EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
+}
+
+TEST(RuntimeMemory, KeptBlocksGrowIntoLargerRequests) {
+  if (!gnn_rt_pool_recycles())
+    GTEST_SKIP() << "recycling is off (GNNC_POOL=off or AddressSanitizer)";
+  // A batch a little larger than the last: its buffers' class is above the
+  // kept blocks'. A kept block of at least half the request is grown, its
+  // pages (and contents) kept; a smaller one is not.
+  gnn_rt_release_cached_memory();
+  auto *a = static_cast<unsigned char *>(gnn_rt_alloc(kLarge));
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 0xab, kLarge);
+  gnn_rt_free(a);
+  auto *grown = static_cast<unsigned char *>(gnn_rt_alloc(kLarge * 3 / 2));
+  ASSERT_NE(grown, nullptr);
+  EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
+  EXPECT_EQ(grown[0], 0xab);
+  EXPECT_EQ(grown[kLarge - 1], 0xab);
+  std::memset(grown, 1, kLarge * 3 / 2);
+  gnn_rt_free(grown);
+  uint64_t kept = gnn_rt_cached_memory_bytes();
+  EXPECT_GE(kept, kLarge * 3 / 2);
+  // More than twice the kept block: a fresh one, and the kept one stays.
+  auto *fresh = static_cast<unsigned char *>(gnn_rt_alloc(kLarge * 4));
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_EQ(fresh[0], 0);
+  EXPECT_EQ(gnn_rt_cached_memory_bytes(), kept);
+  gnn_rt_free(fresh);
   gnn_rt_release_cached_memory();
   EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
 }

@@ -27,7 +27,9 @@ GNNC_EXPORT void *gnn_rt_alloc(uint64_t bytes);
 GNNC_EXPORT void *gnn_rt_aligned_alloc(uint64_t alignment, uint64_t bytes);
 
 /* Frees a block from the functions above (or from malloc); null is a no-op.
- * Large blocks are kept for reuse: as many bytes as were live at the peak
+ * Large blocks are kept for reuse (for a request they exceed by at most a
+ * quarter, or grown in place of a fresh block for one up to twice their
+ * size): as many bytes as were live at the peak
  * and are not now (up to half of physical memory: what the program's next
  * step will need again), or the bound gnn_rt_pool_limit_bytes if that is
  * more. So the process never holds more than its peak plus that bound;
