@@ -414,6 +414,20 @@ int main(int argc, char **argv) {
 
   int64_t batches = (examples + batchSize - 1) / batchSize;
   TrainingPosition position = t.getPosition();
+  // A resumed run may have nothing left to do; it says so and changes
+  // nothing (not even one more update).
+  if (maxSteps > 0 && position.step >= maxSteps && position.pending == 0) {
+    llvm::outs() << "gnn-train: the state is at update step " << position.step
+                 << " (--max-steps " << maxSteps.getValue()
+                 << "): nothing to train\n";
+    return 0;
+  }
+  if (position.epoch >= epochs) {
+    llvm::outs() << "gnn-train: the state has finished " << position.epoch
+                 << " epoch(s) (--epochs " << epochs.getValue()
+                 << "): nothing to train\n";
+    return 0;
+  }
   for (int64_t epoch = position.epoch; epoch < epochs; ++epoch) {
     std::vector<int64_t> order = t.epochOrder(epoch, examples);
     LossTotals trained;
