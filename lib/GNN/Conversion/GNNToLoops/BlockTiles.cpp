@@ -401,10 +401,8 @@ void BlockTiles::gemm(Value a, Value bMatrix, Value c, bool transposeB,
 
 void BlockTiles::gemmWithFlags(Value a, Value bMatrix, Value c, Value transpose,
                                double beta) {
-  b.create<func::CallOp>(loc, abi::kGemm, TypeRange{},
-                         ValueRange{a, bMatrix, c, transpose,
-                                    l.floatConst(t, 1.0),
-                                    l.floatConst(t, beta)});
+  callGemm(a, bMatrix, c, transpose, l.floatConst(t, 1.0),
+           l.floatConst(t, beta));
 }
 
 void BlockTiles::gemmTransposedA(Value a, Value bMatrix, Value c, Value alpha,
@@ -420,9 +418,12 @@ void BlockTiles::transpose(Value a, Value out) {
 
 void BlockTiles::callGemm(Value a, Value bMatrix, Value c, int32_t transpose,
                           Value alpha, Value beta) {
-  b.create<func::CallOp>(
-      loc, abi::kGemm, TypeRange{},
-      ValueRange{a, bMatrix, c,
-                 b.create<arith::ConstantIntOp>(loc, transpose, 32), alpha,
-                 beta});
+  callGemm(a, bMatrix, c, b.create<arith::ConstantIntOp>(loc, transpose, 32),
+           alpha, beta);
+}
+
+void BlockTiles::callGemm(Value a, Value bMatrix, Value c, Value transpose,
+                          Value alpha, Value beta) {
+  b.create<func::CallOp>(loc, abi::kGemm, TypeRange{},
+                         ValueRange{a, bMatrix, c, transpose, alpha, beta});
 }

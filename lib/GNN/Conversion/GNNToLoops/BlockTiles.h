@@ -151,6 +151,9 @@ private:
                 Value covered, int64_t maxColumns);
   void callGemm(Value a, Value bMatrix, Value c, int32_t transpose, Value alpha,
                 Value beta);
+  /// The runtime's GEMM with its transpose flags (an i32) as a value.
+  void callGemm(Value a, Value bMatrix, Value c, Value transpose, Value alpha,
+                Value beta);
   void buildTile(const GraphParts &g, ArrayRef<Value> heads, RunBody run,
                  RowBody row);
   void buildRun(Value r0, Value r1, ArrayRef<Value> heads, RunBody run);
