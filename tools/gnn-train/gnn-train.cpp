@@ -413,10 +413,14 @@ int main(int argc, char **argv) {
   llvm::outs().flush();
 
   int64_t batches = (examples + batchSize - 1) / batchSize;
+  // --max-steps updates done, none of the next one's batches pending.
+  auto atStepLimit = [](const TrainingPosition &at) {
+    return maxSteps > 0 && at.step >= maxSteps && at.pending == 0;
+  };
   TrainingPosition position = t.getPosition();
   // A resumed run may have nothing left to do; it says so and changes
   // nothing (not even one more update).
-  if (maxSteps > 0 && position.step >= maxSteps && position.pending == 0) {
+  if (atStepLimit(position)) {
     llvm::outs() << "gnn-train: the state is at update step " << position.step
                  << " (--max-steps " << maxSteps.getValue()
                  << "): nothing to train\n";
@@ -447,8 +451,7 @@ int main(int argc, char **argv) {
                       "); the last complete checkpoint is kept");
         trained += *done;
         progress.update(b + 1, trained);
-        if (maxSteps > 0 && t.getPosition().step >= maxSteps &&
-            t.getPosition().pending == 0) {
+        if (atStepLimit(t.getPosition())) {
           // At the epoch's end, the epoch's checkpoint is the stop's.
           stopped = true;
           midEpoch = b + 1 < batches;
