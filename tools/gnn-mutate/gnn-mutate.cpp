@@ -2,14 +2,17 @@
 //
 // Part of gnnc. Mutates valid gnn IR (the lit inputs) at random, seeded so
 // that a failure reproduces, and feeds every mutant through the parser, the
-// verifier, canonicalization, the printer and a second parse. A crash fails
-// the run; so does a module that verifies but whose printed form does not
-// parse back (a printer/parser mismatch).
+// verifier, canonicalization, the printer and a second parse, the
+// differentiation pass and the CPU lowering. A crash fails the run; so does
+// a module that verifies but whose printed form does not parse back (a
+// printer/parser mismatch), and a differentiation that fails without an
+// error or writes IR that does not verify.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
+#include "GNN/Transforms/Differentiate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -201,7 +204,7 @@ private:
 
 struct Stats {
   unsigned mutants = 0, skipped = 0, parsed = 0, verified = 0, failures = 0,
-           fullyLowered = 0;
+           fullyLowered = 0, differentiated = 0;
 };
 } // namespace
 
@@ -215,6 +218,10 @@ struct Stats {
 static bool hasForwardReferenceIntoRegion(StringRef text) {
   // Names defined in each open region (index 0: the top level).
   std::vector<llvm::StringSet<>> scopes(1);
+  // Each open brace: whether it opened a region (its line ends there) or an
+  // attribute dictionary such as an argument's `{gnn.differentiable}`,
+  // which is no name scope.
+  std::vector<bool> braces;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (text.substr(i).starts_with("//")) { // comments say nothing
@@ -222,11 +229,19 @@ static bool hasForwardReferenceIntoRegion(StringRef text) {
       continue;
     }
     if (c == '{') {
-      scopes.emplace_back();
-    } else if (c == '}' && scopes.size() > 1) {
-      scopes.pop_back();
-      if (scopes.size() == 1)
-        scopes.front().clear(); // the next top-level op is a new name scope
+      size_t next = text.find_first_not_of(" \t", i + 1);
+      bool region = next == StringRef::npos || text[next] == '\n';
+      braces.push_back(region);
+      if (region)
+        scopes.emplace_back();
+    } else if (c == '}' && !braces.empty()) {
+      bool region = braces.back();
+      braces.pop_back();
+      if (region && scopes.size() > 1) {
+        scopes.pop_back();
+        if (scopes.size() == 1)
+          scopes.front().clear(); // the next top-level op is a new name scope
+      }
     }
     if (c != '%')
       continue;
@@ -260,6 +275,61 @@ static bool hasForwardReferenceIntoRegion(StringRef text) {
     i = end - 1;
   }
   return false;
+}
+
+/// Differentiates each function of `module` that takes a float tensor with
+/// respect to all of them, each in a copy of the module. The pass must
+/// either write a gradient function that verifies or reject the function
+/// with a diagnostic; every few gradients go down the whole CPU pipeline.
+/// Returns false if an invariant broke.
+static bool differentiateEach(MLIRContext &context, ModuleOp module,
+                              Stats &stats) {
+  unsigned errors = 0;
+  ScopedDiagnosticHandler count(&context, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error)
+      ++errors;
+    return success();
+  });
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    SmallVector<unsigned> wrt;
+    for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes()))
+      if (auto tensor = dyn_cast<RankedTensorType>(type);
+          tensor && isa<FloatType>(tensor.getElementType()))
+        wrt.push_back(i);
+    if (wrt.empty())
+      continue;
+    OwningOpRef<ModuleOp> copy = module.clone();
+    auto target = copy->lookupSymbol<func::FuncOp>(fn.getSymName());
+    unsigned errorsBefore = errors;
+    FailureOr<func::FuncOp> grad = gnn::differentiateFunction(
+        target, wrt, (fn.getSymName() + "_mutant_grad").str());
+    if (failed(grad)) {
+      if (errors != errorsBefore)
+        continue;
+      if (dumpFailures)
+        llvm::errs() << "=== gnn-differentiate failed without an error on @"
+                     << fn.getSymName() << " of:\n"
+                     << module << "\n";
+      return false;
+    }
+    if (failed(verify(*copy))) {
+      if (dumpFailures)
+        llvm::errs() << "=== gnn-differentiate wrote IR that does not verify "
+                        "for @"
+                     << fn.getSymName() << ":\n"
+                     << *copy << "\n";
+      return false;
+    }
+    if (fullLoweringEvery && ++stats.differentiated % fullLoweringEvery == 0) {
+      PassManager lower(&context);
+      gnn::LowerToCPUOptions options;
+      (void)gnn::buildLowerToCPUPipeline(lower, options);
+      (void)lower.run(*copy);
+    }
+  }
+  return true;
 }
 
 /// Runs one mutant through the front end, the gnn passes and the lowering.
@@ -306,6 +376,9 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
     }
   }
 
+  if (!differentiateEach(context, *module, stats))
+    return false;
+
   // The CPU lowering must reject what it cannot lower, never crash on it;
   // every few mutants, the whole pipeline down to the LLVM dialect.
   OwningOpRef<ModuleOp> lowered = module->clone();
@@ -349,11 +422,11 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  // What gnn-opt registers: without the upstream extensions (the
+  // bufferization models of tensor ops among them), the CPU lowering would
+  // stop at bufferization on every program.
   DialectRegistry registry;
-  registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
-                  func::FuncDialect, math::MathDialect, memref::MemRefDialect,
-                  scf::SCFDialect, tensor::TensorDialect>();
-  gnn::registerAllDialects(registry);
+  gnn::registerAllDialectsAndExtensions(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   // Mutants are mostly invalid; their diagnostics are the expected outcome.
@@ -381,6 +454,7 @@ int main(int argc, char **argv) {
                << ", parsed: " << stats.parsed
                << ", verified: " << stats.verified
                << ", fully lowered: " << stats.fullyLowered
+               << ", differentiated: " << stats.differentiated
                << ", round-trip failures: " << stats.failures << "\n";
   return stats.failures == 0 ? 0 : 1;
 }

@@ -240,6 +240,32 @@ def ApproximateVectorMathPass : Pass<"gnn-approximate-vector-math"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Checks before lowering
+//===----------------------------------------------------------------------===//
+
+def CheckDimIndicesPass : Pass<"gnn-check-dim-indices"> {
+  let summary = "Rejects dimension queries whose constant index is out of "
+                "range";
+  let description = [{
+    `tensor.dim` and `memref.dim` verify with any index: an index that is
+    not below the operand's rank is undefined behavior, not invalid IR.
+    Upstream patterns that the lowering's canonicalizations run read the
+    operand's shape at such an index without checking it (MLIR 19's
+    `gpu` dialect simplifies `memref.dim` of allocations that way), which
+    reads past the shape. The lowering pipelines run this check first:
+    a dimension query with a constant index (negative, or at least the
+    rank of its ranked operand) is an error naming the index and the rank.
+
+    ```mlir
+    %c1 = arith.constant 1 : index
+    // error: 'tensor.dim' op dimension index 1 is out of range for a
+    // rank-1 operand (0 to 0)
+    %n = tensor.dim %x, %c1 : tensor<?xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Bufferization
 //===----------------------------------------------------------------------===//
 

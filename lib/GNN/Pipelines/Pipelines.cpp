@@ -27,6 +27,10 @@ namespace {
 /// gnn ops to loops (and, for GPUs, attention kernels) over fresh buffers.
 void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
                           bool parallelDense, bool deviceLoops = false) {
+  // Dimension queries outside their operand's rank are undefined behavior
+  // that upstream canonicalizations do not guard against: rejected as
+  // written, and again once folding has made more indices constant.
+  pm.addPass(gnn::createCheckDimIndicesPass());
   gnn::ConvertGNNToLoopsPassOptions loops;
   loops.gpuKernels = gpuKernels;
   loops.parallelDense = parallelDense;
@@ -36,6 +40,7 @@ void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
   pm.addPass(gnn::createGNNPassRuntimeContextPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(gnn::createCheckDimIndicesPass());
 
   // Programs leave their inputs as they were.
   pm.addPass(gnn::createReadOnlyArgumentsPass());
