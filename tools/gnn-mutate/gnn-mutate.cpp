@@ -3,8 +3,8 @@
 // Part of gnnc. Mutates valid gnn IR (the lit inputs) at random, seeded so
 // that a failure reproduces, and feeds every mutant through the parser, the
 // verifier, canonicalization, the printer and a second parse, the
-// differentiation pass and the CPU lowering. A crash fails the run; so does
-// a module that verifies but whose printed form does not parse back (a
+// differentiation pass and the CPU and GPU lowerings. A crash fails the run; so
+// does a module that verifies but whose printed form does not parse back (a
 // printer/parser mismatch), and a differentiation that fails without an
 // error or writes IR that does not verify.
 //
@@ -25,6 +25,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -59,6 +60,11 @@ static llvm::cl::opt<unsigned> fullLoweringEvery(
     llvm::cl::desc("run every Nth verified mutant through the whole "
                    "gnn-lower-to-cpu pipeline to LLVM (0: never)"),
     llvm::cl::init(8));
+static llvm::cl::opt<unsigned> nvvmLoweringEvery(
+    "nvvm-lowering-every",
+    llvm::cl::desc("run every Nth verified mutant through gnn-lower-to-nvvm "
+                   "(PTX for sm_80; 0: never)"),
+    llvm::cl::init(0));
 static llvm::cl::opt<bool>
     showEach("show-each",
              llvm::cl::desc("print every mutant before running it "
@@ -204,7 +210,7 @@ private:
 
 struct Stats {
   unsigned mutants = 0, skipped = 0, parsed = 0, verified = 0, failures = 0,
-           fullyLowered = 0, differentiated = 0;
+           fullyLowered = 0, nvvmLowered = 0, differentiated = 0;
 };
 } // namespace
 
@@ -322,7 +328,8 @@ static bool differentiateEach(MLIRContext &context, ModuleOp module,
                      << *copy << "\n";
       return false;
     }
-    if (fullLoweringEvery && ++stats.differentiated % fullLoweringEvery == 0) {
+    ++stats.differentiated;
+    if (fullLoweringEvery && stats.differentiated % fullLoweringEvery == 0) {
       PassManager lower(&context);
       gnn::LowerToCPUOptions options;
       (void)gnn::buildLowerToCPUPipeline(lower, options);
@@ -391,6 +398,18 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
     lower.addPass(gnn::createConvertGNNToLoopsPass());
   }
   (void)lower.run(*lowered);
+
+  // Likewise the GPU lowering, to PTX (no device or ptxas needed).
+  if (nvvmLoweringEvery && stats.verified % nvvmLoweringEvery == 0) {
+    ++stats.nvvmLowered;
+    OwningOpRef<ModuleOp> gpu = module->clone();
+    PassManager nvvm(&context);
+    gnn::LowerToNVVMOptions options;
+    options.chip = "sm_80";
+    options.format = "isa";
+    if (succeeded(gnn::buildLowerToNVVMPipeline(nvvm, options)))
+      (void)nvvm.run(*gpu);
+  }
   return true;
 }
 
@@ -427,6 +446,7 @@ int main(int argc, char **argv) {
   // stop at bufferization on every program.
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   // Mutants are mostly invalid; their diagnostics are the expected outcome.
@@ -454,6 +474,7 @@ int main(int argc, char **argv) {
                << ", parsed: " << stats.parsed
                << ", verified: " << stats.verified
                << ", fully lowered: " << stats.fullyLowered
+               << ", NVVM lowered: " << stats.nvvmLowered
                << ", differentiated: " << stats.differentiated
                << ", round-trip failures: " << stats.failures << "\n";
   return stats.failures == 0 ? 0 : 1;
