@@ -46,8 +46,9 @@ int main(int argc, char **argv) {
     return fail("cannot read '" + inputFile +
                 "': " + llvm::toString(input.takeError()));
   if (outputFile == "-")
-    return mlir::asMainReturnCode(
-        mlir::MlirOptMain(llvm::outs(), std::move(*input), registry, config));
+    return mlir::gnn::finishStandardOutput(
+        "gnn-opt", mlir::asMainReturnCode(mlir::MlirOptMain(
+                       llvm::outs(), std::move(*input), registry, config)));
   std::string output;
   llvm::raw_string_ostream os(output);
   if (mlir::failed(mlir::MlirOptMain(os, std::move(*input), registry, config)))

@@ -22,6 +22,7 @@
 #include "GNN/Support/CompileCache.h"
 #include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/InputFile.h"
+#include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "GNN/Transforms/Differentiate.h"
 #include "GNN/Transforms/Passes.h"
@@ -298,8 +299,7 @@ buildGraph(const TensorMap &tensors, const std::string &prefix,
   return graph;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM y(argc, argv);
+static int run(int argc, char **argv) {
   keepFreedHeapForReuse();
   // libLLVM registers an option named "threads" of its own; gnn-run's
   // --threads is part of its interface, so LLVM's is renamed first.
@@ -561,4 +561,9 @@ int main(int argc, char **argv) {
   llvm::errs() << "), wrote " << out.size() << " result(s) to " << outFile
                << "\n";
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  return mlir::gnn::finishStandardOutput("gnn-run", run(argc, argv));
 }

@@ -283,8 +283,7 @@ llvm::Error checkOptions(int threads) {
 }
 } // namespace
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
+static int run(int argc, char **argv) {
   keepFreedHeapForReuse();
   // libLLVM registers an option named "threads" of its own; --threads is
   // part of gnn-train's interface, so LLVM's is renamed first.
@@ -519,4 +518,9 @@ int main(int argc, char **argv) {
     position = at;
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  return mlir::gnn::finishStandardOutput("gnn-train", run(argc, argv));
 }

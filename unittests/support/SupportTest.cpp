@@ -15,9 +15,12 @@
 #include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include <sys/resource.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -113,6 +116,48 @@ TEST_F(SupportTest, FailedWritesLeaveTheOldFile) {
   EXPECT_NE(errorOf(writeFileAtomically(missing, "")).find(missing),
             std::string::npos);
   EXPECT_EQ(entries(), 2);
+}
+
+// A write that fails part-way (here past the process's file-size limit, as
+// on a full disk) is an error naming the file, and leaves the old file as
+// it was and no temporary file beside it.
+TEST_F(SupportTest, WritesThatFailPartWayLeaveTheOldFile) {
+  std::string file = path("big.txt");
+  ASSERT_EQ(errorOf(writeFileAtomically(file, "old")), "");
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  struct rlimit limit = saved;
+  limit.rlim_cur = 4096;
+  void (*previous)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  std::string error =
+      errorOf(writeFileAtomically(file, std::string(1 << 20, 'x')));
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_NE(error.find("cannot write '" + file + "'"), std::string::npos)
+      << error;
+  EXPECT_EQ(contentsOf(file), "old");
+  std::error_code ec;
+  int entries = 0;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    ++entries;
+  EXPECT_EQ(entries, 1);
+}
+
+// Devices and pipes are written where they are, not replaced.
+TEST_F(SupportTest, DevicesAreWrittenInPlace) {
+  EXPECT_EQ(errorOf(writeFileAtomically("/dev/null", "content")), "");
+  llvm::sys::fs::file_status status;
+  ASSERT_FALSE(llvm::sys::fs::status("/dev/null", status));
+  EXPECT_EQ(status.type(), llvm::sys::fs::file_type::character_file);
+  if (llvm::sys::fs::exists("/dev/full")) {
+    std::string error = errorOf(writeFileAtomically("/dev/full", "content"));
+    EXPECT_NE(error.find("cannot write '/dev/full'"), std::string::npos)
+        << error;
+    ASSERT_FALSE(llvm::sys::fs::status("/dev/full", status));
+    EXPECT_EQ(status.type(), llvm::sys::fs::file_type::character_file);
+  }
 }
 
 TEST_F(SupportTest, SafeTensorsRoundTripThroughAtomicWrites) {

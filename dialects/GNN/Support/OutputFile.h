@@ -26,6 +26,12 @@ llvm::Error
 writeFileAtomically(llvm::StringRef path,
                     llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);
 
+/// A tool's exit code once its standard output is flushed: `rc`, or 1 when
+/// writing standard output failed (a full disk), which is then reported as
+/// "<tool>: error: cannot write standard output: <why>" (LLVM would
+/// otherwise abort at exit on the stream's error).
+int finishStandardOutput(llvm::StringRef tool, int rc);
+
 } // namespace mlir::gnn
 
 #endif // GNN_SUPPORT_OUTPUTFILE_H

@@ -6,24 +6,88 @@
 
 #include "GNN/Support/OutputFile.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
-llvm::Error mlir::gnn::writeFileAtomically(llvm::StringRef path,
-                                           llvm::StringRef content) {
-  return writeFileAtomically(path, [&](llvm::raw_ostream &out) {
+using namespace llvm;
+
+Error mlir::gnn::writeFileAtomically(StringRef path, StringRef content) {
+  return writeFileAtomically(path, [&](raw_ostream &out) {
     out << content;
-    return llvm::Error::success();
+    return Error::success();
   });
 }
 
-llvm::Error mlir::gnn::writeFileAtomically(
-    llvm::StringRef path,
-    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write) {
-  // LLVM writes a temporary file in the target's directory and renames it
-  // over the target once everything is written.
-  if (llvm::Error e = llvm::writeToOutput(path, write))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot write '" + path.str() +
-                                       "': " + llvm::toString(std::move(e)));
-  return llvm::Error::success();
+/// The stream's write error, if it has one (cleared: a stream destroyed
+/// with an error set aborts the process).
+static std::optional<std::string> takeError(raw_fd_ostream &out) {
+  out.flush();
+  if (!out.has_error())
+    return std::nullopt;
+  std::string why = out.error().message();
+  out.clear_error();
+  return why;
+}
+
+Error mlir::gnn::writeFileAtomically(StringRef path,
+                                     function_ref<Error(raw_ostream &)> write) {
+  auto failure = [&](const Twine &why) {
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write '" + path + "': " + why);
+  };
+  if (path == "-") {
+    if (Error e = write(outs()))
+      return failure(toString(std::move(e)));
+    if (std::optional<std::string> why = takeError(outs()))
+      return failure(*why);
+    return Error::success();
+  }
+  // A device, pipe or socket (/dev/stdout, a FIFO) is written where it is:
+  // replacing it would not write it, and would remove it.
+  sys::fs::file_status status;
+  if (!sys::fs::status(path, status) && sys::fs::exists(status) &&
+      !sys::fs::is_regular_file(status) && !sys::fs::is_directory(status)) {
+    std::error_code ec;
+    raw_fd_ostream out(path, ec);
+    if (ec)
+      return failure(ec.message());
+    Error e = write(out);
+    std::optional<std::string> streamError = takeError(out);
+    if (e)
+      return failure(toString(std::move(e)));
+    return streamError ? failure(*streamError) : Error::success();
+  }
+  // A temporary file beside the target (removed if the process is
+  // interrupted) replaces it only once all of it is written: a full disk
+  // or a failed write leaves the target as it was. (llvm::writeToOutput
+  // renames before it checks the stream, then aborts on its error.)
+  Expected<sys::fs::TempFile> temporary = sys::fs::TempFile::create(
+      path + ".tmp-%%%%%%%%", sys::fs::all_read | sys::fs::all_write);
+  if (!temporary)
+    return failure(toString(temporary.takeError()));
+  std::optional<std::string> why;
+  {
+    raw_fd_ostream out(temporary->FD, /*shouldClose=*/false);
+    if (Error e = write(out))
+      why = toString(std::move(e));
+    if (std::optional<std::string> streamError = takeError(out))
+      why = why ? *why : *streamError;
+  }
+  if (why) {
+    consumeError(temporary->discard());
+    return failure(*why);
+  }
+  if (Error e = temporary->keep(path))
+    return failure(toString(std::move(e)));
+  return Error::success();
+}
+
+int mlir::gnn::finishStandardOutput(StringRef tool, int rc) {
+  std::optional<std::string> why = takeError(outs());
+  if (!why)
+    return rc;
+  WithColor::error(errs(), tool)
+      << "cannot write standard output: " << *why << "\n";
+  return rc ? rc : 1;
 }
