@@ -4,8 +4,12 @@
 // it loads, and falls back to its generic SSE3 ("Prescott") kernels on CPUs
 // newer than its release: Debian 12's 0.3.21 does so on Emerald Rapids, where
 // sgemm then runs at half speed. OpenBLAS reads OPENBLAS_CORETYPE before it
-// looks at the model, so the runtime sets it from the CPU's features (unless
-// the user has) and only then opens the library.
+// looks at the model, so the runtime sets it from the CPU's features and
+// only then opens the library. Machines set OPENBLAS_CORETYPE machine-wide
+// to work around that detection, with a choice for every program (an AMD
+// EPYC with AVX-512 whose image sets Haswell: half the sgemm rate of its
+// SkylakeX kernels), so the runtime replaces it; GNNC_BLAS_CORETYPE names
+// other kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,10 +53,9 @@ struct Loaded {
 
 Loaded load() {
   Loaded l;
-  const char *chosen = std::getenv("OPENBLAS_CORETYPE");
-  if (!chosen || !*chosen)
-    if (const char *core = coreForThisCpu())
-      setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/1);
+  const char *chosen = std::getenv("GNNC_BLAS_CORETYPE");
+  if (const char *core = chosen && *chosen ? chosen : coreForThisCpu())
+    setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/1);
   void *library = openFirst({"libopenblas.so.0", "libopenblas.so"});
   if (!library) {
     const char *reason = dlerror();

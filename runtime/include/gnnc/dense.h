@@ -99,9 +99,10 @@ GNNC_EXPORT void gnn_rt_set_dense_threads(int threads);
 
 /* The name of the OpenBLAS kernels the dense layers run ("SkylakeX",
  * "Haswell", ...), or null if OpenBLAS cannot be loaded. The runtime opens
- * OpenBLAS when it loads: where OPENBLAS_CORETYPE is not set, it sets it
- * from the CPU's vector features first, because OpenBLAS falls back to its
- * generic kernels on CPU models newer than its release. */
+ * OpenBLAS when it loads, after setting OPENBLAS_CORETYPE from the CPU's
+ * vector features (OpenBLAS falls back to its generic kernels on CPU models
+ * newer than its release), replacing a value the environment gave it;
+ * GNNC_BLAS_CORETYPE, where set, is used instead. */
 GNNC_EXPORT const char *gnn_rt_blas_core(void);
 
 #ifdef __cplusplus
