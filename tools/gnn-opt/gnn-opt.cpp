@@ -10,6 +10,7 @@
 
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/InitAll.h"
+#include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/OutputFile.h"
 
@@ -25,6 +26,7 @@
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  mlir::gnn::installFatalErrorHandlers("gnn-opt");
   mlir::registerAllPasses();
   mlir::gnn::registerAllPasses();
 

@@ -20,6 +20,7 @@
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/OutputFile.h"
@@ -565,5 +566,6 @@ static int run(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  mlir::gnn::installFatalErrorHandlers("gnn-run");
   return mlir::gnn::finishStandardOutput("gnn-run", run(argc, argv));
 }

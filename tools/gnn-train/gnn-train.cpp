@@ -21,6 +21,7 @@
 #include "GNN/Models/Trainer.h"
 #include "GNN/Models/TransformerRunner.h"
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
@@ -522,5 +523,6 @@ static int run(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::gnn::installFatalErrorHandlers("gnn-train");
   return mlir::gnn::finishStandardOutput("gnn-train", run(argc, argv));
 }
