@@ -49,6 +49,15 @@ protected:
     llvm::sys::path::append(p, name);
     return std::string(p);
   }
+  /// How many files the test's directory holds (temporary files included).
+  int entries() {
+    std::error_code ec;
+    int n = 0;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      ++n;
+    return n;
+  }
   llvm::SmallString<128> dir;
 };
 } // namespace
@@ -91,14 +100,6 @@ TEST_F(SupportTest, ReadSequencesChecksLengthsAndEmptyFiles) {
 }
 
 TEST_F(SupportTest, FailedWritesLeaveTheOldFile) {
-  auto entries = [&] {
-    std::error_code ec;
-    int n = 0;
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-         it.increment(ec))
-      ++n;
-    return n;
-  };
   std::string file = path("out.txt");
   ASSERT_EQ(errorOf(writeFileAtomically(file, "old")), "");
   ASSERT_EQ(errorOf(writeFileAtomically(file, "new, longer")), "");
@@ -137,12 +138,7 @@ TEST_F(SupportTest, WritesThatFailPartWayLeaveTheOldFile) {
   EXPECT_NE(error.find("cannot write '" + file + "'"), std::string::npos)
       << error;
   EXPECT_EQ(contentsOf(file), "old");
-  std::error_code ec;
-  int entries = 0;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
-    ++entries;
-  EXPECT_EQ(entries, 1);
+  EXPECT_EQ(entries(), 1);
 }
 
 // Devices and pipes are written where they are, not replaced.

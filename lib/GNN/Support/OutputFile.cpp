@@ -30,6 +30,17 @@ static std::optional<std::string> takeError(raw_fd_ostream &out) {
   return why;
 }
 
+/// Runs `write` on `out` and flushes it: the callback's error, or else the
+/// stream's, if either failed.
+static std::optional<std::string>
+writeTo(raw_fd_ostream &out, function_ref<Error(raw_ostream &)> write) {
+  std::optional<std::string> why;
+  if (Error e = write(out))
+    why = toString(std::move(e));
+  std::optional<std::string> streamError = takeError(out);
+  return why ? why : streamError;
+}
+
 Error mlir::gnn::writeFileAtomically(StringRef path,
                                      function_ref<Error(raw_ostream &)> write) {
   auto failure = [&](const Twine &why) {
@@ -37,9 +48,7 @@ Error mlir::gnn::writeFileAtomically(StringRef path,
                              "cannot write '" + path + "': " + why);
   };
   if (path == "-") {
-    if (Error e = write(outs()))
-      return failure(toString(std::move(e)));
-    if (std::optional<std::string> why = takeError(outs()))
+    if (std::optional<std::string> why = writeTo(outs(), write))
       return failure(*why);
     return Error::success();
   }
@@ -52,11 +61,9 @@ Error mlir::gnn::writeFileAtomically(StringRef path,
     raw_fd_ostream out(path, ec);
     if (ec)
       return failure(ec.message());
-    Error e = write(out);
-    std::optional<std::string> streamError = takeError(out);
-    if (e)
-      return failure(toString(std::move(e)));
-    return streamError ? failure(*streamError) : Error::success();
+    if (std::optional<std::string> why = writeTo(out, write))
+      return failure(*why);
+    return Error::success();
   }
   // A temporary file beside the target (removed if the process is
   // interrupted) replaces it only once all of it is written: a full disk
@@ -69,10 +76,7 @@ Error mlir::gnn::writeFileAtomically(StringRef path,
   std::optional<std::string> why;
   {
     raw_fd_ostream out(temporary->FD, /*shouldClose=*/false);
-    if (Error e = write(out))
-      why = toString(std::move(e));
-    if (std::optional<std::string> streamError = takeError(out))
-      why = why ? *why : *streamError;
+    why = writeTo(out, write);
   }
   if (why) {
     consumeError(temporary->discard());
