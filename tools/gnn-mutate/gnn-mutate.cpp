@@ -283,6 +283,15 @@ static bool hasForwardReferenceIntoRegion(StringRef text) {
   return false;
 }
 
+/// Runs `module` through the whole CPU pipeline, to the LLVM dialect; it
+/// may reject the program, never crash on it.
+static void lowerToLLVM(MLIRContext &context, ModuleOp module) {
+  PassManager lower(&context);
+  gnn::LowerToCPUOptions options;
+  (void)gnn::buildLowerToCPUPipeline(lower, options);
+  (void)lower.run(module);
+}
+
 /// Differentiates each function of `module` that takes a float tensor with
 /// respect to all of them, each in a copy of the module. The pass must
 /// either write a gradient function that verifies or reject the function
@@ -329,12 +338,8 @@ static bool differentiateEach(MLIRContext &context, ModuleOp module,
       return false;
     }
     ++stats.differentiated;
-    if (fullLoweringEvery && stats.differentiated % fullLoweringEvery == 0) {
-      PassManager lower(&context);
-      gnn::LowerToCPUOptions options;
-      (void)gnn::buildLowerToCPUPipeline(lower, options);
-      (void)lower.run(*copy);
-    }
+    if (fullLoweringEvery && stats.differentiated % fullLoweringEvery == 0)
+      lowerToLLVM(context, *copy);
   }
   return true;
 }
@@ -389,15 +394,14 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
   // The CPU lowering must reject what it cannot lower, never crash on it;
   // every few mutants, the whole pipeline down to the LLVM dialect.
   OwningOpRef<ModuleOp> lowered = module->clone();
-  PassManager lower(&context);
   if (fullLoweringEvery && stats.verified % fullLoweringEvery == 0) {
     ++stats.fullyLowered;
-    gnn::LowerToCPUOptions options;
-    (void)gnn::buildLowerToCPUPipeline(lower, options);
+    lowerToLLVM(context, *lowered);
   } else {
+    PassManager lower(&context);
     lower.addPass(gnn::createConvertGNNToLoopsPass());
+    (void)lower.run(*lowered);
   }
-  (void)lower.run(*lowered);
 
   // Likewise the GPU lowering, to PTX (no device or ptxas needed).
   if (nvvmLoweringEvery && stats.verified % nvvmLoweringEvery == 0) {
