@@ -3,8 +3,9 @@
 // Part of gnnc. Parses, verifies, transforms and prints gnn IR, with the
 // upstream dialects and passes that the gnn lowerings produce and use.
 // Unlike mlir-opt, `-o FILE` is written whole or not at all: a failed run
-// leaves an existing FILE as it was, and an endless input (a device, a
-// pipe) is read only up to a bound.
+// leaves an existing FILE as it was, an endless input (a device, a pipe)
+// is read only up to a bound, and a parse that fails cannot corrupt the heap
+// (ParserQuarantine.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,16 +14,44 @@
 #include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/OutputFile.h"
+#include "GNN/Support/ParserQuarantine.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/ToolUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+/// mlir-opt's work on each chunk of the input (one, or those that
+/// `--split-input-file` makes), each parsed inside a ParserQuarantine that
+/// ends where the pass pipeline is set up, once the parse has succeeded, or
+/// when the chunk is done.
+static mlir::LogicalResult optimize(llvm::raw_ostream &os,
+                                    std::unique_ptr<llvm::MemoryBuffer> input,
+                                    mlir::DialectRegistry &registry,
+                                    const mlir::MlirOptMainConfig &config) {
+  auto chunk = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
+                   llvm::raw_ostream &out) {
+    mlir::gnn::ParserQuarantine quarantine;
+    mlir::MlirOptMainConfig one = config;
+    one.splitInputFile("");
+    one.outputSplitMarker("");
+    one.setPassPipelineSetupFn([&](mlir::PassManager &pm) {
+      quarantine.release();
+      return config.setupPassPipeline(pm);
+    });
+    return mlir::MlirOptMain(out, std::move(buffer), registry, one);
+  };
+  return mlir::splitAndProcessBuffer(std::move(input), chunk, os,
+                                     config.inputSplitMarker(),
+                                     config.outputSplitMarker());
+}
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
@@ -49,11 +78,11 @@ int main(int argc, char **argv) {
                 "': " + llvm::toString(input.takeError()));
   if (outputFile == "-")
     return mlir::gnn::finishStandardOutput(
-        "gnn-opt", mlir::asMainReturnCode(mlir::MlirOptMain(
+        "gnn-opt", mlir::asMainReturnCode(optimize(
                        llvm::outs(), std::move(*input), registry, config)));
   std::string output;
   llvm::raw_string_ostream os(output);
-  if (mlir::failed(mlir::MlirOptMain(os, std::move(*input), registry, config)))
+  if (mlir::failed(optimize(os, std::move(*input), registry, config)))
     return 1;
   if (llvm::Error e = mlir::gnn::writeFileAtomically(outputFile, output))
     return fail(llvm::toString(std::move(e)));

@@ -24,6 +24,7 @@
 #include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/OutputFile.h"
+#include "GNN/Support/ParserQuarantine.h"
 #include "GNN/Support/SafeTensors.h"
 #include "GNN/Transforms/Differentiate.h"
 #include "GNN/Transforms/Passes.h"
@@ -410,9 +411,15 @@ static int run(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module(ModuleOp::create(UnknownLoc::get(&context)));
   AsmParserState parserState;
-  if (failed(parseAsmSourceFile(sourceMgr, module->getBody(),
-                                ParserConfig(&context), &parserState)) ||
-      failed(verify(*module)))
+  LogicalResult parsed = failure();
+  {
+    // A failed parse can write into memory the parser freed
+    // (ParserQuarantine.h).
+    ParserQuarantine quarantine;
+    parsed = parseAsmSourceFile(sourceMgr, module->getBody(),
+                                ParserConfig(&context), &parserState);
+  }
+  if (failed(parsed) || failed(verify(*module)))
     return 1;
   // A program written as one `module { ... }` (as gnn-opt prints it) is
   // that module.
