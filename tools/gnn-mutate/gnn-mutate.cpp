@@ -12,6 +12,7 @@
 
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
+#include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/ParserQuarantine.h"
 #include "GNN/Transforms/Differentiate.h"
 
@@ -354,6 +355,8 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  // A crash is a finding, reported with its stack; the report must end.
+  gnn::installCrashReportTimeout(10);
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "seeded mutation testing of gnn IR\n");
 

@@ -16,6 +16,15 @@ namespace mlir::gnn {
 /// outlive the process. Call once, at the start of main.
 void installFatalErrorHandlers(const char *tool);
 
+/// Bounds LLVM's crash report (the stack dump it prints on SIGSEGV, SIGABRT
+/// and the other crash signals): if it has not finished after `seconds`,
+/// the process prints "error: the crash report did not finish" and exits
+/// with 128 + the signal's number. The report allocates, so a crash inside
+/// malloc (an abort on a corrupted heap) used to hang on malloc's lock
+/// instead of ending. Installs over LLVM's handlers, which must be in
+/// place (InitLLVM); installFatalErrorHandlers calls it with 10 seconds.
+void installCrashReportTimeout(unsigned seconds);
+
 } // namespace mlir::gnn
 
 #endif // GNN_SUPPORT_FATALERRORS_H
