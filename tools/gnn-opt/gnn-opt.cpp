@@ -4,8 +4,9 @@
 // upstream dialects and passes that the gnn lowerings produce and use.
 // Unlike mlir-opt, `-o FILE` is written whole or not at all: a failed run
 // leaves an existing FILE as it was, an endless input (a device, a pipe)
-// is read only up to a bound, and a parse that fails cannot corrupt the heap
-// (ParserQuarantine.h).
+// is read only up to a bound, a parse that fails cannot corrupt the heap
+// (ParserQuarantine.h), and MLIR bytecode, whose reader crashes on damaged
+// files, is read only when the user vouches for it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/ParserQuarantine.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -24,9 +26,17 @@
 #include "mlir/Support/ToolUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+static llvm::cl::opt<bool> trustedBytecode(
+    "trusted-bytecode",
+    llvm::cl::desc("read an input in MLIR bytecode (MLIR 19's bytecode "
+                   "reader crashes on damaged files: only for files MLIR "
+                   "wrote and nobody changed)"),
+    llvm::cl::init(false));
 
 /// mlir-opt's work on each chunk of the input (one, or those that
 /// `--split-input-file` makes), each parsed inside a ParserQuarantine that
@@ -76,6 +86,11 @@ int main(int argc, char **argv) {
   if (!input)
     return fail("cannot read '" + inputFile +
                 "': " + llvm::toString(input.takeError()));
+  if (mlir::isBytecode((*input)->getMemBufferRef()) && !trustedBytecode)
+    return fail("'" + inputFile +
+                "' is MLIR bytecode, which gnn-opt reads only with "
+                "--trusted-bytecode (MLIR 19's bytecode reader crashes on "
+                "damaged files)");
   if (outputFile == "-")
     return mlir::gnn::finishStandardOutput(
         "gnn-opt", mlir::asMainReturnCode(optimize(
