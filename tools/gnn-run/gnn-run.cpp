@@ -428,6 +428,15 @@ static int run(int argc, char **argv) {
       inner->remove();
       module = OwningOpRef<ModuleOp>(inner);
     }
+  // The program is compiled into this process: it may not call or write
+  // the process's own symbols.
+  // (Its errors point at the source line; the op's whole text would only
+  // repeat it.)
+  context.printOpOnDiagnostic(false);
+  PassManager check(&context);
+  check.addPass(gnn::createCheckSelfContainedPass());
+  if (failed(check.run(*module)))
+    return 1;
   auto fn = module->lookupSymbol<func::FuncOp>(entryName);
   if (!fn)
     return fail("the program has no function '" + entryName + "'");

@@ -243,6 +243,35 @@ def ApproximateVectorMathPass : Pass<"gnn-approximate-vector-math"> {
 // Checks before lowering
 //===----------------------------------------------------------------------===//
 
+def CheckSelfContainedPass
+    : Pass<"gnn-check-self-contained", "::mlir::ModuleOp"> {
+  let summary = "Rejects programs that reach outside themselves: external "
+                "functions and globals, names the lowering reserves";
+  let description = [{
+    A compiled program links against the process that runs it: a function
+    or global it declares without defining resolves to whatever the
+    process has under that name (`puts`, `abort`, libc's `stdout`), and a
+    call of it or a store to it crashes the runner or worse. `gnn-run`
+    runs this check on every program it is given, before lowering: each
+    `func.func` or `llvm.func` without a body, each `llvm.mlir.global`
+    without a value or initializer that is not private or internal, and
+    each `memref.global` without an initial value that is not private is
+    an error naming the symbol. (The lowering declares what it calls
+    itself: the runtime and the C math library.) So is a symbol with a
+    name that compiled code calls, where the program's function would be
+    called instead: the prefixes of the lowering's own functions
+    (`gnn_rt_`, `gnn_kernel_`, `_mlir_`, and OpenMP's `__kmpc_`, `omp_`),
+    the C library's memory functions (`malloc`, `free`, `memcpy`, ...)
+    and its math functions (`tanhf`, `erf`, ...).
+
+    ```mlir
+    // error: 'func.func' op @puts is declared without a body; a program
+    // may call only functions it defines
+    func.func private @puts(i32) -> i32
+    ```
+  }];
+}
+
 def CheckDimIndicesPass : Pass<"gnn-check-dim-indices"> {
   let summary = "Rejects dimension queries whose constant index is out of "
                 "range";
