@@ -6,8 +6,6 @@
 // CHECK: func.func private @helper
 // CHECK: memref.global "private" @scratch
 // CHECK: memref.global @table
-// CHECK: llvm.mlir.global internal @counter
-// CHECK: llvm.func @twice
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
@@ -17,11 +15,6 @@ func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 memref.global "private" @scratch : memref<4xf32>
 memref.global @table : memref<2xf32> = dense<[1.0, 2.0]>
-llvm.mlir.global internal @counter(0 : i32) : i32
-llvm.func @twice(%a: f32) -> f32 {
-  %s = llvm.fadd %a, %a : f32
-  llvm.return %s : f32
-}
 
 // -----
 
@@ -30,7 +23,7 @@ func.func private @puts(i32) -> i32
 
 // -----
 
-// expected-error @below {{'llvm.func' op @system is declared without a body}}
+// expected-error @below {{'llvm.func' op is in the llvm dialect, which a program may not use}}
 llvm.func @system(!llvm.ptr) -> i32
 
 // -----
@@ -40,8 +33,28 @@ memref.global @stdout : memref<4xf32>
 
 // -----
 
-// expected-error @below {{'llvm.mlir.global' op @environ is an external global}}
+// expected-error @below {{'llvm.mlir.global' op is in the llvm dialect}}
 llvm.mlir.global external @environ() : !llvm.ptr
+
+// -----
+
+// Reported once per llvm op outside others, with its function's body
+// unchecked below it.
+// expected-error @below {{'llvm.func' op is in the llvm dialect}}
+llvm.func @twice(%a: f32) -> f32 {
+  %s = llvm.fadd %a, %a : f32
+  llvm.return %s : f32
+}
+func.func @poke(%x: i64) {
+  // expected-error @below {{'llvm.inttoptr' op is in the llvm dialect}}
+  %p = llvm.inttoptr %x : i64 to !llvm.ptr
+  %c = arith.constant 1 : i32
+  // expected-error @below {{'llvm.store' op is in the llvm dialect}}
+  llvm.store %c, %p : i32, !llvm.ptr
+  // expected-error @below {{'llvm.inline_asm' op is in the llvm dialect}}
+  llvm.inline_asm has_side_effects "ud2", "" : () -> ()
+  return
+}
 
 // -----
 

@@ -253,10 +253,10 @@ def CheckSelfContainedPass
     process has under that name (`puts`, `abort`, libc's `stdout`), and a
     call of it or a store to it crashes the runner or worse. `gnn-run`
     runs this check on every program it is given, before lowering: each
-    `func.func` or `llvm.func` without a body, each `llvm.mlir.global`
-    without a value or initializer that is not private or internal, and
-    each `memref.global` without an initial value that is not private is
-    an error naming the symbol. (The lowering declares what it calls
+    `func.func` without a body and each `memref.global` without an initial
+    value that is not private is an error naming the symbol, and so is
+    each op of the `llvm` dialect (its raw pointers, inline assembly and
+    calls through pointers reach any memory and code of the process). (The lowering declares what it calls
     itself: the runtime and the C math library.) So is a symbol with a
     name that compiled code calls, where the program's function would be
     called instead: the prefixes of the lowering's own functions

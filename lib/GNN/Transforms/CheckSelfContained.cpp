@@ -2,7 +2,8 @@
 //
 // Part of gnnc. A JIT-compiled program resolves the symbols it declares but
 // does not define against the running process; a program given to the
-// runner may define what it calls, never borrow the process's symbols.
+// runner may define what it calls, never borrow the process's symbols, and
+// may not use the llvm dialect, whose pointers reach anything.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,16 +58,6 @@ std::string problem(Operation *op) {
   if (auto fn = dyn_cast<func::FuncOp>(op); fn && fn.isExternal())
     return "is declared without a body; a program may call only functions "
            "it defines";
-  if (auto fn = dyn_cast<LLVM::LLVMFuncOp>(op); fn && fn.isExternal())
-    return "is declared without a body; a program may call only functions "
-           "it defines";
-  if (auto global = dyn_cast<LLVM::GlobalOp>(op)) {
-    bool local = global.getLinkage() == LLVM::Linkage::Private ||
-                 global.getLinkage() == LLVM::Linkage::Internal;
-    if (!local && !global.getValueOrNull() && !global.getInitializerBlock())
-      return "is an external global; a program may use only globals it "
-             "defines";
-  }
   if (auto global = dyn_cast<memref::GlobalOp>(op);
       global && global.isExternal() && !global.isPrivate())
     return "is an external global; a program may use only globals it "
@@ -78,7 +69,22 @@ struct CheckSelfContainedPass
     : gnn::impl::CheckSelfContainedPassBase<CheckSelfContainedPass> {
   void runOnOperation() override {
     bool failed = false;
+    // The llvm dialect's raw pointers, inline assembly and calls through
+    // pointers reach any memory and code of the process: once per op, not
+    // for what is nested in it.
+    getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (!isa<LLVM::LLVMDialect>(op->getDialect()))
+        return WalkResult::advance();
+      failed = true;
+      op->emitOpError() << "is in the llvm dialect, which a program may not "
+                           "use: its pointers, inline assembly and calls "
+                           "reach the memory and code of the process that "
+                           "runs it";
+      return WalkResult::skip();
+    });
     getOperation()->walk([&](SymbolOpInterface symbol) {
+      if (isa<LLVM::LLVMDialect>(symbol->getDialect()))
+        return;
       StringRef name = symbol.getName();
       std::string why = problem(symbol);
       if (why.empty())
