@@ -103,8 +103,9 @@ void expectFirstAdamStep(const Trainer &trainer, const TensorMap &start,
       EXPECT_NEAR(v[i], v1, 1e-5 * v1 + 1e-18) << name << "[" << i;
       EXPECT_NEAR(p.as<float>()[i], p1, 1e-5 * std::abs(p1) + 1e-7)
           << name << "[" << i;
-      if (sum)
+      if (sum) {
         EXPECT_EQ(sum[i], 0.0f) << name << "[" << i;
+      }
       ++checked;
     }
   }

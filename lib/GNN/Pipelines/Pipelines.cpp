@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -76,12 +77,24 @@ void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
   // Buffers that deallocation must keep alive across loop iterations are
   // cloned.
   pm.addPass(createBufferizationToMemRefPass());
+  // Linalg ops a program writes (fills, named ops, generics; the gnn
+  // lowering makes none) become parallel loops, which run like the gnn
+  // kernels' on OpenMP's threads or as GPU kernels.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
 }
 
 /// Host code (with OpenMP regions, or launches of GPU kernels) to LLVM.
 void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
   if (openMP)
     pm.addPass(createConvertSCFToOpenMPPass());
+  // Complex arithmetic a program writes: real arithmetic and math, and the
+  // pairs themselves as LLVM structs.
+  pm.addPass(createConvertComplexToStandardPass());
+  // Integer powers (math.ipowi), which LLVM has no intrinsic for, as
+  // generated functions; float powers keep llvm.powi.
+  ConvertMathToFuncsOptions mathFuncs;
+  mathFuncs.minWidthOfFPowIExponent = 1024;
+  pm.addPass(createConvertMathToFuncs(mathFuncs));
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.reassociateFPReductions = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
@@ -106,6 +119,8 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
   // math library.
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertComplexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());

@@ -7,7 +7,10 @@
 #include "GNN/Runner/ObjectCode.h"
 #include "PerfMap.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -239,6 +242,36 @@ std::string mlir::gnn::packedName(llvm::StringRef name) {
   return ("_gnn_packed_" + name).str();
 }
 
+/// An error naming an op outside what translates to LLVM IR (the llvm and
+/// omp dialects, and the GPU binaries and launches of a host program): the
+/// first one, or, if casts between types that no conversion resolved are
+/// all there is, the first of those.
+static llvm::Error checkTranslatable(ModuleOp module) {
+  Operation *left = nullptr, *cast = nullptr;
+  module.walk([&](Operation *op) {
+    if (op == module.getOperation() ||
+        isa<LLVM::LLVMDialect, omp::OpenMPDialect>(op->getDialect()) ||
+        isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op))
+      return WalkResult::advance();
+    if (isa<UnrealizedConversionCastOp>(op)) {
+      if (!cast)
+        cast = op;
+      return WalkResult::advance();
+    }
+    left = op;
+    return WalkResult::interrupt();
+  });
+  if (!left)
+    left = cast;
+  if (!left)
+    return llvm::Error::success();
+  std::string where;
+  llvm::raw_string_ostream os(where);
+  os << left->getLoc();
+  return error("'" + left->getName().getStringRef() + "' at " + where +
+               " has no lowering to LLVM in this pipeline");
+}
+
 llvm::Expected<std::vector<std::string>>
 mlir::gnn::emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
                            unsigned threads) {
@@ -250,12 +283,27 @@ mlir::gnn::emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
   if (!machine)
     return machine.takeError();
 
+  // An op that no step of the lowering handled would fail the translation,
+  // and inside an OpenMP region crash it (MLIR 19's OpenMP translation
+  // outlines the region's half-converted body).
+  if (llvm::Error e = checkTranslatable(module))
+    return std::move(e);
   dropForeignParameterAttributes(module);
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, ctx, "gnnc");
+  // What the translation reports (an op no pipeline step lowered, with its
+  // location) goes into the error.
+  std::string diagnostics;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+      os << "\n" << d.getLocation() << ": " << d;
+      return success();
+    });
+    llvmModule = translateModuleToLLVMIR(module, ctx, "gnnc");
+  }
   if (!llvmModule)
-    return error("could not convert to LLVM IR");
+    return error("could not convert to LLVM IR" + diagnostics);
   llvmModule->setTargetTriple((*machine)->getTargetTriple().str());
   llvmModule->setDataLayout((*machine)->createDataLayout());
   for (const std::string &entry : entries)
