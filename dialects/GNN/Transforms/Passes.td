@@ -243,6 +243,27 @@ def ApproximateVectorMathPass : Pass<"gnn-approximate-vector-math"> {
 // Checks before lowering
 //===----------------------------------------------------------------------===//
 
+def DecomposeTensorOpsPass : Pass<"gnn-decompose-tensor-ops"> {
+  let summary = "Rewrites upstream tensor ops that do not bufferize into "
+                "ones that do";
+  let description = [{
+    One-shot bufferization has no rule for some upstream tensor ops a
+    program may write; the lowering pipelines run this pass first, so that
+    they compile instead of stopping at "op was not bufferized". Today:
+    `tensor.concat` becomes an empty tensor with each operand inserted as
+    a slice (upstream's decomposition patterns).
+
+    ```mlir
+    %c = tensor.concat dim(0) %a, %b
+        : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+    // becomes tensor.empty and two tensor.insert_slice ops
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def CheckSelfContainedPass
     : Pass<"gnn-check-self-contained", "::mlir::ModuleOp"> {
   let summary = "Rejects programs that reach outside themselves: external "

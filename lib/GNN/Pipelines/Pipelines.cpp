@@ -9,6 +9,10 @@
 #include "GNN/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToSCF/TosaToSCF.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
@@ -25,6 +29,17 @@
 using namespace mlir;
 
 namespace {
+/// TOSA's ops to linalg, arith, tensor and scf (upstream's order).
+void addTosaToLinalg(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToSCF());
+  // No TOSA validation: it would judge the gnn and arith ops around them
+  // by TOSA's profiles (f64 "not legal").
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions(),
+                              TosaToLinalgNamedOptions(), std::nullopt);
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToTensor());
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToArith());
+}
+
 /// gnn ops to loops (and, for GPUs, attention kernels) over fresh buffers.
 void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
                           bool parallelDense, bool deviceLoops = false) {
@@ -32,6 +47,13 @@ void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
   // that upstream canonicalizations do not guard against: rejected as
   // written, and again once folding has made more indices constant.
   pm.addPass(gnn::createCheckDimIndicesPass());
+  // Upstream tensor programs a user writes: TOSA ops and elementwise
+  // arith/math on whole tensors become linalg ops, which bufferize and
+  // then run as parallel loops (below). The gnn ops' own lowering makes
+  // neither.
+  addTosaToLinalg(pm);
+  pm.addPass(createConvertElementwiseToLinalgPass());
+  pm.addPass(gnn::createDecomposeTensorOpsPass());
   gnn::ConvertGNNToLoopsPassOptions loops;
   loops.gpuKernels = gpuKernels;
   loops.parallelDense = parallelDense;

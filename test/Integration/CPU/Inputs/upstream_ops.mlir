@@ -39,3 +39,26 @@ func.func @unused_poison(%x: tensor<?xf32>) -> tensor<?xf32> {
   } : (tensor<?xf32>) -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// Elementwise arith and math on whole tensors.
+func.func @tensor_tanh(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %s = arith.addf %x, %x : tensor<?xf32>
+  %t = math.tanh %s : tensor<?xf32>
+  return %t : tensor<?xf32>
+}
+
+// TOSA: |x| + x, and the sum of x * x as a [1] tensor.
+func.func @tosa_ops(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<1xf32>) {
+  %a = tosa.abs %x : (tensor<?xf32>) -> tensor<?xf32>
+  %s = tosa.add %a, %x : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %m = tosa.mul %x, %x {shift = 0 : i8} : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %r = tosa.reduce_sum %m {axis = 0 : i32} : (tensor<?xf32>) -> tensor<1xf32>
+  return %s, %r : tensor<?xf32>, tensor<1xf32>
+}
+
+// tensor.concat of x with -x.
+func.func @concat(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %n = arith.negf %x : tensor<?xf32>
+  %c = tensor.concat dim(0) %x, %n : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %c : tensor<?xf32>
+}

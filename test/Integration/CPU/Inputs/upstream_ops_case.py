@@ -22,7 +22,13 @@ results = {
     "complex_abs": [math.sqrt(5.0) * abs(v) for v in x],
     "integer_cube": [float(int(v * 10.0) ** 3) for v in x],
     "unused_poison": x,
+    "tensor_tanh": [math.tanh(2 * v) for v in x],
 }
 for name, values in results.items():
     safetensors_util.write(os.path.join(out, name + ".safetensors"),
                            {"result0": ("F32", [rows], values)})
+safetensors_util.write(os.path.join(out, "concat.safetensors"), {
+    "result0": ("F32", [2 * rows], x + [-v for v in x])})
+safetensors_util.write(os.path.join(out, "tosa_ops.safetensors"), {
+    "result0": ("F32", [rows], [abs(v) + v for v in x]),
+    "result1": ("F32", [1], [sum(v * v for v in x)])})
