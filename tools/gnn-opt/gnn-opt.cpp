@@ -15,6 +15,7 @@
 #include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/OutputFile.h"
+#include "GNN/Support/ParserHazards.h"
 #include "GNN/Support/ParserQuarantine.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
@@ -28,6 +29,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -39,15 +41,24 @@ static llvm::cl::opt<bool> trustedBytecode(
     llvm::cl::init(false));
 
 /// mlir-opt's work on each chunk of the input (one, or those that
-/// `--split-input-file` makes), each parsed inside a ParserQuarantine that
-/// ends where the pass pipeline is set up, once the parse has succeeded, or
-/// when the chunk is done.
+/// `--split-input-file` makes): a chunk with text that crashes MLIR 19's
+/// parsers (ParserHazards.h) is an error, the others are parsed inside a
+/// ParserQuarantine that ends where the pass pipeline is set up, once the
+/// parse has succeeded, or when the chunk is done.
 static mlir::LogicalResult optimize(llvm::raw_ostream &os,
                                     std::unique_ptr<llvm::MemoryBuffer> input,
                                     mlir::DialectRegistry &registry,
                                     const mlir::MlirOptMainConfig &config) {
   auto chunk = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
-                   llvm::raw_ostream &out) {
+                   llvm::raw_ostream &out) -> mlir::LogicalResult {
+    if (auto hazard = mlir::gnn::findParserHazard(buffer->getBuffer())) {
+      llvm::SourceMgr sources;
+      const char *at = buffer->getBufferStart() + hazard->offset;
+      sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+      sources.PrintMessage(llvm::SMLoc::getFromPointer(at),
+                           llvm::SourceMgr::DK_Error, hazard->message);
+      return mlir::failure();
+    }
     mlir::gnn::ParserQuarantine quarantine;
     mlir::MlirOptMainConfig one = config;
     one.splitInputFile("");

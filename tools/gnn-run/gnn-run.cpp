@@ -24,6 +24,7 @@
 #include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/OutputFile.h"
+#include "GNN/Support/ParserHazards.h"
 #include "GNN/Support/ParserQuarantine.h"
 #include "GNN/Support/SafeTensors.h"
 #include "GNN/Transforms/Differentiate.h"
@@ -406,8 +407,16 @@ static int run(int argc, char **argv) {
   if (!buffer)
     return fail("cannot read '" + programFile +
                 "': " + llvm::toString(buffer.takeError()));
+  std::optional<ParserHazard> hazard = findParserHazard((*buffer)->getBuffer());
+  const char *hazardAt =
+      hazard ? (*buffer)->getBufferStart() + hazard->offset : nullptr;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  if (hazard) {
+    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(hazardAt),
+                           llvm::SourceMgr::DK_Error, hazard->message);
+    return 1;
+  }
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module(ModuleOp::create(UnknownLoc::get(&context)));
   AsmParserState parserState;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Support/InputFile.h"
+#include "GNN/Support/ParserHazards.h"
 #include "GNN/Support/ParserQuarantine.h"
 #include "ModelRunnerDetail.h"
 
@@ -93,6 +94,9 @@ moduleOrError(MLIRContext &ctx, const llvm::Twine &what,
 
 Expected<OwningOpRef<ModuleOp>>
 parseModule(MLIRContext &ctx, llvm::StringRef text, llvm::StringRef name) {
+  if (auto hazard = findParserHazard(text))
+    return fail("cannot parse " + name + " (at byte " +
+                llvm::Twine(hazard->offset) + "): " + hazard->message);
   return moduleOrError(ctx, "cannot parse " + name, [&] {
     // A failed parse can write into memory the parser freed (see
     // ParserQuarantine.h); a user's program is any text.

@@ -1,0 +1,35 @@
+//===- ParserHazards.h - text MLIR 19's parsers crash on --------*- C++ -*-===//
+//
+// Part of gnnc (no MLIR). Some upstream custom parsers of MLIR 19 crash on
+// malformed text instead of reporting it; the tools look for those inputs
+// first and report them as errors themselves.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_SUPPORT_PARSERHAZARDS_H
+#define GNN_SUPPORT_PARSERHAZARDS_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace mlir::gnn {
+
+/// Where a parser hazard is in the text (a byte offset), and what it is.
+struct ParserHazard {
+  size_t offset;
+  std::string message;
+};
+
+/// The first place in `text` where an MLIR 19 parser would crash:
+/// `linalg.transpose`, `linalg.broadcast` and `linalg.reduce` whose
+/// `permutation = ` or `dimensions = ` is not followed by a list of 64-bit
+/// integers in square brackets (their parsers store the failed list as a
+/// null attribute and dereference it). None if there is no such place.
+std::optional<ParserHazard> findParserHazard(llvm::StringRef text);
+
+} // namespace mlir::gnn
+
+#endif // GNN_SUPPORT_PARSERHAZARDS_H
