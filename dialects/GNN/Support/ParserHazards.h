@@ -23,11 +23,13 @@ struct ParserHazard {
   std::string message;
 };
 
-/// The first place in `text` where an MLIR 19 parser would crash:
-/// `linalg.transpose`, `linalg.broadcast` and `linalg.reduce` whose
+/// The first place in `text` where an MLIR 19 parser or verifier would
+/// crash: `linalg.transpose`, `linalg.broadcast` and `linalg.reduce` whose
 /// `permutation = ` or `dimensions = ` is not followed by a list of 64-bit
 /// integers in square brackets (their parsers store the failed list as a
-/// null attribute and dereference it). None if there is no such place.
+/// null attribute and dereference it), and a `linalg.transpose`, custom or
+/// generic form, whose permutation does not order 0 .. n - 1 (its verifier
+/// reads the input's shape at each entry). None if there is no such place.
 std::optional<ParserHazard> findParserHazard(llvm::StringRef text);
 
 } // namespace mlir::gnn

@@ -21,7 +21,9 @@ using namespace mlir::gnn;
 //===----------------------------------------------------------------------===//
 
 ArrayRef<int64_t> mlir::gnn::getItemShape(ShapedType feature) {
-  return feature.getShape().drop_front();
+  // (A 0-d tensor has no rows; the verifiers that need rows say so.)
+  ArrayRef<int64_t> shape = feature.getShape();
+  return shape.empty() ? shape : shape.drop_front();
 }
 
 FailureOr<SmallVector<int64_t>>
@@ -916,7 +918,20 @@ mlir::gnn::getAttentionResultItemShapes(ArrayRef<int64_t> q,
 // GatherRowsOp / ScatterRowsOp
 //===----------------------------------------------------------------------===//
 
+/// An error unless each of `values` (named by `names`) has a leading row
+/// dimension.
+static LogicalResult verifyHaveRows(Operation *op, ValueRange values,
+                                    ArrayRef<StringRef> names) {
+  for (auto [value, name] : llvm::zip_equal(values, names))
+    if (getFeatureType(value).getRank() < 1)
+      return op->emitOpError() << name << " must have a leading row dimension";
+  return success();
+}
+
 LogicalResult GatherRowsOp::verify() {
+  if (failed(verifyHaveRows(*this, {getSource(), getResult()},
+                            {"source", "result"})))
+    return failure();
   auto source = getFeatureType(getSource());
   auto result = getFeatureType(getResult());
   if (source.getElementType() != result.getElementType())
@@ -928,6 +943,9 @@ LogicalResult GatherRowsOp::verify() {
 }
 
 LogicalResult ScatterRowsOp::verify() {
+  if (failed(verifyHaveRows(*this, {getSource(), getDest(), getResult()},
+                            {"source", "destination", "result"})))
+    return failure();
   auto source = getFeatureType(getSource());
   auto dest = getFeatureType(getDest());
   if (source.getElementType() != dest.getElementType())

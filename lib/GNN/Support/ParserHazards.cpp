@@ -7,7 +7,10 @@
 
 #include "GNN/Support/ParserHazards.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <cstring>
 
 using namespace llvm;
 
@@ -93,8 +96,8 @@ public:
   }
 
   /// Whether a 64-bit integer literal (decimal or hex, optionally negative)
-  /// starts at `at`; moves past it.
-  bool integer() {
+  /// starts at `at`; moves past it and appends it to `values`.
+  bool integer(SmallVectorImpl<int64_t> &values) {
     size_t start = at;
     if (at < text.size() && text[at] == '-')
       ++at;
@@ -109,26 +112,26 @@ public:
     if (at < text.size() && isIdentifierChar(text[at]))
       return false; // `1.5`, `12abc`
     int64_t value;
-    return !text.slice(start, at).getAsInteger(0, value);
+    if (text.slice(start, at).getAsInteger(0, value))
+      return false;
+    values.push_back(value);
+    return true;
   }
 
-  /// Whether `[` integers `]` follows; moves past it.
-  bool integerList() {
+  /// Whether integers separated by commas and then `close` follow (none
+  /// if `close` comes first); moves past them.
+  bool integersUntil(char close, SmallVectorImpl<int64_t> &values) {
     skipSpace();
-    if (at >= text.size() || text[at] != '[')
-      return false;
-    ++at;
-    skipSpace();
-    if (at < text.size() && text[at] == ']') {
+    if (at < text.size() && text[at] == close) {
       ++at;
       return true;
     }
     for (;;) {
       skipSpace();
-      if (!integer())
+      if (!integer(values))
         return false;
       skipSpace();
-      if (at < text.size() && text[at] == ']') {
+      if (at < text.size() && text[at] == close) {
         ++at;
         return true;
       }
@@ -138,43 +141,97 @@ public:
     }
   }
 
+  /// Whether `[` integers `]` follows (the custom form's list); moves past
+  /// it.
+  bool integerList(SmallVectorImpl<int64_t> &values) {
+    skipSpace();
+    if (at >= text.size() || text[at] != '[')
+      return false;
+    ++at;
+    return integersUntil(']', values);
+  }
+
+  /// Whether `array<i64` (`:` integers) `>` follows (the generic form's
+  /// attribute); moves past it.
+  bool integerArray(SmallVectorImpl<int64_t> &values) {
+    skipSpace();
+    if (!text.substr(at).starts_with("array<i64"))
+      return false;
+    at += strlen("array<i64");
+    skipSpace();
+    if (at < text.size() && text[at] == '>') {
+      ++at;
+      return true;
+    }
+    if (at >= text.size() || text[at] != ':')
+      return false;
+    ++at;
+    return integersUntil('>', values);
+  }
+
   StringRef text;
   size_t at = 0;
 };
 } // namespace
+
+/// Whether `values` orders 0 .. size - 1.
+static bool isPermutation(ArrayRef<int64_t> values) {
+  SmallVector<bool> seen(values.size(), false);
+  for (int64_t v : values) {
+    if (v < 0 || v >= int64_t(values.size()) || seen[v])
+      return false;
+    seen[v] = true;
+  }
+  return true;
+}
 
 std::optional<mlir::gnn::ParserHazard>
 mlir::gnn::findParserHazard(StringRef text) {
   Scanner scan(text);
   while (scan.at < text.size()) {
     char c = text[scan.at];
+    const ListOp *op = nullptr;
+    bool generic = false;
     if (c == '"') {
+      // The generic form of linalg.transpose: its verifier reads the input's
+      // shape at each entry of the permutation.
+      generic = text.substr(scan.at).starts_with("\"linalg.transpose\"");
       scan.skipString();
-      continue;
-    }
-    if (text.substr(scan.at).starts_with("//")) {
+      if (!generic)
+        continue;
+      op = &kListOps[0];
+    } else if (text.substr(scan.at).starts_with("//")) {
       scan.skipSpace();
       continue;
+    } else {
+      for (const ListOp &candidate : kListOps)
+        if (scan.wordAt(scan.at, candidate.name))
+          op = &candidate;
+      if (!op) {
+        ++scan.at;
+        continue;
+      }
+      scan.at += op->name.size();
     }
-    const ListOp *op = nullptr;
-    for (const ListOp &candidate : kListOps)
-      if (scan.wordAt(scan.at, candidate.name))
-        op = &candidate;
-    if (!op) {
-      ++scan.at;
-      continue;
-    }
-    scan.at += op->name.size();
     size_t keyword = scan.findAssignment(op->keyword);
     if (keyword == StringRef::npos)
       return std::nullopt;
-    if (!scan.integerList())
+    SmallVector<int64_t> values;
+    bool listed =
+        generic ? scan.integerArray(values) : scan.integerList(values);
+    std::string where = ("'" + op->keyword + " =' of '" + op->name + "'").str();
+    if (!listed && !generic)
       return ParserHazard{keyword,
-                          ("'" + op->keyword + " =' of '" + op->name +
-                           "' must be followed by a list of 64-bit integers "
-                           "in square brackets (MLIR 19's parser of the op "
-                           "crashes on anything else)")
-                              .str()};
+                          where + " must be followed by a list of 64-bit "
+                                  "integers in square brackets (MLIR 19's "
+                                  "parser of the op crashes on anything else)"};
+    // (A generic attribute of another kind is the verifier's to reject.)
+    if (listed && op == &kListOps[0] && !isPermutation(values))
+      return ParserHazard{keyword,
+                          where + " must be a permutation of 0 to " +
+                              std::to_string(int64_t(values.size()) - 1) +
+                              " (MLIR 19's verifier of the op crashes on "
+                              "entries out of range)"};
   }
   return std::nullopt;
 }

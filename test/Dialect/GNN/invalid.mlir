@@ -503,6 +503,40 @@ func.func @f(%x: tensor<?x4xf32>, %ids: tensor<?xindex>) {
 
 // -----
 
+// A 0-d result has no rows (its verifier crashed reading the per-row shape
+// of one; found by gnn-mutate).
+func.func @f(%x: tensor<?x4xf32>, %ids: tensor<?xindex>) {
+  // expected-error @+1 {{result must have a leading row dimension}}
+  %0 = gnn.gather_rows %x[%ids] : (tensor<?x4xf32>, tensor<?xindex>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>, %ids: tensor<?xindex>) {
+  // expected-error @+1 {{source must have a leading row dimension}}
+  %0 = gnn.gather_rows %x[%ids] : (tensor<f32>, tensor<?xindex>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<f32>, %x: tensor<?xf32>, %ids: tensor<?xindex>) {
+  // expected-error @+1 {{source must have a leading row dimension}}
+  %0 = gnn.scatter_rows %s into %x[%ids] : (tensor<f32>, tensor<?xf32>, tensor<?xindex>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<?xf32>, %x: tensor<f32>, %ids: tensor<?xindex>) {
+  // expected-error @+1 {{destination must have a leading row dimension}}
+  %0 = gnn.scatter_rows %s into %x[%ids] : (tensor<?xf32>, tensor<f32>, tensor<?xindex>) -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @f(%s: tensor<?x4xf16>, %x: tensor<?x4xf32>, %ids: tensor<?xindex>) {
   // expected-error @+1 {{source element type differs from the destination's}}
   %0 = gnn.scatter_rows %s into %x[%ids] : (tensor<?x4xf16>, tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x4xf32>
