@@ -250,7 +250,8 @@ static llvm::Error checkTranslatable(ModuleOp module) {
   Operation *left = nullptr, *cast = nullptr;
   module.walk([&](Operation *op) {
     if (op == module.getOperation() ||
-        isa<LLVM::LLVMDialect, omp::OpenMPDialect>(op->getDialect()) ||
+        isa_and_nonnull<LLVM::LLVMDialect, omp::OpenMPDialect>(
+            op->getDialect()) ||
         isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op))
       return WalkResult::advance();
     if (isa<UnrealizedConversionCastOp>(op)) {

@@ -24,7 +24,7 @@ struct ApproximateVectorMathPass
   void runOnOperation() override {
     SmallVector<Operation *> vectorMath;
     getOperation()->walk([&](Operation *op) {
-      if (isa<math::MathDialect>(op->getDialect()) &&
+      if (isa_and_nonnull<math::MathDialect>(op->getDialect()) &&
           llvm::any_of(op->getResultTypes(), llvm::IsaPred<VectorType>))
         vectorMath.push_back(op);
     });

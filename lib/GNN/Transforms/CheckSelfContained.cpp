@@ -73,7 +73,7 @@ struct CheckSelfContainedPass
     // pointers reach any memory and code of the process: once per op, not
     // for what is nested in it.
     getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (!isa<LLVM::LLVMDialect>(op->getDialect()))
+      if (!isa_and_nonnull<LLVM::LLVMDialect>(op->getDialect()))
         return WalkResult::advance();
       failed = true;
       op->emitOpError() << "is in the llvm dialect, which a program may not "
@@ -83,7 +83,7 @@ struct CheckSelfContainedPass
       return WalkResult::skip();
     });
     getOperation()->walk([&](SymbolOpInterface symbol) {
-      if (isa<LLVM::LLVMDialect>(symbol->getDialect()))
+      if (isa_and_nonnull<LLVM::LLVMDialect>(symbol->getDialect()))
         return;
       StringRef name = symbol.getName();
       std::string why = problem(symbol);

@@ -92,7 +92,7 @@ struct ScopeLoopAllocasPass
             if (allocatesInScope(body))
               bodies.push_back({&body, op->getLoc()});
       } else if (auto scope = dyn_cast<memref::AllocaScopeOp>(op)) {
-        if (isa<scf::SCFDialect>(op->getParentOp()->getDialect()))
+        if (isa_and_nonnull<scf::SCFDialect>(op->getParentOp()->getDialect()))
           scopes.push_back(scope);
       }
     });

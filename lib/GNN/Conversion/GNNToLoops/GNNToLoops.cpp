@@ -882,7 +882,7 @@ struct ConvertGNNToLoopsPass
     // producer is lowered before its users read its parts.
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<GNNDialect>(op->getDialect()) && !isa<YieldOp>(op) &&
+      if (isa_and_nonnull<GNNDialect>(op->getDialect()) && !isa<YieldOp>(op) &&
           !op->getParentOfType<ApplyEdgesOp>() &&
           !op->getParentOfType<ApplyNodesOp>() &&
           !op->getParentOfType<FilterNodesOp>() &&

@@ -29,7 +29,7 @@ bool runsOnDevice(scf::ParallelOp loop) {
     bool hostOnly =
         isa<func::CallOp, memref::AllocOp, memref::ReallocOp, memref::DeallocOp,
             memref::GetGlobalOp, gpu::LaunchOp>(op) ||
-        isa<bufferization::BufferizationDialect>(op->getDialect());
+        isa_and_nonnull<bufferization::BufferizationDialect>(op->getDialect());
     for (Value operand : op->getOperands())
       hostOnly |= isa<TensorType>(operand.getType());
     return hostOnly ? WalkResult::interrupt() : WalkResult::advance();
