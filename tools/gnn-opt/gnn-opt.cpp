@@ -29,7 +29,6 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -51,14 +50,8 @@ static mlir::LogicalResult optimize(llvm::raw_ostream &os,
                                     const mlir::MlirOptMainConfig &config) {
   auto chunk = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
                    llvm::raw_ostream &out) -> mlir::LogicalResult {
-    if (auto hazard = mlir::gnn::findParserHazard(buffer->getBuffer())) {
-      llvm::SourceMgr sources;
-      const char *at = buffer->getBufferStart() + hazard->offset;
-      sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-      sources.PrintMessage(llvm::SMLoc::getFromPointer(at),
-                           llvm::SourceMgr::DK_Error, hazard->message);
+    if (mlir::gnn::reportParserHazard(buffer->getMemBufferRef()))
       return mlir::failure();
-    }
     mlir::gnn::ParserQuarantine quarantine;
     mlir::MlirOptMainConfig one = config;
     one.splitInputFile("");

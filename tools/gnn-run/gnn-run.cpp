@@ -407,16 +407,10 @@ static int run(int argc, char **argv) {
   if (!buffer)
     return fail("cannot read '" + programFile +
                 "': " + llvm::toString(buffer.takeError()));
-  std::optional<ParserHazard> hazard = findParserHazard((*buffer)->getBuffer());
-  const char *hazardAt =
-      hazard ? (*buffer)->getBufferStart() + hazard->offset : nullptr;
+  if (reportParserHazard((*buffer)->getMemBufferRef()))
+    return 1;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  if (hazard) {
-    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(hazardAt),
-                           llvm::SourceMgr::DK_Error, hazard->message);
-    return 1;
-  }
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module(ModuleOp::create(UnknownLoc::get(&context)));
   AsmParserState parserState;
@@ -438,9 +432,8 @@ static int run(int argc, char **argv) {
       module = OwningOpRef<ModuleOp>(inner);
     }
   // The program is compiled into this process: it may not call or write
-  // the process's own symbols.
-  // (Its errors point at the source line; the op's whole text would only
-  // repeat it.)
+  // the process's own symbols. (The errors point at the source line; the
+  // op's whole text would only repeat it.)
   context.printOpOnDiagnostic(false);
   PassManager check(&context);
   check.addPass(gnn::createCheckSelfContainedPass());

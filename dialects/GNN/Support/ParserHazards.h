@@ -10,6 +10,7 @@
 #define GNN_SUPPORT_PARSERHAZARDS_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBufferRef.h"
 
 #include <cstddef>
 #include <optional>
@@ -31,6 +32,11 @@ struct ParserHazard {
 /// generic form, whose permutation does not order 0 .. n - 1 (its verifier
 /// reads the input's shape at each entry). None if there is no such place.
 std::optional<ParserHazard> findParserHazard(llvm::StringRef text);
+
+/// Prints the first hazard of `buffer` to stderr as MLIR's parser prints
+/// its errors ("FILE:LINE:COL: error: ...", the line, a caret); true if
+/// there was one.
+bool reportParserHazard(llvm::MemoryBufferRef buffer);
 
 } // namespace mlir::gnn
 

@@ -9,6 +9,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <cstring>
 
@@ -20,7 +22,8 @@ namespace {
 struct ListOp {
   StringRef name, keyword;
 };
-constexpr ListOp kListOps[] = {{"linalg.transpose", "permutation"},
+constexpr ListOp kTranspose = {"linalg.transpose", "permutation"};
+constexpr ListOp kListOps[] = {kTranspose,
                                {"linalg.broadcast", "dimensions"},
                                {"linalg.reduce", "dimensions"}};
 
@@ -58,6 +61,14 @@ public:
     }
   }
 
+  /// Skips a comment at `at`; false if none starts there.
+  bool skipComment() {
+    if (!text.substr(at).starts_with("//"))
+      return false;
+    skipSpace();
+    return true;
+  }
+
   /// Whether the bare identifier `word` starts at `at` (not part of a
   /// longer one, nor a `%`, `@`, `^` or `#` name).
   bool wordAt(size_t pos, StringRef word) const {
@@ -75,11 +86,10 @@ public:
   /// (skipping comments and strings); npos if none.
   size_t findAssignment(StringRef keyword) {
     while (at < text.size()) {
-      char c = text[at];
-      if (c == '"') {
+      if (text[at] == '"') {
         skipString();
-      } else if (text.substr(at).starts_with("//")) {
-        skipSpace();
+      } else if (skipComment()) {
+        continue;
       } else if (wordAt(at, keyword)) {
         size_t start = at;
         at += keyword.size();
@@ -199,9 +209,8 @@ mlir::gnn::findParserHazard(StringRef text) {
       scan.skipString();
       if (!generic)
         continue;
-      op = &kListOps[0];
-    } else if (text.substr(scan.at).starts_with("//")) {
-      scan.skipSpace();
+      op = &kTranspose;
+    } else if (scan.skipComment()) {
       continue;
     } else {
       for (const ListOp &candidate : kListOps)
@@ -226,7 +235,7 @@ mlir::gnn::findParserHazard(StringRef text) {
                                   "integers in square brackets (MLIR 19's "
                                   "parser of the op crashes on anything else)"};
     // (A generic attribute of another kind is the verifier's to reject.)
-    if (listed && op == &kListOps[0] && !isPermutation(values))
+    if (listed && op->name == kTranspose.name && !isPermutation(values))
       return ParserHazard{keyword,
                           where + " must be a permutation of 0 to " +
                               std::to_string(int64_t(values.size()) - 1) +
@@ -234,4 +243,18 @@ mlir::gnn::findParserHazard(StringRef text) {
                               "entries out of range)"};
   }
   return std::nullopt;
+}
+
+bool mlir::gnn::reportParserHazard(MemoryBufferRef buffer) {
+  std::optional<ParserHazard> hazard = findParserHazard(buffer.getBuffer());
+  if (!hazard)
+    return false;
+  SourceMgr sources;
+  sources.AddNewSourceBuffer(
+      MemoryBuffer::getMemBuffer(buffer, /*RequiresNullTerminator=*/false),
+      SMLoc());
+  sources.PrintMessage(
+      SMLoc::getFromPointer(buffer.getBufferStart() + hazard->offset),
+      SourceMgr::DK_Error, hazard->message);
+  return true;
 }
