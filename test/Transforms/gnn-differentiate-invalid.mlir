@@ -63,3 +63,13 @@ func.func @calls_recursive(%x: tensor<?x4xf32> {gnn.differentiable}) -> tensor<f
   %l = gnn.sum_to %y : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Gradients flow through gnn ops, which take rows of at most 2^24 elements.
+// expected-error @+1 {{'func.func' op cannot be differentiated with respect to argument #0 ('tensor<1x16777217xf32>'): its rows have more than 16777216 elements, more than the gnn ops that compute gradients take}}
+func.func @wide(%w: tensor<1x16777217xf32> {gnn.differentiable}) -> tensor<f32> {
+  %c = tensor.collapse_shape %w [[0, 1]] : tensor<1x16777217xf32> into tensor<16777217xf32>
+  %l = gnn.sum_to %c : tensor<16777217xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

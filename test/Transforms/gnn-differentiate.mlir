@@ -384,3 +384,19 @@ func.func @product(%x: tensor<?x4xf32> {gnn.differentiable}, %w: tensor<?x4xf32>
   %l = gnn.sum_to %p : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// An argument the loss does not read gets a zero gradient; one whose rows
+// are wider than gnn ops take (2^24 elements) gets it from tensor.splat,
+// not from a gnn.broadcast that would not verify.
+// CHECK-LABEL: func @unused_wide_grad(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x4xf32> {gnn.differentiable}, %[[W:[^:]*]]: tensor<?x16777217xf32> {gnn.differentiable})
+// CHECK-NOT: gnn.broadcast {{.*}} -> tensor<?x16777217xf32>
+// CHECK: %[[N:.*]] = tensor.dim %[[W]], %{{.*}} : tensor<?x16777217xf32>
+// CHECK: %[[Z:.*]] = tensor.splat %{{.*}}[%[[N]]] : tensor<?x16777217xf32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[Z]] :
+func.func @unused_wide(%x: tensor<?x4xf32> {gnn.differentiable}, %w: tensor<?x16777217xf32> {gnn.differentiable}) -> tensor<f32> {
+  %l = gnn.sum_to %x : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -49,6 +49,11 @@ getAttentionResultItemShapes(ArrayRef<int64_t> query, ArrayRef<int64_t> value);
 /// input (a width of INT64_MAX once aborted the lowering).
 constexpr int64_t kMaxStaticRowElements = int64_t(1) << 24;
 
+/// Whether `type`, if a ranked tensor of rank 2 or more, has rows (its
+/// shape after the first dimension) of at most kMaxStaticRowElements
+/// elements or of dynamic width; true for every other type.
+bool hasBoundedRowWidth(Type type);
+
 /// Fails (with an error on `op`) where a ranked tensor operand or result
 /// of `op` has a static per-row shape with more than kMaxStaticRowElements
 /// elements.

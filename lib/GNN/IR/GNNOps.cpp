@@ -131,25 +131,28 @@ private:
 };
 } // namespace
 
-/// An edge id list produced by filtering one graph cannot select edges of
-/// another graph.
+bool mlir::gnn::hasBoundedRowWidth(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() < 2)
+    return true;
+  int64_t elements = 1;
+  for (int64_t size : tensor.getShape().drop_front()) {
+    if (ShapedType::isDynamic(size))
+      return true;
+    if (size > kMaxStaticRowElements ||
+        (size > 0 && elements > kMaxStaticRowElements / size))
+      return false;
+    elements *= size;
+  }
+  return true;
+}
+
 LogicalResult mlir::gnn::verifyStaticRowWidths(Operation *op) {
   auto check = [&](Type type, const char *what, unsigned i) -> LogicalResult {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || tensor.getRank() < 2)
+    if (hasBoundedRowWidth(type))
       return success();
-    int64_t elements = 1;
-    for (int64_t size : tensor.getShape().drop_front()) {
-      if (ShapedType::isDynamic(size))
-        return success();
-      if (size > kMaxStaticRowElements ||
-          (size > 0 && elements > kMaxStaticRowElements / size))
-        return op->emitOpError()
-               << what << " #" << i << " has rows of more than "
-               << kMaxStaticRowElements << " elements";
-      elements *= size;
-    }
-    return success();
+    return op->emitOpError() << what << " #" << i << " has rows of more than "
+                             << kMaxStaticRowElements << " elements";
   };
   for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
     if (failed(check(t, "operand", i)))

@@ -42,8 +42,16 @@ Value AdjointBuilder::constantLike(Value like, double value, Type elementType) {
   // ones are broadcast rather than stored in the program.
   if (type.hasStaticShape() && type.getNumElements() <= 64)
     return splat(type);
-  return b.create<BroadcastOp>(
-      type, splat(RankedTensorType::get({}, elementType)), like);
+  Value scalar = splat(RankedTensorType::get({}, elementType));
+  if (hasBoundedRowWidth(type))
+    return b.create<BroadcastOp>(type, scalar, like);
+  // Rows wider than gnn ops take (an argument the loss does not read).
+  SmallVector<Value> sizes;
+  for (auto [d, size] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(b.create<tensor::DimOp>(like, d));
+  return b.create<tensor::SplatOp>(b.create<tensor::ExtractOp>(scalar), type,
+                                   sizes);
 }
 
 Value AdjointBuilder::add(Value x, Value y) {

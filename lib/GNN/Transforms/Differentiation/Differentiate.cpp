@@ -75,6 +75,33 @@ activeValues(Block &body, ArrayRef<Value> seeds, ArrayRef<Value> roots,
   return active;
 }
 
+/// Gradients flow through gnn ops, which take rows of at most
+/// kMaxStaticRowElements: an active value with wider rows (an argument, or
+/// the result of an op outside gnn) is an error rather than a gradient that
+/// does not verify. (Wider arguments that the loss does not depend on get
+/// zero gradients.)
+static LogicalResult
+checkGradientRowWidths(func::FuncOp fn, const llvm::DenseSet<Value> &active) {
+  for (Value v : active) {
+    if (hasBoundedRowWidth(v.getType()))
+      continue;
+    InFlightDiagnostic diag =
+        isa<BlockArgument>(v)
+            ? fn.emitOpError()
+                  << "cannot be differentiated with respect to argument #"
+                  << cast<BlockArgument>(v).getArgNumber()
+            : v.getDefiningOp()->emitOpError()
+                  << "cannot be differentiated: result #"
+                  << cast<OpResult>(v).getResultNumber()
+                  << " would need a gradient";
+    diag << " (" << v.getType() << "): its rows have more than "
+         << kMaxStaticRowElements
+         << " elements, more than the gnn ops that compute gradients take";
+    return failure();
+  }
+  return success();
+}
+
 /// Erases the unused side-effect-free ops the sweep left behind.
 static void eraseDeadOps(Block &body) {
   bool changed = true;
@@ -224,8 +251,13 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
   // (calls replaced by their tape's forward included).
   b.setInsertionPoint(ret);
   Operation *marker = b.create<arith::ConstantIndexOp>(ret->getLoc(), 0);
-  auto ad = std::make_unique<AdjointBuilder>(
-      b, ret->getLoc(), activeValues(body, seeds, roots, constants));
+  llvm::DenseSet<Value> active = activeValues(body, seeds, roots, constants);
+  if (failed(checkGradientRowWidths(fn, active))) {
+    copy.erase();
+    return failure();
+  }
+  auto ad =
+      std::make_unique<AdjointBuilder>(b, ret->getLoc(), std::move(active));
   for (auto [i, root] : llvm::enumerate(roots))
     if (ad->isActive(root))
       if (Value d = seed(*ad, root, i))
