@@ -7,6 +7,7 @@
 #include "GNN/Support/FatalErrors.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Signals.h"
 #include "gtest/gtest.h"
 
@@ -69,4 +70,22 @@ TEST_F(CrashReportTest, InstallingTwiceKeepsOneTimeout) {
       },
       ::testing::ExitedWithCode(128 + SIGSEGV),
       "the crash report did not finish");
+}
+
+// LLVM's fatal errors (MLIR 19's parser reported some inputs through them)
+// are the tool's one-line error and exit code 1.
+TEST_F(CrashReportTest, FatalErrorsAreToolErrors) {
+  EXPECT_EXIT(
+      {
+        mlir::gnn::installFatalErrorHandlers("fatal-test");
+        llvm::report_fatal_error("SmallVector unable to grow");
+      },
+      ::testing::ExitedWithCode(1),
+      "^fatal-test: error: SmallVector unable to grow\n$");
+  EXPECT_EXIT(
+      {
+        mlir::gnn::installFatalErrorHandlers("fatal-test");
+        llvm::report_bad_alloc_error("Allocation failed");
+      },
+      ::testing::ExitedWithCode(1), "^fatal-test: error: out of memory\n$");
 }

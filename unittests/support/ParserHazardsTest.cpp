@@ -87,3 +87,47 @@ TEST(ParserHazards, CommentsStringsAndOtherNamesAreNotOps) {
   // Without the keyword the parser reports the missing keyword itself.
   EXPECT_FALSE(findParserHazard("linalg.transpose ins(%a : t) outs(%b : t)"));
 }
+
+TEST(ParserHazards, FromElementsOfManyElementsNeedsAsManyOperands) {
+  auto hazardOf = [](const std::string &text) {
+    auto hazard = findParserHazard(text);
+    return hazard ? hazard->message : std::string();
+  };
+  // Custom and generic forms, static shapes and a type alias; the count
+  // saturates instead of overflowing.
+  for (const char *text :
+       {"%t = tensor.from_elements %a : tensor<9223372036854775807xf32>",
+        "%t = tensor.from_elements %a, %b {x = \"%c:\"} : "
+        "tensor<100000000x10xf32>",
+        "%t = \"tensor.from_elements\"(%a) : (f32) -> tensor<65537xf32>",
+        "!big = tensor<65536x65536x65536x65536xf32>\n"
+        "%t = tensor.from_elements %a : !big",
+        "%t = tensor.from_elements %a : tensor<99999999999999999999999xf32>"}) {
+    std::string message = hazardOf(text);
+    EXPECT_NE(message.find("'tensor.from_elements' has a result of "),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(findParserHazard(text)->offset,
+              std::string(text).find("tensor.from_elements") -
+                  (std::string(text).find("\"tensor.") != std::string::npos))
+        << text;
+  }
+  EXPECT_NE(hazardOf("%t = \"tensor.from_elements\"(%a, %b) : (f32, f32) -> "
+                     "tensor<9223372036854775807xf32>")
+                .find("9223372036854775807 elements but 2 operands"),
+            std::string::npos);
+  // Small results are the parser's to check; many elements with as many
+  // operands are fine; dynamic shapes, unknown aliases and comments too.
+  std::string many = "%t = tensor.from_elements ";
+  for (int i = 0; i < 70000; ++i)
+    many += (i ? ", %a" : "%a");
+  many += " : tensor<70000xf32>";
+  for (const std::string &text :
+       {std::string("%t = tensor.from_elements %a : tensor<2x3xf32>"),
+        std::string("%t = tensor.from_elements %a : tensor<65536xf32>"), many,
+        std::string("%t = tensor.from_elements %a : tensor<?x100000xf32>"),
+        std::string("%t = tensor.from_elements %a : !undefined"),
+        std::string("// tensor.from_elements %a : tensor<100000xf32>"),
+        std::string("%s = \"tensor.from_elements %a : tensor<100000xf32>\"")})
+    EXPECT_EQ(hazardOf(text), "") << text.substr(0, 80);
+}

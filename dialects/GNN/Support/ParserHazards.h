@@ -30,7 +30,11 @@ struct ParserHazard {
 /// integers in square brackets (their parsers store the failed list as a
 /// null attribute and dereference it), and a `linalg.transpose`, custom or
 /// generic form, whose permutation does not order 0 .. n - 1 (its verifier
-/// reads the input's shape at each entry). None if there is no such place.
+/// reads the input's shape at each entry), and a `tensor.from_elements`
+/// (custom form) whose result has more than 2^16 elements and not as many
+/// operands (its parser allocates a type per element before it counts
+/// them: gigabytes and seconds, or LLVM's fatal "SmallVector unable to
+/// grow"). None if there is no such place.
 std::optional<ParserHazard> findParserHazard(llvm::StringRef text);
 
 /// Prints the first hazard of `buffer` to stderr as MLIR's parser prints

@@ -179,9 +179,122 @@ public:
     return integersUntil('>', values);
   }
 
+  /// The `%` operands from `at` to the `:` that ends them (an attribute
+  /// dictionary in between skipped); npos if no `:` follows. Moves past the
+  /// `:`.
+  size_t operandsUntilColon() {
+    size_t operands = 0;
+    int depth = 0;
+    while (at < text.size()) {
+      char c = text[at];
+      if (c == '"') {
+        skipString();
+        continue;
+      }
+      if (skipComment())
+        continue;
+      ++at;
+      if (c == '{')
+        ++depth;
+      else if (c == '}')
+        depth = depth > 0 ? depth - 1 : 0;
+      else if (c == '%' && depth == 0)
+        ++operands;
+      else if (c == ':' && depth == 0)
+        return operands;
+    }
+    return StringRef::npos;
+  }
+
+  /// The number of elements of the `tensor<` static shape `x` ...`>` at
+  /// `at` (saturated at INT64_MAX); none if no such type starts there.
+  std::optional<int64_t> staticTensorElements() {
+    skipSpace();
+    if (!text.substr(at).starts_with("tensor<"))
+      return std::nullopt;
+    at += strlen("tensor<");
+    int64_t elements = 1;
+    for (;;) {
+      skipSpace();
+      size_t digits = at;
+      while (at < text.size() && isDigit(text[at]))
+        ++at;
+      if (at == digits || at >= text.size() || text[at] != 'x')
+        return at == digits ? std::optional<int64_t>(elements) : std::nullopt;
+      uint64_t size;
+      if (text.slice(digits, at).getAsInteger(10, size) ||
+          size > uint64_t(INT64_MAX))
+        size = uint64_t(INT64_MAX);
+      ++at; // `x`
+      if (size != 0 && elements > INT64_MAX / int64_t(size))
+        elements = INT64_MAX;
+      else
+        elements *= int64_t(size);
+    }
+  }
+
+  /// The number of elements of the result type of a `tensor.from_elements`
+  /// after its `:`: `tensor<...>`, or the generic form's `(...) ->
+  /// tensor<...>`, either possibly a type alias defined in the text.
+  std::optional<int64_t> resultTensorElements() {
+    skipSpace();
+    if (at < text.size() && text[at] == '(') {
+      int depth = 0;
+      while (at < text.size()) {
+        char c = text[at];
+        if (c == '"') {
+          skipString();
+          continue;
+        }
+        ++at;
+        if (c == '(')
+          ++depth;
+        else if (c == ')' && --depth == 0)
+          break;
+      }
+      skipSpace();
+      if (!text.substr(at).starts_with("->"))
+        return std::nullopt;
+      at += 2;
+      skipSpace();
+    }
+    if (at < text.size() && text[at] == '!') {
+      size_t end = at + 1;
+      while (end < text.size() && isIdentifierChar(text[end]))
+        ++end;
+      StringRef alias = text.slice(at, end);
+      at = end;
+      // Its definition: the alias at the start of a line, then `=`.
+      for (size_t pos = text.find(alias); pos != StringRef::npos;
+           pos = text.find(alias, pos + 1)) {
+        if (pos > 0 && text[pos - 1] != '\n')
+          continue;
+        Scanner definition(text);
+        definition.at = pos + alias.size();
+        if (definition.at < text.size() &&
+            isIdentifierChar(text[definition.at]))
+          continue;
+        definition.skipSpace();
+        if (definition.at >= text.size() || text[definition.at] != '=')
+          continue;
+        ++definition.at;
+        return definition.staticTensorElements();
+      }
+      return std::nullopt;
+    }
+    return staticTensorElements();
+  }
+
   StringRef text;
   size_t at = 0;
 };
+
+/// `tensor.from_elements`: MLIR 19's custom parser and its verifier (the
+/// generic form) make a list of one type per element of the result before
+/// they compare the count with the operands; a mismatch above this many
+/// elements is reported first.
+constexpr StringRef kFromElements = "tensor.from_elements";
+constexpr int64_t kFromElementsChecked = int64_t(1) << 16;
 } // namespace
 
 /// Whether `values` orders 0 .. size - 1.
@@ -195,6 +308,26 @@ static bool isPermutation(ArrayRef<int64_t> values) {
   return true;
 }
 
+/// A `tensor.from_elements` at `start` (`scan` past its name) whose
+/// operands do not give its result's elements, if they are many.
+static std::optional<mlir::gnn::ParserHazard> fromElementsHazard(Scanner &scan,
+                                                                 size_t start) {
+  size_t operands = scan.operandsUntilColon();
+  if (operands == StringRef::npos)
+    return std::nullopt;
+  std::optional<int64_t> elements = scan.resultTensorElements();
+  if (!elements || *elements <= kFromElementsChecked ||
+      uint64_t(*elements) == operands)
+    return std::nullopt;
+  return mlir::gnn::ParserHazard{
+      start, "'" + kFromElements.str() + "' has a result of " +
+                 std::to_string(*elements) + " elements but " +
+                 std::to_string(operands) +
+                 (operands == 1 ? " operand" : " operands") +
+                 " (MLIR 19's parser and verifier of the op allocate for "
+                 "every element first)"};
+}
+
 std::optional<mlir::gnn::ParserHazard>
 mlir::gnn::findParserHazard(StringRef text) {
   Scanner scan(text);
@@ -202,6 +335,14 @@ mlir::gnn::findParserHazard(StringRef text) {
     char c = text[scan.at];
     const ListOp *op = nullptr;
     bool generic = false;
+    if (c == '"' &&
+        text.substr(scan.at).starts_with(("\"" + kFromElements + "\"").str())) {
+      size_t start = scan.at;
+      scan.at += kFromElements.size() + 2;
+      if (std::optional<ParserHazard> hazard = fromElementsHazard(scan, start))
+        return hazard;
+      continue;
+    }
     if (c == '"') {
       // The generic form of linalg.transpose: its verifier reads the input's
       // shape at each entry of the permutation.
@@ -211,6 +352,12 @@ mlir::gnn::findParserHazard(StringRef text) {
         continue;
       op = &kTranspose;
     } else if (scan.skipComment()) {
+      continue;
+    } else if (scan.wordAt(scan.at, kFromElements)) {
+      size_t start = scan.at;
+      scan.at += kFromElements.size();
+      if (std::optional<ParserHazard> hazard = fromElementsHazard(scan, start))
+        return hazard;
       continue;
     } else {
       for (const ListOp &candidate : kListOps)
