@@ -437,6 +437,8 @@ static int run(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   PassManager check(&context);
   check.addPass(gnn::createCheckSelfContainedPass());
+  // Nor may it take LLVM hours to compile.
+  check.addPass(gnn::createCheckVectorSizesPass());
   if (failed(check.run(*module)))
     return 1;
   auto fn = module->lookupSymbol<func::FuncOp>(entryName);

@@ -293,6 +293,34 @@ def CheckSelfContainedPass
   }];
 }
 
+def CheckVectorSizesPass
+    : Pass<"gnn-check-vector-sizes", "::mlir::ModuleOp"> {
+  let summary = "Rejects vector types too large for LLVM's code generation";
+  let description = [{
+    LLVM compiles a vector operation on more lanes than the machine's
+    registers hold lane by lane, in time about quadratic in the lanes: a
+    seven-line program reading, squaring and summing a `vector<100000xf32>`
+    took 56 s to compile (16,384 lanes: 0.75 s; 32,768: 3.2 s), and a
+    million lanes would run for hours. `gnn-run` runs this check on every
+    program it is given: each op whose operands, results, block arguments
+    or attributes name a vector type (also nested, as an element type) of
+    more than `max-elements` elements is an error naming the type. The
+    lowering's own vectors are far smaller (16 to 256 lanes).
+
+    ```mlir
+    // error: 'vector.transfer_read' op uses 'vector<100000xf32>', a
+    // vector of 100000 elements; at most 16384 compile in reasonable time (LLVM's
+    // code generation takes time about quadratic in the lanes)
+    %v = vector.transfer_read %x[%c0], %pad
+        : tensor<100000xf32>, vector<100000xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", "16384",
+           "the most elements a vector type may have">,
+  ];
+}
+
 def CheckDimIndicesPass : Pass<"gnn-check-dim-indices"> {
   let summary = "Rejects dimension queries whose constant index is out of "
                 "range";

@@ -206,11 +206,13 @@ public:
     return StringRef::npos;
   }
 
-  /// The number of elements of the `tensor<` static shape `x` ...`>` at
-  /// `at` (saturated at INT64_MAX); none if no such type starts there.
-  std::optional<int64_t> staticTensorElements() {
+  /// The number of elements of the `tensor<` or `vector<` static shape
+  /// `x` ...`>` at `at` (saturated at INT64_MAX); none if no such type
+  /// starts there.
+  std::optional<int64_t> staticShapeElements() {
     skipSpace();
-    if (!text.substr(at).starts_with("tensor<"))
+    if (!text.substr(at).starts_with("tensor<") &&
+        !text.substr(at).starts_with("vector<"))
       return std::nullopt;
     at += strlen("tensor<");
     int64_t elements = 1;
@@ -233,10 +235,10 @@ public:
     }
   }
 
-  /// The number of elements of the result type of a `tensor.from_elements`
-  /// after its `:`: `tensor<...>`, or the generic form's `(...) ->
-  /// tensor<...>`, either possibly a type alias defined in the text.
-  std::optional<int64_t> resultTensorElements() {
+  /// The number of elements of the result type of a `from_elements` op
+  /// after its `:`: `tensor<...>` or `vector<...>`, or the generic form's
+  /// `(...) -> ` type, either possibly a type alias defined in the text.
+  std::optional<int64_t> resultElements() {
     skipSpace();
     if (at < text.size() && text[at] == '(') {
       int depth = 0;
@@ -278,22 +280,23 @@ public:
         if (definition.at >= text.size() || text[definition.at] != '=')
           continue;
         ++definition.at;
-        return definition.staticTensorElements();
+        return definition.staticShapeElements();
       }
       return std::nullopt;
     }
-    return staticTensorElements();
+    return staticShapeElements();
   }
 
   StringRef text;
   size_t at = 0;
 };
 
-/// `tensor.from_elements`: MLIR 19's custom parser and its verifier (the
-/// generic form) make a list of one type per element of the result before
-/// they compare the count with the operands; a mismatch above this many
-/// elements is reported first.
-constexpr StringRef kFromElements = "tensor.from_elements";
+/// `tensor.from_elements` and `vector.from_elements`: MLIR 19's custom
+/// parsers and their verifiers (the generic form) make a list of one type
+/// per element of the result before they compare the count with the
+/// operands; a mismatch above this many elements is reported first.
+constexpr StringRef kFromElementsOps[] = {"tensor.from_elements",
+                                          "vector.from_elements"};
 constexpr int64_t kFromElementsChecked = int64_t(1) << 16;
 } // namespace
 
@@ -308,19 +311,20 @@ static bool isPermutation(ArrayRef<int64_t> values) {
   return true;
 }
 
-/// A `tensor.from_elements` at `start` (`scan` past its name) whose
-/// operands do not give its result's elements, if they are many.
-static std::optional<mlir::gnn::ParserHazard> fromElementsHazard(Scanner &scan,
-                                                                 size_t start) {
+/// A `name` op (one of kFromElementsOps) at `start` (`scan` past its
+/// name) whose operands do not give its result's elements, if they are
+/// many.
+static std::optional<mlir::gnn::ParserHazard>
+fromElementsHazard(Scanner &scan, size_t start, StringRef name) {
   size_t operands = scan.operandsUntilColon();
   if (operands == StringRef::npos)
     return std::nullopt;
-  std::optional<int64_t> elements = scan.resultTensorElements();
+  std::optional<int64_t> elements = scan.resultElements();
   if (!elements || *elements <= kFromElementsChecked ||
       uint64_t(*elements) == operands)
     return std::nullopt;
   return mlir::gnn::ParserHazard{
-      start, "'" + kFromElements.str() + "' has a result of " +
+      start, "'" + name.str() + "' has a result of " +
                  std::to_string(*elements) + " elements but " +
                  std::to_string(operands) +
                  (operands == 1 ? " operand" : " operands") +
@@ -335,14 +339,23 @@ mlir::gnn::findParserHazard(StringRef text) {
     char c = text[scan.at];
     const ListOp *op = nullptr;
     bool generic = false;
-    if (c == '"' &&
-        text.substr(scan.at).starts_with(("\"" + kFromElements + "\"").str())) {
+    bool fromElements = false;
+    for (StringRef name : kFromElementsOps) {
+      bool genericForm =
+          c == '"' && text.substr(scan.at + 1).starts_with(name) &&
+          text.substr(scan.at + 1 + name.size()).starts_with("\"");
+      if (!genericForm && !scan.wordAt(scan.at, name))
+        continue;
       size_t start = scan.at;
-      scan.at += kFromElements.size() + 2;
-      if (std::optional<ParserHazard> hazard = fromElementsHazard(scan, start))
+      scan.at += name.size() + (genericForm ? 2 : 0);
+      if (std::optional<ParserHazard> hazard =
+              fromElementsHazard(scan, start, name))
         return hazard;
-      continue;
+      fromElements = true;
+      break;
     }
+    if (fromElements)
+      continue;
     if (c == '"') {
       // The generic form of linalg.transpose: its verifier reads the input's
       // shape at each entry of the permutation.
@@ -352,12 +365,6 @@ mlir::gnn::findParserHazard(StringRef text) {
         continue;
       op = &kTranspose;
     } else if (scan.skipComment()) {
-      continue;
-    } else if (scan.wordAt(scan.at, kFromElements)) {
-      size_t start = scan.at;
-      scan.at += kFromElements.size();
-      if (std::optional<ParserHazard> hazard = fromElementsHazard(scan, start))
-        return hazard;
       continue;
     } else {
       for (const ListOp &candidate : kListOps)

@@ -1,0 +1,78 @@
+//===- CheckVectorSizes.cpp - vectors too large to compile ----------------===//
+//
+// Part of gnnc. LLVM's code generation takes time about quadratic in the
+// lanes of a vector wider than the machine's registers; a program given to
+// the runner may not name vector types beyond a bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::gnn {
+#define GEN_PASS_DEF_CHECKVECTORSIZESPASS
+#include "GNN/Transforms/Passes.h.inc"
+} // namespace mlir::gnn
+
+using namespace mlir;
+
+namespace {
+/// The elements of `type`, saturated at INT64_MAX (a shape's product may
+/// overflow).
+int64_t elementCount(VectorType type) {
+  int64_t count = 1;
+  for (int64_t size : type.getShape()) {
+    if (size != 0 && count > INT64_MAX / size)
+      return INT64_MAX;
+    count *= size;
+  }
+  return count;
+}
+
+struct CheckVectorSizesPass
+    : gnn::impl::CheckVectorSizesPassBase<CheckVectorSizesPass> {
+  using CheckVectorSizesPassBase::CheckVectorSizesPassBase;
+
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation()->walk([&](Operation *op) {
+      if (VectorType vector = largestVector(op);
+          vector && elementCount(vector) > maxElements) {
+        failed = true;
+        op->emitOpError() << "uses " << vector << ", a vector of "
+                          << elementCount(vector) << " elements; at most "
+                          << int64_t(maxElements)
+                          << " compile in reasonable time (LLVM's code "
+                             "generation takes time about quadratic in the "
+                             "lanes)";
+      }
+    });
+    if (failed)
+      signalPassFailure();
+  }
+
+  /// The vector type with the most elements that `op` names: in its
+  /// operand, result and block argument types and its attributes
+  /// (properties included), nested ones too.
+  static VectorType largestVector(Operation *op) {
+    VectorType largest;
+    auto visit = [&](VectorType v) {
+      if (!largest || elementCount(v) > elementCount(largest))
+        largest = v;
+    };
+    for (Type t : op->getOperandTypes())
+      t.walk(visit);
+    for (Type t : op->getResultTypes())
+      t.walk(visit);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Type t : block.getArgumentTypes())
+          t.walk(visit);
+    op->getAttrDictionary().walk(visit);
+    if (Attribute properties = op->getPropertiesAsAttribute())
+      properties.walk(visit);
+    return largest;
+  }
+};
+} // namespace
