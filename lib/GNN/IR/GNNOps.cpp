@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -1163,6 +1164,10 @@ static LogicalResult verifyTapeValue(Operation *op, Type type) {
 }
 
 LogicalResult TapeCreateOp::verify() {
+  // Its lowering keeps what pops need at the function's entry.
+  if (!(*this)->getParentOfType<FunctionOpInterface>())
+    return emitOpError() << "must be inside a function (a tape lives in the "
+                            "body of one)";
   // No use after the free, no second free: the free comes last in the
   // creation's block, after every use (or the op holding it).
   Operation *free = nullptr;

@@ -1104,6 +1104,15 @@ func.func @tape_pop_rank(%t: !gnn.tape) -> tensor<1x1x1x1x1x1x1x1x1xf32> {
 
 // -----
 
+// A tape lives in a function's body (found by gnn-mutate: the lowering of
+// a pop outside one crashed).
+// expected-error @+1 {{'gnn.tape_create' op must be inside a function (a tape lives in the body of one)}}
+%t = gnn.tape_create : !gnn.tape
+%y = gnn.tape_pop %t : tensor<?x3xf32>
+gnn.tape_free %t
+
+// -----
+
 func.func @tape_freed_twice() {
   // expected-error @+1 {{tape is freed twice}}
   %t = gnn.tape_create : !gnn.tape
