@@ -10,6 +10,7 @@
 
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
+#include "gnnc/cuda.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,7 +45,8 @@ protected:
     context.loadAllAvailableDialects();
   }
 
-  std::unique_ptr<JitProgram> compile(const std::string &source, bool fuse) {
+  std::unique_ptr<JitProgram> compile(const std::string &source, bool fuse,
+                                      Device device = Device::CPU) {
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(source, ParserConfig(&context));
     EXPECT_TRUE(module);
@@ -52,6 +54,7 @@ protected:
       return nullptr;
     CompileOptions options;
     options.fuse = fuse;
+    options.device = device;
     auto program = JitProgram::compile(std::move(module), "main", {}, options);
     if (!program) {
       ADD_FAILURE() << llvm::toString(program.takeError());
@@ -769,6 +772,59 @@ TEST_F(ExecutionTest, WritableArgumentsAreUpdatedInPlace) {
   EXPECT_NE((*out)[0].data(), readOnly.data());
   expectClose((*out)[0], want(before), "private copy");
   expectClose((*out)[1], gathered, "gathered rows");
+}
+
+TEST_F(ExecutionTest, UnifiedMemoryIsUpdatedOnTheDevice) {
+  // A GPU program takes storage in unified memory as it is: a writable
+  // argument there is updated in place on the device (a trainer's
+  // parameters and moments), and a read-only one is read where it lies.
+  HostTensor cache = random({4, 2, 3});
+  if (!gnn_cuda_init(nullptr, 0)) {
+    auto none = unifiedCopy(cache);
+    ASSERT_FALSE(bool(none));
+    EXPECT_NE(llvm::toString(none.takeError())
+                  .find("cannot keep a tensor in unified memory: "),
+              std::string::npos);
+    EXPECT_EQ(gnn_cuda_is_unified(cache.data()), 0);
+    GTEST_SKIP() << "no CUDA device";
+  }
+  std::string source = R"mlir(
+    func.func @main(%c: tensor<?x2x3xf32> {bufferization.writable = true, gnn.name = "cache"},
+                    %s: tensor<?x2x3xf32>, %ids: tensor<?xindex>)
+        -> (tensor<?x2x3xf32> {gnn.updates = "cache", gnn.name = "cache"},
+            tensor<?x2x3xf32> {gnn.name = "rows"}) {
+      %r = gnn.scatter_rows %s into %c[%ids]
+          : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+      %g = gnn.gather_rows %r[%ids]
+          : (tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+      return %r, %g : tensor<?x2x3xf32>, tensor<?x2x3xf32>
+    })mlir";
+  auto program = compile(source, false, Device::CUDA);
+  ASSERT_TRUE(program);
+  HostTensor s = random({2, 2, 3}), list = HostTensor::ids({3, 1});
+  std::vector<double> want(cache.as<float>(),
+                           cache.as<float>() + cache.numElements());
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 6; ++j)
+      want[list.as<int64_t>()[i] * 6 + j] = s.as<float>()[i * 6 + j];
+  std::vector<double> gathered(s.as<float>(), s.as<float>() + s.numElements());
+
+  auto unified = unifiedCopy(cache);
+  ASSERT_TRUE(bool(unified)) << llvm::toString(unified.takeError());
+  EXPECT_EQ(gnn_cuda_is_unified(unified->data()), 1);
+  auto rows = unifiedCopy(s);
+  ASSERT_TRUE(bool(rows)) << llvm::toString(rows.takeError());
+  void *storage = unified->data();
+  Argument handedOver;
+  handedOver.updated = &*unified;
+  for (int call = 0; call < 2; ++call) {
+    auto out = program->run({handedOver, {nullptr, &*rows}, {nullptr, &list}});
+    ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+    EXPECT_EQ(unified->data(), storage);
+    EXPECT_EQ((*out)[0].data(), storage);
+    expectClose(*unified, want, "updated in unified memory");
+    expectClose((*out)[1], gathered, "gathered rows");
+  }
 }
 
 TEST_F(ExecutionTest, OnlyWritableArgumentsCanBeUpdated) {

@@ -85,6 +85,7 @@ void initialize(State &s) {
   symbols.need("cuEventElapsedTime", d.eventElapsedTime);
   symbols.need("cuEventDestroy_v2", d.eventDestroy);
   symbols.bind("cuMemPrefetchAsync_v2", d.memPrefetch);
+  symbols.bind("cuPointerGetAttribute", d.pointerGetAttribute);
   if (const char *missing = symbols.missing()) {
     s.why = std::string("the CUDA driver lacks ") + missing;
     return;
@@ -190,6 +191,20 @@ extern "C" void gnn_cuda_free(void *pointer) {
   profile::HostCall timed("cuMemFree");
   if (const Driver *d = driver())
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
+}
+
+extern "C" int gnn_cuda_is_unified(const void *pointer) {
+  // Asked of every argument of a GPU program's call: no report where there
+  // is no device, and a pointer the driver does not know is not unified.
+  if (!pointer || !gnn_cuda_init(nullptr, 0))
+    return 0;
+  const Driver *d = driver();
+  unsigned managed = 0;
+  return d && d->pointerGetAttribute &&
+         d->pointerGetAttribute(&managed, kPointerIsManaged,
+                                reinterpret_cast<CUdeviceptr>(pointer)) ==
+             kSuccess &&
+         managed != 0;
 }
 
 extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {

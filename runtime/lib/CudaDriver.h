@@ -27,6 +27,8 @@ struct CUmemLocation {
 };
 constexpr CUresult kSuccess = 0;
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
+/// CU_POINTER_ATTRIBUTE_IS_MANAGED of cuPointerGetAttribute.
+constexpr int kPointerIsManaged = 8;
 constexpr unsigned kMemAttachGlobal = 1;
 constexpr int kLocationDevice = 1;
 
@@ -60,6 +62,7 @@ struct Driver {
   // where it is used next instead of page by page on first touch.
   CUresult (*memPrefetch)(CUdeviceptr, size_t, CUmemLocation, unsigned,
                           CUstream);
+  CUresult (*pointerGetAttribute)(void *, int, CUdeviceptr);
 };
 
 /// The driver with device 0's context current on this thread, or null after

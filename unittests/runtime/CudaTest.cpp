@@ -52,6 +52,26 @@ TEST(CudaRuntime, CallsWithoutADeviceReport) {
   EXPECT_EQ(gnn_cuda_compute_capability(&major, &minor), 0);
   gnn_cuda_free(nullptr); // no-op, no report
   (void)takeError();
+  // Asked of every argument: an answer without a report.
+  int local = 0;
+  EXPECT_EQ(gnn_cuda_is_unified(&local), 0);
+  EXPECT_EQ(gnn_cuda_is_unified(nullptr), 0);
+  EXPECT_EQ(takeError(), "");
+}
+
+TEST(CudaRuntime, UnifiedMemoryIsRecognized) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  (void)takeError();
+  void *unified = gnn_cuda_alloc(1 << 20);
+  ASSERT_NE(unified, nullptr);
+  EXPECT_EQ(gnn_cuda_is_unified(unified), 1);
+  EXPECT_EQ(gnn_cuda_is_unified(static_cast<char *>(unified) + 4096), 1);
+  std::vector<char> host(64);
+  EXPECT_EQ(gnn_cuda_is_unified(host.data()), 0);
+  EXPECT_EQ(gnn_cuda_is_unified(nullptr), 0);
+  gnn_cuda_free(unified);
+  EXPECT_EQ(takeError(), "");
 }
 
 /// A row-major [rows, cols] descriptor of `data`.

@@ -197,6 +197,10 @@ private:
   /// or `accum.` are kept in (the prefix consumed from `name`); null for
   /// other names.
   TensorMap *stateOf(llvm::StringRef &name);
+  /// For a GPU program: moves parameters, moments and sums into unified
+  /// memory, which the program updates in place across steps (no copies
+  /// in and out at every call). A no-op on the CPU.
+  llvm::Error keepStateOnDevice();
   /// @train_step's `adam` argument for the next step: Adam at the Noam
   /// rate of step position.step + 1 if `update`, else no update.
   HostTensor adamHyperparameters(bool update) const;

@@ -80,6 +80,13 @@ enum class Device { CPU, CUDA };
 /// the runtime lacks one, which a unit test rules out).
 std::map<std::string, void *> runtimeSymbols(Device device);
 
+/// A copy of `t` in the GPU's unified memory (gnn_cuda_alloc's), which
+/// programs compiled for the GPU read and update in place where a host
+/// tensor is copied in and out at every call: a trainer's parameters and
+/// Adam moments so stay on the device across steps. The host reads and
+/// writes it between calls like any tensor. An error without a device.
+llvm::Expected<HostTensor> unifiedCopy(const HostTensor &t);
+
 struct CompileOptions {
   bool fuse = true;
   /// CPU: outer loops on all cores.

@@ -134,10 +134,11 @@ public:
 
   /// Sets `placed` to the buffer to hand compiled code (null data stays
   /// null on the CPU: an empty tensor); false after the runtime reported
-  /// why not.
+  /// why not. Storage in unified memory (a trainer's parameters and
+  /// moments) is handed over as it is.
   bool place(const void *data, size_t bytes, const void *&placed) {
     placed = data;
-    if (device == Device::CPU)
+    if (device == Device::CPU || gnn_cuda_is_unified(data))
       return true;
     void *copy = gnn_cuda_alloc(bytes);
     if (!copy)
@@ -240,6 +241,9 @@ JitProgram::~JitProgram() {
 
 bool JitProgram::placeResident(const void *data, size_t bytes,
                                const void *&placed) {
+  placed = data;
+  if (gnn_cuda_is_unified(data))
+    return true;
   std::lock_guard<std::mutex> lock(residentMutex);
   ResidentCopy &r = resident[data];
   if (!r.copy || r.bytes != bytes) {
@@ -447,6 +451,23 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
   lap(program->info.linkSeconds);
   program->info.seconds = std::chrono::duration<double>(last - start).count();
   return program;
+}
+
+llvm::Expected<HostTensor> mlir::gnn::unifiedCopy(const HostTensor &t) {
+  char message[512];
+  size_t bytes = t.numBytes();
+  void *block = gnn_cuda_alloc(bytes);
+  if (!block || !gnn_cuda_copy(block, t.data(), bytes)) {
+    gnn_cuda_free(block);
+    (void)gnn_rt_take_error(message, sizeof(message));
+    return error(llvm::Twine("cannot keep a tensor in unified memory: ") +
+                 message);
+  }
+  HostTensor u;
+  u.dtype = t.dtype;
+  u.shape = t.shape;
+  u.adopt(block, block, &gnn_cuda_free);
+  return u;
 }
 
 std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
@@ -712,11 +733,13 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       gnn_rt_take_error(message, sizeof(message));
 
   // The update of writable argument i: a view of the storage the caller
-  // handed over (a GPU program's update is copied back into it first), or
-  // the private copy.
+  // handed over (a GPU program's update is copied back into it first,
+  // unless that storage is the unified memory it updated), or the private
+  // copy.
   auto updatedResult = [&](unsigned i) {
     HostTensor &in = *updatedTensors[i];
     if (device == Device::CUDA && in.numBytes() > 0 &&
+        in.data() != updatedBuffers[i] &&
         !gnn_cuda_copy(in.data(), updatedBuffers[i], in.numBytes()))
       failedInside |= gnn_rt_take_error(message, sizeof(message));
     if (!args[i].updated)

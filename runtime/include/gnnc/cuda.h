@@ -39,6 +39,12 @@ GNNC_EXPORT void *gnn_cuda_alloc(size_t bytes);
 GNNC_EXPORT void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes);
 GNNC_EXPORT void gnn_cuda_free(void *pointer);
 
+/* Whether `pointer` lies in unified memory (gnn_cuda_alloc's, or any other
+ * managed allocation): programs compiled for the GPU take such buffers as
+ * they are, without copies. 0 for anything else, and without a device (no
+ * report in either case). */
+GNNC_EXPORT int gnn_cuda_is_unified(const void *pointer);
+
 /* Copies bytes between any two of host memory and unified memory, by the
  * copy engines (not by page faults); waits for it. Returns 0 on failure
  * (reported). */

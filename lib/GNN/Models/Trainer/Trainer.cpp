@@ -211,6 +211,8 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
   if (!program)
     return program.takeError();
   t->program = std::move(*program);
+  if (Error e = t->keepStateOnDevice())
+    return std::move(e);
 
   // What a saved state must agree with.
   std::string identity;
@@ -316,6 +318,19 @@ TensorMap *Trainer::stateOf(llvm::StringRef &name) {
   if (name.consume_front("accum."))
     return &accumulated;
   return nullptr;
+}
+
+Error Trainer::keepStateOnDevice() {
+  if (options.compile.device != Device::CUDA)
+    return Error::success();
+  for (TensorMap *state : {&params, &moment1, &moment2, &accumulated})
+    for (auto &[name, tensor] : *state) {
+      Expected<HostTensor> unified = unifiedCopy(tensor);
+      if (!unified)
+        return unified.takeError();
+      tensor = std::move(*unified);
+    }
+  return Error::success();
 }
 
 HostTensor Trainer::adamHyperparameters(bool update) const {
@@ -524,6 +539,8 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
     if (options.accumulates())
       accumulated[name] = s.at("accum." + name);
   }
+  if (Error e = keepStateOnDevice())
+    return std::move(e);
   const int64_t *v = pos->second.as<int64_t>();
   TrainingPosition p{v[0], v[1], v[2], v[3], v[4]};
   if (p.step < 0 || p.epoch < 0 || p.batch < 0 || p.batchesSeen < 0 ||
