@@ -432,6 +432,17 @@ static int run(int argc, char **argv) {
                  << "): nothing to train\n";
     return 0;
   }
+  // The state fixes the batch size, not the data: a state saved mid-epoch
+  // on more training pairs than given now continues nowhere.
+  if (position.batch >= batches)
+    return fail(llvm::Twine("--resume: the state is at batch ") +
+                llvm::Twine(position.batch + 1) + " of epoch " +
+                llvm::Twine(position.epoch + 1) +
+                ", but the training data "
+                "makes " +
+                llvm::Twine(batches) + " batch(es) of " +
+                llvm::Twine(batchSize.getValue()) +
+                " (is it the data the state was trained on?)");
   for (int64_t epoch = position.epoch; epoch < epochs; ++epoch) {
     std::vector<int64_t> order = t.epochOrder(epoch, examples);
     LossTotals trained;
