@@ -263,11 +263,27 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
   // The updates, kUpdateGroup parameters to a function: one function with
   // every parameter's update holds every parameter's buffers live across
   // all of them, and LLVM's register allocation grows as the square of
-  // that (12 of the 12-layer d_model 512 program's compile seconds). Groups
-  // of equal shapes (the layers') share one function.
-  for (size_t first = 0; first < parameters.size(); first += kUpdateGroup) {
-    ArrayRef<TrainedParameter> group = parameters.slice(
-        first, std::min(kUpdateGroup, parameters.size() - first));
+  // that (12 of the 12-layer d_model 512 program's compile seconds). The
+  // groups take parameters of one shape and gradient count, so that groups
+  // of equal shapes share one function and the distinct ones do not grow
+  // with the layers (in name order, the 6-layer d_model 512 program had 14
+  // different groups, 70% of its IR).
+  SmallVector<TrainedParameter> byShape(parameters.begin(), parameters.end());
+  llvm::stable_sort(byShape,
+                    [&](const TrainedParameter &a, const TrainedParameter &b) {
+                      return std::make_pair(a.shape, gradients[a.name].size()) <
+                             std::make_pair(b.shape, gradients[b.name].size());
+                    });
+  for (size_t first = 0; first < byShape.size();) {
+    size_t end = first + 1;
+    while (end < byShape.size() && end - first < kUpdateGroup &&
+           byShape[end].shape == byShape[first].shape &&
+           gradients[byShape[end].name].size() ==
+               gradients[byShape[first].name].size())
+      ++end;
+    ArrayRef<TrainedParameter> group =
+        ArrayRef<TrainedParameter>(byShape).slice(first, end - first);
+    first = end;
     FunctionBuilder::Named in;
     std::vector<std::string> updated;
     SmallVector<unsigned> gradientCounts;
