@@ -725,23 +725,26 @@ TEST_F(ExecutionTest, ProgramsLeaveTheirInputsAlone) {
             0);
 }
 
+/// A writable argument updated in place (rows `ids` of the cache replaced
+/// by `s`), and a result read from the update.
+const char *const kCacheUpdate = R"mlir(
+  func.func @main(%c: tensor<?x2x3xf32> {bufferization.writable = true, gnn.name = "cache"},
+                  %s: tensor<?x2x3xf32>, %ids: tensor<?xindex>)
+      -> (tensor<?x2x3xf32> {gnn.updates = "cache", gnn.name = "cache"},
+          tensor<?x2x3xf32> {gnn.name = "rows"}) {
+    %r = gnn.scatter_rows %s into %c[%ids]
+        : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+    %g = gnn.gather_rows %r[%ids]
+        : (tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
+    return %r, %g : tensor<?x2x3xf32>, tensor<?x2x3xf32>
+  })mlir";
+
 TEST_F(ExecutionTest, WritableArgumentsAreUpdatedInPlace) {
   // A writable argument and the result marked as its update: handed over
   // (`updated`), the caller's storage receives the update and the result is a
   // view of it; given read-only (`tensor`), a private copy is updated and the
   // caller's tensor stays as it was. Other results are unaffected.
-  std::string source = R"mlir(
-    func.func @main(%c: tensor<?x2x3xf32> {bufferization.writable = true, gnn.name = "cache"},
-                    %s: tensor<?x2x3xf32>, %ids: tensor<?xindex>)
-        -> (tensor<?x2x3xf32> {gnn.updates = "cache", gnn.name = "cache"},
-            tensor<?x2x3xf32> {gnn.name = "rows"}) {
-      %r = gnn.scatter_rows %s into %c[%ids]
-          : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
-      %g = gnn.gather_rows %r[%ids]
-          : (tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
-      return %r, %g : tensor<?x2x3xf32>, tensor<?x2x3xf32>
-    })mlir";
-  auto program = compile(source, false);
+  auto program = compile(kCacheUpdate, false);
   ASSERT_TRUE(program);
   ASSERT_EQ(program->getResults()[0].updates, 0u);
   HostTensor s = random({2, 2, 3}), list = HostTensor::ids({3, 1});
@@ -788,18 +791,7 @@ TEST_F(ExecutionTest, UnifiedMemoryIsUpdatedOnTheDevice) {
     EXPECT_EQ(gnn_cuda_is_unified(cache.data()), 0);
     GTEST_SKIP() << "no CUDA device";
   }
-  std::string source = R"mlir(
-    func.func @main(%c: tensor<?x2x3xf32> {bufferization.writable = true, gnn.name = "cache"},
-                    %s: tensor<?x2x3xf32>, %ids: tensor<?xindex>)
-        -> (tensor<?x2x3xf32> {gnn.updates = "cache", gnn.name = "cache"},
-            tensor<?x2x3xf32> {gnn.name = "rows"}) {
-      %r = gnn.scatter_rows %s into %c[%ids]
-          : (tensor<?x2x3xf32>, tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
-      %g = gnn.gather_rows %r[%ids]
-          : (tensor<?x2x3xf32>, tensor<?xindex>) -> tensor<?x2x3xf32>
-      return %r, %g : tensor<?x2x3xf32>, tensor<?x2x3xf32>
-    })mlir";
-  auto program = compile(source, false, Device::CUDA);
+  auto program = compile(kCacheUpdate, false, Device::CUDA);
   ASSERT_TRUE(program);
   HostTensor s = random({2, 2, 3}), list = HostTensor::ids({3, 1});
   std::vector<double> want(cache.as<float>(),

@@ -179,21 +179,25 @@ public:
     return integersUntil('>', values);
   }
 
+  /// The next character from `at` outside strings and comments (0 at the
+  /// end); moves past it.
+  char next() {
+    while (at < text.size()) {
+      if (text[at] == '"')
+        skipString();
+      else if (!skipComment())
+        return text[at++];
+    }
+    return 0;
+  }
+
   /// The `%` operands from `at` to the `:` that ends them (an attribute
   /// dictionary in between skipped); npos if no `:` follows. Moves past the
   /// `:`.
   size_t operandsUntilColon() {
     size_t operands = 0;
     int depth = 0;
-    while (at < text.size()) {
-      char c = text[at];
-      if (c == '"') {
-        skipString();
-        continue;
-      }
-      if (skipComment())
-        continue;
-      ++at;
+    while (char c = next()) {
       if (c == '{')
         ++depth;
       else if (c == '}')
@@ -241,19 +245,11 @@ public:
   std::optional<int64_t> resultElements() {
     skipSpace();
     if (at < text.size() && text[at] == '(') {
-      int depth = 0;
-      while (at < text.size()) {
-        char c = text[at];
-        if (c == '"') {
-          skipString();
-          continue;
-        }
-        ++at;
+      for (int depth = 0; char c = next();)
         if (c == '(')
           ++depth;
         else if (c == ')' && --depth == 0)
           break;
-      }
       skipSpace();
       if (!text.substr(at).starts_with("->"))
         return std::nullopt;
