@@ -439,6 +439,8 @@ static int run(int argc, char **argv) {
   check.addPass(gnn::createCheckSelfContainedPass());
   // Nor may it take LLVM hours to compile.
   check.addPass(gnn::createCheckVectorSizesPass());
+  // Its large stack buffers go to the heap: a thread's stack is a few MiB.
+  check.addPass(gnn::createHeapLargeAllocasPass());
   if (failed(check.run(*module)))
     return 1;
   auto fn = module->lookupSymbol<func::FuncOp>(entryName);

@@ -321,6 +321,33 @@ def CheckVectorSizesPass
   ];
 }
 
+def HeapLargeAllocasPass : Pass<"gnn-heap-large-allocas"> {
+  let summary = "Moves a program's large or dynamically sized stack buffers "
+                "to the heap";
+  let description = [{
+    A `memref.alloca` lives on the stack of the thread that runs it: 8 MiB
+    for a program's main thread, less for OpenMP's workers. A program that
+    filled a `memref<4000000xf32>` alloca crashed `gnn-run` (SIGSEGV: a
+    stack overflow), and a dynamic size is unbounded. `gnn-run` runs this
+    rewrite on every program it is given, before lowering: each alloca of
+    dynamic size, or of more than `max-stack-bytes` (64 KiB by default; an
+    element of unknown size counts as large), becomes a `memref.alloc` with
+    the same sizes and alignment, which the deallocation pipeline frees when
+    its last use is over. (The lowering's own tiles stay on the stack.)
+
+    ```mlir
+    %a = memref.alloca() : memref<4000000xf32>
+    // becomes
+    %a = memref.alloc() : memref<4000000xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"maxStackBytes", "max-stack-bytes", "int64_t", "65536",
+           "the largest static alloca kept on the stack, in bytes">,
+  ];
+}
+
 def CheckDimIndicesPass : Pass<"gnn-check-dim-indices"> {
   let summary = "Rejects dimension queries whose constant index is out of "
                 "range";
