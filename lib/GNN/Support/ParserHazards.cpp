@@ -9,9 +9,12 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace llvm;
@@ -228,14 +231,11 @@ public:
       if (at == digits || at >= text.size() || text[at] != 'x')
         return at == digits ? std::optional<int64_t>(elements) : std::nullopt;
       uint64_t size;
-      if (text.slice(digits, at).getAsInteger(10, size) ||
-          size > uint64_t(INT64_MAX))
-        size = uint64_t(INT64_MAX);
+      if (text.slice(digits, at).getAsInteger(10, size))
+        size = UINT64_MAX;
       ++at; // `x`
-      if (size != 0 && elements > INT64_MAX / int64_t(size))
-        elements = INT64_MAX;
-      else
-        elements *= int64_t(size);
+      elements = int64_t(std::min<uint64_t>(
+          SaturatingMultiply(uint64_t(elements), size), INT64_MAX));
     }
   }
 
@@ -262,29 +262,40 @@ public:
         ++end;
       StringRef alias = text.slice(at, end);
       at = end;
-      // Its definition: the alias at the start of a line, then `=`.
-      for (size_t pos = text.find(alias); pos != StringRef::npos;
-           pos = text.find(alias, pos + 1)) {
-        if (pos > 0 && text[pos - 1] != '\n')
-          continue;
-        Scanner definition(text);
-        definition.at = pos + alias.size();
-        if (definition.at < text.size() &&
-            isIdentifierChar(text[definition.at]))
-          continue;
-        definition.skipSpace();
-        if (definition.at >= text.size() || text[definition.at] != '=')
-          continue;
-        ++definition.at;
-        return definition.staticShapeElements();
-      }
-      return std::nullopt;
+      // Each alias is looked up once: a search of the whole text per use
+      // would take quadratic time on text with many uses of one undefined.
+      auto [known, inserted] = aliases.try_emplace(alias);
+      if (inserted)
+        known->second = aliasElements(alias);
+      return known->second;
     }
     return staticShapeElements();
   }
 
+  /// The number of elements of the type `alias` (`!name`) is defined as:
+  /// the alias at the start of a line, then `=`, then a shape.
+  std::optional<int64_t> aliasElements(StringRef alias) const {
+    for (size_t pos = text.find(alias); pos != StringRef::npos;
+         pos = text.find(alias, pos + 1)) {
+      if (pos > 0 && text[pos - 1] != '\n')
+        continue;
+      Scanner definition(text);
+      definition.at = pos + alias.size();
+      if (definition.at < text.size() && isIdentifierChar(text[definition.at]))
+        continue;
+      definition.skipSpace();
+      if (definition.at >= text.size() || text[definition.at] != '=')
+        continue;
+      ++definition.at;
+      return definition.staticShapeElements();
+    }
+    return std::nullopt;
+  }
+
   StringRef text;
   size_t at = 0;
+  /// The element counts of the type aliases looked up so far.
+  StringMap<std::optional<int64_t>> aliases;
 };
 
 /// `tensor.from_elements` and `vector.from_elements`: MLIR 19's custom
