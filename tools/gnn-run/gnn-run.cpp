@@ -435,13 +435,13 @@ static int run(int argc, char **argv) {
   // the process's own symbols. (The errors point at the source line; the
   // op's whole text would only repeat it.)
   context.printOpOnDiagnostic(false);
-  PassManager check(&context);
-  check.addPass(gnn::createCheckSelfContainedPass());
+  PassManager admit(&context);
+  admit.addPass(gnn::createCheckSelfContainedPass());
   // Nor may it take LLVM hours to compile.
-  check.addPass(gnn::createCheckVectorSizesPass());
+  admit.addPass(gnn::createCheckVectorSizesPass());
   // Its large stack buffers go to the heap: a thread's stack is a few MiB.
-  check.addPass(gnn::createHeapLargeAllocasPass());
-  if (failed(check.run(*module)))
+  admit.addPass(gnn::createHeapLargeAllocasPass());
+  if (failed(admit.run(*module)))
     return 1;
   auto fn = module->lookupSymbol<func::FuncOp>(entryName);
   if (!fn)

@@ -438,10 +438,8 @@ static int run(int argc, char **argv) {
     return fail(llvm::Twine("--resume: the state is at batch ") +
                 llvm::Twine(position.batch + 1) + " of epoch " +
                 llvm::Twine(position.epoch + 1) +
-                ", but the training data "
-                "makes " +
-                llvm::Twine(batches) + " batch(es) of " +
-                llvm::Twine(batchSize.getValue()) +
+                ", but the training data makes " + llvm::Twine(batches) +
+                " batch(es) of " + llvm::Twine(batchSize.getValue()) +
                 " (is it the data the state was trained on?)");
   for (int64_t epoch = position.epoch; epoch < epochs; ++epoch) {
     std::vector<int64_t> order = t.epochOrder(epoch, examples);

@@ -49,6 +49,11 @@ getAttentionResultItemShapes(ArrayRef<int64_t> query, ArrayRef<int64_t> value);
 /// input (a width of INT64_MAX once aborted the lowering).
 constexpr int64_t kMaxStaticRowElements = int64_t(1) << 24;
 
+/// The product of static, non-negative `sizes` (a shape's element count),
+/// saturated at INT64_MAX: bad input can give shapes whose product
+/// overflows.
+int64_t saturatedElementCount(ArrayRef<int64_t> sizes);
+
 /// Whether `type`, if a ranked tensor of rank 2 or more, has rows (its
 /// shape after the first dimension) of at most kMaxStaticRowElements
 /// elements or of dynamic width; true for every other type.

@@ -50,6 +50,12 @@ LogicalResult GNNDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
+/// Whether `op` is a function lowered past the func dialect (an LLVM
+/// function), whose signature no longer carries what gnn attributes name.
+static bool isLoweredPastFunc(Operation *op) {
+  return op->getName().getDialectNamespace() != "func";
+}
+
 LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned region,
                                                    unsigned arg,
@@ -65,10 +71,10 @@ LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op,
     if (auto function = dyn_cast<FunctionOpInterface>(op))
       type = function.getArgumentTypes()[arg];
     // A float tensor, or the buffer it becomes in bufferization; lowered
-    // further (LLVM functions), arguments are no longer typed by element.
+    // further, arguments are no longer typed by element.
     auto shaped = dyn_cast_or_null<ShapedType>(type);
-    bool lowered = op->getName().getDialectNamespace() != "func";
-    if (!lowered && (!shaped || !isa<FloatType>(shaped.getElementType())))
+    if (!isLoweredPastFunc(op) &&
+        (!shaped || !isa<FloatType>(shaped.getElementType())))
       return op->emitError()
              << "'" << name << "' marks argument #" << arg << " of type "
              << type << ", which is not a float tensor";
@@ -97,10 +103,10 @@ LogicalResult GNNDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                               "dialect (gnn.name, gnn.updates)";
   if (failed(verifyName(op, attr)))
     return failure();
-  // The updated argument must exist. (Lowered functions' memref arguments
+  // The updated argument must exist. (Lowered further, memref arguments
   // lose their attributes; a single result keeps its own.)
   auto function = dyn_cast<FunctionOpInterface>(op);
-  if (!function || op->getName().getDialectNamespace() != "func")
+  if (!function || isLoweredPastFunc(op))
     return success();
   StringAttr updated = cast<StringAttr>(attr.getValue());
   for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)

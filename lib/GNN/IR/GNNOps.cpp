@@ -13,6 +13,9 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -131,6 +134,13 @@ private:
   std::pair<int64_t, std::string> known[3];
 };
 } // namespace
+
+int64_t mlir::gnn::saturatedElementCount(ArrayRef<int64_t> sizes) {
+  uint64_t count = 1;
+  for (int64_t size : sizes)
+    count = llvm::SaturatingMultiply(count, uint64_t(size));
+  return int64_t(std::min<uint64_t>(count, INT64_MAX));
+}
 
 bool mlir::gnn::hasBoundedRowWidth(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);

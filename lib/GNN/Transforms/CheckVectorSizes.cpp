@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GNN/IR/GNNOps.h"
 #include "GNN/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -18,18 +19,6 @@ namespace mlir::gnn {
 using namespace mlir;
 
 namespace {
-/// The elements of `type`, saturated at INT64_MAX (a shape's product may
-/// overflow).
-int64_t elementCount(VectorType type) {
-  int64_t count = 1;
-  for (int64_t size : type.getShape()) {
-    if (size != 0 && count > INT64_MAX / size)
-      return INT64_MAX;
-    count *= size;
-  }
-  return count;
-}
-
 struct CheckVectorSizesPass
     : gnn::impl::CheckVectorSizesPassBase<CheckVectorSizesPass> {
   using CheckVectorSizesPassBase::CheckVectorSizesPassBase;
@@ -37,16 +26,18 @@ struct CheckVectorSizesPass
   void runOnOperation() override {
     bool failed = false;
     getOperation()->walk([&](Operation *op) {
-      if (VectorType vector = largestVector(op);
-          vector && elementCount(vector) > maxElements) {
-        failed = true;
-        op->emitOpError() << "uses " << vector << ", a vector of "
-                          << elementCount(vector) << " elements; at most "
-                          << int64_t(maxElements)
-                          << " compile in reasonable time (LLVM's code "
-                             "generation takes time about quadratic in the "
-                             "lanes)";
-      }
+      VectorType vector = largestVector(op);
+      if (!vector)
+        return;
+      int64_t elements = gnn::saturatedElementCount(vector.getShape());
+      if (elements <= maxElements)
+        return;
+      failed = true;
+      op->emitOpError() << "uses " << vector << ", a vector of " << elements
+                        << " elements; at most " << int64_t(maxElements)
+                        << " compile in reasonable time (LLVM's code "
+                           "generation takes time about quadratic in the "
+                           "lanes)";
     });
     if (failed)
       signalPassFailure();
@@ -58,7 +49,8 @@ struct CheckVectorSizesPass
   static VectorType largestVector(Operation *op) {
     VectorType largest;
     auto visit = [&](VectorType v) {
-      if (!largest || elementCount(v) > elementCount(largest))
+      if (!largest || gnn::saturatedElementCount(v.getShape()) >
+                          gnn::saturatedElementCount(largest.getShape()))
         largest = v;
     };
     for (Type t : op->getOperandTypes())

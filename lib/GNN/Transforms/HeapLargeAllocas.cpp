@@ -6,11 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GNN/IR/GNNOps.h"
 #include "GNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 #include <optional>
 
 namespace mlir::gnn {
@@ -34,13 +38,10 @@ std::optional<int64_t> staticBytes(MemRefType type) {
     bits = element.getIntOrFloatBitWidth();
   else
     return std::nullopt;
-  int64_t bytes = (bits + 7) / 8;
-  for (int64_t size : type.getShape()) {
-    if (size != 0 && bytes > INT64_MAX / size)
-      return INT64_MAX;
-    bytes *= size;
-  }
-  return bytes;
+  uint64_t bytes = llvm::SaturatingMultiply(
+      uint64_t(gnn::saturatedElementCount(type.getShape())),
+      uint64_t(bits + 7) / 8);
+  return int64_t(std::min<uint64_t>(bytes, INT64_MAX));
 }
 
 struct HeapLargeAllocasPass

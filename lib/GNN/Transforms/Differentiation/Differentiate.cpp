@@ -81,9 +81,14 @@ activeValues(Block &body, ArrayRef<Value> seeds, ArrayRef<Value> roots,
 /// does not verify. (Wider arguments that the loss does not depend on get
 /// zero gradients.)
 static LogicalResult
-checkGradientRowWidths(func::FuncOp fn, const llvm::DenseSet<Value> &active) {
-  for (Value v : active) {
-    if (hasBoundedRowWidth(v.getType()))
+checkGradientRowWidths(func::FuncOp fn, Block &body,
+                       const llvm::DenseSet<Value> &active) {
+  // In the body's order, so that the error names the same value each run.
+  SmallVector<Value> values(body.getArguments());
+  for (Operation &op : body)
+    llvm::append_range(values, op.getResults());
+  for (Value v : values) {
+    if (!active.contains(v) || hasBoundedRowWidth(v.getType()))
       continue;
     InFlightDiagnostic diag =
         isa<BlockArgument>(v)
@@ -252,7 +257,7 @@ FailureOr<Differentiator::Sweep> Differentiator::sweep(
   b.setInsertionPoint(ret);
   Operation *marker = b.create<arith::ConstantIndexOp>(ret->getLoc(), 0);
   llvm::DenseSet<Value> active = activeValues(body, seeds, roots, constants);
-  if (failed(checkGradientRowWidths(fn, active))) {
+  if (failed(checkGradientRowWidths(fn, body, active))) {
     copy.erase();
     return failure();
   }
