@@ -134,3 +134,43 @@ func.func @tiled_bipartite(%g: !gnn.graph<bipartite>, %q: tensor<?x16xf32>,
          tensor<?x24xf32>) -> (tensor<?x24xf32>, tensor<?x1xf32>)
   return %wv, %z : tensor<?x24xf32>, tensor<?x1xf32>
 }
+
+// -----
+
+// Elementwise ops take a parallel iteration per row and item (neighbouring
+// threads touch neighbouring elements), not per row with a loop over the
+// row's items.
+// CHECK-LABEL: func.func @elementwise
+// CHECK:         scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT:      %[[C:.*]] = arith.remui %[[I]], %c5
+// CHECK-NEXT:      %[[Q:.*]] = arith.divui %[[I]], %c5
+// CHECK-NEXT:      %[[H:.*]] = arith.remui %[[Q]], %c3
+// CHECK-NEXT:      %[[R:.*]] = arith.divui %[[Q]], %c3
+// CHECK-NOT:       scf.for
+// CHECK:           math.exp
+// CHECK:           memref.store %{{.*}}, %{{.*}}[%[[R]], %[[H]], %[[C]]]
+// CHECK:         scf.parallel
+// CHECK-NOT:       scf.for
+// CHECK:           math.tanh
+// CHECK:         scf.parallel
+// CHECK-NOT:       scf.for
+// CHECK:           memref.store
+// CHECK-NOT:     scf.for
+func.func @elementwise(%g: !gnn.graph<general>, %x: tensor<?x3x5xf32>,
+                       %y: tensor<?x3x5xf32>, %r: tensor<3x5xf32>)
+    -> (tensor<?x3x5xf32>, tensor<?x3x5xf32>, tensor<?x3x5xf32>) {
+  %n = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    gnn.yield %e : f32
+  } : (tensor<?x3x5xf32>) -> tensor<?x3x5xf32>
+  %u = gnn.apply_edges %g, (u %x, v %y) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %t = math.tanh %d : f32
+    gnn.yield %t : f32
+  } : (!gnn.graph<general>, tensor<?x3x5xf32>, tensor<?x3x5xf32>)
+      -> tensor<?x3x5xf32>
+  %b = gnn.broadcast %r like %y : tensor<3x5xf32>, tensor<?x3x5xf32> -> tensor<?x3x5xf32>
+  return %n, %u, %b : tensor<?x3x5xf32>, tensor<?x3x5xf32>, tensor<?x3x5xf32>
+}

@@ -147,7 +147,8 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     Option<"deviceLoops", "device-loops", "bool", /*default=*/"false",
            "Lower the ops whose GPU form is plain loops (gnn.sum_to, "
            "gnn.dropout, gnn.fused_attention_grad, the in-edge index of "
-           "graph_from_coo) as for GPU kernels, without gpu-kernels' "
+           "graph_from_coo; apply_nodes, apply_edges and broadcast, an "
+           "iteration per row and item) as for GPU kernels, without gpu-kernels' "
            "gpu.launch of attention: the CPU then runs the GPU form's "
            "arithmetic, which is how tests check it without a GPU">
   ];

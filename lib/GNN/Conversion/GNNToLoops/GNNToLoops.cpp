@@ -37,7 +37,11 @@ using namespace mlir::gnn::loops;
 // Op lowerings
 //===----------------------------------------------------------------------===//
 
-static LogicalResult lowerApplyEdges(ApplyEdgesOp op, RewriterBase &rewriter) {
+/// `elementThreads` (the GPU form): a parallel iteration per edge and item,
+/// so that a GPU's neighbouring threads touch neighbouring elements;
+/// otherwise one per edge, whose items a CPU core loops over in vectors.
+static LogicalResult lowerApplyEdges(ApplyEdgesOp op, bool elementThreads,
+                                     RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
@@ -51,26 +55,27 @@ static LogicalResult lowerApplyEdges(ApplyEdgesOp op, RewriterBase &rewriter) {
   SmallVector<Value> extents = l.itemExtents(item, inputs);
   Value out = l.alloc(resultType, g->numEdges, extents);
 
-  auto computeEdge = [&](Value e) {
+  auto computeItem = [&](Value e, ValueRange at) {
     Lowering::EdgeRows rows{l.b.create<memref::LoadOp>(l.loc, g->src, e),
                             l.b.create<memref::LoadOp>(l.loc, g->dst, e), e};
-    l.loopNest(extents, [&](ValueRange at) {
-      Value x;
-      if (fn) {
-        x = l.message(fn, inputs, rows, at, dotExtent);
-        if (std::optional<ArrayAttr> post = op.getPost())
-          for (Attribute unary : *post)
-            x = l.applyUnary(cast<UnaryFnAttr>(unary), x);
-      } else {
-        SmallVector<Value> scalars;
-        for (auto [i, f] : llvm::enumerate(inputs))
-          scalars.push_back(l.load(f, rows.of(op.getInputTarget(i)), at));
-        x = l.inlineBody(op.getBody(), scalars)[0];
-      }
-      SmallVector<Value> index = {e};
-      llvm::append_range(index, at);
-      l.b.create<memref::StoreOp>(l.loc, x, out, index);
-    });
+    Value x;
+    if (fn) {
+      x = l.message(fn, inputs, rows, at, dotExtent);
+      if (std::optional<ArrayAttr> post = op.getPost())
+        for (Attribute unary : *post)
+          x = l.applyUnary(cast<UnaryFnAttr>(unary), x);
+    } else {
+      SmallVector<Value> scalars;
+      for (auto [i, f] : llvm::enumerate(inputs))
+        scalars.push_back(l.load(f, rows.of(op.getInputTarget(i)), at));
+      x = l.inlineBody(op.getBody(), scalars)[0];
+    }
+    SmallVector<Value> index = {e};
+    llvm::append_range(index, at);
+    l.b.create<memref::StoreOp>(l.loc, x, out, index);
+  };
+  auto computeEdge = [&](Value e) {
+    l.loopNest(extents, [&](ValueRange at) { computeItem(e, at); });
   };
   SmallVector<SizeCheck> checks;
   SmallVector<Value> fullExtents(extents);
@@ -86,6 +91,8 @@ static LogicalResult lowerApplyEdges(ApplyEdgesOp op, RewriterBase &rewriter) {
     if (Value edges = op.getEdges()) {
       l.zero(out, resultType, g->numEdges, extents);
       l.forEachListedEdge(l.toMemref(edges), g->numEdges, computeEdge);
+    } else if (elementThreads) {
+      l.parallelItems(g->numEdges, extents, computeItem);
     } else {
       l.parallel(g->numEdges, computeEdge);
     }
@@ -251,7 +258,10 @@ static LogicalResult lowerReduce(ReduceOp op, RewriterBase &rewriter) {
                       {SmallVector<Value>{op.getInput()}}, rewriter);
 }
 
-static LogicalResult lowerApplyNodes(ApplyNodesOp op, RewriterBase &rewriter) {
+/// `elementThreads` as for apply_edges: a parallel iteration per row and
+/// item (GPU), or per row with a loop over its items (CPU).
+static LogicalResult lowerApplyNodes(ApplyNodesOp op, bool elementThreads,
+                                     RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   SmallVector<Feature> inputs = l.features(op.getInputs());
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -263,23 +273,29 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, RewriterBase &rewriter) {
     checks.push_back({f.memref, 0, rows, kInputRowsCode});
     Lowering::addItemChecks(checks, f, extents);
   }
+  auto computeItem = [&](Value r, ValueRange item) {
+    SmallVector<Value> scalars;
+    for (const Feature &f : inputs)
+      scalars.push_back(l.load(f, r, item));
+    Value x = l.inlineBody(op.getBody(), scalars)[0];
+    SmallVector<Value> index = {r};
+    llvm::append_range(index, item);
+    l.b.create<memref::StoreOp>(l.loc, x, out, index);
+  };
   l.guarded(l.sizesMatch(checks), [&] {
+    if (elementThreads) {
+      l.parallelItems(rows, extents, computeItem);
+      return;
+    }
     l.parallel(rows, [&](Value r) {
-      l.loopNest(extents, [&](ValueRange item) {
-        SmallVector<Value> scalars;
-        for (const Feature &f : inputs)
-          scalars.push_back(l.load(f, r, item));
-        Value x = l.inlineBody(op.getBody(), scalars)[0];
-        SmallVector<Value> index = {r};
-        llvm::append_range(index, item);
-        l.b.create<memref::StoreOp>(l.loc, x, out, index);
-      });
+      l.loopNest(extents, [&](ValueRange item) { computeItem(r, item); });
     });
   });
   return l.replaceWithBuffers(op, out);
 }
 
-static LogicalResult lowerBroadcast(BroadcastOp op, RewriterBase &rewriter) {
+static LogicalResult lowerBroadcast(BroadcastOp op, bool elementThreads,
+                                    RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   Value in = l.toMemrefView(op.getInput());
   Value like = l.toMemrefView(op.getLike());
@@ -313,12 +329,18 @@ static LogicalResult lowerBroadcast(BroadcastOp op, RewriterBase &rewriter) {
       copyTo({});
       return;
     }
+    ArrayRef<Value> inner = ArrayRef(extents).drop_front();
+    auto copyItem = [&](Value first, ValueRange rest) {
+      SmallVector<Value> at = {first};
+      llvm::append_range(at, rest);
+      copyTo(at);
+    };
+    if (elementThreads) {
+      l.parallelItems(extents.front(), inner, copyItem);
+      return;
+    }
     l.parallel(extents.front(), [&](Value first) {
-      l.loopNest(ArrayRef(extents).drop_front(), [&](ValueRange rest) {
-        SmallVector<Value> at = {first};
-        llvm::append_range(at, rest);
-        copyTo(at);
-      });
+      l.loopNest(inner, [&](ValueRange rest) { copyItem(first, rest); });
     });
   });
   return l.replaceWithBuffers(op, out);
@@ -792,10 +814,16 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
                                            const GNNToLoopsOptions &options) {
   // The GPU form of the ops that lower to plain loops.
   bool deviceForm = options.gpuKernels || options.deviceLoops;
-  addLowering<ApplyEdgesOp>(patterns, lowerApplyEdges);
+  addLowering<ApplyEdgesOp>(
+      patterns, [deviceForm](ApplyEdgesOp op, RewriterBase &rewriter) {
+        return lowerApplyEdges(op, /*elementThreads=*/deviceForm, rewriter);
+      });
   addLowering<SendAndRecvOp>(patterns, lowerSendAndRecv);
   addLowering<ReduceOp>(patterns, lowerReduce);
-  addLowering<ApplyNodesOp>(patterns, lowerApplyNodes);
+  addLowering<ApplyNodesOp>(
+      patterns, [deviceForm](ApplyNodesOp op, RewriterBase &rewriter) {
+        return lowerApplyNodes(op, /*elementThreads=*/deviceForm, rewriter);
+      });
   addLowering<DropoutOp>(patterns,
                          [deviceForm](DropoutOp op, RewriterBase &rewriter) {
                            // GPU kernels take an element per thread.
@@ -805,7 +833,10 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
                        [deviceForm](SumToOp op, RewriterBase &rewriter) {
                          return lowerSumTo(op, !deviceForm, rewriter);
                        });
-  addLowering<BroadcastOp>(patterns, lowerBroadcast);
+  addLowering<BroadcastOp>(
+      patterns, [deviceForm](BroadcastOp op, RewriterBase &rewriter) {
+        return lowerBroadcast(op, /*elementThreads=*/deviceForm, rewriter);
+      });
   addLowering<FusedAttentionGradOp>(
       patterns,
       [options, deviceForm](FusedAttentionGradOp op, RewriterBase &rewriter) {
