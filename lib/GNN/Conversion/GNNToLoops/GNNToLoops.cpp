@@ -375,7 +375,10 @@ static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op,
   return success();
 }
 
-static LogicalResult lowerGatherRows(GatherRowsOp op, RewriterBase &rewriter) {
+/// `deviceForm`: a parallel iteration per row and item, with bad ids
+/// reported after the loop (flaggedId), so that a GPU runs the lookup.
+static LogicalResult lowerGatherRows(GatherRowsOp op, bool deviceForm,
+                                     RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   Feature source = l.feature(op.getSource());
   Value ids = l.toMemref(op.getIds());
@@ -384,26 +387,28 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, RewriterBase &rewriter) {
   Value rows = l.dim(ids, 0);
   Value out = l.alloc(type, rows, extents);
   Value limit = l.dim(source.memref, 0);
-  l.parallel(rows, [&](Value i) {
-    // A bad id is reported; its row is zeros.
-    auto [inRange, r] = l.checkedId(ids, i, limit);
-    l.loopNest(extents, [&](ValueRange item) {
-      SmallVector<Value> to = {i};
-      llvm::append_range(to, item);
-      auto branch = l.b.create<scf::IfOp>(
-          l.loc, inRange,
-          [&](OpBuilder &t, Location) {
-            OpBuilder::InsertionGuard g(l.b);
-            l.b.setInsertionPoint(t.getInsertionBlock(), t.getInsertionPoint());
-            l.b.create<scf::YieldOp>(l.loc, l.load(source, r, item));
-          },
-          [&](OpBuilder &f, Location) {
-            OpBuilder::InsertionGuard g(l.b);
-            l.b.setInsertionPoint(f.getInsertionBlock(), f.getInsertionPoint());
-            l.b.create<scf::YieldOp>(l.loc, l.zero(type.getElementType()));
-          });
-      l.b.create<memref::StoreOp>(l.loc, branch.getResult(0), out, to);
+  // A bad id is reported; its row is zeros.
+  auto copyItem = [&](Value i, Value inRange, Value r, ValueRange item) {
+    SmallVector<Value> to = {i};
+    llvm::append_range(to, item);
+    Value x = l.ifElse(
+        inRange, [&] { return SmallVector<Value>{l.load(source, r, item)}; },
+        [&] { return SmallVector<Value>{l.zero(type.getElementType())}; })[0];
+    l.b.create<memref::StoreOp>(l.loc, x, out, to);
+  };
+  if (deviceForm) {
+    Value slot = l.badIdSlot();
+    l.parallelItems(rows, extents, [&](Value i, ValueRange item) {
+      auto [inRange, r] = l.flaggedId(ids, i, limit, slot);
+      copyItem(i, inRange, r, item);
     });
+    l.reportBadId(slot, ids, limit);
+    return l.replaceWithBuffers(op, out);
+  }
+  l.parallel(rows, [&](Value i) {
+    auto [inRange, r] = l.checkedId(ids, i, limit);
+    l.loopNest(extents,
+               [&](ValueRange item) { copyItem(i, inRange, r, item); });
   });
   return l.replaceWithBuffers(op, out);
 }
@@ -444,7 +449,15 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
       })[0];
 }
 
-static LogicalResult lowerScatterRows(ScatterRowsOp op,
+/// Items of at least this many elements (statically) make the device form
+/// of an adding scatter a GPU kernel; smaller ones stay a host loop, which
+/// reads a few pages rather than running a thread or two.
+static constexpr int64_t kMinDeviceScatterItem = 32;
+
+/// `deviceForm`: an adding scatter of wide rows runs a parallel iteration
+/// per item element, each adding the list's rows in list order (the sums
+/// of the serial loop, bit for bit), bad ids reported after the loop.
+static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
                                       RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -462,20 +475,36 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
   Value rows = l.dim(dest.memref, 0);
   Value out = l.alloc(type, rows, extents);
   l.b.create<memref::CopyOp>(l.loc, dest.memref, out);
+  // Adds entry i's item element to row r's.
+  auto addItem = [&](Value i, Value r, ValueRange item) {
+    SmallVector<Value> to = {r};
+    llvm::append_range(to, item);
+    Value sum = l.b.create<arith::AddFOp>(
+        l.loc, l.b.create<memref::LoadOp>(l.loc, out, to),
+        l.load(source, i, item));
+    l.b.create<memref::StoreOp>(l.loc, sum, out, to);
+  };
+  int64_t itemSize = ShapedType::getNumElements(item);
+  if (op.getAdd() && deviceForm && !llvm::any_of(item, ShapedType::isDynamic) &&
+      itemSize >= kMinDeviceScatterItem) {
+    Value slot = l.badIdSlot();
+    l.parallelItems(l.idx(1), extents, [&](Value, ValueRange item) {
+      l.forLoop(l.idx(0), l.dim(ids, 0), ValueRange{},
+                [&](Value i, ValueRange) {
+                  auto [inRange, r] = l.flaggedId(ids, i, rows, slot);
+                  l.guarded(inRange, [&] { addItem(i, r, item); });
+                  return SmallVector<Value>{};
+                });
+    });
+    l.reportBadId(slot, ids, rows);
+    return l.replaceWithBuffers(op, out);
+  }
   if (op.getAdd()) {
     // In list order: repeated ids add up the same on any number of threads.
     l.forLoop(l.idx(0), l.dim(ids, 0), ValueRange{}, [&](Value i, ValueRange) {
       auto [inRange, r] = l.checkedId(ids, i, rows);
-      auto guard = l.b.create<scf::IfOp>(l.loc, inRange, /*withElse=*/false);
-      OpBuilder::InsertionGuard g(l.b);
-      l.b.setInsertionPointToStart(&guard.getThenRegion().front());
-      l.loopNest(extents, [&](ValueRange item) {
-        SmallVector<Value> to = {r};
-        llvm::append_range(to, item);
-        Value sum = l.b.create<arith::AddFOp>(
-            l.loc, l.b.create<memref::LoadOp>(l.loc, out, to),
-            l.load(source, i, item));
-        l.b.create<memref::StoreOp>(l.loc, sum, out, to);
+      l.guarded(inRange, [&] {
+        l.loopNest(extents, [&](ValueRange item) { addItem(i, r, item); });
       });
       return SmallVector<Value>{};
     });
@@ -854,8 +883,14 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addCountLowering<NumDstNodesOp>(patterns, &GraphParts::numDst);
   addCountLowering<NumEdgesOp>(patterns, &GraphParts::numEdges);
   addLowering<EdgeEndpointsOp>(patterns, lowerEdgeEndpoints);
-  addLowering<GatherRowsOp>(patterns, lowerGatherRows);
-  addLowering<ScatterRowsOp>(patterns, lowerScatterRows);
+  addLowering<GatherRowsOp>(
+      patterns, [deviceForm](GatherRowsOp op, RewriterBase &rewriter) {
+        return lowerGatherRows(op, deviceForm, rewriter);
+      });
+  addLowering<ScatterRowsOp>(
+      patterns, [deviceForm](ScatterRowsOp op, RewriterBase &rewriter) {
+        return lowerScatterRows(op, deviceForm, rewriter);
+      });
   addLowering<FilterNodesOp>(patterns, lowerFilterNodes);
   addLowering<GraphFromCooOp>(
       patterns, [deviceForm](GraphFromCooOp op, RewriterBase &rewriter) {

@@ -21,6 +21,8 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <limits>
+
 namespace mlir::gnn::loops {
 /// f32 lanes of the vectors the CPU loops compute in (AVX2's 8).
 constexpr int64_t kVectorLanes = 8;
@@ -312,6 +314,40 @@ public:
     return {ok, b.create<arith::SelectOp>(loc, ok, id, idx(0))};
   }
 
+  /// checkedId for loops that run on a GPU, where a kernel cannot call the
+  /// runtime: a bad entry lowers `slot` (from badIdSlot) to its position,
+  /// atomically, and reportBadId reports the first bad entry from the host
+  /// after the loop. The smallest position wins, whatever the threads'
+  /// order.
+  Value badIdSlot() {
+    Value slot =
+        b.create<memref::AllocOp>(loc, MemRefType::get({1}, b.getI64Type()));
+    b.create<memref::StoreOp>(loc, noBadId(), slot, idx(0));
+    return slot;
+  }
+  std::pair<Value, Value> flaggedId(Value ids, Value i, Value bound,
+                                    Value slot) {
+    Value id = b.create<memref::LoadOp>(loc, ids, i);
+    Value ok =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, bound);
+    unless(ok, [&] {
+      b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::minu, i64(i),
+                                    slot, ValueRange{idx(0)});
+    });
+    return {ok, b.create<arith::SelectOp>(loc, ok, id, idx(0))};
+  }
+  void reportBadId(Value slot, Value ids, Value bound) {
+    Value position = b.create<memref::LoadOp>(loc, slot, idx(0));
+    Value bad = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, position,
+                                        noBadId());
+    guarded(bad, [&] {
+      Value at = b.create<arith::IndexCastOp>(loc, b.getIndexType(), position);
+      Value id = b.create<memref::LoadOp>(loc, ids, at);
+      b.create<func::CallOp>(loc, abi::kIdOutOfRange, TypeRange{},
+                             ValueRange{position, i64(id), i64(bound)});
+    });
+  }
+
   /// Replaces `graph` (an op result) by a graph of the given parts: the
   /// source count and the src, dst, inPtr, inSrc, inEid buffers (distinct).
   void replaceGraph(Value graph, Value numSrc, ArrayRef<Value> buffers) {
@@ -513,6 +549,12 @@ public:
   /// Runs `report` only if `ok` is false.
   void unless(Value ok, function_ref<void()> report) {
     guarded(logicalNot(ok), report);
+  }
+
+  /// badIdSlot's value while no entry is bad.
+  Value noBadId() {
+    return b.create<arith::ConstantIntOp>(
+        loc, std::numeric_limits<int64_t>::max(), 64);
   }
 
   Value i64(Value index) {
