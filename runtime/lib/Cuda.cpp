@@ -8,6 +8,7 @@
 
 #include "gnnc/cuda.h"
 #include "CudaDriver.h"
+#include "CudaPool.h"
 #include "CudaProfile.h"
 #include "DynamicLibrary.h"
 #include "gnnc/errors.h"
@@ -156,24 +157,50 @@ extern "C" int gnn_cuda_device_name(char *name, size_t nameSize) {
             "cuDeviceGetName");
 }
 
-extern "C" void *gnn_cuda_alloc(size_t bytes) {
-  profile::HostCall timed("cuMemAllocManaged and prefetch");
+namespace {
+/// A fresh unified block of `bytes` (null, reported, if the driver has none).
+void *allocateUnified(uint64_t bytes) {
+  profile::HostCall timed("cuMemAllocManaged");
   const Driver *d = driver();
   CUdeviceptr pointer = 0;
-  // The driver rejects empty allocations; a buffer of no elements still
-  // needs a distinct address.
-  if (!d ||
-      !ok(d->memAllocManaged(&pointer, bytes ? bytes : 1, kMemAttachGlobal),
-          "cuMemAllocManaged"))
+  if (!d || !ok(d->memAllocManaged(&pointer, bytes, kMemAttachGlobal),
+                "cuMemAllocManaged"))
     return nullptr;
-  // Kernels write most buffers first: map the pages on the device now, in
-  // bulk, rather than fault them in one by one at the first launch. (Blocks
-  // are not kept for reuse as on the CPU: kept unified blocks made kernels
-  // up to 15x slower on an H100, see the GPU notes in the README.)
-  if (d->memPrefetch && bytes > 0)
-    (void)d->memPrefetch(pointer, bytes, {kLocationDevice, state().device}, 0,
-                         nullptr);
   return reinterpret_cast<void *>(pointer);
+}
+
+void freeUnified(void *pointer) {
+  profile::HostCall timed("cuMemFree");
+  if (const Driver *d = driver())
+    ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
+}
+
+/// Never destroyed: compiled code may free buffers during exit.
+Pool &pool() {
+  static Pool *p =
+      new Pool(allocateUnified, freeUnified, poolLimitFromEnvironment());
+  return *p;
+}
+} // namespace
+
+extern "C" void *gnn_cuda_alloc(size_t bytes) {
+  if (!driver())
+    return nullptr;
+  // Blocks have at least a page, so that a buffer of no elements still has
+  // a distinct address (the driver rejects empty allocations).
+  bool reused = false;
+  void *block = pool().take(bytes, reused);
+  const Driver *d = driver();
+  // Kernels write most buffers first: map the pages on the device now, in
+  // bulk, rather than fault them in one by one at the first launch; a kept
+  // block's pages may have moved to the host since (the host read them).
+  if (block && d && d->memPrefetch && bytes > 0) {
+    profile::HostCall timed(reused ? "cuMemPrefetchAsync (kept block)"
+                                   : "cuMemPrefetchAsync (new block)");
+    (void)d->memPrefetch(reinterpret_cast<CUdeviceptr>(block), bytes,
+                         {kLocationDevice, state().device}, 0, nullptr);
+  }
+  return block;
 }
 
 extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
@@ -185,12 +212,10 @@ extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
   return gnn_cuda_alloc(bytes);
 }
 
-extern "C" void gnn_cuda_free(void *pointer) {
-  if (!pointer)
-    return;
-  profile::HostCall timed("cuMemFree");
-  if (const Driver *d = driver())
-    ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
+extern "C" void gnn_cuda_free(void *pointer) { pool().give(pointer); }
+
+extern "C" uint64_t gnn_cuda_cached_memory_bytes(void) {
+  return pool().keptBytes();
 }
 
 extern "C" int gnn_cuda_is_unified(const void *pointer) {

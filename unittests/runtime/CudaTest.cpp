@@ -222,6 +222,25 @@ TEST(CudaRuntime, UnifiedMemoryRoundTrips) {
   EXPECT_GE(major, 3);
 }
 
+TEST(CudaRuntime, FreedUnifiedBlocksAreReused) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  void *a = gnn_cuda_alloc(3 << 20);
+  ASSERT_NE(a, nullptr) << takeError();
+  uint64_t before = gnn_cuda_cached_memory_bytes();
+  gnn_cuda_free(a);
+  EXPECT_GE(gnn_cuda_cached_memory_bytes(), before + (3 << 20));
+  // The same class: the kept block, still unified, still writable.
+  auto *b = static_cast<float *>(gnn_cuda_alloc((3 << 20) - 100));
+  ASSERT_NE(b, nullptr) << takeError();
+  EXPECT_EQ(gnn_cuda_cached_memory_bytes(), before);
+  EXPECT_EQ(gnn_cuda_is_unified(b), 1);
+  b[0] = 1.0f;
+  EXPECT_EQ(gnn_cuda_synchronize(), 1);
+  gnn_cuda_free(b);
+  EXPECT_EQ(takeError(), "");
+}
+
 TEST(CudaRuntime, CopiesMoveDataBothWays) {
   if (!haveDevice())
     GTEST_SKIP() << "no CUDA device";

@@ -34,10 +34,13 @@ GNNC_EXPORT int gnn_cuda_compute_capability(int *major, int *minor);
 GNNC_EXPORT int gnn_cuda_device_name(char *name, size_t name_size);
 
 /* Unified memory, accessible from the host and the device; its pages are
- * placed on the device when allocated. */
+ * placed on the device when handed out. Freed blocks are kept for reuse
+ * (see runtime/lib/CudaPool.h: GNNC_CUDA_POOL=off, GNNC_CUDA_POOL_MB). */
 GNNC_EXPORT void *gnn_cuda_alloc(size_t bytes);
 GNNC_EXPORT void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes);
 GNNC_EXPORT void gnn_cuda_free(void *pointer);
+/* Bytes of freed unified blocks kept for reuse now. */
+GNNC_EXPORT uint64_t gnn_cuda_cached_memory_bytes(void);
 
 /* Whether `pointer` lies in unified memory (gnn_cuda_alloc's, or any other
  * managed allocation): programs compiled for the GPU take such buffers as

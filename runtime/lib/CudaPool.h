@@ -1,0 +1,55 @@
+//===- CudaPool.h - unified-memory blocks kept for reuse --------*- C++ -*-===//
+//
+// Part of gnnc's runtime. A GPU program allocates and frees thousands of
+// unified buffers per call (a training step of the 6-layer Transformer:
+// about 1,700), and each allocation and free costs the driver tens of
+// microseconds. Freed blocks are kept by size class (SizeClasses.h) and
+// handed out again for a request they exceed by at most a quarter. What is
+// kept stays within what the program had live at most and no longer has,
+// or 512 MB if that is more (GNNC_CUDA_POOL_MB to change; GNNC_CUDA_POOL=off
+// keeps nothing).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_CUDAPOOL_H
+#define GNNC_RUNTIME_CUDAPOOL_H
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace gnnc::cuda {
+class Pool {
+public:
+  /// `allocate` and `release` get and return blocks of the driver.
+  Pool(std::function<void *(uint64_t)> allocate,
+       std::function<void(void *)> release, uint64_t limit);
+
+  /// A block of at least `bytes`, kept or new (null if the driver has
+  /// none); `reused` says which.
+  void *take(uint64_t bytes, bool &reused);
+  /// Keeps `block` (from take) for reuse, or returns it to the driver; a
+  /// pointer take did not hand out goes to the driver.
+  void give(void *block);
+  /// Bytes kept now.
+  uint64_t keptBytes();
+
+private:
+  void trimLocked();
+
+  std::function<void *(uint64_t)> allocate;
+  std::function<void(void *)> release;
+  const uint64_t limit;
+  std::mutex mutex;
+  std::unordered_map<void *, uint64_t> live;
+  std::multimap<uint64_t, void *> kept;
+  uint64_t kept_ = 0, liveBytes = 0, peakLiveBytes = 0;
+};
+
+/// The limit the environment sets (see above).
+uint64_t poolLimitFromEnvironment();
+} // namespace gnnc::cuda
+
+#endif // GNNC_RUNTIME_CUDAPOOL_H

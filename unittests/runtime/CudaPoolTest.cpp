@@ -1,0 +1,134 @@
+//===- CudaPoolTest.cpp - the unified-memory pool's bookkeeping -----------===//
+//
+// Part of gnnc. The pool over a fake driver (malloc), so that its reuse and
+// bounds are checked without a GPU; CudaTest.cpp checks it on a device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaPool.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+
+using gnnc::cuda::Pool;
+
+namespace {
+struct FakeDriver {
+  std::set<void *> blocks;
+  int allocations = 0, releases = 0;
+  bool full = false;
+  Pool pool(uint64_t limit) {
+    return Pool(
+        [this](uint64_t bytes) -> void * {
+          if (full)
+            return nullptr;
+          ++allocations;
+          void *block = std::malloc(bytes);
+          blocks.insert(block);
+          return block;
+        },
+        [this](void *block) {
+          ++releases;
+          EXPECT_EQ(blocks.erase(block), 1u) << "released twice or unknown";
+          std::free(block);
+        },
+        limit);
+  }
+  ~FakeDriver() {
+    for (void *block : blocks)
+      std::free(block);
+  }
+};
+
+constexpr uint64_t kPage = 4096;
+} // namespace
+
+TEST(CudaPool, FreedBlocksServeRequestsOfTheirClass) {
+  FakeDriver driver;
+  Pool pool = driver.pool(1 << 20);
+  bool reused = true;
+  void *a = pool.take(1000, reused);
+  EXPECT_FALSE(reused);
+  pool.give(a);
+  EXPECT_EQ(pool.keptBytes(), kPage);
+  // Any request of one page, even of no bytes, takes it back.
+  EXPECT_EQ(pool.take(0, reused), a);
+  EXPECT_TRUE(reused);
+  EXPECT_EQ(pool.keptBytes(), 0u);
+  // A request more than a quarter below a kept block's class gets a new one.
+  void *big = pool.take(64 * kPage, reused);
+  pool.give(big);
+  void *small = pool.take(40 * kPage, reused);
+  EXPECT_FALSE(reused);
+  EXPECT_NE(small, big);
+  EXPECT_EQ(pool.take(60 * kPage, reused), big);
+  EXPECT_TRUE(reused);
+  EXPECT_EQ(driver.allocations, 3);
+  EXPECT_EQ(driver.releases, 0);
+  pool.give(a);
+  pool.give(small);
+  pool.give(big);
+}
+
+TEST(CudaPool, KeptBytesStayWithinTheBoundOrThePeak) {
+  FakeDriver driver;
+  Pool pool = driver.pool(2 * kPage);
+  bool reused;
+  // Three pages live at once, then freed: the peak keeps them all.
+  void *a = pool.take(kPage, reused), *b = pool.take(kPage, reused),
+       *c = pool.take(kPage, reused);
+  pool.give(a);
+  pool.give(b);
+  pool.give(c);
+  EXPECT_EQ(pool.keptBytes(), 3 * kPage);
+  EXPECT_EQ(driver.releases, 0);
+  // A large block live: the peak is now that block, nothing freed since,
+  // so only the bound (two pages) stays kept.
+  void *d = pool.take(100 * kPage, reused);
+  EXPECT_EQ(pool.keptBytes(), 2 * kPage);
+  EXPECT_EQ(driver.releases, 1);
+  pool.give(d);
+}
+
+TEST(CudaPool, OffKeepsNothing) {
+  FakeDriver driver;
+  Pool pool = driver.pool(0);
+  bool reused;
+  void *a = pool.take(kPage, reused);
+  pool.give(a);
+  EXPECT_EQ(pool.keptBytes(), 0u);
+  EXPECT_EQ(driver.releases, 1);
+  void *b = pool.take(kPage, reused);
+  EXPECT_FALSE(reused);
+  pool.give(b);
+  EXPECT_EQ(driver.allocations, 2);
+}
+
+TEST(CudaPool, ForeignPointersGoToTheDriver) {
+  FakeDriver driver;
+  Pool pool = driver.pool(1 << 20);
+  void *foreign = std::malloc(16);
+  driver.blocks.insert(foreign);
+  pool.give(foreign);
+  EXPECT_EQ(driver.releases, 1);
+  EXPECT_EQ(pool.keptBytes(), 0u);
+  pool.give(nullptr);
+  EXPECT_EQ(driver.releases, 1);
+}
+
+TEST(CudaPool, AFullDeviceGetsTheKeptBlocksBack) {
+  FakeDriver driver;
+  Pool pool = driver.pool(1 << 20);
+  bool reused;
+  void *a = pool.take(kPage, reused);
+  pool.give(a);
+  driver.full = true;
+  // No new block while kept ones are held: they are returned, then the
+  // request fails as the driver says.
+  EXPECT_EQ(pool.take(64 * kPage, reused), nullptr);
+  EXPECT_EQ(pool.keptBytes(), 0u);
+  EXPECT_EQ(driver.releases, 1);
+  EXPECT_EQ(pool.take(UINT64_MAX, reused), nullptr);
+}
