@@ -309,3 +309,95 @@ func.func private @two_stores(%a: memref<8xf32>) -> memref<8xf32> attributes {gn
   }
   return %out : memref<8xf32>
 }
+
+// -----
+
+// The GPU form of an element-wise kernel: one parallel iteration per
+// element, its indices the digits of the iteration's number (row, head,
+// column). Each element is still read and written by one iteration: in
+// place. Digits whose quotient divides by another divisor, or a load at
+// other digits, are left alone.
+// CHECK-LABEL: func.func @digits
+// CHECK-NEXT:    call @scale_flat_into(%[[M:.*]], %[[M]])
+// CHECK-NEXT:    %[[R:.*]] = call @skewed(
+// CHECK-NEXT:    memref.copy %[[R]]
+// CHECK-NEXT:    %[[S:.*]] = call @shifted(
+// CHECK-NEXT:    memref.copy %[[S]]
+// CHECK-NEXT:    return
+// CHECK:       func.func private @scale_flat_into(%{{.*}}: memref<4x3x5xf32>, %[[OUT:.*]]: memref<4x3x5xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         memref.store %{{.*}}, %[[OUT]]
+func.func @digits(%m: memref<4x3x5xf32>) {
+  %0 = call @scale_flat(%m) : (memref<4x3x5xf32>) -> memref<4x3x5xf32>
+  memref.copy %0, %m : memref<4x3x5xf32> to memref<4x3x5xf32>
+  %1 = call @skewed(%m) : (memref<4x3x5xf32>) -> memref<4x3x5xf32>
+  memref.copy %1, %m : memref<4x3x5xf32> to memref<4x3x5xf32>
+  %2 = call @shifted(%m) : (memref<4x3x5xf32>) -> memref<4x3x5xf32>
+  memref.copy %2, %m : memref<4x3x5xf32> to memref<4x3x5xf32>
+  return
+}
+func.func private @scale_flat(%a: memref<4x3x5xf32>) -> memref<4x3x5xf32>
+    attributes {gnn.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c60 = arith.constant 60 : index
+  %two = arith.constant 2.0 : f32
+  %out = memref.alloc() : memref<4x3x5xf32>
+  scf.parallel (%i) = (%c0) to (%c60) step (%c1) {
+    %col = arith.remui %i, %c5 : index
+    %q = arith.divui %i, %c5 : index
+    %head = arith.remui %q, %c3 : index
+    %row = arith.divui %q, %c3 : index
+    %x = memref.load %a[%row, %head, %col] : memref<4x3x5xf32>
+    %y = arith.mulf %x, %two : f32
+    memref.store %y, %out[%row, %head, %col] : memref<4x3x5xf32>
+    scf.reduce
+  }
+  return %out : memref<4x3x5xf32>
+}
+// The row is the quotient by 5, not by 3: rows 0-11 for 60 iterations,
+// which then share elements.
+func.func private @skewed(%a: memref<4x3x5xf32>) -> memref<4x3x5xf32>
+    attributes {gnn.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c60 = arith.constant 60 : index
+  %out = memref.alloc() : memref<4x3x5xf32>
+  scf.parallel (%i) = (%c0) to (%c60) step (%c1) {
+    %col = arith.remui %i, %c5 : index
+    %q = arith.divui %i, %c5 : index
+    %head = arith.remui %q, %c3 : index
+    %row = arith.divui %q, %c5 : index
+    %x = memref.load %a[%row, %head, %col] : memref<4x3x5xf32>
+    memref.store %x, %out[%row, %head, %col] : memref<4x3x5xf32>
+    scf.reduce
+  }
+  return %out : memref<4x3x5xf32>
+}
+// Reads another element (the column to the right).
+func.func private @shifted(%a: memref<4x3x5xf32>) -> memref<4x3x5xf32>
+    attributes {gnn.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c60 = arith.constant 60 : index
+  %out = memref.alloc() : memref<4x3x5xf32>
+  scf.parallel (%i) = (%c0) to (%c60) step (%c1) {
+    %col = arith.remui %i, %c5 : index
+    %q = arith.divui %i, %c5 : index
+    %head = arith.remui %q, %c3 : index
+    %row = arith.divui %q, %c3 : index
+    %next = arith.addi %col, %c1 : index
+    %right = arith.minui %next, %c4 : index
+    %x = memref.load %a[%row, %head, %right] : memref<4x3x5xf32>
+    memref.store %x, %out[%row, %head, %col] : memref<4x3x5xf32>
+    scf.reduce
+  }
+  return %out : memref<4x3x5xf32>
+}

@@ -78,10 +78,10 @@ void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
   // Updates of writable arguments (decoder caches) stay in the caller's
   // buffers rather than being returned, which deallocation would copy.
   pm.addPass(gnn::createReturnUpdatedArgumentsPass());
-  // A kernel result that is only copied somewhere is written there; GPU
-  // kernels keep their own unified-memory results.
-  if (!gpuKernels)
-    pm.addPass(gnn::createKernelDestinationsPass());
+  // A kernel result that is only copied somewhere is written there (on a
+  // GPU too: every buffer a GPU program sees is in unified memory, and a
+  // copy would run on the host, moving the pages of both buffers there).
+  pm.addPass(gnn::createKernelDestinationsPass());
   // Constants live in the host program's data; kernels read copies in
   // unified memory (freed by the deallocation pipeline below).
   if (gpuKernels)

@@ -11,6 +11,7 @@
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -58,11 +59,42 @@ bool isUnitStepInductionVariable(Value v) {
   return false;
 }
 
+/// The unit-step induction variable whose mixed-radix digits `at` are, if
+/// they are: `at` = (flat / e1 / ... / en-1, ..., (flat / en) % en-1,
+/// flat % en), as a parallel iteration per row and item indexes its element
+/// (the GPU form of gnn.apply_nodes). Distinct values of `flat` give
+/// distinct digits, whatever the divisors.
+Value delinearizedInductionVariable(ValueRange at) {
+  if (at.size() < 2)
+    return {};
+  auto last = at.back().getDefiningOp<arith::RemUIOp>();
+  if (!last)
+    return {};
+  Value flat = last.getLhs(), x = flat;
+  for (size_t k = at.size() - 1; k >= 1; --k) {
+    auto digit = at[k].getDefiningOp<arith::RemUIOp>();
+    if (!digit || digit.getLhs() != x)
+      return {};
+    Value quotient;
+    for (Operation *user : x.getUsers())
+      if (auto div = dyn_cast<arith::DivUIOp>(user);
+          div && div.getLhs() == x && div.getRhs() == digit.getRhs())
+        quotient = div;
+    if (!quotient)
+      return {};
+    x = quotient;
+  }
+  if (at.front() != x || !isUnitStepInductionVariable(flat))
+    return {};
+  return flat;
+}
+
 /// Whether the kernel may also read its result's buffer through argument
 /// `input`: it reads that argument only by scalar loads, writes its result
 /// by one scalar store, and each load reads the element the store writes,
 /// before it writes it, in an iteration that no other iteration shares (the
-/// same distinct unit-step induction variables). So each element is read
+/// same distinct unit-step induction variables, or the digits of one). So
+/// each element is read
 /// before it is overwritten, and only by the iteration that overwrites it:
 /// what gnn.apply_nodes is lowered to, for an input of the result's shape.
 bool readsOnlyElementItWrites(memref::AllocOp result, BlockArgument input) {
@@ -77,11 +109,18 @@ bool readsOnlyElementItWrites(memref::AllocOp result, BlockArgument input) {
   }
   if (!store)
     return false;
+  // The induction variables that tell iterations apart: the indices
+  // themselves, or the one variable they are the digits of.
   ValueRange at = store.getIndices();
-  llvm::SmallPtrSet<Value, 4> distinct(at.begin(), at.end());
-  if (distinct.size() != at.size() ||
-      !llvm::all_of(at, isUnitStepInductionVariable))
-    return false;
+  llvm::SmallPtrSet<Value, 4> distinct;
+  if (Value flat = delinearizedInductionVariable(at)) {
+    distinct.insert(flat);
+  } else {
+    distinct.insert(at.begin(), at.end());
+    if (distinct.size() != at.size() ||
+        !llvm::all_of(at, isUnitStepInductionVariable))
+      return false;
+  }
   // Every loop around the store is one of those: no iteration of an outer
   // loop comes back to an element.
   for (Operation *parent = store->getParentOp(); !isa<func::FuncOp>(parent);
