@@ -2,11 +2,13 @@
 # Runs on a GPU test machine over a bundle made by scripts/device/bundle.sh
 # (see there), in two steps on the same machine:
 #   scripts/device/check.sh unpack-llvm   (with .device-llvm/ present)
-#   scripts/device/check.sh run [--bench | --bench-only [BENCH ARGS]]
+#   scripts/device/check.sh run [--bench | --bench-only [BENCH ARGS] |
+#                                --train-only [TRAIN ARGS]]
 #                                         (with .device-gnnc/ present)
 # `run` executes every lit test (the cuda-device suite included), both
-# GoogleTest binaries and, with --bench, the GPU benchmark (bench/gpu/run.sh);
-# --bench-only runs the benchmark alone. Logs go to $OUT (default
+# GoogleTest binaries and, with --bench, the GPU benchmarks (bench/gpu/run.sh,
+# then bench/gpu/train.sh with its CUDA profiles); --bench-only and
+# --train-only run one benchmark alone. Logs go to $OUT (default
 # /tmp/gnnc-device-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,7 +22,7 @@ unpack-llvm)
   ;;
 run) ;;
 *)
-  echo "usage: $0 unpack-llvm | run [--bench]" >&2
+  echo "usage: $0 unpack-llvm | run [--bench | --bench-only ... | --train-only ...]" >&2
   exit 2
   ;;
 esac
@@ -56,6 +58,11 @@ if [[ "${2:-}" == "--bench-only" ]]; then
   bench/gpu/run.sh --prebuilt --repeats 20 "${@:3}" 2>&1 | tee "$out/bench.txt"
   exit "${PIPESTATUS[0]}"
 fi
+if [[ "${2:-}" == "--train-only" ]]; then
+  bench/gpu/train.sh --prebuilt --profile --out "$out/train" "${@:3}" 2>&1 |
+    tee "$out/train.txt"
+  exit "${PIPESTATUS[0]}"
+fi
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv build/test 2>&1 | tee "$out/lit.log" | tail -40 || status=1
 grep -q "^Failed" "$out/lit.log" && status=1
 for t in GNNRuntimeTests GNNUnitTests; do
@@ -64,5 +71,7 @@ for t in GNNRuntimeTests GNNUnitTests; do
 done
 if [[ "${2:-}" == "--bench" ]]; then
   bench/gpu/run.sh --prebuilt --repeats 20 2>&1 | tee "$out/bench.txt"
+  bench/gpu/train.sh --prebuilt --profile --out "$out/train" 2>&1 |
+    tee "$out/train.txt"
 fi
 exit $status

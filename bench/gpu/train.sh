@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Training on the GPU against the CPU of the same machine, in one command:
+# `gnn-train` for one epoch on copy sequences (examples/tasks.py), for the
+# tutorial's model (1 layer, d_model 128, 1 head) and the example default (6
+# layers, d_model 512, 8 heads), configured as bench/peers/training.py
+# configures them (batch 128, dropout 0, no shuffling, Noam factor 1 and
+# warmup 400; weights fresh from seed 7). The GPU runs with the
+# unified-memory pool and without it (GNNC_CUDA_POOL=off), each after a
+# first run that compiles (the compile cache then serves all three). Prints
+# tokens/s and the epoch's loss per row; with --profile, the GPU runs' CUDA
+# profiles (GNNC_CUDA_PROFILE=1, which slows them) go to the output folder.
+#   bench/gpu/train.sh [--prebuilt] [--sequences 1280]
+#                      [--models tutorial,dgl-default] [--profile] [--out DIR]
+# --prebuilt uses the build as it is (a test machine running a bundle of
+# scripts/device).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+prebuilt=0 sequences=1280 models=tutorial,dgl-default profile=0 out=
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+  --prebuilt) prebuilt=1 ;;
+  --sequences) sequences="$2" && shift ;;
+  --models) models="$2" && shift ;;
+  --profile) profile=1 ;;
+  --out) out="$2" && shift ;;
+  *)
+    echo "usage: $0 [--prebuilt] [--sequences N] [--models LIST] [--profile] [--out DIR]" >&2
+    exit 2
+    ;;
+  esac
+  shift
+done
+((prebuilt)) || scripts/setup.sh >/dev/null # installs, configures and builds
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=${out:-$tmp}
+mkdir -p "$out"
+python3 examples/tasks.py copy --count "$sequences" --seed 11 --out "$tmp/train"
+
+config() { # NAME -> JSON
+  local shape
+  case "$1" in
+  tutorial) shape='"layers": 1, "d_model": 128, "heads": 1, "d_ff": 128' ;;
+  dgl-default) shape='"layers": 6, "d_model": 512, "heads": 8, "d_ff": 2048' ;;
+  *) echo "unknown model: $1 (tutorial, dgl-default)" >&2 && exit 2 ;;
+  esac
+  echo "{$shape, \"architecture\": \"transformer\", \"src_vocab\": 29,
+    \"tgt_vocab\": 29, \"max_len\": 50, \"score_clamp\": 10,
+    \"cross_attention\": \"dgl\", \"vocab\": \"$PWD/examples/copy/vocab.txt\"}"
+}
+
+# One epoch; prints "tokens/s loss", or "- -" with the error in the log.
+train() { # LOG MODEL DEVICE [ENV...]
+  local log=$1 model=$2 device=$3
+  shift 3
+  if ! env "$@" build/bin/gnn-train --device "$device" \
+    --config "$tmp/$model.json" \
+    --train-src "$tmp/train.src" --train-tgt "$tmp/train.ref" --seed 7 \
+    --out-dir "$tmp/out-$model-$device" --epochs 1 --batch-size 128 \
+    --dropout 0 --shuffle=false --lr-factor 1.0 --warmup 400 >"$log" 2>&1; then
+    echo "- -"
+    return
+  fi
+  sed -n 's/.*train loss \([0-9.]*\) .* \([0-9.]*\) tokens\/s.*/\2 \1/p' "$log"
+}
+
+echo "gnn-train, one epoch of $sequences copy sequences (tokens/s, loss)"
+printf '%-12s %-16s %12s %10s\n' model run tokens/s loss
+for model in ${models//,/ }; do
+  config "$model" >"$tmp/$model.json"
+  rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off")
+  for row in "${rows[@]}"; do
+    read -r name device env <<<"$row"
+    result=$(train "$out/$model-$name.log" "$model" "$device" $env)
+    printf '%-12s %-16s %12s %10s\n' "$model" "$name" $result
+  done
+  if ((profile)); then
+    train "$out/$model-cuda-profile.log" "$model" cuda GNNC_CUDA_PROFILE=1 >/dev/null
+  fi
+done
