@@ -7,8 +7,9 @@
 # warmup 400; weights fresh from seed 7). The GPU runs with the
 # unified-memory pool and without it (GNNC_CUDA_POOL=off), each after a
 # first run that compiles (the compile cache then serves all three). Prints
-# tokens/s and the epoch's loss per row; with --profile, the GPU runs' CUDA
-# profiles (GNNC_CUDA_PROFILE=1, which slows them) go to the output folder.
+# tokens/s and the epoch's loss per row (a failed run: its log's end, on
+# stderr); with --profile, a further GPU run per model writes its CUDA
+# profile (GNNC_CUDA_PROFILE=1, which slows it) to DIR/MODEL-cuda-profile.log.
 #   bench/gpu/train.sh [--prebuilt] [--sequences 1280]
 #                      [--models tutorial,dgl-default] [--profile] [--out DIR]
 # --prebuilt uses the build as it is (a test machine running a bundle of
@@ -33,8 +34,8 @@ done
 ((prebuilt)) || scripts/setup.sh >/dev/null # installs, configures and builds
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-out=${out:-$tmp}
-mkdir -p "$out"
+out=${out:-.}
+((profile)) && mkdir -p "$out"
 python3 examples/tasks.py copy --count "$sequences" --seed 11 --out "$tmp/train"
 
 config() { # NAME -> JSON
@@ -58,6 +59,7 @@ train() { # LOG MODEL DEVICE [ENV...]
     --train-src "$tmp/train.src" --train-tgt "$tmp/train.ref" --seed 7 \
     --out-dir "$tmp/out-$model-$device" --epochs 1 --batch-size 128 \
     --dropout 0 --shuffle=false --lr-factor 1.0 --warmup 400 >"$log" 2>&1; then
+    tail -3 "$log" >&2
     echo "- -"
     return
   fi
@@ -71,7 +73,7 @@ for model in ${models//,/ }; do
   rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off")
   for row in "${rows[@]}"; do
     read -r name device env <<<"$row"
-    result=$(train "$out/$model-$name.log" "$model" "$device" $env)
+    result=$(train "$tmp/$model-$name.log" "$model" "$device" $env)
     printf '%-12s %-16s %12s %10s\n' "$model" "$name" $result
   done
   if ((profile)); then

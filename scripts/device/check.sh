@@ -59,7 +59,7 @@ if [[ "${2:-}" == "--bench-only" ]]; then
   exit "${PIPESTATUS[0]}"
 fi
 if [[ "${2:-}" == "--train-only" ]]; then
-  bench/gpu/train.sh --prebuilt --profile --out "$out/train" "${@:3}" 2>&1 |
+  bench/gpu/train.sh --prebuilt --profile --out "$out" "${@:3}" 2>&1 |
     tee "$out/train.txt"
   exit "${PIPESTATUS[0]}"
 fi
@@ -71,7 +71,7 @@ for t in GNNRuntimeTests GNNUnitTests; do
 done
 if [[ "${2:-}" == "--bench" ]]; then
   bench/gpu/run.sh --prebuilt --repeats 20 2>&1 | tee "$out/bench.txt"
-  bench/gpu/train.sh --prebuilt --profile --out "$out/train" 2>&1 |
+  bench/gpu/train.sh --prebuilt --profile --out "$out" 2>&1 |
     tee "$out/train.txt"
 fi
 exit $status
