@@ -30,7 +30,7 @@ void *Pool::take(uint64_t bytes, bool &reused) {
   if (limit > 0 && it != kept.end() && it->first - capacity <= capacity / 4) {
     block = it->second;
     capacity = it->first;
-    kept_ -= capacity;
+    keptSize -= capacity;
     kept.erase(it);
     reused = true;
   } else {
@@ -42,7 +42,7 @@ void *Pool::take(uint64_t bytes, bool &reused) {
       for (auto &[size, kept_block] : kept)
         release(kept_block);
       kept.clear();
-      kept_ = 0;
+      keptSize = 0;
       lock.unlock();
       block = allocate(capacity);
     }
@@ -75,22 +75,22 @@ void Pool::give(void *block) {
   live.erase(it);
   liveBytes -= capacity;
   kept.emplace(capacity, block);
-  kept_ += capacity;
+  keptSize += capacity;
   trimLocked();
 }
 
 uint64_t Pool::keptBytes() {
   std::lock_guard<std::mutex> lock(mutex);
-  return kept_;
+  return keptSize;
 }
 
 void Pool::trimLocked() {
   uint64_t freedSincePeak = peakLiveBytes - liveBytes;
   uint64_t keep = limit == 0 ? 0 : std::max(limit, freedSincePeak);
-  while (kept_ > keep) {
+  while (keptSize > keep) {
     auto largest = std::prev(kept.end());
     release(largest->second);
-    kept_ -= largest->first;
+    keptSize -= largest->first;
     kept.erase(largest);
   }
 }

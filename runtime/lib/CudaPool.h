@@ -45,7 +45,7 @@ private:
   std::mutex mutex;
   std::unordered_map<void *, uint64_t> live;
   std::multimap<uint64_t, void *> kept;
-  uint64_t kept_ = 0, liveBytes = 0, peakLiveBytes = 0;
+  uint64_t keptSize = 0, liveBytes = 0, peakLiveBytes = 0;
 };
 
 /// The limit the environment sets (see above).
