@@ -19,6 +19,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -202,24 +203,6 @@ void optimize(llvm::Module &module) {
       .run(module, modules);
 }
 
-/// Functions with a long basic block are tuned for the target's generic
-/// CPU (still the host's instruction set). Some hosts' scheduling models
-/// (AMD Zen's) turn on LLVM's post-register-allocation list scheduler,
-/// whose time grows as the square of a block's length: on the 6-layer
-/// training program it took 10 of the 26 s of code generation, on two
-/// functions that run once a step. Kernels' loop bodies are far shorter
-/// and keep the host's tuning.
-void tuneLongBlocksGenerically(llvm::Module &module) {
-  for (llvm::Function &f : module) {
-    if (f.isDeclaration() || f.hasFnAttribute("tune-cpu"))
-      continue;
-    if (llvm::any_of(f, [](const llvm::BasicBlock &block) {
-          return block.size() > kLongBlock;
-        }))
-      f.addFnAttr("tune-cpu", "generic");
-  }
-}
-
 size_t instructionCount(const llvm::Module &module) {
   size_t n = 0;
   for (const llvm::Function &f : module)
@@ -227,6 +210,28 @@ size_t instructionCount(const llvm::Module &module) {
   return n;
 }
 } // namespace
+
+void mlir::gnn::generateLongBlocksQuickly(llvm::Module &module) {
+  auto computesOnVectors = [](const llvm::Function &f) {
+    return llvm::any_of(llvm::instructions(f), [](const llvm::Instruction &i) {
+      return i.getType()->isVectorTy();
+    });
+  };
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration() || f.hasFnAttribute(llvm::Attribute::OptimizeNone))
+      continue;
+    if (llvm::none_of(f, [](const llvm::BasicBlock &block) {
+          return block.size() > kLongBlock;
+        }))
+      continue;
+    f.addFnAttr("tune-cpu", "generic");
+    if (computesOnVectors(f))
+      continue;
+    f.removeFnAttr(llvm::Attribute::AlwaysInline);
+    f.addFnAttr(llvm::Attribute::NoInline);
+    f.addFnAttr(llvm::Attribute::OptimizeNone);
+  }
+}
 
 std::string mlir::gnn::hostTargetDescription() {
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> target = hostTarget();
@@ -315,7 +320,7 @@ mlir::gnn::emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
   gatherInitializers(*llvmModule, "llvm.global_dtors", kFini,
                      /*reverse=*/true);
   optimize(*llvmModule);
-  tuneLongBlocksGenerically(*llvmModule);
+  generateLongBlocksQuickly(*llvmModule);
 
   // Code generation is the larger half of the work, and independent per
   // function: parts of the module, each in a context of its own (LLVM's
