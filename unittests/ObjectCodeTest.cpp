@@ -11,6 +11,8 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -46,7 +48,13 @@ TEST(ObjectCode, LongGlueBlocksAreGeneratedQuickly) {
   llvm::Function *glue = straightLine(module, "glue", 1500, false);
   llvm::Function *arithmetic = straightLine(module, "arithmetic", 1500, true);
   llvm::Function *shortGlue = straightLine(module, "short", 500, false);
+  llvm::Function *small = straightLine(module, "small", 1500, false);
+  small->addFnAttr(llvm::Attribute::MinSize);
+  small->addFnAttr(llvm::Attribute::AlwaysInline);
   mlir::gnn::generateLongBlocksQuickly(module);
+  // What LLVM requires of optnone functions holds.
+  EXPECT_FALSE(llvm::verifyModule(module, &llvm::errs()));
+  EXPECT_TRUE(small->hasFnAttribute(llvm::Attribute::OptimizeNone));
 
   EXPECT_TRUE(glue->hasFnAttribute(llvm::Attribute::OptimizeNone));
   EXPECT_TRUE(glue->hasFnAttribute(llvm::Attribute::NoInline));

@@ -227,7 +227,10 @@ void mlir::gnn::generateLongBlocksQuickly(llvm::Module &module) {
     f.addFnAttr("tune-cpu", "generic");
     if (computesOnVectors(f))
       continue;
+    // What LLVM's verifier requires of an optnone function.
     f.removeFnAttr(llvm::Attribute::AlwaysInline);
+    f.removeFnAttr(llvm::Attribute::OptimizeForSize);
+    f.removeFnAttr(llvm::Attribute::MinSize);
     f.addFnAttr(llvm::Attribute::NoInline);
     f.addFnAttr(llvm::Attribute::OptimizeNone);
   }
