@@ -98,6 +98,11 @@ cl::opt<std::string> gradsOut(
     cl::desc("write the first batch's loss and gradients here and exit"));
 cl::opt<std::string> device("device", cl::cat(category), cl::init("cpu"),
                             cl::desc("cpu or cuda"));
+cl::opt<bool> deviceLoops(
+    "device-loops", cl::cat(category), cl::Hidden,
+    cl::desc("(--device cpu) lower the step's ops whose GPU form is plain "
+             "loops as for a GPU and run that form here: tests check the GPU "
+             "training step's arithmetic without a GPU"));
 cl::opt<bool> emitIR("emit-ir", cl::cat(category),
                      cl::desc("print the training program (gnn IR) and exit"));
 cl::opt<int64_t> vizSeq(
@@ -275,6 +280,8 @@ llvm::Error checkOptions(int threads) {
     return bad("--threads must be between 0 (all cores) and 4096");
   if (device != "cpu" && device != "cuda")
     return bad("--device must be cpu or cuda, not '" + device + "'");
+  if (deviceLoops && device != "cpu")
+    return bad("--device-loops runs the GPU form on the CPU (--device cpu)");
   if (resume && !initFile.empty())
     return bad("--resume continues from the state; it takes no --init");
   if (resume && !gradsOut.empty())
@@ -363,6 +370,7 @@ static int run(int argc, char **argv) {
   options.threads = threads;
   options.compile.parallel = threads != 1;
   options.compile.device = device == "cuda" ? Device::CUDA : Device::CPU;
+  options.compile.deviceLoops = deviceLoops;
   options.compile.cache = cache ? &*cache : nullptr;
   if (emitIR) {
     auto text = Trainer::emitIR(context, *config, weights, options);
