@@ -454,9 +454,10 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
 /// reads a few pages rather than running a thread or two.
 static constexpr int64_t kMinDeviceScatterItem = 32;
 
-/// `deviceForm`: an adding scatter of wide rows runs a parallel iteration
-/// per item element, each adding the list's rows in list order (the sums
-/// of the serial loop, bit for bit), bad ids reported after the loop.
+/// `deviceForm`: the copy of `dest` is a parallel loop, and an adding
+/// scatter of wide rows runs a parallel iteration per item element, each
+/// adding the list's rows in list order (the sums of the serial loop, bit
+/// for bit), bad ids reported after the loop.
 static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
                                       RewriterBase &rewriter) {
   Lowering l(op, rewriter);
@@ -474,7 +475,17 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
   SmallVector<Value> extents = l.itemExtents(item, {dest});
   Value rows = l.dim(dest.memref, 0);
   Value out = l.alloc(type, rows, extents);
-  l.b.create<memref::CopyOp>(l.loc, dest.memref, out);
+  if (deviceForm) {
+    // On a GPU the copy is a kernel too: on the host it would move the
+    // pages of both buffers there.
+    l.parallelItems(rows, extents, [&](Value r, ValueRange item) {
+      SmallVector<Value> to = {r};
+      llvm::append_range(to, item);
+      l.b.create<memref::StoreOp>(l.loc, l.load(dest, r, item), out, to);
+    });
+  } else {
+    l.b.create<memref::CopyOp>(l.loc, dest.memref, out);
+  }
   // Adds entry i's item element to row r's.
   auto addItem = [&](Value i, Value r, ValueRange item) {
     SmallVector<Value> to = {r};
