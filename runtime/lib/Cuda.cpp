@@ -184,17 +184,17 @@ Pool &pool() {
 } // namespace
 
 extern "C" void *gnn_cuda_alloc(size_t bytes) {
-  if (!driver())
+  const Driver *d = driver();
+  if (!d)
     return nullptr;
   // Blocks have at least a page, so that a buffer of no elements still has
   // a distinct address (the driver rejects empty allocations).
   bool reused = false;
   void *block = pool().take(bytes, reused);
-  const Driver *d = driver();
   // Kernels write most buffers first: map the pages on the device now, in
   // bulk, rather than fault them in one by one at the first launch; a kept
   // block's pages may have moved to the host since (the host read them).
-  if (block && d && d->memPrefetch && bytes > 0) {
+  if (block && d->memPrefetch && bytes > 0) {
     profile::HostCall timed(reused ? "cuMemPrefetchAsync (kept block)"
                                    : "cuMemPrefetchAsync (new block)");
     (void)d->memPrefetch(reinterpret_cast<CUdeviceptr>(block), bytes,

@@ -376,7 +376,8 @@ static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op,
 }
 
 /// `deviceForm`: a parallel iteration per row and item, with bad ids
-/// reported after the loop (flaggedId), so that a GPU runs the lookup.
+/// reported after the loop (checkedId with a slot), so that a GPU runs the
+/// lookup.
 static LogicalResult lowerGatherRows(GatherRowsOp op, bool deviceForm,
                                      RewriterBase &rewriter) {
   Lowering l(op, rewriter);
@@ -399,7 +400,7 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, bool deviceForm,
   if (deviceForm) {
     Value slot = l.badIdSlot();
     l.parallelItems(rows, extents, [&](Value i, ValueRange item) {
-      auto [inRange, r] = l.flaggedId(ids, i, limit, slot);
+      auto [inRange, r] = l.checkedId(ids, i, limit, slot);
       copyItem(i, inRange, r, item);
     });
     l.reportBadId(slot, ids, limit);
@@ -495,14 +496,13 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
         l.load(source, i, item));
     l.b.create<memref::StoreOp>(l.loc, sum, out, to);
   };
-  int64_t itemSize = ShapedType::getNumElements(item);
   if (op.getAdd() && deviceForm && !llvm::any_of(item, ShapedType::isDynamic) &&
-      itemSize >= kMinDeviceScatterItem) {
+      saturatedElementCount(item) >= kMinDeviceScatterItem) {
     Value slot = l.badIdSlot();
     l.parallelItems(l.idx(1), extents, [&](Value, ValueRange item) {
       l.forLoop(l.idx(0), l.dim(ids, 0), ValueRange{},
                 [&](Value i, ValueRange) {
-                  auto [inRange, r] = l.flaggedId(ids, i, rows, slot);
+                  auto [inRange, r] = l.checkedId(ids, i, rows, slot);
                   l.guarded(inRange, [&] { addItem(i, r, item); });
                   return SmallVector<Value>{};
                 });

@@ -300,41 +300,34 @@ public:
   }
 
   /// Whether entry `i` of an id list is below `bound`; if not, reports it to
-  /// the runtime. Returns the flag and an id that is safe to index with (0
-  /// in place of a bad one; callers make sure nothing is read through it
-  /// when `bound` is 0).
-  std::pair<Value, Value> checkedId(Value ids, Value i, Value bound) {
+  /// the runtime, or, given `badSlot` (from badIdSlot: loops that run on a
+  /// GPU, where a kernel cannot call the runtime), lowers the slot to the
+  /// entry's position atomically, for reportBadId after the loop (the
+  /// smallest position wins, whatever the threads' order). Returns the flag
+  /// and an id that is safe to index with (0 in place of a bad one; callers
+  /// make sure nothing is read through it when `bound` is 0).
+  std::pair<Value, Value> checkedId(Value ids, Value i, Value bound,
+                                    Value badSlot = Value()) {
     Value id = b.create<memref::LoadOp>(loc, ids, i);
     Value ok =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, bound);
     unless(ok, [&] {
-      b.create<func::CallOp>(loc, abi::kIdOutOfRange, TypeRange{},
-                             ValueRange{i64(i), i64(id), i64(bound)});
+      if (badSlot)
+        b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::minu, i64(i),
+                                      badSlot, ValueRange{idx(0)});
+      else
+        b.create<func::CallOp>(loc, abi::kIdOutOfRange, TypeRange{},
+                               ValueRange{i64(i), i64(id), i64(bound)});
     });
     return {ok, b.create<arith::SelectOp>(loc, ok, id, idx(0))};
   }
 
-  /// checkedId for loops that run on a GPU, where a kernel cannot call the
-  /// runtime: a bad entry lowers `slot` (from badIdSlot) to its position,
-  /// atomically, and reportBadId reports the first bad entry from the host
-  /// after the loop. The smallest position wins, whatever the threads'
-  /// order.
+  /// The slot of checkedId's device form, and its report after the loop.
   Value badIdSlot() {
     Value slot =
         b.create<memref::AllocOp>(loc, MemRefType::get({1}, b.getI64Type()));
     b.create<memref::StoreOp>(loc, noBadId(), slot, idx(0));
     return slot;
-  }
-  std::pair<Value, Value> flaggedId(Value ids, Value i, Value bound,
-                                    Value slot) {
-    Value id = b.create<memref::LoadOp>(loc, ids, i);
-    Value ok =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, bound);
-    unless(ok, [&] {
-      b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::minu, i64(i),
-                                    slot, ValueRange{idx(0)});
-    });
-    return {ok, b.create<arith::SelectOp>(loc, ok, id, idx(0))};
   }
   void reportBadId(Value slot, Value ids, Value bound) {
     Value position = b.create<memref::LoadOp>(loc, slot, idx(0));
