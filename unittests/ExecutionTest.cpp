@@ -725,6 +725,35 @@ TEST_F(ExecutionTest, ProgramsLeaveTheirInputsAlone) {
             0);
 }
 
+TEST_F(ExecutionTest, OnlyWhatTheEntryReachesIsCompiled) {
+  // @helper is public and called: it stays. @unused is public and called by
+  // no entry: it is dropped before lowering, so the external function it
+  // calls, which nothing defines, is never looked for.
+  std::string source = R"mlir(
+    func.func private @undefined_elsewhere(f32) -> f32
+    func.func @unused(%x: tensor<2xf32>) -> f32 {
+      %c0 = arith.constant 0 : index
+      %e = tensor.extract %x[%c0] : tensor<2xf32>
+      %r = func.call @undefined_elsewhere(%e) : (f32) -> f32
+      return %r : f32
+    }
+    func.func @helper(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %r = arith.addf %x, %x : tensor<2xf32>
+      return %r : tensor<2xf32>
+    }
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %r = func.call @helper(%x) : (tensor<2xf32>) -> tensor<2xf32>
+      return %r : tensor<2xf32>
+    })mlir";
+  auto program = compile(source, false);
+  ASSERT_TRUE(program);
+  HostTensor x = random({2});
+  auto out = program->run({{nullptr, &x}});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ((*out)[0].as<float>()[i], 2 * x.as<float>()[i]);
+}
+
 /// A writable argument updated in place (rows `ids` of the cache replaced
 /// by `s`), and a result read from the update.
 const char *const kCacheUpdate = R"mlir(

@@ -26,6 +26,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 
@@ -342,7 +343,16 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
     target = "device=cuda chip=" + *chip + " format=isa";
   }
 
+  // Only the entry points are called from outside: every other function
+  // becomes private, and those no entry reaches are dropped before any
+  // lowering spends time on them (a training module's undifferentiated
+  // loss, for one).
+  for (auto fn : module->getOps<func::FuncOp>())
+    if (fn.isPublic() && !fn.isExternal() &&
+        !llvm::is_contained(entries, fn.getSymName().str()))
+      fn.setPrivate();
   PassManager gnnLevel(ctx);
+  gnnLevel.addPass(createSymbolDCEPass());
   buildGNNLevelPipeline(gnnLevel, options.fuse);
   if (failed(gnnLevel.run(*module)))
     return error("lowering failed:\n" + diagStream.str());
