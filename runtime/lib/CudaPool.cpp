@@ -10,14 +10,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 
 using namespace gnnc::cuda;
 
 Pool::Pool(std::function<void *(uint64_t)> allocate,
            std::function<void(void *)> release, uint64_t limit)
-    : allocate(std::move(allocate)), release(std::move(release)), limit(limit) {
-}
+    : allocate(std::move(allocate)), release(std::move(release)),
+      // What was live at the peak is kept however much it is: the device's
+      // memory is the program's.
+      blocks(limit, UINT64_MAX,
+             [this](void *block, uint64_t) { this->release(block); }) {}
 
 void *Pool::take(uint64_t bytes, bool &reused) {
   reused = false;
@@ -25,35 +27,23 @@ void *Pool::take(uint64_t bytes, bool &reused) {
     return nullptr;
   uint64_t capacity = capacityFor(std::max<uint64_t>(bytes, 1));
   std::unique_lock<std::mutex> lock(mutex);
-  void *block = nullptr;
-  auto it = kept.lower_bound(capacity);
-  if (limit > 0 && it != kept.end() && it->first - capacity <= capacity / 4) {
-    block = it->second;
-    capacity = it->first;
-    keptSize -= capacity;
-    kept.erase(it);
+  if (void *block = blocks.reuse(capacity)) {
     reused = true;
-  } else {
+    return block;
+  }
+  // The driver is asked without the lock: it may take a while.
+  lock.unlock();
+  void *block = allocate(capacity);
+  lock.lock();
+  if (!block && blocks.keptBytes() > 0) {
+    // Out of memory: what is kept may be enough.
+    blocks.dropAll();
     lock.unlock();
     block = allocate(capacity);
-    if (!block && limit > 0) {
-      // Out of memory: what is kept may be enough.
-      lock.lock();
-      for (auto &[size, kept_block] : kept)
-        release(kept_block);
-      kept.clear();
-      keptSize = 0;
-      lock.unlock();
-      block = allocate(capacity);
-    }
-    if (!block)
-      return nullptr;
     lock.lock();
   }
-  live[block] = capacity;
-  liveBytes += capacity;
-  peakLiveBytes = std::max(peakLiveBytes, liveBytes);
-  trimLocked();
+  if (block)
+    blocks.handOut(block, capacity);
   return block;
 }
 
@@ -61,38 +51,15 @@ void Pool::give(void *block) {
   if (!block)
     return;
   std::unique_lock<std::mutex> lock(mutex);
-  auto it = live.find(block);
-  if (it == live.end() || limit == 0) {
-    if (it != live.end()) {
-      liveBytes -= it->second;
-      live.erase(it);
-    }
-    lock.unlock();
-    release(block);
+  if (blocks.keep(block))
     return;
-  }
-  uint64_t capacity = it->second;
-  live.erase(it);
-  liveBytes -= capacity;
-  kept.emplace(capacity, block);
-  keptSize += capacity;
-  trimLocked();
+  lock.unlock();
+  release(block);
 }
 
 uint64_t Pool::keptBytes() {
   std::lock_guard<std::mutex> lock(mutex);
-  return keptSize;
-}
-
-void Pool::trimLocked() {
-  uint64_t freedSincePeak = peakLiveBytes - liveBytes;
-  uint64_t keep = limit == 0 ? 0 : std::max(limit, freedSincePeak);
-  while (keptSize > keep) {
-    auto largest = std::prev(kept.end());
-    release(largest->second);
-    keptSize -= largest->first;
-    kept.erase(largest);
-  }
+  return blocks.keptBytes();
 }
 
 uint64_t gnnc::cuda::poolLimitFromEnvironment() {

@@ -14,11 +14,11 @@
 #ifndef GNNC_RUNTIME_CUDAPOOL_H
 #define GNNC_RUNTIME_CUDAPOOL_H
 
+#include "KeptBlocks.h"
+
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <mutex>
-#include <unordered_map>
 
 namespace gnnc::cuda {
 class Pool {
@@ -37,15 +37,10 @@ public:
   uint64_t keptBytes();
 
 private:
-  void trimLocked();
-
   std::function<void *(uint64_t)> allocate;
   std::function<void(void *)> release;
-  const uint64_t limit;
   std::mutex mutex;
-  std::unordered_map<void *, uint64_t> live;
-  std::multimap<uint64_t, void *> kept;
-  uint64_t keptSize = 0, liveBytes = 0, peakLiveBytes = 0;
+  KeptBlocks blocks;
 };
 
 /// The limit the environment sets (see above).

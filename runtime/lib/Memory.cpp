@@ -1,26 +1,21 @@
 //===- Memory.cpp - buffers of compiled CPU programs ----------------------===//
 //
 // Part of gnnc's runtime. Large blocks are mapped from the kernel, their
-// sizes rounded up to a size class; when freed they are kept in a
-// size-ordered pool and handed out again for a request they exceed by at
-// most a quarter, or grown (mremap) for a request up to twice their size.
-// The pool keeps what the program had live at most and no
-// longer has (a step's buffers, for the next step), or a fixed bound if
-// that is more: so the program never holds more than its peak plus that
-// bound. Small blocks are malloc's.
+// sizes rounded up to a size class, and kept for reuse when freed
+// (KeptBlocks.h); a request up to twice a kept block's size may also grow
+// it (mremap). Small blocks are malloc's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/memory.h"
+#include "KeptBlocks.h"
 #include "SizeClasses.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
-#include <unordered_map>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -93,36 +88,33 @@ public:
   void *allocate(uint64_t alignment, uint64_t bytes) {
     // Without reuse every block is the system allocator's, so that
     // AddressSanitizer (which does not track mapped memory) sees each one.
-    if (limit == 0 || bytes < kMinKeptBytes || alignment > kPage ||
+    if (blocks.bound() == 0 || bytes < kMinKeptBytes || alignment > kPage ||
         bytes > UINT64_MAX - kPage)
       return systemAlloc(alignment, bytes);
     uint64_t capacity = capacityFor(bytes);
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = kept.lower_bound(capacity);
-    if (it != kept.end() && it->first - capacity <= capacity / 4) {
-      void *block = it->second;
-      live[block] = it->first;
-      keptBytes -= it->first;
-      liveBytes += it->first;
-      peakLiveBytes = std::max(peakLiveBytes, liveBytes);
-      kept.erase(it);
+    if (void *block = blocks.reuse(capacity))
       return block;
-    }
-    void *block = growKeptLocked(capacity);
+    // A kept block of the class below, grown: its pages stay resident, so
+    // only the growth is faulted in. When a batch grows a little, a step's
+    // buffers move up a size class, and the blocks of the class below
+    // would otherwise sit unused while fresh ones are mapped and faulted
+    // in whole (and the bound then drops other kept blocks the step needs
+    // later).
+    void *block =
+        blocks.resizeSmaller(capacity, [&](void *kept, uint64_t size) {
+          void *grown = mremap(kept, size, capacity, MREMAP_MAYMOVE);
+          return grown == MAP_FAILED ? nullptr : grown;
+        });
     if (!block)
       block = mapBlock(capacity);
     if (!block) {
       // Out of memory: what is kept may be enough.
-      releaseLocked();
+      blocks.dropAll();
       block = mapBlock(capacity);
     }
-    if (block) {
-      live[block] = capacity;
-      liveBytes += capacity;
-      peakLiveBytes = std::max(peakLiveBytes, liveBytes);
-      // More is live now: less of what is kept stays within the peak.
-      trimLocked();
-    }
+    if (block)
+      blocks.handOut(block, capacity);
     return block;
   }
 
@@ -130,95 +122,29 @@ public:
     if (!block)
       return;
     std::unique_lock<std::mutex> lock(mutex);
-    auto it = live.find(block);
-    if (it == live.end()) {
-      lock.unlock();
-      std::free(block);
+    if (blocks.keep(block))
       return;
-    }
-    uint64_t capacity = it->second;
-    live.erase(it);
-    liveBytes -= capacity;
-    kept.emplace(capacity, block);
-    keptBytes += capacity;
-    trimLocked();
+    lock.unlock();
+    std::free(block);
   }
 
   void release() {
     std::lock_guard<std::mutex> lock(mutex);
-    releaseLocked();
+    blocks.dropAll();
   }
 
   uint64_t cachedBytes() {
     std::lock_guard<std::mutex> lock(mutex);
-    return keptBytes;
+    return blocks.keptBytes();
   }
 
-  uint64_t limitBytes() const { return limit; }
+  uint64_t limitBytes() const { return blocks.bound(); }
 
 private:
-  /// The most bytes kept now: the bound, or what was live at the peak and
-  /// is not now if more (up to half of physical memory).
-  uint64_t keptLimitLocked() const {
-    if (limit == 0)
-      return 0;
-    uint64_t freedSincePeak =
-        peakLiveBytes > liveBytes ? peakLiveBytes - liveBytes : 0;
-    return std::max(limit, std::min(freedSincePeak, maxPeakKept));
-  }
-
-  /// The largest kept block below `capacity`, if it has at least half of
-  /// it, resized to `capacity` (taken out of the pool; null if none). Its
-  /// pages stay resident, so only the growth is faulted in: when a batch
-  /// grows a little, a step's buffers move up a size class, and the
-  /// blocks of the class below would otherwise sit unused while fresh
-  /// ones are mapped and faulted in whole (and the pool's bound then
-  /// drops other kept blocks the step needs later).
-  void *growKeptLocked(uint64_t capacity) {
-    auto it = kept.lower_bound(capacity);
-    if (it == kept.begin())
-      return nullptr;
-    --it;
-    if (it->first < capacity / 2)
-      return nullptr;
-    void *grown = mremap(it->second, it->first, capacity, MREMAP_MAYMOVE);
-    if (grown == MAP_FAILED)
-      return nullptr;
-    keptBytes -= it->first;
-    kept.erase(it);
-    return grown;
-  }
-
-  /// Drops kept blocks, the largest first, until they fit the limit.
-  void trimLocked() {
-    uint64_t keep = keptLimitLocked();
-    while (keptBytes > keep) {
-      auto largest = std::prev(kept.end());
-      unmapBlock(largest->second, largest->first);
-      keptBytes -= largest->first;
-      kept.erase(largest);
-    }
-  }
-
-  /// Drops every kept block and forgets the peak.
-  void releaseLocked() {
-    for (auto &[capacity, block] : kept)
-      unmapBlock(block, capacity);
-    kept.clear();
-    keptBytes = 0;
-    peakLiveBytes = liveBytes;
-  }
-
   std::mutex mutex;
-  /// Large blocks handed out, with their capacity.
-  std::unordered_map<void *, uint64_t> live;
-  /// Freed large blocks by capacity.
-  std::multimap<uint64_t, void *> kept;
-  uint64_t keptBytes = 0;
-  /// Bytes of the blocks handed out now, and the most at any time.
-  uint64_t liveBytes = 0, peakLiveBytes = 0;
-  const uint64_t limit = maxKeptBytes();
-  const uint64_t maxPeakKept = physicalBytes() / 2;
+  /// Large blocks: the bound, and what was live at the peak and is not now
+  /// up to half of physical memory.
+  gnnc::KeptBlocks blocks{maxKeptBytes(), physicalBytes() / 2, unmapBlock};
 };
 
 /// Never destroyed: compiled code may free buffers during exit.
