@@ -6,7 +6,9 @@
 # configures them (batch 128, dropout 0, no shuffling, Noam factor 1 and
 # warmup 400; weights fresh from seed 7). The GPU runs with the
 # unified-memory pool and without it (GNNC_CUDA_POOL=off), each after a
-# first run that compiles (the compile cache then serves all three). Prints
+# first run that compiles (the compile cache then serves all three), and
+# with kernels launched without waiting for each (GNNC_CUDA_ASYNC_LAUNCHES=1,
+# after its own compiling run). Prints
 # tokens/s and the epoch's loss per row (a failed run: its log's end, on
 # stderr); with --profile, a further GPU run per model writes its CUDA
 # profile (GNNC_CUDA_PROFILE=1, which slows it) to DIR/MODEL-cuda-profile.log.
@@ -70,7 +72,9 @@ echo "gnn-train, one epoch of $sequences copy sequences (tokens/s, loss)"
 printf '%-12s %-16s %12s %10s\n' model run tokens/s loss
 for model in ${models//,/ }; do
   config "$model" >"$tmp/$model.json"
-  rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off")
+  rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off"
+    "cuda-async-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
+    "cuda-async cuda GNNC_CUDA_ASYNC_LAUNCHES=1")
   for row in "${rows[@]}"; do
     read -r name device env <<<"$row"
     result=$(train "$tmp/$model-$name.log" "$model" "$device" $env)
@@ -78,5 +82,7 @@ for model in ${models//,/ }; do
   done
   if ((profile)); then
     train "$out/$model-cuda-profile.log" "$model" cuda GNNC_CUDA_PROFILE=1 >/dev/null
+    train "$out/$model-cuda-async-profile.log" "$model" cuda GNNC_CUDA_PROFILE=1 \
+      GNNC_CUDA_ASYNC_LAUNCHES=1 >/dev/null
   fi
 done

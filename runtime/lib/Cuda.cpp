@@ -47,6 +47,20 @@ State &state() {
   return s;
 }
 
+/// The host thread's stream, created at its first use and kept: lowered
+/// code asks for a stream around every launch.
+CUstream &threadStream() {
+  thread_local CUstream stream = nullptr;
+  return stream;
+}
+
+/// Whether kernels this thread launched on its stream may still run: an
+/// asynchronous launch leaves them running until the host waits.
+bool &launchesInFlight() {
+  thread_local bool inFlight = false;
+  return inFlight;
+}
+
 std::string describe(CUresult result) {
   const char *text = nullptr;
   if (state().driver.getErrorString)
@@ -170,6 +184,8 @@ void *allocateUnified(uint64_t bytes) {
 }
 
 void freeUnified(void *pointer) {
+  // A kernel launched without waiting may still use the block.
+  gnn_cuda_wait_for_launches();
   profile::HostCall timed("cuMemFree");
   if (const Driver *d = driver())
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
@@ -244,7 +260,10 @@ extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {
 extern "C" int gnn_cuda_synchronize(void) {
   profile::HostCall timed("cuCtxSynchronize");
   const Driver *d = driver();
-  return d && ok(d->ctxSynchronize(), "cuCtxSynchronize");
+  if (!d || !ok(d->ctxSynchronize(), "cuCtxSynchronize"))
+    return 0;
+  launchesInFlight() = false;
+  return 1;
 }
 
 extern "C" void *gnn_cuda_module_load(void *data, size_t) {
@@ -314,6 +333,7 @@ extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
        "cuLaunchKernel");
   }
   profile::afterLaunch(*d, profiled, function, stream);
+  launchesInFlight() = true;
   if (!timed)
     return;
   (void)d->eventRecord(events.second, stream);
@@ -353,7 +373,7 @@ extern "C" void *gnn_cuda_stream_create(void) {
   // Lowered code creates, synchronizes and destroys a stream around every
   // launch; one stream per host thread, kept, serves them all without a
   // driver call each time.
-  thread_local CUstream stream = nullptr;
+  CUstream &stream = threadStream();
   const Driver *d = driver();
   if (!d || (!stream && !ok(d->streamCreate(&stream, 0), "cuStreamCreate")))
     return nullptr;
@@ -368,4 +388,15 @@ extern "C" void gnn_cuda_stream_synchronize(void *stream) {
   profile::HostCall timed("cuStreamSynchronize (after each launch)");
   if (const Driver *d = driver())
     ok(d->streamSynchronize(stream), "cuStreamSynchronize");
+  if (stream == threadStream())
+    launchesInFlight() = false;
+}
+
+extern "C" void gnn_cuda_wait_for_launches(void) {
+  if (!launchesInFlight())
+    return;
+  launchesInFlight() = false;
+  profile::HostCall timed("cuStreamSynchronize (before host access)");
+  if (const Driver *d = driver())
+    ok(d->streamSynchronize(threadStream()), "cuStreamSynchronize");
 }

@@ -5,7 +5,9 @@
 #   scripts/device/check.sh run [--bench | --bench-only [BENCH ARGS] |
 #                                --train-only [TRAIN ARGS]]
 #                                         (with .device-gnnc/ present)
-# `run` executes every lit test (the cuda-device suite included), both
+# `run` executes every lit test (the cuda-device suite included), the CUDA
+# suite again with kernels launched without waiting for each
+# (--param cuda_async_launches=1), both
 # GoogleTest binaries and, with --bench, the GPU benchmarks (bench/gpu/run.sh,
 # then bench/gpu/train.sh with its CUDA profiles); --bench-only and
 # --train-only run one benchmark alone. Logs go to $OUT (default
@@ -65,6 +67,9 @@ if [[ "${2:-}" == "--train-only" ]]; then
 fi
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv build/test 2>&1 | tee "$out/lit.log" | tail -40 || status=1
 grep -q "^Failed" "$out/lit.log" && status=1
+python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv --param cuda_async_launches=1 \
+  build/test/Integration/CUDA 2>&1 | tee "$out/lit-async.log" | tail -8 || status=1
+grep -q "^Failed" "$out/lit-async.log" && status=1
 for t in GNNRuntimeTests GNNUnitTests; do
   build/unittests/$t --gtest_brief=1 >"$out/$t.log" 2>&1 || status=1
   tail -5 "$out/$t.log"

@@ -52,6 +52,9 @@ TEST(CudaRuntime, CallsWithoutADeviceReport) {
   EXPECT_EQ(gnn_cuda_compute_capability(&major, &minor), 0);
   gnn_cuda_free(nullptr); // no-op, no report
   (void)takeError();
+  // Nothing was launched: nothing to wait for, nothing reported.
+  gnn_cuda_wait_for_launches();
+  EXPECT_EQ(takeError(), "");
   // Asked of every argument: an answer without a report.
   int local = 0;
   EXPECT_EQ(gnn_cuda_is_unified(&local), 0);

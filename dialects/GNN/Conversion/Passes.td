@@ -208,6 +208,48 @@ def ParallelLoopsToGPUPass : Pass<"gnn-parallel-loops-to-gpu", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// GPUAsyncLaunches
+//===----------------------------------------------------------------------===//
+
+def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
+  let summary = "Launches kernels without waiting for each; the host waits "
+                "before it touches memory";
+  let description = [{
+    A synchronous `gpu.launch_func` waits for its kernel to finish, so a
+    program of many small kernels spends its time in those waits. This
+    pass launches every kernel of the host functions asynchronously, on the
+    host thread's stream (`gpu.wait async` gives it to the launch; one
+    stream keeps the kernels in order), and has the host wait for the
+    launched kernels (`gnn_cuda_wait_for_launches`, which waits only when
+    kernels are in flight) before anything it does that may read or write
+    memory: a load, a store or a copy, a call of a function that is
+    outside the program (the runtime's), any op whose effects are unknown,
+    and the return of a public function (its caller reads the results).
+    Allocation and deallocation do not wait: a freed buffer's next user is
+    either a later kernel on the same stream or host code, which waits
+    first. A call of a function of the program does not wait; that
+    function waits where it touches memory.
+
+    ```mlir
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c128, %c1, %c1) args(%x : memref<?xf32>)
+    %v = memref.load %x[%c0] : memref<?xf32>
+    // becomes
+    %stream = gpu.wait async
+    %done = gpu.launch_func async [%stream] @kernels::@scale
+        blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1)
+        args(%x : memref<?xf32>)
+    func.call @gnn_cuda_wait_for_launches() : () -> ()
+    %v = memref.load %x[%c0] : memref<?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // GlobalsToBuffers
 //===----------------------------------------------------------------------===//
 

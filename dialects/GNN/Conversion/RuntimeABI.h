@@ -39,6 +39,10 @@ constexpr int32_t kGemmTransposeB = 1;
 constexpr int32_t kGemmTransposeA = 2;
 constexpr int32_t kGemmLayer = 4;
 
+/// Waits for the kernels the host thread launched asynchronously
+/// (gnnc/cuda.h; gnn-gpu-async-launches calls it).
+constexpr llvm::StringLiteral kWaitForLaunches = "gnn_cuda_wait_for_launches";
+
 /// Tapes of loop iterations (gnnc/tape.h). Push and pop are declared once
 /// per element type (pop also per rank), since their memref types differ:
 /// `<kTapePush>_<element>` takes an unranked memref (its rank and a pointer
@@ -86,7 +90,7 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kLinear, true, false, 0},         {kLinearNoBias, true, false, 0},
     {kGemm, true, false, 0},           {kGemmAt, true, false, 0},
     {kTranspose, true, false, 0},      {kTapeCreate, false, true, 0},
-    {kTapeFree, false, false, 0},
+    {kTapeFree, false, false, 0},      {kWaitForLaunches, false, false, 0},
 };
 
 /// The symbol compiled code links against for `f`.

@@ -82,6 +82,12 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block of kernels made from loops"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> asyncLaunches{
+      *this, "async-launches",
+      llvm::cl::desc("Launch kernels without waiting for each; the host "
+                     "waits before it touches memory "
+                     "(gnn-gpu-async-launches)"),
+      llvm::cl::init(false)};
 };
 
 /// Lowers gnn IR to host LLVM IR that launches NVVM kernels through the

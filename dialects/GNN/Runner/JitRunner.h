@@ -100,6 +100,9 @@ struct CompileOptions {
   /// CUDA: gnn-lower-to-nvvm for device 0 of gnnc's CUDA runtime, buffers
   /// in unified memory.
   Device device = Device::CPU;
+  /// CUDA: kernels launched without waiting for each
+  /// (gnn-gpu-async-launches); also on when GNNC_CUDA_ASYNC_LAUNCHES=1.
+  bool asyncLaunches = false;
   /// Object code is looked up here first and stored here after compiling
   /// (none: always compile).
   CompileCache *cache = nullptr;

@@ -213,6 +213,8 @@ mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
   offload.blockSize = options.blockSize;
   pm.addPass(createParallelLoopsToGPUPass(offload));
   pm.addPass(createGpuKernelOutliningPass());
+  if (options.asyncLaunches)
+    pm.addPass(gnn::createGPUAsyncLaunchesPass());
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

@@ -340,7 +340,11 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
     // PTX: the driver compiles it for the device (and caches the result),
     // so running needs no CUDA toolkit.
     nvvmOptions.format = "isa";
-    target = "device=cuda chip=" + *chip + " format=isa";
+    const char *async = std::getenv("GNNC_CUDA_ASYNC_LAUNCHES");
+    nvvmOptions.asyncLaunches =
+        options.asyncLaunches || (async && llvm::StringRef(async) == "1");
+    target = "device=cuda chip=" + *chip + " format=isa async-launches=" +
+             std::to_string(int(nvvmOptions.asyncLaunches));
   }
 
   // Only the entry points are called from outside: every other function
@@ -508,6 +512,9 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
       // A GPU program's tape keeps its buffers in unified memory.
       {abi::kTapeCreate, fn(&gnn_rt_tape_create), fn(&gnn_cuda_tape_create)},
       {abi::kTapeFree, fn(&gnn_rt_tape_free), fn(&gnn_rt_tape_free)},
+      // Only GPU programs call it; on the CPU nothing is ever in flight.
+      {abi::kWaitForLaunches, fn(&gnn_cuda_wait_for_launches),
+       fn(&gnn_cuda_wait_for_launches)},
   };
   std::map<std::string, void *> symbols;
   for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions) {

@@ -95,6 +95,11 @@ GNNC_EXPORT void *gnn_cuda_stream_create(void);
 GNNC_EXPORT void gnn_cuda_stream_destroy(void *stream);
 GNNC_EXPORT void gnn_cuda_stream_synchronize(void *stream);
 
+/* Waits for the kernels this host thread launched asynchronously (see
+ * gnn-gpu-async-launches) if any may still run; returns at once otherwise.
+ * A failed kernel is reported here. */
+GNNC_EXPORT void gnn_cuda_wait_for_launches(void);
+
 #ifdef __cplusplus
 }
 #endif

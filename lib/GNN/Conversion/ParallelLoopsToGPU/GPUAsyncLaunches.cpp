@@ -1,0 +1,189 @@
+//===- GPUAsyncLaunches.cpp - launches that do not wait for their kernel --===//
+//
+// Part of gnnc. A training step launches about a thousand kernels; waiting
+// for each before the next is launched costs more than many of them run.
+// Kernels go on the host thread's stream, which keeps them in order, and
+// the host waits for them only before it touches memory itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Conversion/Passes.h"
+#include "GNN/Conversion/RuntimeABI.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::gnn {
+#define GEN_PASS_DEF_GPUASYNCLAUNCHESPASS
+#include "GNN/Conversion/Passes.h.inc"
+} // namespace mlir::gnn
+
+using namespace mlir;
+
+/// Whether `callee` is a runtime error report, which takes the context and
+/// numbers and reads no buffer.
+static bool isErrorReport(StringRef callee) {
+  return llvm::any_of(gnn::abi::kRuntimeFunctions,
+                      [&](const gnn::abi::RuntimeFunction &f) {
+                        return gnn::abi::isErrorReport(f) && f.name == callee;
+                      });
+}
+
+/// Whether `buffer` is the host's alone: on this function's stack, which
+/// no kernel can address. (A heap buffer that only the host uses is not:
+/// its block may have been freed by the host while a kernel still running
+/// writes it, and handed out again.)
+static bool isHostOnly(Value buffer) {
+  return buffer.getDefiningOp<memref::AllocaOp>() != nullptr;
+}
+
+/// Whether `op` reads or writes memory that a kernel may also access, as
+/// far as its interface tells; an op that says nothing of its effects
+/// might.
+static bool touchesMemory(Operation *op) {
+  if (isPure(op))
+    return false;
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return !isHostOnly(load.getMemRef());
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return !isHostOnly(store.getMemRef());
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return true;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::any_of(list, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect());
+  });
+}
+
+namespace {
+class Rewriter {
+public:
+  Rewriter(ModuleOp module, func::FuncOp wait)
+      : module(module), wait(wait), b(module.getContext()) {}
+
+  /// Rewrites `block`; `inFlight`: kernels may run when it begins. Returns
+  /// whether they may when it ends.
+  bool visit(Block &block, bool inFlight, bool publicReturn) {
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+        makeAsync(launch);
+        inFlight = true;
+      } else if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (isErrorReport(call.getCallee())) {
+          // Numbers only: nothing to wait for.
+        } else if (callee && !callee.isExternal()) {
+          // It waits where it touches memory; it may leave kernels running.
+          inFlight = true;
+        } else {
+          // The runtime may read or write buffers on the host.
+          inFlight = waitBefore(&op, inFlight);
+        }
+      } else if (op.getNumRegions() > 0) {
+        inFlight = visitRegions(op, inFlight);
+      } else if (op.hasTrait<OpTrait::IsTerminator>()) {
+        // The caller reads the results of a public function.
+        if (isa<func::ReturnOp>(op) && publicReturn)
+          inFlight = waitBefore(&op, inFlight);
+      } else if (touchesMemory(&op)) {
+        inFlight = waitBefore(&op, inFlight);
+      }
+    }
+    return inFlight;
+  }
+
+private:
+  /// Inserts a wait before `op` if kernels may run; none do after it.
+  bool waitBefore(Operation *op, bool inFlight) {
+    if (inFlight) {
+      b.setInsertionPoint(op);
+      b.create<func::CallOp>(op->getLoc(), wait, ValueRange{});
+    }
+    return false;
+  }
+
+  /// The regions of a loop or a branch: a body that launches nothing (or
+  /// calls nothing that might) runs after one wait before the op; one that
+  /// does starts each run with kernels possibly in flight.
+  bool visitRegions(Operation &op, bool inFlight) {
+    bool launches = false;
+    op.walk([&](Operation *inner) {
+      if (isa<gpu::LaunchFuncOp>(inner))
+        launches = true;
+      else if (auto call = dyn_cast<func::CallOp>(inner))
+        if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
+          launches |= !callee.isExternal();
+    });
+    if (!launches) {
+      bool touches = false;
+      op.walk([&](Operation *inner) {
+        if (inner == &op || inner->getNumRegions() > 0 ||
+            inner->hasTrait<OpTrait::IsTerminator>())
+          return;
+        if (auto call = dyn_cast<func::CallOp>(inner))
+          touches |= !isErrorReport(call.getCallee());
+        else
+          touches |= touchesMemory(inner);
+      });
+      return touches ? waitBefore(&op, inFlight) : inFlight;
+    }
+    for (Region &region : op.getRegions())
+      for (Block &inner : region)
+        visit(inner, /*inFlight=*/true, /*publicReturn=*/false);
+    return true;
+  }
+
+  /// `launch` on the thread's stream, not waited for.
+  void makeAsync(gpu::LaunchFuncOp launch) {
+    if (launch.getAsyncToken())
+      return;
+    b.setInsertionPoint(launch);
+    Location loc = launch.getLoc();
+    Type token = b.getType<gpu::AsyncTokenType>();
+    SmallVector<Value> dependencies(launch.getAsyncDependencies());
+    if (dependencies.empty())
+      dependencies.push_back(
+          b.create<gpu::WaitOp>(loc, token, ValueRange{}).getAsyncToken());
+    std::optional<gpu::KernelDim3> cluster;
+    if (launch.hasClusterSize())
+      cluster = launch.getClusterSizeOperandValues();
+    b.create<gpu::LaunchFuncOp>(
+        loc, launch.getKernelAttr(), launch.getGridSizeOperandValues(),
+        launch.getBlockSizeOperandValues(), launch.getDynamicSharedMemorySize(),
+        launch.getKernelOperands(), token, dependencies, cluster);
+    launch.erase();
+  }
+
+  ModuleOp module;
+  func::FuncOp wait;
+  OpBuilder b;
+};
+
+struct GPUAsyncLaunchesPass
+    : gnn::impl::GPUAsyncLaunchesPassBase<GPUAsyncLaunchesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool launches = false;
+    module.walk([&](gpu::LaunchFuncOp) {
+      launches = true;
+      return WalkResult::interrupt();
+    });
+    if (!launches)
+      return;
+    auto wait = module.lookupSymbol<func::FuncOp>(gnn::abi::kWaitForLaunches);
+    if (!wait) {
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      wait = b.create<func::FuncOp>(module.getLoc(), gnn::abi::kWaitForLaunches,
+                                    b.getFunctionType({}, {}));
+      wait.setPrivate();
+    }
+    Rewriter rewriter(module, wait);
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal())
+        for (Block &block : fn.getBody())
+          // The caller may have left kernels running.
+          rewriter.visit(block, /*inFlight=*/true, fn.isPublic());
+  }
+};
+} // namespace

@@ -1,0 +1,168 @@
+// RUN: gnn-opt %s --gnn-gpu-async-launches --split-input-file | FileCheck %s
+
+// Kernels go out back to back, allocation between them included; the host
+// waits once, before it loads, and a public function waits before it
+// returns what the kernels wrote.
+// CHECK-LABEL: func.func @chain
+// CHECK:         %[[S0:.*]] = gpu.wait async
+// CHECK-NEXT:    gpu.launch_func async [%[[S0]]] @kernels::@scale
+// CHECK-NEXT:    memref.alloc
+// CHECK-NEXT:    %[[S1:.*]] = gpu.wait async
+// CHECK-NEXT:    gpu.launch_func async [%[[S1]]] @kernels::@scale
+// CHECK-NEXT:    memref.dealloc
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load
+// CHECK-NEXT:    memref.store
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.launch_func async
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    return
+// CHECK:       func.func private @gnn_cuda_wait_for_launches()
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @chain(%x: memref<?xf32>, %n: index) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    %t = memref.alloc(%n) : memref<?xf32>
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%t : memref<?xf32>)
+    memref.dealloc %t : memref<?xf32>
+    %v = memref.load %x[%c0] : memref<?xf32>
+    memref.store %v, %x[%c1] : memref<?xf32>
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    return %v : f32
+  }
+}
+
+// -----
+
+// A function of the program returns without waiting, and its caller does
+// not wait to call it; a runtime call waits, and only once.
+// CHECK-LABEL: func.func private @layer
+// CHECK:         gpu.launch_func async
+// CHECK-NOT:     call @gnn_cuda_wait_for_launches
+// CHECK:         return
+// CHECK-LABEL: func.func @calls
+// CHECK-NEXT:    call @layer
+// CHECK-NEXT:    call @layer
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    call @gnn_cuda_linear
+// CHECK-NEXT:    call @gnn_rt_tape_free
+// CHECK-NEXT:    return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func private @gnn_cuda_linear(memref<?xf32>)
+  func.func private @gnn_rt_tape_free(memref<?xf32>)
+  func.func private @layer(%x: memref<?xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    return
+  }
+  func.func @calls(%x: memref<?xf32>, %n: index) {
+    call @layer(%x, %n) : (memref<?xf32>, index) -> ()
+    call @layer(%x, %n) : (memref<?xf32>, index) -> ()
+    call @gnn_cuda_linear(%x) : (memref<?xf32>) -> ()
+    call @gnn_rt_tape_free(%x) : (memref<?xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// A host loop that launches nothing waits once, before it; a loop that
+// launches waits in its body, before each host access.
+// CHECK-LABEL: func.func @loops
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      memref.load
+// CHECK-NEXT:      memref.store
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      gpu.wait async
+// CHECK-NEXT:      gpu.launch_func async
+// CHECK-NEXT:      call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:      memref.load
+// CHECK-NEXT:    }
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @loops(%x: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    scf.for %i = %c0 to %n step %c1 {
+      %v = memref.load %x[%i] : memref<?xf32>
+      memref.store %v, %x[%c0] : memref<?xf32>
+    }
+    scf.for %i = %c0 to %n step %c1 {
+      gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+          threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+      %v = memref.load %x[%i] : memref<?xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// Without launches the program is left as it is.
+// CHECK-LABEL: func.func @host
+// CHECK-NOT:     gnn_cuda_wait_for_launches
+module {
+  func.func @host(%x: memref<?xf32>) -> f32 {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%c0] : memref<?xf32>
+    return %v : f32
+  }
+}
+
+// -----
+
+// The stack is the host's alone; a heap buffer only the host touches still
+// waits (its block may be one a running kernel was given before), and an
+// error report, which reads no buffer, does not.
+// CHECK-LABEL: func.func @buffers
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    memref.store %{{.*}}, %[[STACK:.*]][
+// CHECK-NEXT:    memref.load %[[STACK]][
+// CHECK-NEXT:    scf.if
+// CHECK-NEXT:      call @gnn_rt_rows_mismatch
+// CHECK-NEXT:    }
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.store %{{.*}}, %[[HEAP:.*]][
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func private @gnn_rt_rows_mismatch(i64, i64, i64)
+  func.func @buffers(%x: memref<?xf32>, %n: index, %bad: i1) -> i64 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %one = arith.constant 1 : i64
+    %stack = memref.alloca() : memref<1xi64>
+    %heap = memref.alloc() : memref<1xi64>
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    memref.store %one, %stack[%c0] : memref<1xi64>
+    %v = memref.load %stack[%c0] : memref<1xi64>
+    scf.if %bad {
+      func.call @gnn_rt_rows_mismatch(%v, %v, %v) : (i64, i64, i64) -> ()
+    }
+    memref.store %v, %heap[%c0] : memref<1xi64>
+    memref.dealloc %heap : memref<1xi64>
+    return %v : i64
+  }
+}
