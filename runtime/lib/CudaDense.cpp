@@ -4,8 +4,9 @@
 // the JIT binds the lowered calls here when a program runs on a GPU. cuBLAS is
 // opened with dlopen like the driver. out (row-major [rows, out]) is, for
 // column-major cuBLAS, out^T = weight * input^T, with the bias broadcast first
-// by a rank-1 product bias * ones^T. Buffers are unified memory; each layer
-// completes before it returns, as on the CPU.
+// by a rank-1 product bias * ones^T. Buffers are unified memory; products
+// run on the host thread's stream, after the kernels launched there before
+// them, and each layer completes before it returns, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,7 @@ constexpr int kOpN = 0, kOpT = 1;
 
 struct Blas {
   cublasStatus (*create)(cublasHandle *);
+  cublasStatus (*setStream)(cublasHandle, void *);
   cublasStatus (*sgemm)(cublasHandle, int, int, int, int, int, const float *,
                         const float *, int, const float *, int, const float *,
                         float *, int);
@@ -54,8 +56,10 @@ void openBlas() {
   Symbols symbols(library);
   symbols.need("cublasCreate_v2", blasState.create);
   symbols.need("cublasSgemm_v2", blasState.sgemm);
+  symbols.need("cublasSetStream_v2", blasState.setStream);
   if (symbols.missing()) {
-    blasWhy = "cuBLAS lacks cublasCreate_v2 or cublasSgemm_v2";
+    blasWhy = "cuBLAS lacks cublasCreate_v2, cublasSgemm_v2 or "
+              "cublasSetStream_v2";
     return;
   }
   if (!cuda::driver()) // reported
@@ -66,12 +70,22 @@ void openBlas() {
   }
 }
 
-/// cuBLAS with a handle on device 0, or null after a report.
+/// cuBLAS with a handle on device 0, its work on the calling thread's
+/// stream (after the kernels launched there, which may still run), or null
+/// after a report.
 Blas *blas() {
   std::call_once(blasOnce, openBlas);
   if (!blasState.handle) {
     gnn_rt_report(blasWhy.empty() ? "cuBLAS is not available"
                                   : blasWhy.c_str());
+    return nullptr;
+  }
+  void *stream = gnn_cuda_stream_create();
+  if (!stream)
+    return nullptr; // reported
+  if (cublasStatus s = blasState.setStream(blasState.handle, stream); s != 0) {
+    gnn_rt_report(
+        ("cublasSetStream failed with status " + std::to_string(s)).c_str());
     return nullptr;
   }
   return &blasState;
@@ -121,6 +135,8 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
   bool fits = x.rows < (1ll << 31) && x.ld < (1ll << 31) &&
               w.ld < (1ll << 31) && y.ld < (1ll << 31);
   if (!dense || !fits || (bias && bias->strides[0] != 1 && w.rows > 1)) {
+    // The host reads what kernels launched without waiting may still write.
+    gnn_cuda_wait_for_launches();
     if (bias)
       _mlir_ciface_gnn_rt_linear(input, weight, bias, out);
     else
@@ -169,6 +185,7 @@ void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
               inner < (1ll << 31) && x.ld < (1ll << 31) && y.ld < (1ll << 31) &&
               z.ld < (1ll << 31);
   if (!dense || !fits || inner == 0) {
+    gnn_cuda_wait_for_launches(); // the host reads and writes (see above)
     int32_t transpose = (transposeA ? GNN_GEMM_TRANSPOSE_A : 0) |
                         (transposeB ? GNN_GEMM_TRANSPOSE_B : 0);
     _mlir_ciface_gnn_rt_gemm(a, b, c, transpose, alpha, beta);

@@ -42,23 +42,25 @@ module attributes {gpu.container_module} {
 // -----
 
 // A function of the program returns without waiting, and its caller does
-// not wait to call it; a runtime call waits, and only once.
+// not wait to call it; a dense product goes on the stream after the
+// kernels; another runtime call waits, and only once.
 // CHECK-LABEL: func.func private @layer
 // CHECK:         gpu.launch_func async
 // CHECK-NOT:     call @gnn_cuda_wait_for_launches
 // CHECK:         return
 // CHECK-LABEL: func.func @calls
 // CHECK-NEXT:    call @layer
+// CHECK-NEXT:    call @gnn_rt_linear
 // CHECK-NEXT:    call @layer
 // CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
-// CHECK-NEXT:    call @gnn_cuda_linear
+// CHECK-NEXT:    call @gnn_rt_tape_free
 // CHECK-NEXT:    call @gnn_rt_tape_free
 // CHECK-NEXT:    return
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
   }
-  func.func private @gnn_cuda_linear(memref<?xf32>)
+  func.func private @gnn_rt_linear(memref<?xf32>)
   func.func private @gnn_rt_tape_free(memref<?xf32>)
   func.func private @layer(%x: memref<?xf32>, %n: index) {
     %c1 = arith.constant 1 : index
@@ -68,8 +70,9 @@ module attributes {gpu.container_module} {
   }
   func.func @calls(%x: memref<?xf32>, %n: index) {
     call @layer(%x, %n) : (memref<?xf32>, index) -> ()
+    call @gnn_rt_linear(%x) : (memref<?xf32>) -> ()
     call @layer(%x, %n) : (memref<?xf32>, index) -> ()
-    call @gnn_cuda_linear(%x) : (memref<?xf32>) -> ()
+    call @gnn_rt_tape_free(%x) : (memref<?xf32>) -> ()
     call @gnn_rt_tape_free(%x) : (memref<?xf32>) -> ()
     return
   }

@@ -222,12 +222,15 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     stream keeps the kernels in order), and has the host wait for the
     launched kernels (`gnn_cuda_wait_for_launches`, which waits only when
     kernels are in flight) before anything it does that may read or write
-    memory: a load, a store or a copy, a call of a function that is
-    outside the program (the runtime's), any op whose effects are unknown,
-    and the return of a public function (its caller reads the results).
-    Allocation and deallocation do not wait: a freed buffer's next user is
-    either a later kernel on the same stream or host code, which waits
-    first. A call of a function of the program does not wait; that
+    memory: a load or a store (except on the host's stack), a copy, a call
+    of a function that is outside the program (the runtime's), any op whose
+    effects are unknown, and the return of a public function (its caller
+    reads the results). The runtime's dense products (cuBLAS on the same
+    stream, in order after the kernels) and error reports (which read no
+    buffer) do not wait, nor do allocation and deallocation: a freed
+    buffer's next user is either a later kernel on the same stream or host
+    code, which waits first, and a block goes back to the driver only after
+    a wait. A call of a function of the program does not wait; that
     function waits where it touches memory.
 
     ```mlir

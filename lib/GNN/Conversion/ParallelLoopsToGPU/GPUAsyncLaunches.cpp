@@ -28,6 +28,15 @@ static bool isErrorReport(StringRef callee) {
                       });
 }
 
+/// Whether `callee` is a dense product of the runtime, which runs on the
+/// thread's stream after the kernels launched there (cuBLAS; the host's
+/// fallback waits itself).
+static bool isStreamOrdered(StringRef callee) {
+  return llvm::is_contained({gnn::abi::kLinear, gnn::abi::kLinearNoBias,
+                             gnn::abi::kGemm, gnn::abi::kGemmAt},
+                            callee);
+}
+
 /// Whether `buffer` is the host's alone: on this function's stack, which
 /// no kernel can address. (A heap buffer that only the host uses is not:
 /// its block may have been freed by the host while a kernel still running
@@ -73,6 +82,9 @@ public:
         auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
         if (isErrorReport(call.getCallee())) {
           // Numbers only: nothing to wait for.
+        } else if (isStreamOrdered(call.getCallee())) {
+          // In order after the kernels; it may return before it is done.
+          inFlight = true;
         } else if (callee && !callee.isExternal()) {
           // It waits where it touches memory; it may leave kernels running.
           inFlight = true;
@@ -122,7 +134,8 @@ private:
             inner->hasTrait<OpTrait::IsTerminator>())
           return;
         if (auto call = dyn_cast<func::CallOp>(inner))
-          touches |= !isErrorReport(call.getCallee());
+          touches |= !isErrorReport(call.getCallee()) &&
+                     !isStreamOrdered(call.getCallee());
         else
           touches |= touchesMemory(inner);
       });
