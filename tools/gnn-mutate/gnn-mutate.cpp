@@ -357,6 +357,8 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
     gnn::LowerToNVVMOptions options;
     options.chip = "sm_80";
     options.format = "isa";
+    // Every other one with launches that do not wait.
+    options.asyncLaunches = stats.nvvmLowered % 2 == 0;
     if (succeeded(gnn::buildLowerToNVVMPipeline(nvvm, options)))
       (void)nvvm.run(*gpu);
   }
