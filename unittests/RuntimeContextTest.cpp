@@ -125,8 +125,10 @@ static_assert(mlir::gnn::abi::kGemmTransposeA == GNN_GEMM_TRANSPOSE_A &&
               mlir::gnn::abi::kGemmLayer == GNN_GEMM_LAYER);
 
 TEST(RuntimeABITest, EveryListedFunctionIsBoundAndExported) {
-  for (Device device : {Device::CPU, Device::CUDA}) {
-    std::map<std::string, void *> bound = runtimeSymbols(device);
+  for (auto [device, async] :
+       {std::pair(Device::CPU, false), std::pair(Device::CUDA, false),
+        std::pair(Device::CUDA, true)}) {
+    std::map<std::string, void *> bound = runtimeSymbols(device, async);
     std::vector<std::string> pushes = gnn::abi::tapePushSymbols(),
                              pops = gnn::abi::tapePopSymbols();
     EXPECT_EQ(bound.size(), std::size(gnn::abi::kRuntimeFunctions) +
@@ -149,5 +151,29 @@ TEST(RuntimeABITest, EveryListedFunctionIsBoundAndExported) {
       EXPECT_NE(exported, nullptr) << symbol << " is not exported";
       EXPECT_EQ(bound[symbol], exported) << symbol;
     }
+  }
+}
+
+TEST(RuntimeABITest, AsynchronousGPUProgramsQueueTheirProducts) {
+  // The dense products of a program whose kernels are launched without
+  // waiting are the ones that queue their work; everything else is bound
+  // as for any GPU program.
+  std::map<std::string, void *> waiting = runtimeSymbols(Device::CUDA),
+                                queued = runtimeSymbols(Device::CUDA, true);
+  const std::pair<llvm::StringRef, const char *> products[] = {
+      {gnn::abi::kLinear, "gnn_cuda_linear_queued"},
+      {gnn::abi::kLinearNoBias, "gnn_cuda_linear_nobias_queued"},
+      {gnn::abi::kGemm, "gnn_cuda_gemm_queued"},
+      {gnn::abi::kGemmAt, "gnn_cuda_gemm_at_queued"}};
+  for (const gnn::abi::RuntimeFunction &f : gnn::abi::kRuntimeFunctions) {
+    std::string symbol = gnn::abi::symbolOf(f);
+    const auto *product = llvm::find_if(
+        products, [&](const auto &p) { return p.first == f.name; });
+    if (product == std::end(products)) {
+      EXPECT_EQ(queued[symbol], waiting[symbol]) << symbol;
+      continue;
+    }
+    EXPECT_EQ(queued[symbol], dlsym(RTLD_DEFAULT, product->second)) << symbol;
+    EXPECT_NE(queued[symbol], waiting[symbol]) << symbol;
   }
 }

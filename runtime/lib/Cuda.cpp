@@ -141,6 +141,8 @@ const Driver *gnnc::cuda::driver() {
   return &s.driver;
 }
 
+void gnnc::cuda::noteQueuedWork() { launchesInFlight() = true; }
+
 bool gnnc::cuda::ok(CUresult result, const char *call) {
   if (result == kSuccess)
     return true;
@@ -333,7 +335,7 @@ extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
        "cuLaunchKernel");
   }
   profile::afterLaunch(*d, profiled, function, stream);
-  launchesInFlight() = true;
+  noteQueuedWork();
   if (!timed)
     return;
   (void)d->eventRecord(events.second, stream);

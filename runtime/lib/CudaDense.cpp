@@ -123,13 +123,23 @@ bool sgemmOk(cublasStatus status) {
   return false;
 }
 
+/// Ends a product queued on the thread's stream: waits for it, or (`wait`
+/// false: the program waits before it reads memory) notes it as queued.
+void finish(bool wait) {
+  if (wait)
+    (void)gnn_cuda_synchronize(); // host code may read the result next
+  else
+    cuda::noteQueuedWork();
+}
+
 void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
-            gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
+            gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out, bool wait) {
   Matrix x, w, y;
   bool dense = view(input, x) & view(weight, w) & view(out, y);
   if (!linearSizesFit(x, w, y, bias) || y.rows == 0 || y.cols == 0)
     return;
-  cuda::profile::HostCall timed("cuBLAS linear layer (waited for)");
+  cuda::profile::HostCall timed(wait ? "cuBLAS linear layer (waited for)"
+                                     : "cuBLAS linear layer (queued)");
   // Layouts cuBLAS cannot take (never produced by lowered code today) and
   // sizes beyond its int arguments run on the host.
   bool fits = x.rows < (1ll << 31) && x.ld < (1ll << 31) &&
@@ -148,6 +158,8 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
   const cuda::Driver *d = cuda::driver();
   if (!b || !d)
     return;
+  if (!wait)
+    cuda::noteQueuedWork();
   const float one = 1.0f, zero = 0.0f;
   float beta = 0.0f;
   if (bias) {
@@ -163,15 +175,15 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
                         int(x.cols), &one, w.data, int(w.ld), x.data, int(x.ld),
                         &beta, y.data, int(y.ld))))
     return;
-  // Host code may read the result next.
-  (void)gnn_cuda_synchronize();
+  finish(wait);
 }
 
 /// c = alpha * op(a) @ op(b) + beta * c on cuBLAS. Row-major c is, for
 /// column-major cuBLAS, c^T = op(b)^T op(a)^T, so the operands swap and each
 /// keeps its own transposition.
 void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
-          bool transposeA, bool transposeB, float alpha, float beta) {
+          bool transposeA, bool transposeB, float alpha, float beta,
+          bool wait) {
   Matrix x, y, z;
   bool dense = view(a, x) & view(b, y) & view(c, z);
   if (!gemmSizesFit(x, y, z, transposeA, transposeB) || z.rows == 0 ||
@@ -191,41 +203,72 @@ void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
     _mlir_ciface_gnn_rt_gemm(a, b, c, transpose, alpha, beta);
     return;
   }
-  cuda::profile::HostCall timed("cuBLAS gemm (waited for)");
+  cuda::profile::HostCall timed(wait ? "cuBLAS gemm (waited for)"
+                                     : "cuBLAS gemm (queued)");
   std::lock_guard<std::mutex> lock(blasMutex);
   Blas *blas = ::blas();
   if (!blas || !cuda::driver())
     return;
+  if (!wait)
+    cuda::noteQueuedWork();
   if (!sgemmOk(blas->sgemm(blas->handle, transposeB ? kOpT : kOpN,
                            transposeA ? kOpT : kOpN, int(z.cols), int(z.rows),
                            int(inner), &alpha, y.data, int(y.ld), x.data,
                            int(x.ld), &beta, z.data, int(z.ld))))
     return;
-  // Host code may read the result next.
-  (void)gnn_cuda_synchronize();
+  finish(wait);
 }
 } // namespace
 
 extern "C" void gnn_cuda_linear(gnn_memref2d_f32 *input,
                                 gnn_memref2d_f32 *weight,
                                 gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
-  linear(input, weight, bias, out);
+  linear(input, weight, bias, out, /*wait=*/true);
 }
 
 extern "C" void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
                                        gnn_memref2d_f32 *weight,
                                        gnn_memref2d_f32 *out) {
-  linear(input, weight, nullptr, out);
+  linear(input, weight, nullptr, out, /*wait=*/true);
 }
 
 extern "C" void gnn_cuda_gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
                               gnn_memref2d_f32 *c, int32_t transpose,
                               float alpha, float beta) {
   gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
-       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta);
+       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta, /*wait=*/true);
 }
 
 extern "C" void gnn_cuda_gemm_at(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
                                  gnn_memref2d_f32 *c, float alpha, float beta) {
-  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta);
+  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta,
+       /*wait=*/true);
+}
+
+extern "C" void gnn_cuda_linear_queued(gnn_memref2d_f32 *input,
+                                       gnn_memref2d_f32 *weight,
+                                       gnn_memref1d_f32 *bias,
+                                       gnn_memref2d_f32 *out) {
+  linear(input, weight, bias, out, /*wait=*/false);
+}
+
+extern "C" void gnn_cuda_linear_nobias_queued(gnn_memref2d_f32 *input,
+                                              gnn_memref2d_f32 *weight,
+                                              gnn_memref2d_f32 *out) {
+  linear(input, weight, nullptr, out, /*wait=*/false);
+}
+
+extern "C" void gnn_cuda_gemm_queued(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
+                                     gnn_memref2d_f32 *c, int32_t transpose,
+                                     float alpha, float beta) {
+  gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
+       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta, /*wait=*/false);
+}
+
+extern "C" void gnn_cuda_gemm_at_queued(gnn_memref2d_f32 *a,
+                                        gnn_memref2d_f32 *b,
+                                        gnn_memref2d_f32 *c, float alpha,
+                                        float beta) {
+  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta,
+       /*wait=*/false);
 }

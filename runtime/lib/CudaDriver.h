@@ -69,6 +69,10 @@ struct Driver {
 /// reporting why not (through gnn_rt_report).
 const Driver *driver();
 
+/// Notes that work this thread queued on its stream may still run, so that
+/// gnn_cuda_wait_for_launches waits for it.
+void noteQueuedWork();
+
 /// Reports a failed driver call; returns whether it succeeded.
 bool ok(CUresult result, const char *call);
 

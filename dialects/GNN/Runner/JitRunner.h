@@ -77,8 +77,11 @@ enum class Device { CPU, CUDA };
 
 /// The runtime functions bound into programs compiled for `device`, by
 /// linked symbol: one for each entry of abi::kRuntimeFunctions (null where
-/// the runtime lacks one, which a unit test rules out).
-std::map<std::string, void *> runtimeSymbols(Device device);
+/// the runtime lacks one, which a unit test rules out). `asyncLaunches`: a
+/// GPU program whose kernels are launched without waiting gets the dense
+/// products that queue their work rather than wait for it.
+std::map<std::string, void *> runtimeSymbols(Device device,
+                                             bool asyncLaunches = false);
 
 /// A copy of `t` in the GPU's unified memory (gnn_cuda_alloc's), which
 /// programs compiled for the GPU read and update in place where a host
@@ -195,6 +198,8 @@ private:
   std::vector<void (*)(void **)> packed;
   CompileInfo info;
   Device device = Device::CPU;
+  /// Its kernels are launched without waiting (gnn-gpu-async-launches).
+  bool asyncLaunches = false;
   /// Device copies of constant arguments, by host address (GPU programs).
   struct ResidentCopy {
     void *copy = nullptr;

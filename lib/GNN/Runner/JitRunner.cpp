@@ -343,6 +343,7 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
     const char *async = std::getenv("GNNC_CUDA_ASYNC_LAUNCHES");
     nvvmOptions.asyncLaunches =
         options.asyncLaunches || (async && llvm::StringRef(async) == "1");
+    program->asyncLaunches = nvvmOptions.asyncLaunches;
     target = "device=cuda chip=" + *chip + " format=isa async-launches=" +
              std::to_string(int(nvvmOptions.asyncLaunches));
   }
@@ -424,7 +425,8 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
   // Compiled code reports bad input and runs dense layers through the
   // runtime.
   bool onGPU = options.device == Device::CUDA;
-  std::map<std::string, void *> symbols = runtimeSymbols(options.device);
+  std::map<std::string, void *> symbols =
+      runtimeSymbols(options.device, program->asyncLaunches);
   auto add = [&](llvm::StringRef name, auto *fn) {
     symbols[name.str()] = reinterpret_cast<void *>(fn);
   };
@@ -484,20 +486,26 @@ llvm::Expected<HostTensor> mlir::gnn::unifiedCopy(const HostTensor &t) {
   return u;
 }
 
-std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
+std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
+                                                        bool asyncLaunches) {
   auto fn = [](auto *address) { return reinterpret_cast<void *>(address); };
   // Each listed function's CPU and GPU implementation: dense layers and the
   // backward's products run on cuBLAS when the program runs on the GPU.
   struct Binding {
     llvm::StringRef name;
     void *cpu, *gpu;
+    /// A GPU program with asynchronous launches (default: gpu).
+    void *gpuAsync = nullptr;
   };
   const Binding bindings[] = {
-      {abi::kLinear, fn(&_mlir_ciface_gnn_rt_linear), fn(&gnn_cuda_linear)},
+      {abi::kLinear, fn(&_mlir_ciface_gnn_rt_linear), fn(&gnn_cuda_linear),
+       fn(&gnn_cuda_linear_queued)},
       {abi::kLinearNoBias, fn(&_mlir_ciface_gnn_rt_linear_nobias),
-       fn(&gnn_cuda_linear_nobias)},
-      {abi::kGemm, fn(&_mlir_ciface_gnn_rt_gemm), fn(&gnn_cuda_gemm)},
-      {abi::kGemmAt, fn(&_mlir_ciface_gnn_rt_gemm_at), fn(&gnn_cuda_gemm_at)},
+       fn(&gnn_cuda_linear_nobias), fn(&gnn_cuda_linear_nobias_queued)},
+      {abi::kGemm, fn(&_mlir_ciface_gnn_rt_gemm), fn(&gnn_cuda_gemm),
+       fn(&gnn_cuda_gemm_queued)},
+      {abi::kGemmAt, fn(&_mlir_ciface_gnn_rt_gemm_at), fn(&gnn_cuda_gemm_at),
+       fn(&gnn_cuda_gemm_at_queued)},
       // Only the CPU's block tiles transpose (convert-gnn-to-loops builds
       // none in device form); a GPU program has the host's function bound.
       {abi::kTranspose, fn(&_mlir_ciface_gnn_rt_transpose),
@@ -520,9 +528,12 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device) {
   for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions) {
     const Binding *b = llvm::find_if(
         bindings, [&](const Binding &b) { return b.name == f.name; });
-    symbols[abi::symbolOf(f)] = b == std::end(bindings)  ? nullptr
-                                : device == Device::CUDA ? b->gpu
-                                                         : b->cpu;
+    void *bound = nullptr;
+    if (b != std::end(bindings))
+      bound = device == Device::CPU          ? b->cpu
+              : asyncLaunches && b->gpuAsync ? b->gpuAsync
+                                             : b->gpu;
+    symbols[abi::symbolOf(f)] = bound;
   }
   // One push and one pop serve every element type and rank.
   for (const std::string &name : abi::tapePushSymbols())
