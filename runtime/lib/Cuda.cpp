@@ -61,6 +61,29 @@ bool &launchesInFlight() {
   return inFlight;
 }
 
+/// Blocks this thread freed while its kernels may still use them. They go
+/// to the pool once the thread has waited: the pool may hand a block to
+/// another thread, or to host code that touches it before any wait of
+/// this thread's.
+std::vector<void *> &freedInFlight() {
+  thread_local std::vector<void *> blocks;
+  return blocks;
+}
+
+void giveToPool(void *block);
+
+/// The most blocks a thread holds back before it waits for its kernels.
+constexpr size_t kMaxFreedInFlight = 256;
+
+/// This thread's kernels have finished.
+void launchesDone() {
+  launchesInFlight() = false;
+  std::vector<void *> blocks;
+  blocks.swap(freedInFlight());
+  for (void *block : blocks)
+    giveToPool(block);
+}
+
 std::string describe(CUresult result) {
   const char *text = nullptr;
   if (state().driver.getErrorString)
@@ -186,8 +209,8 @@ void *allocateUnified(uint64_t bytes) {
 }
 
 void freeUnified(void *pointer) {
-  // A kernel launched without waiting may still use the block.
-  gnn_cuda_wait_for_launches();
+  // Never a block a running kernel uses: those reach the pool only after
+  // their thread waited (gnn_cuda_free).
   profile::HostCall timed("cuMemFree");
   if (const Driver *d = driver())
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
@@ -199,12 +222,19 @@ Pool &pool() {
       new Pool(allocateUnified, freeUnified, poolLimitFromEnvironment());
   return *p;
 }
+
+void giveToPool(void *block) { pool().give(block); }
 } // namespace
 
 extern "C" void *gnn_cuda_alloc(size_t bytes) {
   const Driver *d = driver();
   if (!d)
     return nullptr;
+  // Blocks freed while kernels run wait for the next wait; a long run of
+  // kernels with no host access between them would otherwise hold them
+  // all (a fresh block for every temporary) until it ends.
+  if (freedInFlight().size() >= kMaxFreedInFlight)
+    gnn_cuda_wait_for_launches();
   // Blocks have at least a page, so that a buffer of no elements still has
   // a distinct address (the driver rejects empty allocations).
   bool reused = false;
@@ -230,7 +260,12 @@ extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
   return gnn_cuda_alloc(bytes);
 }
 
-extern "C" void gnn_cuda_free(void *pointer) { pool().give(pointer); }
+extern "C" void gnn_cuda_free(void *pointer) {
+  if (pointer && launchesInFlight())
+    freedInFlight().push_back(pointer); // see freedInFlight
+  else
+    pool().give(pointer);
+}
 
 extern "C" uint64_t gnn_cuda_cached_memory_bytes(void) {
   return pool().keptBytes();
@@ -264,7 +299,7 @@ extern "C" int gnn_cuda_synchronize(void) {
   const Driver *d = driver();
   if (!d || !ok(d->ctxSynchronize(), "cuCtxSynchronize"))
     return 0;
-  launchesInFlight() = false;
+  launchesDone();
   return 1;
 }
 
@@ -391,14 +426,16 @@ extern "C" void gnn_cuda_stream_synchronize(void *stream) {
   if (const Driver *d = driver())
     ok(d->streamSynchronize(stream), "cuStreamSynchronize");
   if (stream == threadStream())
-    launchesInFlight() = false;
+    launchesDone();
 }
 
 extern "C" void gnn_cuda_wait_for_launches(void) {
   if (!launchesInFlight())
     return;
-  launchesInFlight() = false;
-  profile::HostCall timed("cuStreamSynchronize (before host access)");
-  if (const Driver *d = driver())
-    ok(d->streamSynchronize(threadStream()), "cuStreamSynchronize");
+  {
+    profile::HostCall timed("cuStreamSynchronize (before host access)");
+    if (const Driver *d = driver())
+      ok(d->streamSynchronize(threadStream()), "cuStreamSynchronize");
+  }
+  launchesDone();
 }

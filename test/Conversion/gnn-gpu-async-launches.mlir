@@ -134,9 +134,8 @@ module {
 
 // -----
 
-// The stack is the host's alone; a heap buffer only the host touches still
-// waits (its block may be one a running kernel was given before), and an
-// error report, which reads no buffer, does not.
+// The stack is the host's alone; a heap buffer, which kernels may share,
+// waits, and an error report, which reads no buffer, does not.
 // CHECK-LABEL: func.func @buffers
 // CHECK:         gpu.launch_func async
 // CHECK-NEXT:    memref.store %{{.*}}, %[[STACK:.*]][

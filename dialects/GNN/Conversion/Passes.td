@@ -227,11 +227,10 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     effects are unknown, and the return of a public function (its caller
     reads the results). The runtime's dense products (cuBLAS on the same
     stream, in order after the kernels) and error reports (which read no
-    buffer) do not wait, nor do allocation and deallocation: a freed
-    buffer's next user is either a later kernel on the same stream or host
-    code, which waits first, and a block goes back to the driver only after
-    a wait. A call of a function of the program does not wait; that
-    function waits where it touches memory.
+    buffer) do not wait, nor do allocation and deallocation: the runtime
+    keeps a block freed while the thread's kernels run from reuse until the
+    thread has waited. A call of a function of the program does not wait;
+    that function waits where it touches memory.
 
     ```mlir
     gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)

@@ -38,9 +38,8 @@ static bool isStreamOrdered(StringRef callee) {
 }
 
 /// Whether `buffer` is the host's alone: on this function's stack, which
-/// no kernel can address. (A heap buffer that only the host uses is not:
-/// its block may have been freed by the host while a kernel still running
-/// writes it, and handed out again.)
+/// no kernel can address. (Heap buffers are all taken as shared: which of
+/// them kernels use is not followed here.)
 static bool isHostOnly(Value buffer) {
   return buffer.getDefiningOp<memref::AllocaOp>() != nullptr;
 }
