@@ -22,6 +22,11 @@ Workloads (random weights, seeded):
   copy/tutorial          the same batch; 1 layer, d 128, 1 head, d_ff 128
   long/dgl-default       16 sequences of 256 tokens; its attention rows run
                          on complete blocks (ee) and causal blocks (dd)
+  sparse/dgl-default     attention alone (measures attention and grad) on a
+                         random graph of 100,000 nodes (10,000 with
+                         --quick), 16 in-edges each from random sources, 8
+                         heads of 64: gnnc and DGL (dense padded attention
+                         has no form for it)
 Times are medians of --runs runs (min-max); ratios are the system's time
 over gnnc fused's (above 1: gnnc is faster).
 """
@@ -413,6 +418,113 @@ def decode(w, runs, rows, max_len):
                  tokens))
 
 
+def sparse_graph(nodes, degree, seed):
+    """Edges (u, v) of `degree` in-edges per node from random sources."""
+    gen = torch.Generator().manual_seed(seed)
+    v = torch.arange(nodes).repeat_interleave(degree)
+    u = torch.randint(0, nodes, (nodes * degree,), generator=gen)
+    return u, v
+
+
+def write_graph(path, u, v, n):
+    safetensors_util.write(path, {
+        "src": ("I64", [len(u)], u.tolist()), "dst": ("I64", [len(v)],
+                                                      v.tolist()),
+        "num_nodes": ("I64", [], [n])})
+
+
+def sparse_attention(work, runs, rows, nodes, measures):
+    """Attention on sparse_graph (a general graph), forward and forward +
+    backward, gnnc fused and unfused against DGL's built-ins (with PyTorch
+    autograd for the backward), the results compared with DGL's."""
+    name = "sparse/dgl-default"
+    config = dict(architecture="transformer", src_vocab=VOCAB,
+                  tgt_vocab=VOCAB, max_len=50, score_clamp=10,
+                  cross_attention="dgl", **MODELS["dgl-default"])
+    h, dk = config["heads"], config["d_model"] // config["heads"]
+    model = DGLTransformer(config, bias=True).eval()
+    directory = os.path.join(work, "sparse")
+    os.makedirs(directory, exist_ok=True)
+    u, v = sparse_graph(nodes, 16, seed=8)
+    graph = os.path.join(directory, "graph.safetensors")
+    write_graph(graph, u, v, nodes)
+    g = dgl.graph((u, v), num_nodes=nodes)
+    eids = torch.arange(len(u))
+    gen = torch.Generator().manual_seed(9)
+    q, k, val, up = (torch.randn(nodes, h, dk, generator=gen)
+                     for _ in range(4))
+    what = "(general, %d nodes, %d edges)" % (nodes, len(u))
+
+    def close(a, b):
+        scale = max(1.0, float(b.abs().max()))
+        return float((a - b).abs().max()) <= TOLERANCE * scale
+
+    if "attention" in measures:
+        def dgl_attention():
+            with g.local_scope():
+                g.ndata.update({"q": q, "k": k, "v": val})
+                model.propagate_attention(g, eids)
+                return g.ndata["wv"] / g.ndata["z"]
+        t_dgl, ref = timed(dgl_attention, runs)
+        ir = os.path.join(directory, "attention.mlir")
+        with open(ir, "w") as f:
+            f.write(attention_ir(h, dk, config["score_clamp"], "general"))
+        inputs = os.path.join(directory, "qkv.safetensors")
+        safetensors_util.save_torch(inputs, {"q": q, "k": k, "v": val})
+        times, same = {"DGL": t_dgl}, True
+        for kind, flags in (("gnnc fused", []),
+                            ("gnnc unfused", ["--no-fuse"])):
+            out = os.path.join(directory, "attention-out.safetensors")
+            err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs,
+                       "--out", out, "--repeat", str(runs)] + flags)
+            _, shape, values = safetensors_util.read(out)["result0"]
+            same &= close(torch.tensor(values).reshape(shape), ref)
+            times[kind] = gnnc_times(err, "ms")
+        rows.append((name, "attention " + what, "s", times, same))
+
+    if "grad" in measures:
+        def leaves_of():
+            return [t.clone().requires_grad_() for t in (q, k, val)]
+
+        def dgl_loss(qq, kk, vv):
+            with g.local_scope():
+                g.ndata.update({"q": qq, "k": kk, "v": vv})
+                model.propagate_attention(g, eids)
+                return (g.ndata["wv"] / g.ndata["z"] * up).sum()
+
+        def dgl_grads():
+            leaves = leaves_of()
+            dgl_loss(*leaves).backward()
+            return [t.grad for t in leaves]
+        t_dgl, ref = timed(dgl_grads, runs)
+        times, backward, same = {"DGL": t_dgl}, {}, True
+        backward["DGL"] = timed_backward(dgl_loss, leaves_of, runs)[0]
+        ir = os.path.join(directory, "attention-loss.mlir")
+        with open(ir, "w") as f:
+            f.write(attention_loss_ir(h, dk, config["score_clamp"],
+                                      "general"))
+        inputs = os.path.join(directory, "qkvw.safetensors")
+        safetensors_util.save_torch(inputs, {"q": q, "k": k, "v": val,
+                                             "w": up})
+        for kind, flags in (("gnnc fused", []),
+                            ("gnnc unfused", ["--no-fuse"])):
+            out = os.path.join(directory, "grad-out.safetensors")
+            err = run([GNN_RUN, ir, "--grad", "--graph", graph, "--inputs",
+                       inputs, "--out", out, "--repeat", str(runs)] + flags)
+            tensors = safetensors_util.read(out)
+            for name_, r in zip(("q", "k", "v"), ref):
+                got = torch.tensor(tensors["grad." + name_][2])
+                same &= close(got.reshape(nodes, h, dk), r)
+            times[kind] = gnnc_times(err, "ms")
+            err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs,
+                       "--out", out, "--repeat", str(runs)] + flags)
+            forward_only = gnnc_times(err, "ms")[0]
+            backward[kind] = tuple(t - forward_only for t in times[kind])
+        rows.append((name, "attention fwd+bwd " + what, "s", times, same))
+        rows.append((name, "attention bwd (general; gnnc: fwd+bwd minus "
+                     "fwd)", "s", backward, same))
+
+
 def print_table(rows):
     systems = ["gnnc fused", "gnnc unfused", "DGL", "PyTorch"]
     print("| workload | measure | " + " | ".join(systems) + " | same |")
@@ -422,6 +534,9 @@ def print_table(rows):
         base = times["gnnc fused"][0]
         cells = []
         for s in systems:
+            if s not in times:
+                cells.append("—")
+                continue
             med, lo, hi = times[s]
             if unit == "tok/s":
                 tokens = row[5]
@@ -450,7 +565,7 @@ def main():
     ap.add_argument("--workloads", default="",
                     help="comma-separated workload names to run (default: "
                          "all of copy/dgl-default, copy/tutorial, "
-                         "long/dgl-default)")
+                         "long/dgl-default, sparse/dgl-default)")
     ap.add_argument("--measures", default=",".join(MEASURES),
                     help="comma-separated measures to run (default: all of "
                          "%s)" % ", ".join(MEASURES))
@@ -474,12 +589,15 @@ def main():
     workloads = [Workload("copy/dgl-default", "dgl-default", copy, work),
                  Workload("copy/tutorial", "tutorial", copy, work),
                  Workload("long/dgl-default", "dgl-default", long, work)]
+    sparse = True
     if a.workloads:
         wanted = a.workloads.split(",")
-        unknown = set(wanted) - {w.name for w in workloads}
+        unknown = set(wanted) - {w.name for w in workloads} - {
+            "sparse/dgl-default"}
         if unknown:
             sys.exit("peers: unknown workloads: %s" % ", ".join(sorted(unknown)))
         workloads = [w for w in workloads if w.name in wanted]
+        sparse = "sparse/dgl-default" in wanted
     print("machine: %d cores; torch %s (%d threads), DGL %s; %d runs" %
           (os.cpu_count(), torch.__version__, torch.get_num_threads(),
            dgl.__version__, a.runs), flush=True)
@@ -498,6 +616,10 @@ def main():
         if "decode" in measures and w.name.startswith("copy"):
             decode(w, a.runs, rows, a.max_len)
         print("done: %s" % w.name, file=sys.stderr, flush=True)
+    if sparse and {"attention", "grad"} & set(measures):
+        sparse_attention(work, a.runs, rows, 10000 if a.quick else 100000,
+                         measures)
+        print("done: sparse/dgl-default", file=sys.stderr, flush=True)
     print_table(rows)
     if not all(r[4] for r in rows):
         sys.exit("peers: some systems disagree (see the 'same' column)")
