@@ -121,7 +121,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Without launches the program is left as it is.
+// Without launches or dense products the program is left as it is.
 // CHECK-LABEL: func.func @host
 // CHECK-NOT:     gnn_cuda_wait_for_launches
 module {
@@ -166,5 +166,61 @@ module attributes {gpu.container_module} {
     memref.store %v, %heap[%c0] : memref<1xi64>
     memref.dealloc %heap : memref<1xi64>
     return %v : i64
+  }
+}
+
+// -----
+
+// A loop whose only queued work is a dense product still runs its body with
+// work in flight: the load after the product waits inside the loop (a
+// program whose only queued work is dense products is rewritten too).
+// CHECK-LABEL: func.func @product_in_loop
+// CHECK:         scf.for
+// CHECK-NEXT:      call @gnn_rt_gemm
+// CHECK-NEXT:      call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:      memref.load
+// CHECK-NEXT:    }
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func private @gnn_rt_gemm(memref<?xf32>)
+  func.func @product_in_loop(%x: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    scf.for %i = %c0 to %n step %c1 {
+      func.call @gnn_rt_gemm(%x) : (memref<?xf32>) -> ()
+      %v = memref.load %x[%i] : memref<?xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// An op with regions and effects of its own (an atomic update) waits like
+// any access.
+// CHECK-LABEL: func.func @atomic
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.generic_atomic_rmw
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @atomic(%x: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    %old = memref.generic_atomic_rmw %x[%c0] : memref<?xf32> {
+    ^bb0(%cur: f32):
+      %one = arith.constant 1.0 : f32
+      %new = arith.addf %cur, %one : f32
+      memref.atomic_yield %new : f32
+    }
+    return
   }
 }

@@ -64,6 +64,15 @@ static bool touchesMemory(Operation *op) {
   });
 }
 
+/// Whether `op` itself, not the ops in its regions, may touch memory that
+/// a kernel accesses.
+static bool touchesItself(Operation *op) {
+  if (op->getNumRegions() > 0 &&
+      op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+    return false;
+  return touchesMemory(op);
+}
+
 namespace {
 class Rewriter {
 public:
@@ -114,32 +123,30 @@ private:
     return false;
   }
 
-  /// The regions of a loop or a branch: a body that launches nothing (or
-  /// calls nothing that might) runs after one wait before the op; one that
-  /// does starts each run with kernels possibly in flight.
+  /// The regions of a loop or a branch: where nothing in them queues work
+  /// on the stream (a launch, a dense product, a call of a function of the
+  /// program), one wait before the op serves them if they touch memory;
+  /// otherwise each block starts with work possibly in flight.
   bool visitRegions(Operation &op, bool inFlight) {
-    bool launches = false;
+    bool queues = false, touches = false;
     op.walk([&](Operation *inner) {
-      if (isa<gpu::LaunchFuncOp>(inner))
-        launches = true;
-      else if (auto call = dyn_cast<func::CallOp>(inner))
-        if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
-          launches |= !callee.isExternal();
+      if (isa<gpu::LaunchFuncOp>(inner)) {
+        queues = true;
+      } else if (auto call = dyn_cast<func::CallOp>(inner)) {
+        StringRef name = call.getCallee();
+        auto callee = module.lookupSymbol<func::FuncOp>(name);
+        if (isStreamOrdered(name) || (callee && !callee.isExternal()))
+          queues = true;
+        else if (!isErrorReport(name))
+          touches = true;
+      } else {
+        touches |= touchesItself(inner);
+      }
     });
-    if (!launches) {
-      bool touches = false;
-      op.walk([&](Operation *inner) {
-        if (inner == &op || inner->getNumRegions() > 0 ||
-            inner->hasTrait<OpTrait::IsTerminator>())
-          return;
-        if (auto call = dyn_cast<func::CallOp>(inner))
-          touches |= !isErrorReport(call.getCallee()) &&
-                     !isStreamOrdered(call.getCallee());
-        else
-          touches |= touchesMemory(inner);
-      });
+    if (!queues)
       return touches ? waitBefore(&op, inFlight) : inFlight;
-    }
+    if (touchesItself(&op))
+      waitBefore(&op, inFlight);
     for (Region &region : op.getRegions())
       for (Block &inner : region)
         visit(inner, /*inFlight=*/true, /*publicReturn=*/false);
@@ -176,12 +183,15 @@ struct GPUAsyncLaunchesPass
     : gnn::impl::GPUAsyncLaunchesPassBase<GPUAsyncLaunchesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    bool launches = false;
-    module.walk([&](gpu::LaunchFuncOp) {
-      launches = true;
-      return WalkResult::interrupt();
+    // Work is queued by launches and by the runtime's dense products.
+    bool queues = false;
+    module.walk([&](Operation *op) {
+      auto call = dyn_cast<func::CallOp>(op);
+      queues = isa<gpu::LaunchFuncOp>(op) ||
+               (call && isStreamOrdered(call.getCallee()));
+      return queues ? WalkResult::interrupt() : WalkResult::advance();
     });
-    if (!launches)
+    if (!queues)
       return;
     auto wait = module.lookupSymbol<func::FuncOp>(gnn::abi::kWaitForLaunches);
     if (!wait) {
