@@ -134,8 +134,8 @@ module {
 
 // -----
 
-// The stack is the host's alone; a heap buffer, which kernels may share,
-// waits, and an error report, which reads no buffer, does not.
+// The stack is the host's alone; the caller's buffer, which kernels may
+// share, waits, and an error report, which reads no buffer, does not.
 // CHECK-LABEL: func.func @buffers
 // CHECK:         gpu.launch_func async
 // CHECK-NEXT:    memref.store %{{.*}}, %[[STACK:.*]][
@@ -150,12 +150,12 @@ module attributes {gpu.container_module} {
     gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
   }
   func.func private @gnn_rt_rows_mismatch(i64, i64, i64)
-  func.func @buffers(%x: memref<?xf32>, %n: index, %bad: i1) -> i64 {
+  func.func @buffers(%x: memref<?xf32>, %n: index, %bad: i1,
+                     %heap: memref<1xi64>) -> i64 {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %one = arith.constant 1 : i64
     %stack = memref.alloca() : memref<1xi64>
-    %heap = memref.alloc() : memref<1xi64>
     gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
         threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
     memref.store %one, %stack[%c0] : memref<1xi64>
@@ -164,7 +164,6 @@ module attributes {gpu.container_module} {
       func.call @gnn_rt_rows_mismatch(%v, %v, %v) : (i64, i64, i64) -> ()
     }
     memref.store %v, %heap[%c0] : memref<1xi64>
-    memref.dealloc %heap : memref<1xi64>
     return %v : i64
   }
 }
@@ -222,5 +221,38 @@ module attributes {gpu.container_module} {
       memref.atomic_yield %new : f32
     }
     return
+  }
+}
+
+// -----
+
+// A buffer allocated here is the host's until something else gets it: its
+// first value is stored without a wait (a bad-id slot), and read back after
+// the kernel that had it only after one.
+// CHECK-LABEL: func.func @fresh
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    %[[SLOT:.*]] = memref.alloc
+// CHECK-NEXT:    memref.store %{{.*}}, %[[SLOT]][
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.launch_func async
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load %[[SLOT]][
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @flag(%x: memref<?xf32>, %s: memref<1xi64>) kernel { gpu.return }
+  }
+  func.func @fresh(%x: memref<?xf32>, %n: index) -> i64 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %max = arith.constant 9223372036854775807 : i64
+    %s0 = memref.alloc() : memref<1xi64>
+    gpu.launch_func @kernels::@flag blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>, %s0 : memref<1xi64>)
+    %slot = memref.alloc() : memref<1xi64>
+    memref.store %max, %slot[%c0] : memref<1xi64>
+    gpu.launch_func @kernels::@flag blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>, %slot : memref<1xi64>)
+    %v = memref.load %slot[%c0] : memref<1xi64>
+    return %v : i64
   }
 }

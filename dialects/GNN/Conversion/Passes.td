@@ -222,7 +222,9 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     stream keeps the kernels in order), and has the host wait for the
     launched kernels (`gnn_cuda_wait_for_launches`, which waits only when
     kernels are in flight) before anything it does that may read or write
-    memory: a load or a store (except on the host's stack), a copy, a call
+    memory: a load or a store (except on the host's stack, or in a buffer
+    allocated in the same block and not yet handed to anything), a copy, a
+    call
     of a function that is outside the program (the runtime's), any op whose
     effects are unknown, and the return of a public function (its caller
     reads the results). The runtime's dense products (cuBLAS on the same

@@ -44,6 +44,26 @@ static bool isHostOnly(Value buffer) {
   return buffer.getDefiningOp<memref::AllocaOp>() != nullptr;
 }
 
+/// Whether `buffer` is allocated in `access`'s block and nothing before
+/// `access` there has handed it to anything but loads and stores: no
+/// kernel has it yet. (A block freed while kernels ran is not handed out
+/// again before its thread waited, so a fresh one is the host's.)
+static bool isFreshAt(Value buffer, Operation *access) {
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  Block *block = access->getBlock();
+  if (!alloc || alloc->getBlock() != block)
+    return false;
+  return llvm::none_of(buffer.getUsers(), [&](Operation *user) {
+    if (user == access)
+      return false;
+    Operation *here = block->findAncestorOpInBlock(*user);
+    if (!here || !here->isBeforeInBlock(access))
+      return false;
+    return here != user ||
+           !isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(user);
+  });
+}
+
 /// Whether `op` reads or writes memory that a kernel may also access, as
 /// far as its interface tells; an op that says nothing of its effects
 /// might.
@@ -51,9 +71,9 @@ static bool touchesMemory(Operation *op) {
   if (isPure(op))
     return false;
   if (auto load = dyn_cast<memref::LoadOp>(op))
-    return !isHostOnly(load.getMemRef());
+    return !isHostOnly(load.getMemRef()) && !isFreshAt(load.getMemRef(), op);
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    return !isHostOnly(store.getMemRef());
+    return !isHostOnly(store.getMemRef()) && !isFreshAt(store.getMemRef(), op);
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return true;
