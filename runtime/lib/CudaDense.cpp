@@ -123,15 +123,6 @@ bool sgemmOk(cublasStatus status) {
   return false;
 }
 
-/// Ends a product queued on the thread's stream: waits for it, or (`wait`
-/// false: the program waits before it reads memory) notes it as queued.
-void finish(bool wait) {
-  if (wait)
-    (void)gnn_cuda_synchronize(); // host code may read the result next
-  else
-    cuda::noteQueuedWork();
-}
-
 void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
             gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out, bool wait) {
   Matrix x, w, y;
@@ -158,6 +149,8 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
   const cuda::Driver *d = cuda::driver();
   if (!b || !d)
     return;
+  // Without `wait` the program waits before it reads memory: the product
+  // is queued work until then (also if a call below fails after queueing).
   if (!wait)
     cuda::noteQueuedWork();
   const float one = 1.0f, zero = 0.0f;
@@ -175,15 +168,17 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
                         int(x.cols), &one, w.data, int(w.ld), x.data, int(x.ld),
                         &beta, y.data, int(y.ld))))
     return;
-  finish(wait);
+  if (wait)
+    (void)gnn_cuda_synchronize(); // host code may read the result next
 }
 
 /// c = alpha * op(a) @ op(b) + beta * c on cuBLAS. Row-major c is, for
 /// column-major cuBLAS, c^T = op(b)^T op(a)^T, so the operands swap and each
 /// keeps its own transposition.
 void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
-          bool transposeA, bool transposeB, float alpha, float beta,
-          bool wait) {
+          int32_t transpose, float alpha, float beta, bool wait) {
+  bool transposeA = (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
+       transposeB = (transpose & GNN_GEMM_TRANSPOSE_B) != 0;
   Matrix x, y, z;
   bool dense = view(a, x) & view(b, y) & view(c, z);
   if (!gemmSizesFit(x, y, z, transposeA, transposeB) || z.rows == 0 ||
@@ -198,9 +193,9 @@ void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
               z.ld < (1ll << 31);
   if (!dense || !fits || inner == 0) {
     gnn_cuda_wait_for_launches(); // the host reads and writes (see above)
-    int32_t transpose = (transposeA ? GNN_GEMM_TRANSPOSE_A : 0) |
-                        (transposeB ? GNN_GEMM_TRANSPOSE_B : 0);
-    _mlir_ciface_gnn_rt_gemm(a, b, c, transpose, alpha, beta);
+    _mlir_ciface_gnn_rt_gemm(
+        a, b, c, transpose & (GNN_GEMM_TRANSPOSE_A | GNN_GEMM_TRANSPOSE_B),
+        alpha, beta);
     return;
   }
   cuda::profile::HostCall timed(wait ? "cuBLAS gemm (waited for)"
@@ -210,13 +205,14 @@ void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
   if (!blas || !cuda::driver())
     return;
   if (!wait)
-    cuda::noteQueuedWork();
+    cuda::noteQueuedWork(); // see linear
   if (!sgemmOk(blas->sgemm(blas->handle, transposeB ? kOpT : kOpN,
                            transposeA ? kOpT : kOpN, int(z.cols), int(z.rows),
                            int(inner), &alpha, y.data, int(y.ld), x.data,
                            int(x.ld), &beta, z.data, int(z.ld))))
     return;
-  finish(wait);
+  if (wait)
+    (void)gnn_cuda_synchronize(); // host code may read the result next
 }
 } // namespace
 
@@ -235,14 +231,12 @@ extern "C" void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
 extern "C" void gnn_cuda_gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
                               gnn_memref2d_f32 *c, int32_t transpose,
                               float alpha, float beta) {
-  gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
-       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta, /*wait=*/true);
+  gemm(a, b, c, transpose, alpha, beta, /*wait=*/true);
 }
 
 extern "C" void gnn_cuda_gemm_at(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
                                  gnn_memref2d_f32 *c, float alpha, float beta) {
-  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta,
-       /*wait=*/true);
+  gemm(a, b, c, GNN_GEMM_TRANSPOSE_A, alpha, beta, /*wait=*/true);
 }
 
 extern "C" void gnn_cuda_linear_queued(gnn_memref2d_f32 *input,
@@ -261,14 +255,12 @@ extern "C" void gnn_cuda_linear_nobias_queued(gnn_memref2d_f32 *input,
 extern "C" void gnn_cuda_gemm_queued(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
                                      gnn_memref2d_f32 *c, int32_t transpose,
                                      float alpha, float beta) {
-  gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
-       (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta, /*wait=*/false);
+  gemm(a, b, c, transpose, alpha, beta, /*wait=*/false);
 }
 
 extern "C" void gnn_cuda_gemm_at_queued(gnn_memref2d_f32 *a,
                                         gnn_memref2d_f32 *b,
                                         gnn_memref2d_f32 *c, float alpha,
                                         float beta) {
-  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta,
-       /*wait=*/false);
+  gemm(a, b, c, GNN_GEMM_TRANSPOSE_A, alpha, beta, /*wait=*/false);
 }
