@@ -94,6 +94,18 @@ static bool touchesItself(Operation *op) {
 }
 
 namespace {
+/// What a call means for the work queued on the stream.
+enum class CallEffect {
+  /// Reads no buffer: a runtime error report.
+  None,
+  /// May queue work on the stream and return before it is done: a dense
+  /// product, or a function of the program (which waits where it touches
+  /// memory itself).
+  Queues,
+  /// The runtime may read or write buffers on the host.
+  Touches,
+};
+
 class Rewriter {
 public:
   Rewriter(ModuleOp module, func::FuncOp wait)
@@ -107,18 +119,15 @@ public:
         makeAsync(launch);
         inFlight = true;
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
-        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-        if (isErrorReport(call.getCallee())) {
-          // Numbers only: nothing to wait for.
-        } else if (isStreamOrdered(call.getCallee())) {
-          // In order after the kernels; it may return before it is done.
+        switch (effectOf(call)) {
+        case CallEffect::None:
+          break;
+        case CallEffect::Queues:
           inFlight = true;
-        } else if (callee && !callee.isExternal()) {
-          // It waits where it touches memory; it may leave kernels running.
-          inFlight = true;
-        } else {
-          // The runtime may read or write buffers on the host.
+          break;
+        case CallEffect::Touches:
           inFlight = waitBefore(&op, inFlight);
+          break;
         }
       } else if (op.getNumRegions() > 0) {
         inFlight = visitRegions(op, inFlight);
@@ -134,6 +143,16 @@ public:
   }
 
 private:
+  CallEffect effectOf(func::CallOp call) {
+    StringRef name = call.getCallee();
+    if (isErrorReport(name))
+      return CallEffect::None;
+    auto callee = module.lookupSymbol<func::FuncOp>(name);
+    if (isStreamOrdered(name) || (callee && !callee.isExternal()))
+      return CallEffect::Queues;
+    return CallEffect::Touches;
+  }
+
   /// Inserts a wait before `op` if kernels may run; none do after it.
   bool waitBefore(Operation *op, bool inFlight) {
     if (inFlight) {
@@ -153,12 +172,9 @@ private:
       if (isa<gpu::LaunchFuncOp>(inner)) {
         queues = true;
       } else if (auto call = dyn_cast<func::CallOp>(inner)) {
-        StringRef name = call.getCallee();
-        auto callee = module.lookupSymbol<func::FuncOp>(name);
-        if (isStreamOrdered(name) || (callee && !callee.isExternal()))
-          queues = true;
-        else if (!isErrorReport(name))
-          touches = true;
+        CallEffect effect = effectOf(call);
+        queues |= effect == CallEffect::Queues;
+        touches |= effect == CallEffect::Touches;
       } else {
         touches |= touchesItself(inner);
       }
