@@ -188,6 +188,62 @@ def block_mask(lens, structure):
     return mask
 
 
+GNNC_KINDS = (("gnnc fused", []), ("gnnc unfused", ["--no-fuse"]))
+
+
+def write_graph(path, u, v, n):
+    safetensors_util.write(path, {
+        "src": ("I64", [len(u)], u.tolist()), "dst": ("I64", [len(v)],
+                                                      v.tolist()),
+        "num_nodes": ("I64", [], [n])})
+
+
+def gnnc_attention(directory, ir, graph, inputs, runs):
+    """gnn-run of an attention program, fused and unfused: kind ->
+    ((median, min, max) seconds, its result)."""
+    results = {}
+    for kind, flags in GNNC_KINDS:
+        out = os.path.join(directory, "attention-%s.safetensors" % kind[5:])
+        err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs, "--out",
+                   out, "--repeat", str(runs)] + flags)
+        _, shape, values = safetensors_util.read(out)["result0"]
+        results[kind] = (gnnc_times(err, "ms"), torch.tensor(values).reshape(
+            shape))
+    return results
+
+
+def gnnc_attention_grad(directory, ir, graph, inputs, runs, shape):
+    """gnn-run --grad of an attention loss program, fused and unfused: kind
+    -> (forward+backward times, the gradients of q, k and v), and kind ->
+    backward times. gnn-run runs the differentiated function whole: its
+    backward is timed as forward+backward minus the forward (and loss)
+    alone."""
+    results, backward = {}, {}
+    for kind, flags in GNNC_KINDS:
+        out = os.path.join(directory, "grad-%s.safetensors" % kind[5:])
+        err = run([GNN_RUN, ir, "--grad", "--graph", graph, "--inputs",
+                   inputs, "--out", out, "--repeat", str(runs)] + flags)
+        tensors = safetensors_util.read(out)
+        got = [torch.tensor(tensors["grad." + name][2]).reshape(shape)
+               for name in ("q", "k", "v")]
+        results[kind] = (gnnc_times(err, "ms"), got)
+        err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs, "--out",
+                   out, "--repeat", str(runs)] + flags)
+        forward = gnnc_times(err, "ms")[0]
+        backward[kind] = tuple(t - forward for t in results[kind][0])
+    return results, backward
+
+
+def dgl_attention_loss(model, g, eids, up):
+    """sum(attention(q, k, v) * up) through DGL's built-ins, for autograd."""
+    def loss(qq, kk, vv):
+        with g.local_scope():  # no features left from the last call
+            g.ndata.update({"q": qq, "k": kk, "v": vv})
+            model.propagate_attention(g, eids)
+            return (g.ndata["wv"] / g.ndata["z"] * up).sum()
+    return loss
+
+
 def attention_kernels(w, runs, rows, structure):
     """One attention over the encoder's blocks, complete (ee) or causal
     (dd)."""
@@ -228,20 +284,10 @@ def attention_kernels(w, runs, rows, structure):
         f.write(attention_ir(h, dk, c["score_clamp"], structure))
     graph = os.path.join(w.dir, "graph.safetensors")
     inputs = os.path.join(w.dir, "qkv.safetensors")
-    safetensors_util.write(graph, {
-        "src": ("I64", [len(u)], u.tolist()), "dst": ("I64", [len(v)],
-                                                      v.tolist()),
-        "num_nodes": ("I64", [], [n])})
+    write_graph(graph, u, v, n)
     safetensors_util.save_torch(inputs, {"q": q, "k": k, "v": val})
     ref = out_torch.reshape(n, h, dk)
-    results = {}
-    for kind, flags in (("gnnc fused", []), ("gnnc unfused", ["--no-fuse"])):
-        out = os.path.join(w.dir, "attention-%s.safetensors" % kind[5:])
-        err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs, "--out",
-                   out, "--repeat", str(runs)] + flags)
-        _, shape, values = safetensors_util.read(out)["result0"]
-        got = torch.tensor(values).reshape(shape)
-        results[kind] = (gnnc_times(err, "ms"), got)
+    results = gnnc_attention(w.dir, ir, graph, inputs, runs)
     results["DGL"] = (t_dgl, out_dgl)
     results["PyTorch"] = (t_torch, ref)
     same = all(float((o.reshape(n, h, dk) - ref).abs().max()) < TOLERANCE
@@ -292,11 +338,7 @@ def attention_grad(w, runs, rows, structure):
     g = dgl.graph((u, v), num_nodes=n)
     eids = torch.arange(len(u))
 
-    def dgl_loss(qq, kk, vv):
-        with g.local_scope():  # no features left from the last call
-            g.ndata.update({"q": qq, "k": kk, "v": vv})
-            w.dgl.propagate_attention(g, eids)
-            return (g.ndata["wv"] / g.ndata["z"] * up).sum()
+    dgl_loss = dgl_attention_loss(w.dgl, g, eids, up)
     results = {"DGL": timed(grads_of(dgl_loss), runs)}
     backward = {"DGL": timed_backward(dgl_loss, leaves_of, runs)[0]}
 
@@ -323,25 +365,12 @@ def attention_grad(w, runs, rows, structure):
         f.write(attention_loss_ir(h, dk, c["score_clamp"], structure))
     graph = os.path.join(w.dir, "graph.safetensors")
     inputs = os.path.join(w.dir, "qkvw.safetensors")
-    safetensors_util.write(graph, {
-        "src": ("I64", [len(u)], u.tolist()), "dst": ("I64", [len(v)],
-                                                      v.tolist()),
-        "num_nodes": ("I64", [], [n])})
+    write_graph(graph, u, v, n)
     safetensors_util.save_torch(inputs, {"q": q, "k": k, "v": val, "w": up})
-    for kind, flags in (("gnnc fused", []), ("gnnc unfused", ["--no-fuse"])):
-        out = os.path.join(w.dir, "grad-%s.safetensors" % kind[5:])
-        err = run([GNN_RUN, ir, "--grad", "--graph", graph, "--inputs",
-                   inputs, "--out", out, "--repeat", str(runs)] + flags)
-        tensors = safetensors_util.read(out)
-        got = [torch.tensor(tensors["grad." + name][2]).reshape(n, h, dk)
-               for name in ("q", "k", "v")]
-        results[kind] = (gnnc_times(err, "ms"), got)
-        # gnn-run runs the differentiated function whole: its backward is
-        # timed as forward+backward minus the forward (and loss) alone.
-        err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs, "--out",
-                   out, "--repeat", str(runs)] + flags)
-        forward = gnnc_times(err, "ms")[0]
-        backward[kind] = tuple(t - forward for t in results[kind][0])
+    gnnc, gnnc_backward = gnnc_attention_grad(w.dir, ir, graph, inputs, runs,
+                                              (n, h, dk))
+    results.update(gnnc)
+    backward.update(gnnc_backward)
     ref = results["PyTorch"][1]
     scale = max(float(r.abs().max()) for r in ref)
     same = all(float((a - b).abs().max()) <= TOLERANCE * max(1.0, scale)
@@ -356,7 +385,7 @@ def attention_grad(w, runs, rows, structure):
 
 def forward(w, runs, rows):
     results = {}
-    for kind, flags in (("gnnc fused", []), ("gnnc unfused", ["--no-fuse"])):
+    for kind, flags in GNNC_KINDS:
         out = os.path.join(w.dir, "forward.safetensors")
         err = w.gnn_run(runs, "--tgt", w.tgt_path, "--mode", "forward",
                         "--out", out, *flags)
@@ -395,7 +424,7 @@ def greedy_by_prefix(log_probs, srcs, max_len):
 
 def decode(w, runs, rows, max_len):
     results = {}
-    for kind, flags in (("gnnc fused", []), ("gnnc unfused", ["--no-fuse"])):
+    for kind, flags in GNNC_KINDS:
         out = os.path.join(w.dir, "greedy.txt")
         err = w.gnn_run(runs, "--mode", "greedy", "--max-len", str(max_len),
                         "--out", out, *flags)
@@ -424,13 +453,6 @@ def sparse_graph(nodes, degree, seed):
     v = torch.arange(nodes).repeat_interleave(degree)
     u = torch.randint(0, nodes, (nodes * degree,), generator=gen)
     return u, v
-
-
-def write_graph(path, u, v, n):
-    safetensors_util.write(path, {
-        "src": ("I64", [len(u)], u.tolist()), "dst": ("I64", [len(v)],
-                                                      v.tolist()),
-        "num_nodes": ("I64", [], [n])})
 
 
 def sparse_attention(work, runs, rows, nodes, measures):
@@ -471,34 +493,24 @@ def sparse_attention(work, runs, rows, nodes, measures):
             f.write(attention_ir(h, dk, config["score_clamp"], "general"))
         inputs = os.path.join(directory, "qkv.safetensors")
         safetensors_util.save_torch(inputs, {"q": q, "k": k, "v": val})
-        times, same = {"DGL": t_dgl}, True
-        for kind, flags in (("gnnc fused", []),
-                            ("gnnc unfused", ["--no-fuse"])):
-            out = os.path.join(directory, "attention-out.safetensors")
-            err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs,
-                       "--out", out, "--repeat", str(runs)] + flags)
-            _, shape, values = safetensors_util.read(out)["result0"]
-            same &= close(torch.tensor(values).reshape(shape), ref)
-            times[kind] = gnnc_times(err, "ms")
+        gnnc = gnnc_attention(directory, ir, graph, inputs, runs)
+        times = {"DGL": t_dgl}
+        times.update({kind: t for kind, (t, _) in gnnc.items()})
+        same = all(close(got, ref) for _, got in gnnc.values())
         rows.append((name, "attention " + what, "s", times, same))
 
     if "grad" in measures:
         def leaves_of():
             return [t.clone().requires_grad_() for t in (q, k, val)]
 
-        def dgl_loss(qq, kk, vv):
-            with g.local_scope():
-                g.ndata.update({"q": qq, "k": kk, "v": vv})
-                model.propagate_attention(g, eids)
-                return (g.ndata["wv"] / g.ndata["z"] * up).sum()
+        dgl_loss = dgl_attention_loss(model, g, eids, up)
 
         def dgl_grads():
             leaves = leaves_of()
             dgl_loss(*leaves).backward()
             return [t.grad for t in leaves]
         t_dgl, ref = timed(dgl_grads, runs)
-        times, backward, same = {"DGL": t_dgl}, {}, True
-        backward["DGL"] = timed_backward(dgl_loss, leaves_of, runs)[0]
+        dgl_backward = timed_backward(dgl_loss, leaves_of, runs)[0]
         ir = os.path.join(directory, "attention-loss.mlir")
         with open(ir, "w") as f:
             f.write(attention_loss_ir(h, dk, config["score_clamp"],
@@ -506,20 +518,13 @@ def sparse_attention(work, runs, rows, nodes, measures):
         inputs = os.path.join(directory, "qkvw.safetensors")
         safetensors_util.save_torch(inputs, {"q": q, "k": k, "v": val,
                                              "w": up})
-        for kind, flags in (("gnnc fused", []),
-                            ("gnnc unfused", ["--no-fuse"])):
-            out = os.path.join(directory, "grad-out.safetensors")
-            err = run([GNN_RUN, ir, "--grad", "--graph", graph, "--inputs",
-                       inputs, "--out", out, "--repeat", str(runs)] + flags)
-            tensors = safetensors_util.read(out)
-            for name_, r in zip(("q", "k", "v"), ref):
-                got = torch.tensor(tensors["grad." + name_][2])
-                same &= close(got.reshape(nodes, h, dk), r)
-            times[kind] = gnnc_times(err, "ms")
-            err = run([GNN_RUN, ir, "--graph", graph, "--inputs", inputs,
-                       "--out", out, "--repeat", str(runs)] + flags)
-            forward_only = gnnc_times(err, "ms")[0]
-            backward[kind] = tuple(t - forward_only for t in times[kind])
+        gnnc, backward = gnnc_attention_grad(directory, ir, graph, inputs,
+                                             runs, (nodes, h, dk))
+        times = {"DGL": t_dgl}
+        times.update({kind: t for kind, (t, _) in gnnc.items()})
+        backward["DGL"] = dgl_backward
+        same = all(close(a, b) for _, got in gnnc.values()
+                   for a, b in zip(got, ref))
         rows.append((name, "attention fwd+bwd " + what, "s", times, same))
         rows.append((name, "attention bwd (general; gnnc: fwd+bwd minus "
                      "fwd)", "s", backward, same))
