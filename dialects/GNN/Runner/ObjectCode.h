@@ -62,6 +62,20 @@ emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
 /// emitHostObjects.)
 void generateLongBlocksQuickly(llvm::Module &module);
 
+/// Results of at least this many scalars are returned through memory.
+constexpr unsigned kLargeResultScalars = 32;
+
+/// Rewrites every function of `module` that returns a struct of at least
+/// kLargeResultScalars scalars, is only called directly and is not among
+/// `exported` (the symbols other objects look up) to store its result
+/// through a new first parameter, and its calls to pass a stack slot and
+/// load from it. Code generation copies a struct value whole at each part
+/// built or read (its time grew as the square of a result's size: a
+/// training step returns a buffer descriptor per parameter); in memory each
+/// part is a store and a load. (Part of emitHostObjects, before -O2.)
+void returnLargeResultsThroughMemory(llvm::Module &module,
+                                     llvm::ArrayRef<std::string> exported);
+
 /// Object code linked in memory and ready to call.
 class ObjectJit {
 public:
