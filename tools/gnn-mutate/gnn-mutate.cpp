@@ -3,15 +3,17 @@
 // Part of gnnc. Mutates valid gnn IR (the lit inputs) at random, seeded so
 // that a failure reproduces, and feeds every mutant through the parser, the
 // verifier, canonicalization, the printer and a second parse, the
-// differentiation pass and the CPU and GPU lowerings. A crash fails the run; so
-// does a module that verifies but whose printed form does not parse back (a
-// printer/parser mismatch), and a differentiation that fails without an
-// error or writes IR that does not verify.
+// differentiation pass and the CPU and GPU lowerings, and some of the lowered
+// ones on to host object code. A crash fails the run; so does a module that
+// verifies but whose printed form does not parse back (a printer/parser
+// mismatch), a differentiation that fails without an error or writes IR that
+// does not verify, and a rewrite of host code that leaves invalid LLVM IR.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
+#include "GNN/Runner/ObjectCode.h"
 #include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/ParserHazards.h"
 #include "GNN/Support/ParserQuarantine.h"
@@ -29,8 +31,12 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -66,6 +72,12 @@ static llvm::cl::opt<unsigned> nvvmLoweringEvery(
     "nvvm-lowering-every",
     llvm::cl::desc("run every Nth verified mutant through gnn-lower-to-nvvm "
                    "(PTX for sm_80; 0: never)"),
+    llvm::cl::init(0));
+static llvm::cl::opt<unsigned> objectsEvery(
+    "objects-every",
+    llvm::cl::desc("take every Nth mutant that the CPU pipeline lowered on to "
+                   "LLVM IR (checking that the rewrites of host code keep it "
+                   "valid) and host object code (0: never)"),
     llvm::cl::init(0));
 static llvm::cl::opt<bool>
     showEach("show-each",
@@ -212,17 +224,47 @@ private:
 
 struct Stats {
   unsigned mutants = 0, parsed = 0, verified = 0, failures = 0,
-           fullyLowered = 0, nvvmLowered = 0, differentiated = 0;
+           fullyLowered = 0, nvvmLowered = 0, differentiated = 0, toObjects = 0;
 };
 } // namespace
 
 /// Runs `module` through the whole CPU pipeline, to the LLVM dialect; it
 /// may reject the program, never crash on it.
-static void lowerToLLVM(MLIRContext &context, ModuleOp module) {
+static LogicalResult lowerToLLVM(MLIRContext &context, ModuleOp module) {
   PassManager lower(&context);
   gnn::LowerToCPUOptions options;
-  (void)gnn::buildLowerToCPUPipeline(lower, options);
-  (void)lower.run(module);
+  if (failed(gnn::buildLowerToCPUPipeline(lower, options)))
+    return failure();
+  return lower.run(module);
+}
+
+/// Takes `module` (lowered to the LLVM dialect) on to LLVM IR, where the
+/// rewrite of large results must leave a valid module, and to object code
+/// (which may fail with an error, never crash). Returns false if the
+/// rewrite broke the module.
+static bool emitObjects(ModuleOp module, Stats &stats) {
+  ++stats.toObjects;
+  {
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> translated =
+        translateModuleToLLVMIR(module, ctx, "mutant");
+    if (!translated)
+      return true;
+    gnn::returnLargeResultsThroughMemory(*translated, {});
+    std::string problems;
+    llvm::raw_string_ostream os(problems);
+    if (llvm::verifyModule(*translated, &os)) {
+      llvm::errs() << "returning large results through memory left invalid "
+                      "LLVM IR:\n"
+                   << problems << "\n";
+      return false;
+    }
+  }
+  llvm::Expected<std::vector<std::string>> objects =
+      gnn::emitHostObjects(module, {}, /*threads=*/1);
+  if (!objects)
+    llvm::consumeError(objects.takeError());
+  return true;
 }
 
 /// Differentiates each function of `module` that takes a float tensor with
@@ -272,7 +314,7 @@ static bool differentiateEach(MLIRContext &context, ModuleOp module,
     }
     ++stats.differentiated;
     if (fullLoweringEvery && stats.differentiated % fullLoweringEvery == 0)
-      lowerToLLVM(context, *copy);
+      (void)lowerToLLVM(context, *copy);
   }
   return true;
 }
@@ -342,7 +384,13 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
   OwningOpRef<ModuleOp> lowered = module->clone();
   if (fullLoweringEvery && stats.verified % fullLoweringEvery == 0) {
     ++stats.fullyLowered;
-    lowerToLLVM(context, *lowered);
+    if (succeeded(lowerToLLVM(context, *lowered)) && objectsEvery &&
+        stats.fullyLowered % objectsEvery == 0 &&
+        !emitObjects(*lowered, stats)) {
+      if (dumpFailures)
+        llvm::errs() << "=== from mutant:\n" << text << "\n";
+      return false;
+    }
   } else {
     PassManager lower(&context);
     lower.addPass(gnn::createConvertGNNToLoopsPass());
@@ -401,6 +449,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
   registerAllGPUToLLVMIRTranslations(registry);
+  registerOpenMPDialectTranslation(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   // Mutants are mostly invalid; their diagnostics are the expected outcome.
@@ -428,6 +477,7 @@ int main(int argc, char **argv) {
                << ", fully lowered: " << stats.fullyLowered
                << ", NVVM lowered: " << stats.nvvmLowered
                << ", differentiated: " << stats.differentiated
+               << ", to objects: " << stats.toObjects
                << ", round-trip failures: " << stats.failures << "\n";
   return stats.failures == 0 ? 0 : 1;
 }
