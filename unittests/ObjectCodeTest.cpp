@@ -3,16 +3,21 @@
 // Part of gnnc. generateLongBlocksQuickly over hand-built IR: long glue
 // blocks get `optnone` (fast instruction selection), short functions and
 // long blocks that compute on vectors keep -O2 code generation.
+// optimizeForHost vectorizes an elementwise loop.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Runner/ObjectCode.h"
 
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <gtest/gtest.h>
 
@@ -66,4 +71,53 @@ TEST(ObjectCode, LongGlueBlocksAreGeneratedQuickly) {
 
   EXPECT_FALSE(shortGlue->hasFnAttribute(llvm::Attribute::OptimizeNone));
   EXPECT_FALSE(shortGlue->hasFnAttribute("tune-cpu"));
+}
+
+TEST(ObjectCode, ElementwiseLoopsAreVectorizedForTheHost) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  ASSERT_TRUE(bool(builder)) << llvm::toString(builder.takeError());
+  auto machine = builder->createTargetMachine();
+  ASSERT_TRUE(bool(machine)) << llvm::toString(machine.takeError());
+
+  // c[i] = a[i] * a[i] + b[i] for i < n, as a lowered elementwise kernel.
+  llvm::LLVMContext ctx;
+  llvm::Module module("m", ctx);
+  module.setTargetTriple((*machine)->getTargetTriple().str());
+  module.setDataLayout((*machine)->createDataLayout());
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *f32 = llvm::Type::getFloatTy(ctx);
+  auto *fn = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, i64},
+                              false),
+      llvm::GlobalValue::ExternalLinkage, "kernel", module);
+  for (unsigned i = 0; i < 3; ++i)
+    fn->addParamAttr(i, llvm::Attribute::NoAlias);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  auto *loop = llvm::BasicBlock::Create(ctx, "loop", fn);
+  auto *exit = llvm::BasicBlock::Create(ctx, "exit", fn);
+  llvm::IRBuilder<> b(entry);
+  b.CreateCondBr(b.CreateICmpSGT(fn->getArg(3), b.getInt64(0)), loop, exit);
+  b.SetInsertPoint(loop);
+  llvm::PHINode *i = b.CreatePHI(i64, 2);
+  i->addIncoming(b.getInt64(0), entry);
+  llvm::Value *a = b.CreateLoad(f32, b.CreateGEP(f32, fn->getArg(0), i));
+  llvm::Value *c = b.CreateLoad(f32, b.CreateGEP(f32, fn->getArg(1), i));
+  b.CreateStore(b.CreateFAdd(b.CreateFMul(a, a), c),
+                b.CreateGEP(f32, fn->getArg(2), i));
+  llvm::Value *next = b.CreateAdd(i, b.getInt64(1));
+  i->addIncoming(next, loop);
+  b.CreateCondBr(b.CreateICmpSLT(next, fn->getArg(3)), loop, exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  ASSERT_FALSE(llvm::verifyModule(module, &llvm::errs()));
+
+  mlir::gnn::optimizeForHost(module, **machine);
+  bool vectors = llvm::any_of(llvm::instructions(*fn), [](auto &inst) {
+    return inst.getType()->isVectorTy() &&
+           inst.getOpcode() == llvm::Instruction::FMul;
+  });
+  EXPECT_TRUE(vectors) << "the product is computed one float at a time";
 }

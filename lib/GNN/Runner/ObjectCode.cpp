@@ -170,14 +170,10 @@ void dropForeignParameterAttributes(ModuleOp module) {
   });
 }
 
-/// LLVM's -O2 module pipeline (vectorizers and unrolling on), less
-/// CalledValuePropagation. That pass only annotates indirect calls, which
-/// this code makes none of through its own values, and its solver visits a
-/// call again for every argument whose state changes: on the call of a
-/// training step with thousands of buffer arguments from its C interface
-/// wrapper it took 7.9 of the 12.5 s of -O2 on the 12-layer d_model 512
-/// program, before code generation can start.
-void optimize(llvm::Module &module) {
+} // namespace
+
+void mlir::gnn::optimizeForHost(llvm::Module &module,
+                                llvm::TargetMachine &machine) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager sccs;
@@ -192,8 +188,7 @@ void optimize(llvm::Module &module) {
   tuning.LoopInterleaving = true;
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;
-  llvm::PassBuilder builder(/*TM=*/nullptr, tuning, std::nullopt,
-                            &instrumentation);
+  llvm::PassBuilder builder(&machine, tuning, std::nullopt, &instrumentation);
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(sccs);
   builder.registerFunctionAnalyses(functions);
@@ -202,6 +197,8 @@ void optimize(llvm::Module &module) {
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
       .run(module, modules);
 }
+
+namespace {
 
 size_t instructionCount(const llvm::Module &module) {
   size_t n = 0;
@@ -329,7 +326,7 @@ mlir::gnn::emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
   for (const std::string &entry : entries)
     exported.push_back(packedName(entry));
   returnLargeResultsThroughMemory(*llvmModule, exported);
-  optimize(*llvmModule);
+  optimizeForHost(*llvmModule, **machine);
   generateLongBlocksQuickly(*llvmModule);
 
   // Code generation is the larger half of the work, and independent per
