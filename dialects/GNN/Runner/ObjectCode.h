@@ -63,7 +63,8 @@ emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
 /// emitHostObjects.)
 void generateLongBlocksQuickly(llvm::Module &module);
 
-/// LLVM's -O2 module pipeline (vectorizers and unrolling on) with the cost
+/// LLVM's -O2 module pipeline (vectorizers and unrolling on, no
+/// interleaving of vectorized loops) with the cost
 /// model of `machine`, the host's: without it LLVM's vectorizers see no
 /// vector registers, and every elementwise kernel ran one float at a time
 /// (Adam's second-moment update, 1M floats in cache: 0.27 ms scalar, 0.06
