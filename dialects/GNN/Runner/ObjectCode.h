@@ -64,11 +64,11 @@ emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
 void generateLongBlocksQuickly(llvm::Module &module);
 
 /// LLVM's -O2 module pipeline (vectorizers and unrolling on, no
-/// interleaving of vectorized loops) with the cost
-/// model of `machine`, the host's: without it LLVM's vectorizers see no
-/// vector registers, and every elementwise kernel ran one float at a time
-/// (Adam's second-moment update, 1M floats in cache: 0.27 ms scalar, 0.06
-/// ms in AVX-512 vectors, the same bits). Less CalledValuePropagation: that
+/// interleaving of vectorized loops) with the cost model of `machine`, the
+/// host's: without it LLVM's vectorizers see no vector registers, and every
+/// elementwise kernel ran one float at a time (Adam's second-moment update,
+/// 1M floats in cache: 0.27 ms scalar, 0.06 ms in AVX-512 vectors, the same
+/// bits). Less CalledValuePropagation: that
 /// pass only annotates indirect calls, which this code makes none of
 /// through its own values, and its solver visits a call again for every
 /// argument whose state changes: on the call of a training step with
