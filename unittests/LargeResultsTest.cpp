@@ -8,7 +8,9 @@
 
 #include "GNN/Runner/ObjectCode.h"
 
+#include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
@@ -132,11 +134,28 @@ Outputs run(std::unique_ptr<Module> module, std::unique_ptr<LLVMContext> ctx) {
 TEST(LargeResults, OnlyUnexportedFunctionsAreRewritten) {
   LLVMContext ctx;
   std::unique_ptr<Module> module = testModule(ctx);
+  // `big` with debug info, which moves with its body.
+  module->addModuleFlag(Module::Warning, "Debug Info Version",
+                        DEBUG_METADATA_VERSION);
+  DIBuilder di(*module);
+  DIFile *file = di.createFile("m.mlir", "/");
+  di.createCompileUnit(dwarf::DW_LANG_C, file, "gnnc", true, "", 0);
+  DISubprogram *subprogram =
+      di.createFunction(file, "big", "big", file, 1,
+                        di.createSubroutineType(di.getOrCreateTypeArray({})), 1,
+                        DINode::FlagZero, DISubprogram::SPFlagDefinition);
+  module->getFunction("big")->setSubprogram(subprogram);
+  for (Instruction &i : instructions(*module->getFunction("big")))
+    i.setDebugLoc(DILocation::get(ctx, 1, 1, subprogram));
+  di.finalize();
+  ASSERT_FALSE(verifyModule(*module, &errs()));
+
   mlir::gnn::returnLargeResultsThroughMemory(*module, kExported);
   EXPECT_FALSE(verifyModule(*module, &errs()));
 
   Function *big = module->getFunction("big");
   ASSERT_TRUE(big);
+  EXPECT_EQ(big->getSubprogram(), subprogram);
   EXPECT_TRUE(big->getReturnType()->isVoidTy());
   ASSERT_EQ(big->arg_size(), 2u);
   EXPECT_TRUE(big->getArg(0)->getType()->isPointerTy());

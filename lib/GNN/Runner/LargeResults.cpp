@@ -62,6 +62,9 @@ Function *withResultsInMemory(Function *fn) {
   rewritten->copyAttributesFrom(fn);
   rewritten->setAttributes(
       withOutParameter(ctx, fn->getAttributes(), fn->arg_size()));
+  // Debug info (a function's subprogram is its alone) moves with the body.
+  rewritten->copyMetadata(fn, 0);
+  fn->clearMetadata();
   rewritten->splice(rewritten->begin(), fn);
   for (auto [old, now] :
        llvm::zip(fn->args(), llvm::drop_begin(rewritten->args()))) {
