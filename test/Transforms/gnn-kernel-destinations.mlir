@@ -1,22 +1,24 @@
 // RUN: gnn-opt %s -split-input-file -gnn-kernel-destinations | FileCheck %s
 
 // An optimizer's update: each kernel reads the buffer it then overwrites
-// element by element, so each writes in place; the third reads the first
-// two's targets, which then hold their results. Each kernel gets one
-// variant, the originals go when nothing calls them.
+// element by element, so each writes in place, through the argument it
+// reads (the `_into_arg<k>` variant: one buffer to the kernel's code); the
+// third reads the first two's targets, which then hold their results. Each
+// kernel gets one variant, the originals go when nothing calls them.
 // CHECK-LABEL: func.func @update
 // CHECK-SAME:    (%[[P:.*]]: memref<512xf32>, %[[M:.*]]: memref<512xf32>, %[[G:.*]]: memref<512xf32>)
-// CHECK-NEXT:    call @decay_into(%[[M]], %[[G]], %[[M]]) : (memref<512xf32>, memref<512xf32>, memref<512xf32>) -> ()
-// CHECK-NEXT:    call @step_into(%[[P]], %[[M]], %[[P]])
-// CHECK-NEXT:    call @decay_into(%[[G]], %[[P]], %[[G]])
+// CHECK-NEXT:    call @decay_into_arg0(%[[M]], %[[G]]) : (memref<512xf32>, memref<512xf32>) -> ()
+// CHECK-NEXT:    call @step_into_arg0(%[[P]], %[[M]])
+// CHECK-NEXT:    call @decay_into_arg0(%[[G]], %[[P]])
 // CHECK-NEXT:    return
 // CHECK-NOT:   memref.copy
 // CHECK-NOT:   func.func private @step(
 // CHECK:       func.func private @decay(
-// CHECK:       func.func private @decay_into(%[[A:.*]]: memref<512xf32>, %[[B:.*]]: memref<512xf32>, %[[OUT:.*]]: memref<512xf32>) attributes {gnn.kernel, no_inline} {
+// CHECK:       func.func private @decay_into_arg0(%[[A:.*]]: memref<512xf32>, %[[B:.*]]: memref<512xf32>) attributes {gnn.kernel, no_inline} {
 // CHECK-NOT:     memref.alloc
 // CHECK:         scf.parallel (%[[I:.*]]) =
-// CHECK:           memref.store %{{.*}}, %[[OUT]][%[[I]]]
+// CHECK:           memref.load %[[A]][%[[I]]]
+// CHECK:           memref.store %{{.*}}, %[[A]][%[[I]]]
 // CHECK:         return{{$}}
 func.func @update(%p: memref<512xf32>, %m: memref<512xf32>, %g: memref<512xf32>) {
   %0 = call @decay(%m, %g) : (memref<512xf32>, memref<512xf32>) -> memref<512xf32>
@@ -71,8 +73,7 @@ func.func private @step(%a: memref<512xf32>, %b: memref<512xf32>) -> memref<512x
 // CHECK-LABEL: func.func @rows
 // CHECK-SAME:    (%[[X:.*]]: memref<6x4xf32>, %[[Y:.*]]: memref<6x4xf32>)
 // CHECK:         %[[CX:.*]] = memref.cast %[[X]] : memref<6x4xf32> to memref<?x4xf32>
-// CHECK:         %[[DX:.*]] = memref.cast %[[X]] : memref<6x4xf32> to memref<?x4xf32>
-// CHECK:         call @scale_into(%[[CX]], %[[DX]])
+// CHECK:         call @scale_into_arg0(%[[CX]]) : (memref<?x4xf32>) -> ()
 // CHECK:         %[[CY:.*]] = memref.cast %[[Y]] : memref<6x4xf32> to memref<?x4xf32>
 // CHECK:         call @fill_into(%[[CX]], %[[CY]])
 // CHECK-NOT:     memref.copy
@@ -318,13 +319,13 @@ func.func private @two_stores(%a: memref<8xf32>) -> memref<8xf32> attributes {gn
 // place. Digits whose quotient divides by another divisor, or a load at
 // other digits, are left alone.
 // CHECK-LABEL: func.func @digits
-// CHECK-NEXT:    call @scale_flat_into(%[[M:.*]], %[[M]])
+// CHECK-NEXT:    call @scale_flat_into_arg0(%[[M:.*]]) :
 // CHECK-NEXT:    %[[R:.*]] = call @skewed(
 // CHECK-NEXT:    memref.copy %[[R]]
 // CHECK-NEXT:    %[[S:.*]] = call @shifted(
 // CHECK-NEXT:    memref.copy %[[S]]
 // CHECK-NEXT:    return
-// CHECK:       func.func private @scale_flat_into(%{{.*}}: memref<4x3x5xf32>, %[[OUT:.*]]: memref<4x3x5xf32>)
+// CHECK:       func.func private @scale_flat_into_arg0(%[[OUT:.*]]: memref<4x3x5xf32>)
 // CHECK-NOT:     memref.alloc
 // CHECK:         memref.store %{{.*}}, %[[OUT]]
 func.func @digits(%m: memref<4x3x5xf32>) {
@@ -400,4 +401,35 @@ func.func private @shifted(%a: memref<4x3x5xf32>) -> memref<4x3x5xf32>
     scf.reduce
   }
   return %out : memref<4x3x5xf32>
+}
+
+// -----
+
+// The target read through two arguments: the kernel writes into a buffer
+// passed last (`_into`), which its code cannot tell from either input.
+// CHECK-LABEL: func.func @read_twice
+// CHECK-SAME:    (%[[M:.*]]: memref<8xf32>)
+// CHECK-NEXT:    call @double_into(%[[M]], %[[M]], %[[M]]) : (memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+// CHECK-NEXT:    return
+// CHECK:       func.func private @double_into(%{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32>, %[[OUT:.*]]: memref<8xf32>)
+// CHECK:         memref.store %{{.*}}, %[[OUT]]
+func.func @read_twice(%m: memref<8xf32>) {
+  %0 = call @double(%m, %m) : (memref<8xf32>, memref<8xf32>) -> memref<8xf32>
+  memref.copy %0, %m : memref<8xf32> to memref<8xf32>
+  return
+}
+func.func private @double(%a: memref<8xf32>, %b: memref<8xf32>) -> memref<8xf32>
+    attributes {gnn.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %out = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %x = memref.load %a[%i] : memref<8xf32>
+    %y = memref.load %b[%i] : memref<8xf32>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %out[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return %out : memref<8xf32>
 }

@@ -570,15 +570,20 @@ def KernelDestinationsPass : Pass<"gnn-kernel-destinations", "ModuleOp"> {
     unit-step induction variables are those indices (what `gnn.apply_nodes`
     is lowered to); then each element is read before it is overwritten, by
     the iteration that overwrites it. Distinct function arguments are taken
-    not to share memory, as bufferization takes them.
+    not to share memory, as bufferization takes them. A kernel that reads
+    the target through one argument k writes through that argument itself
+    (the variant `<kernel>_into_arg<k>`, no extra argument): its code then
+    loads and stores through one pointer, which LLVM's vectorizer needs to
+    vectorize it without a run-time check that the two do not overlap
+    (they do, and the check sends every such call to the scalar loop).
 
     ```mlir
     %new = func.call @gnn_kernel_apply_nodes(%m, %g)
         : (memref<512xf32>, memref<512xf32>) -> memref<512xf32>
     memref.copy %new, %m : memref<512xf32> to memref<512xf32>
     // becomes
-    func.call @gnn_kernel_apply_nodes_into(%m, %g, %m)
-        : (memref<512xf32>, memref<512xf32>, memref<512xf32>) -> ()
+    func.call @gnn_kernel_apply_nodes_into_arg0(%m, %g)
+        : (memref<512xf32>, memref<512xf32>) -> ()
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",

@@ -20,6 +20,10 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+#include <string>
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_KERNELDESTINATIONSPASS
@@ -171,7 +175,10 @@ struct KernelDestinationsPass
     for (memref::CopyOp copy : copies)
       writeInPlace(copy, symbols, fresh, dominance);
     // Kernels that only their variants replaced are not compiled.
-    for (auto [kernel, into] : variants)
+    llvm::SetVector<func::FuncOp> kernels;
+    for (auto [key, into] : variants)
+      kernels.insert(key.first);
+    for (func::FuncOp kernel : kernels)
       if (SymbolTable::symbolKnownUseEmpty(kernel, module))
         symbols.erase(kernel);
     variants.clear();
@@ -203,15 +210,19 @@ struct KernelDestinationsPass
     // The target keeps its old contents until the copy: nothing between
     // the call and the copy may read or write that memory. The kernel
     // itself may read it only element by element (see
-    // readsOnlyElementItWrites).
+    // readsOnlyElementItWrites), through the argument it then writes.
+    SmallVector<unsigned, 1> readArguments;
     bool untouched = gnn::visitAliasUses(
         copy->getBlock(), {base}, fresh, [&](OpOperand &use, Operation *op) {
-          if (op == call)
-            return gnn::withoutCasts(use.get()) == gnn::withoutCasts(target) &&
-                   use.get().getType() == result.getType() &&
-                   readsOnlyElementItWrites(
-                       result, kernel.getArgument(use.getOperandNumber()));
-          return !call->isBeforeInBlock(op) || !op->isBeforeInBlock(copy);
+          if (op != call)
+            return !call->isBeforeInBlock(op) || !op->isBeforeInBlock(copy);
+          unsigned k = use.getOperandNumber();
+          if (gnn::withoutCasts(use.get()) != gnn::withoutCasts(target) ||
+              use.get().getType() != result.getType() ||
+              !readsOnlyElementItWrites(result, kernel.getArgument(k)))
+            return false;
+          readArguments.push_back(k);
+          return true;
         });
     if (!untouched)
       return;
@@ -222,43 +233,57 @@ struct KernelDestinationsPass
       if (!at || (at != copy && !at->isBeforeInBlock(copy)))
         return;
     }
-    func::FuncOp into = variantWritingInto(kernel, result, symbols);
     OpBuilder b(call);
     Value destination = target;
-    if (targetType != result.getType())
-      destination =
-          b.create<memref::CastOp>(call.getLoc(), result.getType(), target);
     SmallVector<Value> operands(call.getOperands());
-    operands.push_back(destination);
+    func::FuncOp into;
+    if (readArguments.size() == 1) {
+      // The kernel writes through the argument it reads: one buffer to
+      // its code, so LLVM's vectorizer needs no run-time check that the
+      // result's buffer and that argument's do not overlap (they do).
+      into = variantWritingInto(kernel, result, readArguments.front(), symbols);
+    } else {
+      into = variantWritingInto(kernel, result, std::nullopt, symbols);
+      if (targetType != result.getType())
+        destination =
+            b.create<memref::CastOp>(call.getLoc(), result.getType(), target);
+      operands.push_back(destination);
+    }
     b.create<func::CallOp>(call.getLoc(), into, operands);
     call.getResult(0).replaceAllUsesWith(destination);
     copy->erase();
     call->erase();
   }
 
-  /// The kernel with its result buffer as a last argument instead: made
-  /// once per kernel.
+  /// The kernel writing its result into argument `argument` (`_into_arg<k>`)
+  /// or, without one, into a buffer passed as a last argument (`_into`):
+  /// made once per kernel and argument.
   func::FuncOp variantWritingInto(func::FuncOp kernel, memref::AllocOp result,
+                                  std::optional<unsigned> argument,
                                   SymbolTable &symbols) {
-    func::FuncOp &into = variants[kernel];
+    func::FuncOp &into = variants[{kernel, argument ? int(*argument) : -1}];
     if (into)
       return into;
     into = kernel.clone();
-    into.setName((kernel.getName() + "_into").str());
+    into.setName((kernel.getName() + "_into" +
+                  (argument ? "_arg" + std::to_string(*argument) : ""))
+                     .str());
     symbols.insert(into, std::next(Block::iterator(kernel)));
     Block &body = into.getBody().front();
-    unsigned last = into.getNumArguments();
-    into.insertArgument(last, result.getType(), /*argAttrs=*/{},
-                        result.getLoc());
+    unsigned written = argument.value_or(into.getNumArguments());
+    if (!argument)
+      into.insertArgument(written, result.getType(), /*argAttrs=*/{},
+                          result.getLoc());
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     auto alloc = ret.getOperand(0).getDefiningOp<memref::AllocOp>();
-    alloc.getResult().replaceAllUsesWith(body.getArgument(last));
+    alloc.getResult().replaceAllUsesWith(body.getArgument(written));
     alloc->erase();
     ret->eraseOperands(0, 1);
     into.eraseResult(0);
     return into;
   }
 
-  DenseMap<func::FuncOp, func::FuncOp> variants;
+  /// Variants by kernel and the argument they write (-1: a last one).
+  DenseMap<std::pair<func::FuncOp, int>, func::FuncOp> variants;
 };
 } // namespace
