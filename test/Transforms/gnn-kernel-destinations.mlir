@@ -85,6 +85,21 @@ func.func @rows(%x: memref<6x4xf32>, %y: memref<6x4xf32>) {
   memref.copy %1, %y : memref<?x4xf32> to memref<6x4xf32>
   return
 }
+// The result read before the copy, as the kernel's own type: the argument
+// the kernel writes through (the cast) stands for it, not the target.
+// CHECK-LABEL: func.func @result_passed_on
+// CHECK-SAME:    (%[[X:.*]]: memref<6x4xf32>)
+// CHECK-NEXT:    %[[CX:.*]] = memref.cast %[[X]] : memref<6x4xf32> to memref<?x4xf32>
+// CHECK-NEXT:    call @scale_into_arg0(%[[CX]]) : (memref<?x4xf32>) -> ()
+// CHECK-NEXT:    %[[R:.*]] = call @scale(%[[CX]]) : (memref<?x4xf32>) -> memref<?x4xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @result_passed_on(%x: memref<6x4xf32>) -> memref<?x4xf32> {
+  %cx = memref.cast %x : memref<6x4xf32> to memref<?x4xf32>
+  %0 = call @scale(%cx) : (memref<?x4xf32>) -> memref<?x4xf32>
+  %1 = call @scale(%0) : (memref<?x4xf32>) -> memref<?x4xf32>
+  memref.copy %0, %x : memref<?x4xf32> to memref<6x4xf32>
+  return %1 : memref<?x4xf32>
+}
 func.func private @scale(%a: memref<?x4xf32>) -> memref<?x4xf32>
     attributes {gnn.kernel} {
   %c0 = arith.constant 0 : index

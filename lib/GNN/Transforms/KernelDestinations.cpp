@@ -240,8 +240,10 @@ struct KernelDestinationsPass
     if (readArguments.size() == 1) {
       // The kernel writes through the argument it reads: one buffer to
       // its code, so LLVM's vectorizer needs no run-time check that the
-      // result's buffer and that argument's do not overlap (they do).
+      // result's buffer and that argument's do not overlap (they do). That
+      // argument, of the result's type, stands for the result.
       into = variantWritingInto(kernel, result, readArguments.front(), symbols);
+      destination = call.getOperand(readArguments.front());
     } else {
       into = variantWritingInto(kernel, result, std::nullopt, symbols);
       if (targetType != result.getType())
