@@ -170,6 +170,12 @@ void dropForeignParameterAttributes(ModuleOp module) {
   });
 }
 
+size_t instructionCount(const llvm::Module &module) {
+  size_t n = 0;
+  for (const llvm::Function &f : module)
+    n += f.getInstructionCount();
+  return n;
+}
 } // namespace
 
 void mlir::gnn::optimizeForHost(llvm::Module &module,
@@ -200,16 +206,6 @@ void mlir::gnn::optimizeForHost(llvm::Module &module,
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
       .run(module, modules);
 }
-
-namespace {
-
-size_t instructionCount(const llvm::Module &module) {
-  size_t n = 0;
-  for (const llvm::Function &f : module)
-    n += f.getInstructionCount();
-  return n;
-}
-} // namespace
 
 void mlir::gnn::generateLongBlocksQuickly(llvm::Module &module) {
   auto computesOnVectors = [](const llvm::Function &f) {
