@@ -8,7 +8,8 @@ usage: convert-checkpoint.py CHECKPOINT --out-dir DIR [--heads H]
 
 CHECKPOINT is a `torch.save` of a state_dict (DGL's example writes one
 `.pkl` per epoch; the zip format of PyTorch 1.6 and later is read without
-torch) or a safetensors file. Tensors are written one per name: weights the
+torch, the older format through torch, as data only: a pickle that would
+run code is refused) or a safetensors file. Tensors are written one per name: weights the
 model ties (the tutorial shares one table between the source embedding, the
 target embedding and the generator) become separate copies, and a table
 that a tied save dropped is restored from the tensor it was tied to. Names
@@ -145,7 +146,17 @@ def read_checkpoint(path):
     except ImportError:
         fail("%s: neither a zip-format torch.save nor safetensors (an old "
              "torch.save file needs torch installed)" % path)
-    state = torch.load(path, map_location="cpu")
+    # weights_only: a state_dict needs no code, and a hostile file gets no
+    # chance to run any (PyTorch 2.6 made it the default).
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many kinds for a file it can't read
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        fail("%s: not a readable torch.save file (%s)" % (path, reason))
+    if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
+        state = state["state_dict"]
+    if not isinstance(state, dict):
+        fail("%s: holds no state_dict" % path)
     return {k: Tensor(list(v.shape), v.float().flatten().tolist())
             for k, v in state.items() if hasattr(v, "shape")}
 

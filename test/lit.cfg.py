@@ -64,6 +64,17 @@ for candidate in (sys.executable, "/usr/bin/python3"):
         config.substitutions.append(("%plot_python", candidate))
         break
 
+# `torch`: a Python with PyTorch (the peers' environment where
+# bench/peers/setup.sh made one) reads old-format torch.save files.
+for candidate in (sys.executable, "/usr/bin/python3",
+                  os.path.join(config.gnn_src_root, "bench", "peers", ".venv",
+                               "bin", "python")):
+    if os.access(candidate, os.X_OK) and subprocess.run(
+            [candidate, "-c", "import torch"], capture_output=True).returncode == 0:
+        config.available_features.add("torch")
+        config.substitutions.append(("%torch_python", candidate))
+        break
+
 # GPU tests. `ptxas`: the CUDA toolkit's assembler checks generated kernels
 # (no device needed). `cuda-device`: a driver and a device are present, so
 # kernels run; without one those tests are unsupported, not failed.
