@@ -11,6 +11,15 @@
 // SkylakeX kernels), so the runtime replaces it; GNNC_BLAS_CORETYPE names
 // other kernels.
 //
+// The runtime calls OpenBLAS from its own threads, one call per thread
+// (gnn_rt_set_dense_threads(1)), so OpenBLAS's thread pool is never used;
+// yet it starts one thread per core when it loads, each taking a 128 MiB
+// buffer: 2 GiB of address space on 16 cores, and under an address-space
+// limit (ulimit -v) a thread whose buffer fails retries forever and the
+// process hangs at exit. Unless OPENBLAS_NUM_THREADS says otherwise, the
+// library is opened with one thread (openblas_set_num_threads starts more
+// if a caller asks).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Blas.h"
@@ -56,7 +65,14 @@ Loaded load() {
   const char *chosen = std::getenv("GNNC_BLAS_CORETYPE");
   if (const char *core = chosen && *chosen ? chosen : coreForThisCpu())
     setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/1);
+  // Set only while the library loads: the process's children see the
+  // environment it was given.
+  bool ownThreadCount = !std::getenv("OPENBLAS_NUM_THREADS");
+  if (ownThreadCount)
+    setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   void *library = openFirst({"libopenblas.so.0", "libopenblas.so"});
+  if (ownThreadCount)
+    unsetenv("OPENBLAS_NUM_THREADS");
   if (!library) {
     const char *reason = dlerror();
     l.why = std::string("cannot load OpenBLAS (libopenblas.so.0): ") +

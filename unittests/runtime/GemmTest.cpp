@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -377,4 +378,22 @@ TEST(Blas, KernelsUseTheCpusVectorUnits) {
   else if (__builtin_cpu_supports("avx2"))
     EXPECT_STRNE(core, "Prescott");
 #endif
+}
+
+// Dense layers call OpenBLAS from the runtime's own threads, one call per
+// thread, so the runtime opens it with one thread of its own (not one per
+// core, each with a 128 MiB buffer: on many cores, under an address-space
+// limit, those buffers failed and the process hung at exit), and leaves the
+// environment as it found it.
+TEST(Blas, LoadsWithoutAThreadPool) {
+  ASSERT_NE(gnn_rt_blas_core(), nullptr); // loaded
+  if (std::getenv("OPENBLAS_NUM_THREADS"))
+    GTEST_SKIP() << "OPENBLAS_NUM_THREADS is set: OpenBLAS follows it";
+  void *library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(library, nullptr);
+  auto threads =
+      reinterpret_cast<int (*)()>(dlsym(library, "openblas_get_num_threads"));
+  ASSERT_NE(threads, nullptr);
+  EXPECT_EQ(threads(), 1);
+  dlclose(library);
 }
