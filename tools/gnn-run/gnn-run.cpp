@@ -18,6 +18,7 @@
 
 #include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
+#include "GNN/Runner/CompileThreads.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Support/CompileCache.h"
 #include "GNN/Support/FatalErrors.h"
@@ -329,9 +330,18 @@ static int run(int argc, char **argv) {
                           "above names the access that failed.\n");
   }
 
+  // Compiling stays on the cores a model run is given (a bad --threads is
+  // reported with the model's other options), and on one with --serial.
+  unsigned cores = 0;
+  if (serial)
+    cores = 1;
+  else if (!configFile.empty() && threads > 0 && threads <= 1024)
+    cores = unsigned(threads);
+  CompileThreads compileThreads(cores);
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
-  MLIRContext context(registry);
+  MLIRContext context(registry, compileThreads.threading());
+  compileThreads.attach(context);
   context.loadAllAvailableDialects();
 
   if (repeat < 1 || repeat > 1000)
@@ -494,6 +504,7 @@ static int run(int argc, char **argv) {
   options.parallel = !serial;
   options.device = target;
   options.cache = compileCache;
+  options.compileThreads = compileThreads.count();
   options.checked = checkedMode();
   options.deviceLoops = deviceLoops;
   auto start = std::chrono::steady_clock::now();

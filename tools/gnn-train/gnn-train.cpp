@@ -20,6 +20,7 @@
 #include "GNN/InitAll.h"
 #include "GNN/Models/Trainer.h"
 #include "GNN/Models/TransformerRunner.h"
+#include "GNN/Runner/CompileThreads.h"
 #include "GNN/Support/CompileCache.h"
 #include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/HeapSettings.h"
@@ -348,9 +349,11 @@ static int run(int argc, char **argv) {
 
   if (threads > 0)
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  CompileThreads compileThreads{unsigned(threads)};
   DialectRegistry registry;
   registerAllDialectsAndExtensions(registry);
-  MLIRContext context(registry);
+  MLIRContext context(registry, compileThreads.threading());
+  compileThreads.attach(context);
   context.loadAllAvailableDialects();
   std::optional<CompileCache> cache;
   std::string cachePath = defaultCompileCacheDirectory();
@@ -369,6 +372,7 @@ static int run(int argc, char **argv) {
   options.shuffle = shuffle;
   options.threads = threads;
   options.compile.parallel = threads != 1;
+  options.compile.compileThreads = compileThreads.count();
   options.compile.device = device == "cuda" ? Device::CUDA : Device::CPU;
   options.compile.deviceLoops = deviceLoops;
   options.compile.cache = cache ? &*cache : nullptr;

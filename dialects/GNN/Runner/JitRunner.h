@@ -109,6 +109,10 @@ struct CompileOptions {
   /// Object code is looked up here first and stored here after compiling
   /// (none: always compile).
   CompileCache *cache = nullptr;
+  /// Code generation split over at most this many threads (0: all cores;
+  /// the code is the same however it is split). The MLIR passes run on the
+  /// context's threads (CompileThreads.h).
+  unsigned compileThreads = 0;
 };
 
 /// How a program came to be.

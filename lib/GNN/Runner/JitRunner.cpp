@@ -406,7 +406,7 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
     registerOpenMPDialectTranslation(registry);
     ctx->appendDialectRegistry(registry);
     llvm::Expected<std::vector<std::string>> emitted =
-        emitHostObjects(*module, entryNames);
+        emitHostObjects(*module, entryNames, options.compileThreads);
     if (!emitted)
       return error("JIT compilation failed: " +
                    llvm::toString(emitted.takeError()));

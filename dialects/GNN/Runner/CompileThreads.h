@@ -1,0 +1,46 @@
+//===- CompileThreads.h - the threads a tool compiles on --------*- C++ -*-===//
+//
+// Part of gnnc. A tool told to use T cores (--threads T, --serial) keeps
+// its compiling to T threads too: MLIR's passes run on a pool of T threads
+// (the context's own pool would take every core), and code generation is
+// split at most T ways (CompileOptions::compileThreads).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_RUNNER_COMPILETHREADS_H
+#define GNN_RUNNER_COMPILETHREADS_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/ThreadPool.h"
+
+#include <memory>
+
+namespace mlir::gnn {
+
+/// Declare it before the MLIRContext it serves (its pool must outlive the
+/// context), create the context with threading(), then call attach():
+///
+///   CompileThreads compileThreads(threads);
+///   MLIRContext context(registry, compileThreads.threading());
+///   compileThreads.attach(context);
+class CompileThreads {
+public:
+  /// `threads`: at most that many; 0 leaves MLIR's default (all cores).
+  explicit CompileThreads(unsigned threads);
+
+  /// How the context is created: threading disabled for every bound
+  /// (attach() then gives it this object's pool, or none for one thread).
+  MLIRContext::Threading threading() const;
+  void attach(MLIRContext &context);
+
+  /// For CompileOptions::compileThreads (0: all cores).
+  unsigned count() const { return threads; }
+
+private:
+  unsigned threads;
+  std::unique_ptr<llvm::DefaultThreadPool> pool;
+};
+
+} // namespace mlir::gnn
+
+#endif // GNN_RUNNER_COMPILETHREADS_H

@@ -1,0 +1,81 @@
+//===- CompileThreadsTest.cpp - tools compile on the cores they are given -===//
+//
+// Part of gnnc. --threads T and --serial bound compiling too: the context's
+// pool has T threads, and with one thread compiling starts none.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Runner/CompileThreads.h"
+#include "GNN/InitAll.h"
+#include "GNN/Models/ModelConfig.h"
+#include "GNN/Models/TransformerRunner.h"
+#include "GNN/Runner/JitRunner.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "gtest/gtest.h"
+
+#include <filesystem>
+
+using namespace mlir;
+using namespace mlir::gnn;
+
+namespace {
+/// Threads of this process now.
+size_t processThreads() {
+  size_t n = 0;
+  for ([[maybe_unused]] auto &entry :
+       std::filesystem::directory_iterator("/proc/self/task"))
+    ++n;
+  return n;
+}
+
+TEST(CompileThreads, BoundTheContextsPool) {
+  DialectRegistry registry;
+  {
+    CompileThreads all(0);
+    EXPECT_EQ(all.threading(), MLIRContext::Threading::ENABLED);
+    EXPECT_EQ(all.count(), 0u);
+  }
+  {
+    CompileThreads one(1);
+    MLIRContext context(registry, one.threading());
+    one.attach(context);
+    EXPECT_FALSE(context.isMultithreadingEnabled());
+    EXPECT_EQ(one.count(), 1u);
+  }
+  {
+    CompileThreads three(3);
+    MLIRContext context(registry, three.threading());
+    three.attach(context);
+    ASSERT_TRUE(context.isMultithreadingEnabled());
+    EXPECT_EQ(context.getThreadPool().getMaxConcurrency(), 3u);
+    EXPECT_EQ(three.count(), 3u);
+  }
+}
+
+/// Compiles the bundled copy-task Transformer (no compile cache) with
+/// `threads` compile threads; returns how many threads the process gained.
+size_t threadsStartedCompiling(unsigned threads) {
+  CompileThreads bound(threads);
+  DialectRegistry registry;
+  gnn::registerAllDialectsAndExtensions(registry);
+  MLIRContext context(registry, bound.threading());
+  bound.attach(context);
+  context.loadAllAvailableDialects();
+  auto config = readModelConfig(GNN_SOURCE_DIR "/examples/copy/config.json");
+  EXPECT_TRUE(bool(config)) << llvm::toString(config.takeError());
+  if (!config)
+    return 0;
+  ModelOptions options;
+  options.compile.parallel = threads != 1;
+  options.compile.compileThreads = bound.count();
+  size_t before = processThreads();
+  auto model = TransformerModel::load(context, *config, options);
+  EXPECT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  return processThreads() - before;
+}
+
+TEST(CompileThreads, OneThreadCompilesOnTheCallingThread) {
+  EXPECT_EQ(threadsStartedCompiling(1), 0u);
+}
+} // namespace
