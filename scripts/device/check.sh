@@ -5,9 +5,9 @@
 #   scripts/device/check.sh run [--bench | --bench-only [BENCH ARGS] |
 #                                --train-only [TRAIN ARGS]]
 #                                         (with .device-gnnc/ present)
-# `run` executes every lit test (the cuda-device suite included), the CUDA
-# suite again with kernels launched without waiting for each
-# (--param cuda_async_launches=1), both
+# `run` executes the CUDA and GPU lit suites, then every lit test, then the
+# CUDA suite again with kernels launched without waiting for each
+# (--param cuda_async_launches=1), each within LIT_SECONDS (default 300), both
 # GoogleTest binaries and, with --bench, the GPU benchmarks (bench/gpu/run.sh,
 # then bench/gpu/train.sh with its CUDA profiles); --bench-only and
 # --train-only run one benchmark alone. Logs go to $OUT (default
@@ -65,11 +65,38 @@ if [[ "${2:-}" == "--train-only" ]]; then
     tee "$out/train.txt"
   exit "${PIPESTATUS[0]}"
 fi
-python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv build/test 2>&1 | tee "$out/lit.log" | tail -40 || status=1
+# lit within LIT_SECONDS (default 300): a test that hangs costs the rest of
+# the suite, not the machine's whole lease; what was still running is
+# listed in LOG.hung. Each result line is logged as it comes (-v, not -s).
+lit_bounded() { # LOG LIT-ARGS...
+  local log=$1 limit=${LIT_SECONDS:-300}
+  shift
+  python3 /usr/lib/llvm-19/build/utils/lit/lit.py -v "$@" >"$log" 2>&1 &
+  local pid=$! waited=0
+  while kill -0 $pid 2>/dev/null && ((waited < limit)); do
+    sleep 2 && waited=$((waited + 2))
+  done
+  if kill -0 $pid 2>/dev/null; then
+    ps -eo pid,etimes,args --forest | grep -E "build/bin|FileCheck|python" |
+      grep -v -e grep -e "ps -eo" | cut -c1-300 >"$log.hung"
+    pkill -P $pid; kill $pid; pkill -f "$PWD/build/bin/"
+    echo "lit: stopped after ${limit} s; still running:" | tee -a "$log"
+    cat "$log.hung"
+    return 1
+  fi
+  wait $pid
+}
+# The device's own suites first, then everything, then the CUDA suite
+# again with launches that do not wait.
+lit_bounded "$out/lit-cuda.log" build/test/Integration/CUDA build/test/GPU || status=1
+grep -E "^(FAIL|UNRESOLVED)|Passed|Failed|Unsupported" "$out/lit-cuda.log"
+lit_bounded "$out/lit.log" build/test || status=1
+grep -E "^(FAIL|UNRESOLVED)" "$out/lit.log"
+tail -6 "$out/lit.log"
 grep -q "^Failed" "$out/lit.log" && status=1
-python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv --param cuda_async_launches=1 \
-  build/test/Integration/CUDA 2>&1 | tee "$out/lit-async.log" | tail -8 || status=1
-grep -q "^Failed" "$out/lit-async.log" && status=1
+lit_bounded "$out/lit-async.log" --param cuda_async_launches=1 build/test/Integration/CUDA || status=1
+grep -E "^(FAIL|UNRESOLVED)|Passed|Failed" "$out/lit-async.log"
+grep -q "^Failed" "$out/lit-cuda.log" "$out/lit-async.log" && status=1
 for t in GNNRuntimeTests GNNUnitTests; do
   build/unittests/$t --gtest_brief=1 >"$out/$t.log" 2>&1 || status=1
   tail -5 "$out/$t.log"
