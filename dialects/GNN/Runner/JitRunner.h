@@ -160,7 +160,8 @@ public:
     return entries.front().results;
   }
   /// Sets the number of threads the next calls run compiled parallel loops
-  /// on (0: all cores); small calls run faster on one.
+  /// on (0: all cores, or OMP_NUM_THREADS where set); small calls run
+  /// faster on one.
   static void setThreads(int threads);
 
   const CompileInfo &getCompileInfo() const { return info; }

@@ -43,7 +43,7 @@ using namespace mlir::gnn;
 
 // From libomp, which runs the parallel loops of compiled code.
 extern "C" void omp_set_num_threads(int);
-extern "C" int omp_get_num_procs(void);
+extern "C" int omp_get_max_threads(void);
 
 #ifndef GNN_OPENMP_LIBRARY
 #define GNN_OPENMP_LIBRARY "libomp.so"
@@ -544,7 +544,12 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
 }
 
 void JitProgram::setThreads(int threads) {
-  omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());
+  // "All cores" is OpenMP's own default: OMP_NUM_THREADS where the user set
+  // it (a container's CPU quota does not show in the affinity mask that
+  // OpenMP counts cores by), the cores this process may run on otherwise.
+  // Read before the first call here changes the calling thread's setting.
+  static const int allCores = omp_get_max_threads();
+  omp_set_num_threads(threads > 0 ? threads : allCores);
 }
 
 const EntryPoint *JitProgram::lookup(llvm::StringRef name) const {

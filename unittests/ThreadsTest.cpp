@@ -1,23 +1,29 @@
-//===- CompileThreadsTest.cpp - tools compile on the cores they are given -===//
+//===- ThreadsTest.cpp - the cores programs compile and run on ------------===//
 //
 // Part of gnnc. --threads T and --serial bound compiling too: the context's
-// pool has T threads, and with one thread compiling starts none.
+// pool has T threads, and with one thread compiling starts none. "All
+// cores" follows OpenMP's default, OMP_NUM_THREADS included (ctest also
+// runs Threads.* with OMP_NUM_THREADS=1).
 //
 //===----------------------------------------------------------------------===//
 
-#include "GNN/Runner/CompileThreads.h"
 #include "GNN/InitAll.h"
 #include "GNN/Models/ModelConfig.h"
 #include "GNN/Models/TransformerRunner.h"
+#include "GNN/Runner/CompileThreads.h"
 #include "GNN/Runner/JitRunner.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
 
+#include <cstdlib>
 #include <filesystem>
 
 using namespace mlir;
 using namespace mlir::gnn;
+
+extern "C" int omp_get_max_threads(void);
+extern "C" int omp_get_num_procs(void);
 
 namespace {
 /// Threads of this process now.
@@ -77,5 +83,15 @@ size_t threadsStartedCompiling(unsigned threads) {
 
 TEST(CompileThreads, OneThreadCompilesOnTheCallingThread) {
   EXPECT_EQ(threadsStartedCompiling(1), 0u);
+}
+
+TEST(Threads, AllCoresFollowOpenMPsDefault) {
+  const char *set = std::getenv("OMP_NUM_THREADS");
+  JitProgram::setThreads(1);
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  JitProgram::setThreads(0);
+  EXPECT_EQ(omp_get_max_threads(), set ? std::atoi(set) : omp_get_num_procs());
+  JitProgram::setThreads(3);
+  EXPECT_EQ(omp_get_max_threads(), 3);
 }
 } // namespace
