@@ -25,7 +25,8 @@ namespace mlir::gnn {
 ///   compileThreads.attach(context);
 class CompileThreads {
 public:
-  /// `threads`: at most that many; 0 leaves MLIR's default (all cores).
+  /// `threads`: at most that many; 0: all cores (MLIR's default), or
+  /// OMP_NUM_THREADS where it is set, as the run counts them.
   explicit CompileThreads(unsigned threads);
 
   /// How the context is created: threading disabled for every bound

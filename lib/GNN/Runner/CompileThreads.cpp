@@ -6,10 +6,19 @@
 
 #include "GNN/Runner/CompileThreads.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::gnn;
 
+extern "C" int omp_get_max_threads(void);
+
 CompileThreads::CompileThreads(unsigned threads) : threads(threads) {
+  // "All cores" as the run counts them (JitProgram::setThreads): where
+  // OMP_NUM_THREADS is set, that many.
+  if (threads == 0 && std::getenv("OMP_NUM_THREADS"))
+    this->threads = threads = unsigned(std::max(1, omp_get_max_threads()));
   if (threads > 1)
     pool = std::make_unique<llvm::DefaultThreadPool>(
         llvm::hardware_concurrency(threads));
