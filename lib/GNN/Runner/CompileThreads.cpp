@@ -16,9 +16,11 @@ extern "C" int omp_get_max_threads(void);
 
 CompileThreads::CompileThreads(unsigned threads) : threads(threads) {
   // "All cores" as the run counts them (JitProgram::setThreads): where
-  // OMP_NUM_THREADS is set, that many.
+  // OMP_NUM_THREADS is set, that many (no more than there are cores).
   if (threads == 0 && std::getenv("OMP_NUM_THREADS"))
-    this->threads = threads = unsigned(std::max(1, omp_get_max_threads()));
+    this->threads = threads =
+        std::min(unsigned(std::max(1, omp_get_max_threads())),
+                 llvm::hardware_concurrency().compute_thread_count());
   if (threads > 1)
     pool = std::make_unique<llvm::DefaultThreadPool>(
         llvm::hardware_concurrency(threads));
