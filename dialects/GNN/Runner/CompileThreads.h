@@ -25,16 +25,16 @@ namespace mlir::gnn {
 ///   compileThreads.attach(context);
 class CompileThreads {
 public:
-  /// `threads`: at most that many; 0: all cores (MLIR's default), or
+  /// `threads`: at most that many; 0: all cores (counted now), or
   /// OMP_NUM_THREADS where it is set, as the run counts them.
   explicit CompileThreads(unsigned threads);
 
-  /// How the context is created: threading disabled for every bound
-  /// (attach() then gives it this object's pool, or none for one thread).
+  /// How the context is created: without threads of its own (attach()
+  /// gives it this object's pool, or none for one thread).
   MLIRContext::Threading threading() const;
   void attach(MLIRContext &context);
 
-  /// For CompileOptions::compileThreads (0: all cores).
+  /// For CompileOptions::compileThreads: at least 1.
   unsigned count() const { return threads; }
 
 private:
