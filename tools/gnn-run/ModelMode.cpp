@@ -194,7 +194,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   options.compile.device = o.device;
   options.compile.cache = o.cache;
   options.compile.checked = o.checked;
-  options.compile.compileThreads = unsigned(o.threads);
+  options.compile.compileThreads = o.compileThreads;
   options.weightsPath = o.weights;
   options.irPath = o.ir;
   options.positions = maxLen;

@@ -23,6 +23,8 @@ struct ModelRunOptions {
   bool ids = false, emitIR = false, fuse = true, incremental = false;
   Mode mode = Mode::Greedy;
   int64_t beamSize = 4, maxLen = 0, batchSize = 64, threads = 0;
+  /// Code generation threads (CompileThreads::count()).
+  unsigned compileThreads = 0;
   /// Runs the whole input this many times (timing); the last run's output
   /// is written.
   int64_t repeat = 1;

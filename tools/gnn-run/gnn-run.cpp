@@ -395,6 +395,7 @@ static int run(int argc, char **argv) {
       return fail("--serial runs on one core; it contradicts --threads " +
                   llvm::Twine(threads.getValue()));
     o.threads = serial ? 1 : threads.getValue();
+    o.compileThreads = compileThreads.count();
     o.alpha = alpha;
     o.repeat = repeat;
     o.cache = compileCache;

@@ -221,9 +221,11 @@ llvm::Error saveCheckpoint(const Trainer &trainer, const std::string &name,
 llvm::Error writeAttentionMaps(MLIRContext &context, const ModelConfig &config,
                                const std::string &weights,
                                const TrainingExample &pair, int64_t index,
-                               CompileCache *cache, int64_t epoch) {
+                               CompileCache *cache, unsigned compileThreads,
+                               int64_t epoch) {
   ModelOptions options;
   options.compile.cache = cache;
+  options.compile.compileThreads = compileThreads;
   options.weightsPath = weights;
   options.positions = config.maxLen;
   options.attentionWeights = true;
@@ -532,7 +534,7 @@ static int run(int argc, char **argv) {
     if (vizSeq >= 0)
       if (llvm::Error e = writeAttentionMaps(
               context, *config, inDir(checkpoint), valid[vizSeq], vizSeq,
-              cache ? &*cache : nullptr, epoch + 1))
+              cache ? &*cache : nullptr, compileThreads.count(), epoch + 1))
         return fail("--viz-seq: " + llvm::toString(std::move(e)));
     if (stopped)
       return 0;
