@@ -10,8 +10,8 @@
 # (--param cuda_async_launches=1), each within LIT_SECONDS (default 300), both
 # GoogleTest binaries and, with --bench, the GPU benchmarks (bench/gpu/run.sh,
 # then bench/gpu/train.sh with its CUDA profiles); --bench-only and
-# --train-only run one benchmark alone. Logs go to $OUT (default
-# /tmp/gnnc-device-out).
+# --train-only run one benchmark alone, each within BENCH_SECONDS (default
+# 400). Logs go to $OUT (default /tmp/gnnc-device-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/gnnc-device-out}
@@ -57,11 +57,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee 
 status=0
 cd /work/main
 if [[ "${2:-}" == "--bench-only" ]]; then
-  bench/gpu/run.sh --prebuilt --repeats 20 "${@:3}" 2>&1 | tee "$out/bench.txt"
+  timeout "${BENCH_SECONDS:-400}" bench/gpu/run.sh --prebuilt --repeats 20 "${@:3}" 2>&1 |
+    tee "$out/bench.txt"
   exit "${PIPESTATUS[0]}"
 fi
 if [[ "${2:-}" == "--train-only" ]]; then
-  bench/gpu/train.sh --prebuilt --profile --out "$out" "${@:3}" 2>&1 |
+  timeout "${BENCH_SECONDS:-400}" bench/gpu/train.sh --prebuilt --profile --out "$out" "${@:3}" 2>&1 |
     tee "$out/train.txt"
   exit "${PIPESTATUS[0]}"
 fi
@@ -102,8 +103,9 @@ for t in GNNRuntimeTests GNNUnitTests; do
   tail -5 "$out/$t.log"
 done
 if [[ "${2:-}" == "--bench" ]]; then
-  bench/gpu/run.sh --prebuilt --repeats 20 2>&1 | tee "$out/bench.txt"
-  bench/gpu/train.sh --prebuilt --profile --out "$out" 2>&1 |
+  timeout "${BENCH_SECONDS:-400}" bench/gpu/run.sh --prebuilt --repeats 20 2>&1 |
+    tee "$out/bench.txt"
+  timeout "${BENCH_SECONDS:-400}" bench/gpu/train.sh --prebuilt --profile --out "$out" 2>&1 |
     tee "$out/train.txt"
 fi
 exit $status
