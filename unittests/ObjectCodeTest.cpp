@@ -9,6 +9,10 @@
 
 #include "GNN/Runner/ObjectCode.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
@@ -120,4 +124,25 @@ TEST(ObjectCode, ElementwiseLoopsAreVectorizedForTheHost) {
            inst.getOpcode() == llvm::Instruction::FMul;
   });
   EXPECT_TRUE(vectors) << "the product is computed one float at a time";
+}
+
+// Inline assembly is an error, not an abort in code generation (found by
+// gnn-mutate on test/Transforms/gnn-check-self-contained.mlir's input).
+TEST(ObjectCode, InlineAssemblyIsAnErrorNotACrash) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::LLVM::LLVMDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+llvm.func @poke() {
+  llvm.inline_asm has_side_effects "ud2", "" : () -> ()
+  llvm.return
+}
+)mlir",
+                                              &context);
+  ASSERT_TRUE(module);
+  auto objects = mlir::gnn::emitHostObjects(*module, {}, /*threads=*/1);
+  ASSERT_FALSE(bool(objects));
+  std::string message = llvm::toString(objects.takeError());
+  EXPECT_NE(message.find("inline assembly is not compiled"), std::string::npos)
+      << message;
 }

@@ -18,6 +18,7 @@
 #include "GNN/Support/ParserHazards.h"
 #include "GNN/Support/ParserQuarantine.h"
 #include "GNN/Transforms/Differentiate.h"
+#include "GNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -238,6 +239,17 @@ static LogicalResult lowerToLLVM(MLIRContext &context, ModuleOp module) {
   return lower.run(module);
 }
 
+/// Whether gnn-run would compile `module` (before lowering) at all: it
+/// admits only self-contained programs without vectors too wide to compile
+/// in reasonable time, and LLVM's code generation aborts on some of what
+/// those checks refuse (inline assembly, a vector<100000xi1>).
+static bool admittedForCompiling(MLIRContext &context, ModuleOp module) {
+  PassManager admit(&context);
+  admit.addPass(gnn::createCheckSelfContainedPass());
+  admit.addPass(gnn::createCheckVectorSizesPass());
+  return succeeded(admit.run(module));
+}
+
 /// Takes `module` (lowered to the LLVM dialect) on to LLVM IR, where the
 /// rewrite of large results must leave a valid module, and to object code
 /// (which may fail with an error, never crash). Returns false if the
@@ -386,6 +398,7 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
     ++stats.fullyLowered;
     if (succeeded(lowerToLLVM(context, *lowered)) && objectsEvery &&
         stats.fullyLowered % objectsEvery == 0 &&
+        admittedForCompiling(context, *module) &&
         !emitObjects(*lowered, stats)) {
       if (dumpFailures)
         llvm::errs() << "=== from mutant:\n" << text << "\n";

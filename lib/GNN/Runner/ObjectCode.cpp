@@ -251,6 +251,21 @@ std::string mlir::gnn::packedName(llvm::StringRef name) {
 /// first one, or, if casts between types that no conversion resolved are
 /// all there is, the first of those.
 static llvm::Error checkTranslatable(ModuleOp module) {
+  // Code generation has no assembler for inline assembly (LLVM aborts on
+  // it); gnn-run refuses such programs earlier (gnn-check-self-contained),
+  // other callers get an error here.
+  Operation *assembly = nullptr;
+  module.walk([&](LLVM::InlineAsmOp op) {
+    assembly = op;
+    return WalkResult::interrupt();
+  });
+  if (assembly) {
+    std::string where;
+    llvm::raw_string_ostream os(where);
+    os << assembly->getLoc();
+    return error("'llvm.inline_asm' at " + where +
+                 ": inline assembly is not compiled");
+  }
   Operation *left = nullptr, *cast = nullptr;
   module.walk([&](Operation *op) {
     if (op == module.getOperation() ||
