@@ -126,7 +126,7 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   if (o.src.empty())
     return fail("--src is required (or --emit-ir)");
   // Bounds that keep memory and threads sane on absurd values.
-  constexpr int64_t kMaxBeam = 1024, kMaxThreads = 1024, kMaxPositions = 5000;
+  constexpr int64_t kMaxBeam = 1024, kMaxPositions = 5000;
   if (o.beamSize < 1 || o.beamSize > kMaxBeam)
     return fail("--beam-size must be between 1 and " + llvm::Twine(kMaxBeam));
   if (o.batchSize < 1)

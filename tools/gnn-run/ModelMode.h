@@ -17,6 +17,9 @@ namespace gnnrun {
 
 enum class Mode { Forward, Greedy, Beam };
 
+/// The most --threads a model run takes.
+constexpr int64_t kMaxThreads = 1024;
+
 struct ModelRunOptions {
   std::string config, weights, ir, src, tgt, out;
   mlir::gnn::Device device = mlir::gnn::Device::CPU;

@@ -335,12 +335,12 @@ static int run(int argc, char **argv) {
   unsigned cores = 0;
   if (serial)
     cores = 1;
-  else if (!configFile.empty() && threads > 0 && threads <= 1024)
+  else if (!configFile.empty() && threads > 0 && threads <= gnnrun::kMaxThreads)
     cores = unsigned(threads);
   CompileThreads compileThreads(cores);
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
-  MLIRContext context(registry, compileThreads.threading());
+  MLIRContext context(registry);
   compileThreads.attach(context);
   context.loadAllAvailableDialects();
 

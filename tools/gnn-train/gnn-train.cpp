@@ -354,7 +354,7 @@ static int run(int argc, char **argv) {
   CompileThreads compileThreads{unsigned(threads)};
   DialectRegistry registry;
   registerAllDialectsAndExtensions(registry);
-  MLIRContext context(registry, compileThreads.threading());
+  MLIRContext context(registry);
   compileThreads.attach(context);
   context.loadAllAvailableDialects();
   std::optional<CompileCache> cache;

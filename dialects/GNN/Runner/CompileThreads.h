@@ -18,10 +18,10 @@
 namespace mlir::gnn {
 
 /// Declare it before the MLIRContext it serves (its pool must outlive the
-/// context), create the context with threading(), then call attach():
+/// context), then attach() the context before anything runs on it:
 ///
 ///   CompileThreads compileThreads(threads);
-///   MLIRContext context(registry, compileThreads.threading());
+///   MLIRContext context(registry);
 ///   compileThreads.attach(context);
 class CompileThreads {
 public:
@@ -29,9 +29,8 @@ public:
   /// OMP_NUM_THREADS where it is set, as the run counts them.
   explicit CompileThreads(unsigned threads);
 
-  /// How the context is created: without threads of its own (attach()
-  /// gives it this object's pool, or none for one thread).
-  MLIRContext::Threading threading() const;
+  /// Has `context` run on this object's pool, or on the calling thread
+  /// alone for one thread.
   void attach(MLIRContext &context);
 
   /// For CompileOptions::compileThreads: at least 1.
