@@ -259,13 +259,14 @@ static llvm::Error checkTranslatable(ModuleOp module) {
     assembly = op;
     return WalkResult::interrupt();
   });
-  if (assembly) {
-    std::string where;
-    llvm::raw_string_ostream os(where);
-    os << assembly->getLoc();
-    return error("'llvm.inline_asm' at " + where +
+  auto where = [](Operation *op) {
+    std::string text;
+    llvm::raw_string_ostream(text) << op->getLoc();
+    return text;
+  };
+  if (assembly)
+    return error("'llvm.inline_asm' at " + where(assembly) +
                  ": inline assembly is not compiled");
-  }
   Operation *left = nullptr, *cast = nullptr;
   module.walk([&](Operation *op) {
     if (op == module.getOperation() ||
@@ -285,10 +286,7 @@ static llvm::Error checkTranslatable(ModuleOp module) {
     left = cast;
   if (!left)
     return llvm::Error::success();
-  std::string where;
-  llvm::raw_string_ostream os(where);
-  os << left->getLoc();
-  return error("'" + left->getName().getStringRef() + "' at " + where +
+  return error("'" + left->getName().getStringRef() + "' at " + where(left) +
                " has no lowering to LLVM in this pipeline");
 }
 
