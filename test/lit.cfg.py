@@ -53,27 +53,31 @@ if config.gnn_fuzz_tests:
     config.available_features.add("fuzz")
 llvm_config.add_tool_substitutions(tools, [config.gnn_tools_dir])
 
-# Plotting scripts need matplotlib and Pillow (Debian's python3-matplotlib and
-# python3-pil, which setup.sh installs for /usr/bin/python3).
 import subprocess  # noqa: E402
 
-for candidate in (sys.executable, "/usr/bin/python3"):
-    if subprocess.run([candidate, "-c", "import matplotlib, PIL"],
-                      capture_output=True).returncode == 0:
-        config.available_features.add("matplotlib")
-        config.substitutions.append(("%plot_python", candidate))
-        break
 
+def python_feature(feature, substitution, imports, candidates):
+    """Adds `feature`, with `substitution` naming the first of `candidates`
+    (Python interpreters) that can run `import <imports>`."""
+    for candidate in candidates:
+        if os.access(candidate, os.X_OK) and subprocess.run(
+                [candidate, "-c", "import " + imports],
+                capture_output=True).returncode == 0:
+            config.available_features.add(feature)
+            config.substitutions.append((substitution, candidate))
+            return
+
+
+# Plotting scripts need matplotlib and Pillow (Debian's python3-matplotlib and
+# python3-pil, which setup.sh installs for /usr/bin/python3).
+python_feature("matplotlib", "%plot_python", "matplotlib, PIL",
+               (sys.executable, "/usr/bin/python3"))
 # `torch`: a Python with PyTorch (the peers' environment where
 # bench/peers/setup.sh made one) reads old-format torch.save files.
-for candidate in (sys.executable, "/usr/bin/python3",
-                  os.path.join(config.gnn_src_root, "bench", "peers", ".venv",
-                               "bin", "python")):
-    if os.access(candidate, os.X_OK) and subprocess.run(
-            [candidate, "-c", "import torch"], capture_output=True).returncode == 0:
-        config.available_features.add("torch")
-        config.substitutions.append(("%torch_python", candidate))
-        break
+python_feature("torch", "%torch_python", "torch",
+               (sys.executable, "/usr/bin/python3",
+                os.path.join(config.gnn_src_root, "bench", "peers", ".venv",
+                             "bin", "python")))
 
 # GPU tests. `ptxas`: the CUDA toolkit's assembler checks generated kernels
 # (no device needed). `cuda-device`: a driver and a device are present, so
