@@ -9,9 +9,10 @@ usage: convert-checkpoint.py CHECKPOINT --out-dir DIR [--heads H]
 CHECKPOINT is a `torch.save` of a state_dict (DGL's example writes one
 `.pkl` per epoch; the zip format of PyTorch 1.6 and later is read without
 torch, the older format through torch, as data only: a pickle that would
-run code is refused) or a safetensors file. Tensors are written one per name: weights the
-model ties (the tutorial shares one table between the source embedding, the
-target embedding and the generator) become separate copies, and a table
+run code is refused) or a safetensors file. Tensors are written one per
+name: weights the model ties (the tutorial shares one table between the
+source embedding, the target embedding and the generator) become separate
+copies, and a table
 that a tied save dropped is restored from the tensor it was tied to. Names
 and shapes are checked against gnnc's model contract (docs/models.md); the
 config is inferred from the shapes (architecture, layers, d_model, d_ff,
@@ -53,6 +54,15 @@ class Tensor:
 
 def fail(message):
     sys.exit("convert-checkpoint: error: " + message)
+
+
+def state_dict_of(state, path):
+    """The state_dict a torch.save holds: itself, or its "state_dict"."""
+    if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
+        state = state["state_dict"]
+    if not isinstance(state, dict):
+        fail("%s: holds no state_dict" % path)
+    return state
 
 
 def read_torch_zip(path):
@@ -117,11 +127,7 @@ def read_torch_zip(path):
         state = Unpickler(archive.open(pkl[0])).load()
     except (pickle.UnpicklingError, KeyError, AttributeError) as e:
         fail("%s: %s" % (path, e))
-    if isinstance(state, dict) and "state_dict" in state and isinstance(
-            state["state_dict"], dict):
-        state = state["state_dict"]
-    if not isinstance(state, dict):
-        fail("%s: holds no state_dict" % path)
+    state = state_dict_of(state, path)
     return {k: v for k, v in state.items() if isinstance(v, Tensor)}
 
 
@@ -153,10 +159,7 @@ def read_checkpoint(path):
     except Exception as e:  # torch raises many kinds for a file it can't read
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         fail("%s: not a readable torch.save file (%s)" % (path, reason))
-    if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
-        state = state["state_dict"]
-    if not isinstance(state, dict):
-        fail("%s: holds no state_dict" % path)
+    state = state_dict_of(state, path)
     return {k: Tensor(list(v.shape), v.float().flatten().tolist())
             for k, v in state.items() if hasattr(v, "shape")}
 
