@@ -6,6 +6,7 @@
 
 #include "gnnc/dense.h"
 #include "Blas.h"
+#include "DenseProfile.h"
 #include "LinearShapes.h"
 #include "SmallGemm.h"
 #include "gnnc/errors.h"
@@ -56,6 +57,8 @@ void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
     return;
   if (y.rows == 0 || y.cols == 0)
     return;
+  dense_profile::Product timed(dense_profile::Kind::Layer, false, true, y.rows,
+                               y.cols, x.cols);
   // The bias goes into out first, which the product then adds to.
   float beta = 0.0f;
   if (bias) {
@@ -97,6 +100,10 @@ void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
       }
     return;
   }
+  dense_profile::Product timed(kernels == Kernels::Small
+                                   ? dense_profile::Kind::Tile
+                                   : dense_profile::Kind::Layer,
+                               transposeA, transposeB, z.rows, z.cols, inner);
   if (dense && (kernels == Kernels::Small
                     ? smallGemm(x, y, z, transposeA, transposeB, alpha, beta)
                     : layerGemm(x, y, z, transposeA, transposeB, alpha, beta)))
