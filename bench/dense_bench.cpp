@@ -6,10 +6,14 @@
 // GNN_GEMM_LAYER) and xᵀ dy (its weight gradient, gnn_rt_gemm_at), through
 // the runtime's entry points. Each row runs twice: in this process (libxsmm
 // where the runtime takes it) and in a child process started with
-// GNNC_SMALL_GEMM=off (OpenBLAS for every product).
+// GNNC_SMALL_GEMM=off (OpenBLAS for every product). With --concurrent T, T
+// threads time the same product at once, each on operands of its own, as
+// the threads of a step do; with --cold, each run takes the next of enough
+// operand sets that its operands come from memory, not cache, as in a step
+// whose activations exceed the caches.
 //
 //   build/bin/gnn-bench-dense [--rows N] [--widths 29x128,128x128,...]
-//                             [--repeats N]
+//                             [--repeats N] [--concurrent T] [--cold]
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,12 +30,15 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -50,6 +57,16 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<int> repeats("repeats", llvm::cl::init(20),
                                   llvm::cl::desc("timed runs (median kept)"),
                                   llvm::cl::cat(category));
+static llvm::cl::opt<int>
+    threads("concurrent", llvm::cl::init(1),
+            llvm::cl::desc("threads timing the same product at once, each on "
+                           "operands of its own (rates are per thread)"),
+            llvm::cl::cat(category));
+static llvm::cl::opt<bool>
+    cold("cold",
+         llvm::cl::desc("operands from memory: each run takes the next of "
+                        "operand sets larger together than the caches"),
+         llvm::cl::cat(category));
 static llvm::cl::opt<bool>
     child("child", llvm::cl::Hidden,
           llvm::cl::desc("print 'layer product seconds' lines only"),
@@ -66,41 +83,103 @@ gnn_memref2d_f32 matrix(std::vector<float> &m, int64_t r, int64_t c) {
   return {m.data(), m.data(), 0, {r, c}, {c, 1}};
 }
 
-/// The median seconds of product `p` of `layer` on this thread.
-double timeProduct(const Layer &layer, int p) {
-  std::mt19937 rng(7);
-  std::normal_distribution<float> dist;
-  auto filled = [&](int64_t n) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float &e : v)
-      e = dist(rng);
-    return v;
-  };
-  int64_t n = rows;
-  std::vector<float> x = filled(n * layer.in), w = filled(layer.out * layer.in),
-                     dy = filled(n * layer.out), y(size_t(n * layer.out)),
-                     dx(size_t(n * layer.in)), dw(size_t(layer.in * layer.out));
-  gnn_memref2d_f32 xm = matrix(x, n, layer.in),
-                   wm = matrix(w, layer.out, layer.in),
-                   dym = matrix(dy, n, layer.out), ym = matrix(y, n, layer.out),
-                   dxm = matrix(dx, n, layer.in),
-                   dwm = matrix(dw, layer.in, layer.out);
-  std::function<void()> run;
-  if (p == 0)
-    run = [&] { _mlir_ciface_gnn_rt_linear_nobias(&xm, &wm, &ym); };
-  else if (p == 1)
-    run = [&] {
-      _mlir_ciface_gnn_rt_gemm(&dym, &wm, &dxm, GNN_GEMM_LAYER, 1.0f, 0.0f);
+/// Operand sets of one thread rotate over at least this many bytes with
+/// --cold: four times a 32 MiB L3.
+constexpr size_t kColdBytes = size_t(128) << 20;
+
+/// The operands of a layer's three products.
+struct Operands {
+  std::vector<float> x, w, dy, y, dx, dw;
+  gnn_memref2d_f32 xm, wm, dym, ym, dxm, dwm;
+
+  Operands(const Layer &layer, int64_t n, std::mt19937 &rng) {
+    std::normal_distribution<float> dist;
+    auto filled = [&](std::vector<float> &v, int64_t size) {
+      v.resize(static_cast<size_t>(size));
+      for (float &e : v)
+        e = dist(rng);
     };
-  else
-    run = [&] { _mlir_ciface_gnn_rt_gemm_at(&xm, &dym, &dwm, 1.0f, 0.0f); };
-  double seconds = medianSeconds(run, repeats);
+    filled(x, n * layer.in);
+    filled(w, layer.out * layer.in);
+    filled(dy, n * layer.out);
+    y.resize(size_t(n * layer.out));
+    dx.resize(size_t(n * layer.in));
+    dw.resize(size_t(layer.in * layer.out));
+    xm = matrix(x, n, layer.in);
+    wm = matrix(w, layer.out, layer.in);
+    dym = matrix(dy, n, layer.out);
+    ym = matrix(y, n, layer.out);
+    dxm = matrix(dx, n, layer.in);
+    dwm = matrix(dw, layer.in, layer.out);
+  }
+
+  void run(int p) {
+    if (p == 0)
+      _mlir_ciface_gnn_rt_linear_nobias(&xm, &wm, &ym);
+    else if (p == 1)
+      _mlir_ciface_gnn_rt_gemm(&dym, &wm, &dxm, GNN_GEMM_LAYER, 1.0f, 0.0f);
+    else
+      _mlir_ciface_gnn_rt_gemm_at(&xm, &dym, &dwm, 1.0f, 0.0f);
+  }
+};
+
+/// Holds each of `count` threads until all have arrived.
+class StartTogether {
+public:
+  explicit StartTogether(int count) : waiting(count) {}
+  void arriveAndWait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (--waiting == 0)
+      allHere.notify_all();
+    else
+      allHere.wait(lock, [&] { return waiting == 0; });
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable allHere;
+  int waiting;
+};
+
+/// The median seconds of product `p` of `layer` on the calling thread,
+/// once `ready` has every thread's arrival.
+double timeProduct(const Layer &layer, int p, unsigned seed,
+                   StartTogether &ready) {
+  std::mt19937 rng(seed);
+  int64_t n = rows;
+  size_t setBytes = sizeof(float) * size_t(2 * n * (layer.in + layer.out) +
+                                           2 * layer.in * layer.out);
+  size_t sets = cold ? std::max<size_t>(2, kColdBytes / setBytes + 1) : 1;
+  std::vector<Operands> operands;
+  operands.reserve(sets);
+  for (size_t i = 0; i < sets; ++i)
+    operands.emplace_back(layer, n, rng);
+  size_t next = 0;
+  ready.arriveAndWait();
+  return medianSeconds([&] { operands[next++ % sets].run(p); }, repeats);
+}
+
+/// The mean over --concurrent threads of each one's median seconds for
+/// product `p` of `layer`, all timing at once.
+double timeProduct(const Layer &layer, int p) {
+  StartTogether ready(threads);
+  std::vector<double> seconds(size_t(threads.getValue()));
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t)
+    others.emplace_back(
+        [&, t] { seconds[t] = timeProduct(layer, p, 7 + t, ready); });
+  seconds[0] = timeProduct(layer, p, 7, ready);
+  for (std::thread &t : others)
+    t.join();
   char err[256];
   if (gnn_rt_take_error(err, sizeof(err))) {
     fmt::print(stderr, "gnn-bench-dense: {}\n", err);
     std::exit(1);
   }
-  return seconds;
+  double sum = 0;
+  for (double s : seconds)
+    sum += s;
+  return sum / double(threads);
 }
 
 /// The same products timed by a child process on OpenBLAS alone, by layer
@@ -116,9 +195,12 @@ std::map<std::pair<std::string, int>, double> openBlasTimes(const char *argv0) {
   }
   std::string rowsArg = "--rows=" + std::to_string(rows),
               widthsArg = "--widths=" + widths,
-              repeatsArg = "--repeats=" + std::to_string(repeats);
-  llvm::SmallVector<llvm::StringRef> args = {self, "--child", rowsArg,
-                                             widthsArg, repeatsArg};
+              repeatsArg = "--repeats=" + std::to_string(repeats),
+              threadsArg = "--concurrent=" + std::to_string(threads);
+  llvm::SmallVector<llvm::StringRef> args = {self,      "--child",  rowsArg,
+                                             widthsArg, repeatsArg, threadsArg};
+  if (cold)
+    args.push_back("--cold");
   std::vector<std::string> envStrings;
   for (char **e = environ; *e; ++e)
     if (!llvm::StringRef(*e).starts_with("GNNC_SMALL_GEMM="))
@@ -177,6 +259,10 @@ int main(int argc, char **argv) {
     fmt::print(stderr, "gnn-bench-dense: --rows must be at least 1\n");
     return 1;
   }
+  if (threads < 1 || threads > 1024) {
+    fmt::print(stderr, "gnn-bench-dense: --concurrent must be 1 to 1024\n");
+    return 1;
+  }
   // Each matrix at most 1 GiB of floats.
   constexpr int64_t kMaxElements = int64_t(1) << 28;
   for (const Layer &layer : layers)
@@ -200,10 +286,13 @@ int main(int argc, char **argv) {
 
   const char *target = gnn_rt_small_gemm_target();
   const char *core = gnn_rt_blas_core();
-  fmt::print("one thread, {} rows; libxsmm target {}, OpenBLAS {} kernels; "
-             "median of {} runs\n\n",
-             int64_t(rows), target ? target : "none (GNNC_SMALL_GEMM=off)",
-             core ? core : "?", int(repeats));
+  fmt::print("{} rows a thread, {} at once, operands {}; libxsmm target {}, "
+             "OpenBLAS {} kernels; median of {} runs (per-thread rates)\n\n",
+             int64_t(rows),
+             threads == 1 ? "one thread" : std::to_string(threads) + " threads",
+             cold ? "from memory (--cold)" : "warm in cache",
+             target ? target : "none (GNNC_SMALL_GEMM=off)", core ? core : "?",
+             int(repeats));
   std::map<std::pair<std::string, int>, double> blas = openBlasTimes(argv[0]);
   fmt::print("{:>10} {:>7} | {:>10} {:>8} | {:>11} {:>8} | {:>7}\n", "layer",
              "product", "runtime us", "GFLOP/s", "OpenBLAS us", "GFLOP/s",
