@@ -5,11 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaProfile.h"
+#include "ExitReport.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -93,19 +92,11 @@ Profile &profileState() {
   static Profile p;
   return p;
 }
-
-bool readSetting() {
-  const char *setting = std::getenv("GNNC_CUDA_PROFILE");
-  if (!setting || !*setting || std::strcmp(setting, "0") == 0)
-    return false;
-  profileState(); // constructed before the handler is registered
-  std::atexit([] { profileState().report(); });
-  return true;
-}
 } // namespace
 
 bool profile::enabled() {
-  static const bool on = readSetting();
+  static const bool on =
+      gnnc::reportAtExitIfAsked<profileState>("GNNC_CUDA_PROFILE");
   return on;
 }
 

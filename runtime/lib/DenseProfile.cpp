@@ -5,11 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "DenseProfile.h"
+#include "ExitReport.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -94,21 +93,13 @@ Profile &profileState() {
   return p;
 }
 
-bool readSetting() {
-  const char *setting = std::getenv("GNNC_DENSE_PROFILE");
-  if (!setting || !*setting || std::strcmp(setting, "0") == 0)
-    return false;
-  profileState(); // constructed before the handler is registered
-  std::atexit([] { profileState().report(); });
-  return true;
-}
-
 // Read with the runtime, while the process has one thread.
 [[gnu::constructor]] void loadWithTheRuntime() { (void)enabled(); }
 } // namespace
 
 bool gnnc::dense_profile::enabled() {
-  static const bool on = readSetting();
+  static const bool on =
+      gnnc::reportAtExitIfAsked<profileState>("GNNC_DENSE_PROFILE");
   return on;
 }
 
