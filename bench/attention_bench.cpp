@@ -79,7 +79,11 @@ double measurePeakGflops() {
   };
   gnn_memref2d_f32 x = matrix(a), y = matrix(b), z = matrix(c);
   double seconds = medianSeconds(
-      [&] { _mlir_ciface_gnn_rt_gemm(&x, &y, &z, 0, 1.0f, 0.0f); }, 3);
+      [&] {
+        _mlir_ciface_gnn_rt_gemm(gnn_rt_default_context(), &x, &y, &z, 0, 1.0f,
+                                 0.0f);
+      },
+      3);
   return 2.0 * n * n * double(n) / seconds / 1e9;
 }
 

@@ -123,11 +123,12 @@ bool sgemmOk(cublasStatus status) {
   return false;
 }
 
-void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
-            gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out, bool wait) {
+void linear(gnn_rt_context *context, gnn_memref2d_f32 *input,
+            gnn_memref2d_f32 *weight, gnn_memref1d_f32 *bias,
+            gnn_memref2d_f32 *out, bool wait) {
   Matrix x, w, y;
   bool dense = view(input, x) & view(weight, w) & view(out, y);
-  if (!linearSizesFit(x, w, y, bias) || y.rows == 0 || y.cols == 0)
+  if (!linearSizesFit(context, x, w, y, bias) || y.rows == 0 || y.cols == 0)
     return;
   cuda::profile::HostCall timed(wait ? "cuBLAS linear layer (waited for)"
                                      : "cuBLAS linear layer (queued)");
@@ -139,9 +140,9 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
     // The host reads what kernels launched without waiting may still write.
     gnn_cuda_wait_for_launches();
     if (bias)
-      _mlir_ciface_gnn_rt_linear(input, weight, bias, out);
+      _mlir_ciface_gnn_rt_linear(context, input, weight, bias, out);
     else
-      _mlir_ciface_gnn_rt_linear_nobias(input, weight, out);
+      _mlir_ciface_gnn_rt_linear_nobias(context, input, weight, out);
     return;
   }
   std::lock_guard<std::mutex> lock(blasMutex);
@@ -175,13 +176,14 @@ void linear(gnn_memref2d_f32 *input, gnn_memref2d_f32 *weight,
 /// c = alpha * op(a) @ op(b) + beta * c on cuBLAS. Row-major c is, for
 /// column-major cuBLAS, c^T = op(b)^T op(a)^T, so the operands swap and each
 /// keeps its own transposition.
-void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
-          int32_t transpose, float alpha, float beta, bool wait) {
+void gemm(gnn_rt_context *context, gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
+          gnn_memref2d_f32 *c, int32_t transpose, float alpha, float beta,
+          bool wait) {
   bool transposeA = (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
        transposeB = (transpose & GNN_GEMM_TRANSPOSE_B) != 0;
   Matrix x, y, z;
   bool dense = view(a, x) & view(b, y) & view(c, z);
-  if (!gemmSizesFit(x, y, z, transposeA, transposeB) || z.rows == 0 ||
+  if (!gemmSizesFit(context, x, y, z, transposeA, transposeB) || z.rows == 0 ||
       z.cols == 0)
     return;
   int64_t inner = transposeA ? x.rows : x.cols;
@@ -194,8 +196,8 @@ void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
   if (!dense || !fits || inner == 0) {
     gnn_cuda_wait_for_launches(); // the host reads and writes (see above)
     _mlir_ciface_gnn_rt_gemm(
-        a, b, c, transpose & (GNN_GEMM_TRANSPOSE_A | GNN_GEMM_TRANSPOSE_B),
-        alpha, beta);
+        context, a, b, c,
+        transpose & (GNN_GEMM_TRANSPOSE_A | GNN_GEMM_TRANSPOSE_B), alpha, beta);
     return;
   }
   cuda::profile::HostCall timed(wait ? "cuBLAS gemm (waited for)"
@@ -216,51 +218,58 @@ void gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
 }
 } // namespace
 
-extern "C" void gnn_cuda_linear(gnn_memref2d_f32 *input,
+extern "C" void gnn_cuda_linear(gnn_rt_context *context,
+                                gnn_memref2d_f32 *input,
                                 gnn_memref2d_f32 *weight,
                                 gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
-  linear(input, weight, bias, out, /*wait=*/true);
+  linear(context, input, weight, bias, out, /*wait=*/true);
 }
 
-extern "C" void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
+extern "C" void gnn_cuda_linear_nobias(gnn_rt_context *context,
+                                       gnn_memref2d_f32 *input,
                                        gnn_memref2d_f32 *weight,
                                        gnn_memref2d_f32 *out) {
-  linear(input, weight, nullptr, out, /*wait=*/true);
+  linear(context, input, weight, nullptr, out, /*wait=*/true);
 }
 
-extern "C" void gnn_cuda_gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
-                              gnn_memref2d_f32 *c, int32_t transpose,
-                              float alpha, float beta) {
-  gemm(a, b, c, transpose, alpha, beta, /*wait=*/true);
+extern "C" void gnn_cuda_gemm(gnn_rt_context *context, gnn_memref2d_f32 *a,
+                              gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
+                              int32_t transpose, float alpha, float beta) {
+  gemm(context, a, b, c, transpose, alpha, beta, /*wait=*/true);
 }
 
-extern "C" void gnn_cuda_gemm_at(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
-                                 gnn_memref2d_f32 *c, float alpha, float beta) {
-  gemm(a, b, c, GNN_GEMM_TRANSPOSE_A, alpha, beta, /*wait=*/true);
+extern "C" void gnn_cuda_gemm_at(gnn_rt_context *context, gnn_memref2d_f32 *a,
+                                 gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
+                                 float alpha, float beta) {
+  gemm(context, a, b, c, GNN_GEMM_TRANSPOSE_A, alpha, beta, /*wait=*/true);
 }
 
-extern "C" void gnn_cuda_linear_queued(gnn_memref2d_f32 *input,
+extern "C" void gnn_cuda_linear_queued(gnn_rt_context *context,
+                                       gnn_memref2d_f32 *input,
                                        gnn_memref2d_f32 *weight,
                                        gnn_memref1d_f32 *bias,
                                        gnn_memref2d_f32 *out) {
-  linear(input, weight, bias, out, /*wait=*/false);
+  linear(context, input, weight, bias, out, /*wait=*/false);
 }
 
-extern "C" void gnn_cuda_linear_nobias_queued(gnn_memref2d_f32 *input,
+extern "C" void gnn_cuda_linear_nobias_queued(gnn_rt_context *context,
+                                              gnn_memref2d_f32 *input,
                                               gnn_memref2d_f32 *weight,
                                               gnn_memref2d_f32 *out) {
-  linear(input, weight, nullptr, out, /*wait=*/false);
+  linear(context, input, weight, nullptr, out, /*wait=*/false);
 }
 
-extern "C" void gnn_cuda_gemm_queued(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
+extern "C" void gnn_cuda_gemm_queued(gnn_rt_context *context,
+                                     gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
                                      gnn_memref2d_f32 *c, int32_t transpose,
                                      float alpha, float beta) {
-  gemm(a, b, c, transpose, alpha, beta, /*wait=*/false);
+  gemm(context, a, b, c, transpose, alpha, beta, /*wait=*/false);
 }
 
-extern "C" void gnn_cuda_gemm_at_queued(gnn_memref2d_f32 *a,
+extern "C" void gnn_cuda_gemm_at_queued(gnn_rt_context *context,
+                                        gnn_memref2d_f32 *a,
                                         gnn_memref2d_f32 *b,
                                         gnn_memref2d_f32 *c, float alpha,
                                         float beta) {
-  gemm(a, b, c, GNN_GEMM_TRANSPOSE_A, alpha, beta, /*wait=*/false);
+  gemm(context, a, b, c, GNN_GEMM_TRANSPOSE_A, alpha, beta, /*wait=*/false);
 }

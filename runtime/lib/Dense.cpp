@@ -49,11 +49,12 @@ void multiply(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
     }
 }
 
-void linear(const gnn_memref2d_f32 *input, const gnn_memref2d_f32 *weight,
-            const gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out) {
+void linear(gnn_rt_context *context, const gnn_memref2d_f32 *input,
+            const gnn_memref2d_f32 *weight, const gnn_memref1d_f32 *bias,
+            gnn_memref2d_f32 *out) {
   Matrix x, w, y;
   bool dense = view(input, x) & view(weight, w) & view(out, y);
-  if (!linearSizesFit(x, w, y, bias))
+  if (!linearSizesFit(context, x, w, y, bias))
     return;
   if (y.rows == 0 || y.cols == 0)
     return;
@@ -81,12 +82,12 @@ enum class Kernels {
   Layer,
 };
 
-void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
-          gnn_memref2d_f32 *c, bool transposeA, bool transposeB, float alpha,
-          float beta, Kernels kernels) {
+void gemm(gnn_rt_context *context, const gnn_memref2d_f32 *a,
+          const gnn_memref2d_f32 *b, gnn_memref2d_f32 *c, bool transposeA,
+          bool transposeB, float alpha, float beta, Kernels kernels) {
   Matrix x, y, z;
   bool dense = view(a, x) & view(b, y) & view(c, z);
-  if (!gemmSizesFit(x, y, z, transposeA, transposeB))
+  if (!gemmSizesFit(context, x, y, z, transposeA, transposeB))
     return;
   int64_t inner = transposeA ? x.rows : x.cols;
   if (z.rows == 0 || z.cols == 0)
@@ -112,31 +113,34 @@ void gemm(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
 }
 } // namespace
 
-extern "C" void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
+extern "C" void _mlir_ciface_gnn_rt_gemm_at(gnn_rt_context *context,
+                                            gnn_memref2d_f32 *a,
                                             gnn_memref2d_f32 *b,
                                             gnn_memref2d_f32 *c, float alpha,
                                             float beta) {
-  gemm(a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta,
+  gemm(context, a, b, c, /*transposeA=*/true, /*transposeB=*/false, alpha, beta,
        Kernels::Layer);
 }
 
-extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
+extern "C" void _mlir_ciface_gnn_rt_gemm(gnn_rt_context *context,
+                                         gnn_memref2d_f32 *a,
                                          gnn_memref2d_f32 *b,
                                          gnn_memref2d_f32 *c, int32_t transpose,
                                          float alpha, float beta) {
-  gemm(a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
+  gemm(context, a, b, c, (transpose & GNN_GEMM_TRANSPOSE_A) != 0,
        (transpose & GNN_GEMM_TRANSPOSE_B) != 0, alpha, beta,
        (transpose & GNN_GEMM_LAYER) != 0 ? Kernels::Layer : Kernels::Small);
 }
 
-extern "C" void _mlir_ciface_gnn_rt_transpose(gnn_memref2d_f32 *a,
+extern "C" void _mlir_ciface_gnn_rt_transpose(gnn_rt_context *context,
+                                              gnn_memref2d_f32 *a,
                                               gnn_memref2d_f32 *out) {
   Matrix x, y;
   bool dense = view(a, x) & view(out, y);
   if (y.rows != x.cols)
-    return (void)gnn_rt_rows_mismatch(nullptr, y.rows, x.cols, kItemSizeCode);
+    return (void)gnn_rt_rows_mismatch(context, y.rows, x.cols, kItemSizeCode);
   if (y.cols != x.rows)
-    return (void)gnn_rt_rows_mismatch(nullptr, y.cols, x.rows, kInputRowsCode);
+    return (void)gnn_rt_rows_mismatch(context, y.cols, x.rows, kInputRowsCode);
   if (dense)
     return gnnc::transpose(x, y);
   for (int64_t i = 0; i < x.rows; ++i)
@@ -144,17 +148,19 @@ extern "C" void _mlir_ciface_gnn_rt_transpose(gnn_memref2d_f32 *a,
       at(out, j, i) = at(a, i, j);
 }
 
-extern "C" void _mlir_ciface_gnn_rt_linear(gnn_memref2d_f32 *input,
+extern "C" void _mlir_ciface_gnn_rt_linear(gnn_rt_context *context,
+                                           gnn_memref2d_f32 *input,
                                            gnn_memref2d_f32 *weight,
                                            gnn_memref1d_f32 *bias,
                                            gnn_memref2d_f32 *out) {
-  linear(input, weight, bias, out);
+  linear(context, input, weight, bias, out);
 }
 
-extern "C" void _mlir_ciface_gnn_rt_linear_nobias(gnn_memref2d_f32 *input,
+extern "C" void _mlir_ciface_gnn_rt_linear_nobias(gnn_rt_context *context,
+                                                  gnn_memref2d_f32 *input,
                                                   gnn_memref2d_f32 *weight,
                                                   gnn_memref2d_f32 *out) {
-  linear(input, weight, nullptr, out);
+  linear(context, input, weight, nullptr, out);
 }
 
 extern "C" void gnn_rt_set_dense_threads(int threads) {

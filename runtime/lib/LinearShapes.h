@@ -34,26 +34,28 @@ inline bool view(const gnn_memref2d_f32 *m, Matrix &out) {
 }
 
 /// The sizes of out = input @ weight^T + bias fit together; a mismatch is
-/// reported (to the process-wide context: dense layers take no context yet)
-/// and the layer must compute nothing.
-inline bool linearSizesFit(const Matrix &x, const Matrix &w, const Matrix &y,
+/// reported into `context` (the calling program's) and the layer must
+/// compute nothing.
+inline bool linearSizesFit(gnn_rt_context *context, const Matrix &x,
+                           const Matrix &w, const Matrix &y,
                            const gnn_memref1d_f32 *bias) {
   if (x.cols != w.cols)
-    return gnn_rt_rows_mismatch(nullptr, x.cols, w.cols, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(context, x.cols, w.cols, kItemSizeCode), false;
   if (y.rows != x.rows)
-    return gnn_rt_rows_mismatch(nullptr, y.rows, x.rows, kInputRowsCode), false;
+    return gnn_rt_rows_mismatch(context, y.rows, x.rows, kInputRowsCode), false;
   if (y.cols != w.rows)
-    return gnn_rt_rows_mismatch(nullptr, y.cols, w.rows, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(context, y.cols, w.rows, kItemSizeCode), false;
   if (bias && bias->sizes[0] != w.rows)
-    return gnn_rt_rows_mismatch(nullptr, bias->sizes[0], w.rows, kItemSizeCode),
+    return gnn_rt_rows_mismatch(context, bias->sizes[0], w.rows, kItemSizeCode),
            false;
   return true;
 }
 
 /// The sizes of c = op(a) @ op(b) fit together (op transposes where asked);
 /// a mismatch is reported as by linearSizesFit.
-inline bool gemmSizesFit(const Matrix &a, const Matrix &b, const Matrix &c,
-                         bool transposeA, bool transposeB) {
+inline bool gemmSizesFit(gnn_rt_context *context, const Matrix &a,
+                         const Matrix &b, const Matrix &c, bool transposeA,
+                         bool transposeB) {
   int64_t rows = transposeA ? a.cols : a.rows;
   int64_t inner = transposeA ? a.rows : a.cols;
   int64_t bInner = transposeB ? b.cols : b.rows;
@@ -62,11 +64,11 @@ inline bool gemmSizesFit(const Matrix &a, const Matrix &b, const Matrix &c,
   int64_t innerCode = transposeA ? kInputRowsCode : kItemSizeCode;
   int64_t rowsCode = transposeA ? kItemSizeCode : kInputRowsCode;
   if (inner != bInner)
-    return gnn_rt_rows_mismatch(nullptr, bInner, inner, innerCode), false;
+    return gnn_rt_rows_mismatch(context, bInner, inner, innerCode), false;
   if (c.rows != rows)
-    return gnn_rt_rows_mismatch(nullptr, c.rows, rows, rowsCode), false;
+    return gnn_rt_rows_mismatch(context, c.rows, rows, rowsCode), false;
   if (c.cols != cols)
-    return gnn_rt_rows_mismatch(nullptr, c.cols, cols, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(context, c.cols, cols, kItemSizeCode), false;
   return true;
 }
 } // namespace gnnc

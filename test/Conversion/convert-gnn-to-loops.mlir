@@ -306,7 +306,7 @@ func.func @shrinking(%x: tensor<?xf32>, %all: tensor<?xindex>) -> tensor<?xindex
 // DENSE: call @gnn_rt_linear(
 // DENSE: scf.reduce
 // LLVM: llvm.func private @gnn_rt_linear(
-// LLVM: llvm.call @_mlir_ciface_gnn_rt_linear({{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// LLVM: llvm.call @_mlir_ciface_gnn_rt_linear({{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // LLVM-LABEL: llvm.func @dense
 // LLVM: llvm.call @omp_get_max_threads()
 // LLVM: omp.parallel

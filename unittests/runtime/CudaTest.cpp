@@ -16,9 +16,20 @@
 #include <vector>
 
 namespace {
+/// The context of the program the dense products run for.
+gnn_rt_context *program() {
+  static gnn_rt_context *context = gnn_rt_context_create();
+  return context;
+}
+
+/// The program's error (sizes that do not fit), else the runtime's own (a
+/// failed driver or cuBLAS call).
 std::string takeError() {
   char message[512];
-  return gnn_rt_take_error(message, sizeof(message)) ? message : "";
+  if (gnn_rt_context_take_error(program(), message, sizeof(message)) ||
+      gnn_rt_take_error(message, sizeof(message)))
+    return message;
+  return "";
 }
 
 bool haveDevice() { return gnn_cuda_init(nullptr, 0) != 0; }
@@ -87,7 +98,7 @@ TEST(CudaRuntime, LinearChecksSizesFirst) {
   float x[6] = {}, w[6] = {}, y[4] = {};
   gnn_memref2d_f32 input = matrix(x, 2, 3), weight = matrix(w, 3, 2),
                    out = matrix(y, 2, 2);
-  gnn_cuda_linear_nobias(&input, &weight, &out);
+  gnn_cuda_linear_nobias(program(), &input, &weight, &out);
   EXPECT_NE(takeError().find("per-row dimension"), std::string::npos);
 }
 
@@ -98,7 +109,7 @@ TEST(CudaRuntime, LinearWithoutADeviceReports) {
   float x[6] = {}, w[6] = {}, y[4] = {};
   gnn_memref2d_f32 input = matrix(x, 2, 3), weight = matrix(w, 2, 3),
                    out = matrix(y, 2, 2);
-  gnn_cuda_linear_nobias(&input, &weight, &out);
+  gnn_cuda_linear_nobias(program(), &input, &weight, &out);
   EXPECT_NE(takeError(), "");
 }
 
@@ -121,7 +132,7 @@ TEST(CudaRuntime, LinearMatchesTheCPU) {
   gnn_memref2d_f32 input = matrix(x, rows, in), weight = matrix(w, outs, in),
                    out = matrix(y, rows, outs);
   gnn_memref1d_f32 bias = {b, b, 0, {outs}, {1}};
-  gnn_cuda_linear(&input, &weight, &bias, &out);
+  gnn_cuda_linear(program(), &input, &weight, &bias, &out);
   ASSERT_EQ(takeError(), "");
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t o = 0; o < outs; ++o) {
@@ -140,10 +151,10 @@ TEST(CudaRuntime, GemmChecksSizesFirst) {
   // op(a) is [2, 3] and b [2, 3]: the inner sizes differ.
   gnn_memref2d_f32 x = matrix(a, 2, 3), y = matrix(b, 2, 3),
                    z = matrix(c, 2, 2);
-  gnn_cuda_gemm(&x, &y, &z, 0, 1.0f, 0.0f);
+  gnn_cuda_gemm(program(), &x, &y, &z, 0, 1.0f, 0.0f);
   EXPECT_NE(takeError().find("per-row dimension"), std::string::npos);
   // a^T is [3, 2] but c has 2 rows.
-  gnn_cuda_gemm_at(&x, &y, &z, 1.0f, 0.0f);
+  gnn_cuda_gemm_at(program(), &x, &y, &z, 1.0f, 0.0f);
   EXPECT_NE(takeError(), "");
 }
 
@@ -175,9 +186,9 @@ TEST(CudaRuntime, GemmMatchesALoop) {
       before[i] = c[i] = float(i % 5) - 2.0f;
     const float alpha = 0.75f, beta = transpose == 2 ? 0.0f : -0.5f;
     if (ta && !tb)
-      gnn_cuda_gemm_at(&x, &y, &z, alpha, beta);
+      gnn_cuda_gemm_at(program(), &x, &y, &z, alpha, beta);
     else
-      gnn_cuda_gemm(&x, &y, &z, transpose, alpha, beta);
+      gnn_cuda_gemm(program(), &x, &y, &z, transpose, alpha, beta);
     ASSERT_EQ(takeError(), "");
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -194,7 +205,7 @@ TEST(CudaRuntime, GemmMatchesALoop) {
                    z = matrix(c, m, n);
   for (int64_t i = 0; i < m * n; ++i)
     c[i] = 2.0f;
-  gnn_cuda_gemm(&x, &y, &z, 0, 1.0f, 0.5f);
+  gnn_cuda_gemm(program(), &x, &y, &z, 0, 1.0f, 0.5f);
   ASSERT_EQ(takeError(), "");
   for (int64_t i = 0; i < m * n; ++i)
     EXPECT_EQ(c[i], 1.0f) << i;

@@ -23,6 +23,17 @@
 #include <vector>
 
 namespace {
+/// The context of the program the products run for: their reports of sizes
+/// that do not fit go there.
+gnn_rt_context *program() {
+  static gnn_rt_context *context = gnn_rt_context_create();
+  return context;
+}
+
+int takeProgramError(char *err, size_t size) {
+  return gnn_rt_context_take_error(program(), err, size);
+}
+
 /// A rows x cols view into `storage` with the given strides and offset.
 gnn_memref2d_f32 view(std::vector<float> &storage, int64_t offset, int64_t rows,
                       int64_t cols, int64_t rowStride, int64_t colStride = 1) {
@@ -80,8 +91,8 @@ void runCase(const Case &c, std::mt19937 &rng) {
   int32_t flags = (c.transposeA ? GNN_GEMM_TRANSPOSE_A : 0) |
                   (c.transposeB ? GNN_GEMM_TRANSPOSE_B : 0) |
                   (c.layer ? GNN_GEMM_LAYER : 0);
-  _mlir_ciface_gnn_rt_gemm(&a, &b, &out, flags, c.alpha, c.beta);
-  ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+  _mlir_ciface_gnn_rt_gemm(program(), &a, &b, &out, flags, c.alpha, c.beta);
+  ASSERT_EQ(takeProgramError(nullptr, 0), 0);
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j) {
       double want = c.beta == 0.0f ? 0.0 : c.beta * at(old, i, j),
@@ -214,10 +225,10 @@ TEST(RuntimeLinear, MatchesNaiveLoops) {
                          y = view(ys, 0, shape.rows, shape.out, shape.out);
         gnn_memref1d_f32 bias = {bs.data(), bs.data(), 0, {shape.out}, {1}};
         if (withBias)
-          _mlir_ciface_gnn_rt_linear(&x, &w, &bias, &y);
+          _mlir_ciface_gnn_rt_linear(program(), &x, &w, &bias, &y);
         else
-          _mlir_ciface_gnn_rt_linear_nobias(&x, &w, &y);
-        ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+          _mlir_ciface_gnn_rt_linear_nobias(program(), &x, &w, &y);
+        ASSERT_EQ(takeProgramError(nullptr, 0), 0);
         for (int64_t n = 0; n < shape.rows; ++n)
           for (int64_t o = 0; o < shape.out; ++o) {
             double want = withBias ? bs[o] : 0.0, magnitude = std::fabs(want);
@@ -278,8 +289,8 @@ TEST(RuntimeGemm, TransposeMatchesItsDefinition) {
         x = dist(rng);
       gnn_memref2d_f32 a = view(in, 2, rows, cols, inStride, colStride),
                        t = view(out, 1, cols, rows, outStride);
-      _mlir_ciface_gnn_rt_transpose(&a, &t);
-      ASSERT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+      _mlir_ciface_gnn_rt_transpose(program(), &a, &t);
+      ASSERT_EQ(takeProgramError(nullptr, 0), 0);
       for (int64_t i = 0; i < cols; ++i)
         for (int64_t j = 0; j < outStride; ++j) {
           float got = out[1 + i * outStride + j];
@@ -293,8 +304,8 @@ TEST(RuntimeGemm, TransposeMatchesItsDefinition) {
   // Sizes that do not fit are reported; out is left alone.
   std::vector<float> in(12, 1.0f), out(12, 7.0f);
   gnn_memref2d_f32 a = view(in, 0, 3, 4, 4), t = view(out, 0, 3, 4, 4);
-  _mlir_ciface_gnn_rt_transpose(&a, &t);
-  ASSERT_NE(gnn_rt_take_error(nullptr, 0), 0);
+  _mlir_ciface_gnn_rt_transpose(program(), &a, &t);
+  ASSERT_NE(takeProgramError(nullptr, 0), 0);
   for (float x : out)
     EXPECT_EQ(x, 7.0f);
 }
@@ -304,20 +315,54 @@ TEST(RuntimeGemm, MismatchedSizesAreReported) {
   gnn_memref2d_f32 a = view(as, 0, 4, 3, 3), b = view(bs, 0, 5, 2, 2),
                    c = view(cs, 0, 4, 5, 5);
   // a is 4 x 3 but b^T has 2 rows.
-  _mlir_ciface_gnn_rt_gemm(&a, &b, &c, 1, 1.0f, 0.0f);
+  _mlir_ciface_gnn_rt_gemm(program(), &a, &b, &c, 1, 1.0f, 0.0f);
   char err[256];
-  ASSERT_NE(gnn_rt_take_error(err, sizeof(err)), 0);
+  ASSERT_NE(takeProgramError(err, sizeof(err)), 0);
   EXPECT_NE(std::string(err).find("size 2"), std::string::npos) << err;
   EXPECT_NE(std::string(err).find("needs 3"), std::string::npos) << err;
   for (float x : cs)
     EXPECT_EQ(x, 7.0f);
   // c has the wrong number of columns.
   gnn_memref2d_f32 b2 = view(bs, 0, 6, 3, 3);
-  _mlir_ciface_gnn_rt_gemm(&a, &b2, &c, 1, 1.0f, 0.0f);
-  ASSERT_NE(gnn_rt_take_error(err, sizeof(err)), 0);
+  _mlir_ciface_gnn_rt_gemm(program(), &a, &b2, &c, 1, 1.0f, 0.0f);
+  ASSERT_NE(takeProgramError(err, sizeof(err)), 0);
   for (float x : cs)
     EXPECT_EQ(x, 7.0f);
 }
+TEST(RuntimeGemm, ReportsGoToTheCallersContextAlone) {
+  // Two programs' contexts and the process-wide one: a product's mismatch
+  // is its caller's error, not another program's and not the process's.
+  std::vector<float> as(64, 1.0f), bs(64, 1.0f), cs(64, 7.0f);
+  gnn_memref2d_f32 a = view(as, 0, 4, 3, 3), b = view(bs, 0, 5, 2, 2),
+                   c = view(cs, 0, 4, 5, 5);
+  gnn_rt_context *mine = gnn_rt_context_create(),
+                 *other = gnn_rt_context_create();
+  ASSERT_TRUE(mine && other);
+  (void)gnn_rt_take_error(nullptr, 0);
+  char err[256];
+  auto onlyMineFailed = [&] {
+    EXPECT_NE(gnn_rt_context_take_error(mine, err, sizeof(err)), 0);
+    EXPECT_EQ(gnn_rt_context_take_error(other, nullptr, 0), 0);
+    EXPECT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+  };
+  _mlir_ciface_gnn_rt_gemm(mine, &a, &b, &c, GNN_GEMM_TRANSPOSE_B, 1.0f, 0.0f);
+  onlyMineFailed();
+  _mlir_ciface_gnn_rt_gemm_at(mine, &a, &b, &c, 1.0f, 0.0f);
+  onlyMineFailed();
+  _mlir_ciface_gnn_rt_linear_nobias(mine, &a, &b, &c);
+  onlyMineFailed();
+  std::vector<float> bias(2, 0.0f);
+  gnn_memref1d_f32 biasView = {bias.data(), bias.data(), 0, {2}, {1}};
+  _mlir_ciface_gnn_rt_linear(mine, &a, &b, &biasView, &c);
+  onlyMineFailed();
+  _mlir_ciface_gnn_rt_transpose(mine, &a, &c);
+  onlyMineFailed();
+  for (float x : cs)
+    EXPECT_EQ(x, 7.0f);
+  gnn_rt_context_destroy(mine);
+  gnn_rt_context_destroy(other);
+}
+
 TEST(RuntimeGemm, TransposedLeftSumsOuterProductsOfRows) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -330,7 +375,7 @@ TEST(RuntimeGemm, TransposedLeftSumsOuterProductsOfRows) {
       x = dist(rng);
     gnn_memref2d_f32 a = view(as, 0, rows, p, p), b = view(bs, 0, rows, q, q),
                      c = view(cs, 0, p, q, q);
-    _mlir_ciface_gnn_rt_gemm_at(&a, &b, &c, 2.0f, 0.5f);
+    _mlir_ciface_gnn_rt_gemm_at(program(), &a, &b, &c, 2.0f, 0.5f);
     for (int64_t i = 0; i < p; ++i)
       for (int64_t j = 0; j < q; ++j) {
         double want = 0.5 * 9.0;
@@ -344,9 +389,9 @@ TEST(RuntimeGemm, TransposedLeftSumsOuterProductsOfRows) {
   std::vector<float> as(12, 1.0f), bs(12, 1.0f), cs(6, 7.0f);
   gnn_memref2d_f32 a = view(as, 0, 4, 3, 3), b = view(bs, 0, 6, 2, 2),
                    c = view(cs, 0, 3, 2, 2);
-  _mlir_ciface_gnn_rt_gemm_at(&a, &b, &c, 1.0f, 0.0f);
+  _mlir_ciface_gnn_rt_gemm_at(program(), &a, &b, &c, 1.0f, 0.0f);
   char err[256];
-  ASSERT_NE(gnn_rt_take_error(err, sizeof(err)), 0);
+  ASSERT_NE(takeProgramError(err, sizeof(err)), 0);
   for (float x : cs)
     EXPECT_EQ(x, 7.0f);
 }

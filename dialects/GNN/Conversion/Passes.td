@@ -70,8 +70,10 @@ def GNNPassRuntimeContextPass : Pass<"gnn-pass-runtime-context", "ModuleOp"> {
     `gnn.runtime_context`, every call of such a function passes the
     caller's, and so does every call of the runtime's error reports
     (`gnn_rt_edge_out_of_range`, `gnn_rt_rows_mismatch`,
-    `gnn_rt_id_out_of_range`), whose declarations gain the argument.
-    Running it twice changes nothing.
+    `gnn_rt_id_out_of_range`) and of its dense products (`gnn_rt_linear`,
+    `gnn_rt_gemm` and the others of `RuntimeABI.h`, which report sizes that
+    do not fit), whose declarations gain the argument. Running it twice
+    changes nothing.
 
     ```mlir
     func.func @f(%ids: tensor<?xindex>) {

@@ -81,15 +81,16 @@ struct RuntimeFunction {
 /// Whether `f` reports an error: (context, i64...) -> (), declared up front
 /// by convert-gnn-to-loops.
 inline bool isErrorReport(const RuntimeFunction &f) {
-  return f.takesContext && f.name != kTapeCreate;
+  return f.takesContext && !f.cInterface && f.name != kTapeCreate;
 }
 
 constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kEdgeOutOfRange, false, true, 4}, {kRowsMismatch, false, true, 3},
     {kIdOutOfRange, false, true, 3},   {kBadCoo, false, true, 3},
-    {kLinear, true, false, 0},         {kLinearNoBias, true, false, 0},
-    {kGemm, true, false, 0},           {kGemmAt, true, false, 0},
-    {kTranspose, true, false, 0},      {kTapeCreate, false, true, 0},
+    // The dense products report sizes that do not fit to the caller.
+    {kLinear, true, true, 0},          {kLinearNoBias, true, true, 0},
+    {kGemm, true, true, 0},            {kGemmAt, true, true, 0},
+    {kTranspose, true, true, 0},       {kTapeCreate, false, true, 0},
     {kTapeFree, false, false, 0},      {kWaitForLaunches, false, false, 0},
 };
 

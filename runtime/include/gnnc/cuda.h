@@ -65,36 +65,43 @@ GNNC_EXPORT int gnn_cuda_synchronize(void);
 
 /* gnn_rt_linear and gnn_rt_linear_nobias (dense.h) on cuBLAS, for
  * programs compiled for the GPU: same arguments, checks and reports. */
-GNNC_EXPORT void gnn_cuda_linear(gnn_memref2d_f32 *input,
+GNNC_EXPORT void gnn_cuda_linear(gnn_rt_context *context,
+                                 gnn_memref2d_f32 *input,
                                  gnn_memref2d_f32 *weight,
                                  gnn_memref1d_f32 *bias, gnn_memref2d_f32 *out);
-GNNC_EXPORT void gnn_cuda_linear_nobias(gnn_memref2d_f32 *input,
+GNNC_EXPORT void gnn_cuda_linear_nobias(gnn_rt_context *context,
+                                        gnn_memref2d_f32 *input,
                                         gnn_memref2d_f32 *weight,
                                         gnn_memref2d_f32 *out);
 
 /* gnn_rt_gemm and gnn_rt_gemm_at (dense.h) on cuBLAS: the products of the
  * backward pass and the fused attention's block tiles. */
-GNNC_EXPORT void gnn_cuda_gemm(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
-                               gnn_memref2d_f32 *c, int32_t transpose,
-                               float alpha, float beta);
-GNNC_EXPORT void gnn_cuda_gemm_at(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
-                                  gnn_memref2d_f32 *c, float alpha, float beta);
+GNNC_EXPORT void gnn_cuda_gemm(gnn_rt_context *context, gnn_memref2d_f32 *a,
+                               gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
+                               int32_t transpose, float alpha, float beta);
+GNNC_EXPORT void gnn_cuda_gemm_at(gnn_rt_context *context, gnn_memref2d_f32 *a,
+                                  gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
+                                  float alpha, float beta);
 
 /* The same four for programs whose kernels are launched without waiting
  * (gnn-gpu-async-launches): the product is queued on the calling thread's
  * stream after its kernels and the call returns without waiting for it;
  * gnn_cuda_wait_for_launches waits for it with them. */
-GNNC_EXPORT void gnn_cuda_linear_queued(gnn_memref2d_f32 *input,
+GNNC_EXPORT void gnn_cuda_linear_queued(gnn_rt_context *context,
+                                        gnn_memref2d_f32 *input,
                                         gnn_memref2d_f32 *weight,
                                         gnn_memref1d_f32 *bias,
                                         gnn_memref2d_f32 *out);
-GNNC_EXPORT void gnn_cuda_linear_nobias_queued(gnn_memref2d_f32 *input,
+GNNC_EXPORT void gnn_cuda_linear_nobias_queued(gnn_rt_context *context,
+                                               gnn_memref2d_f32 *input,
                                                gnn_memref2d_f32 *weight,
                                                gnn_memref2d_f32 *out);
-GNNC_EXPORT void gnn_cuda_gemm_queued(gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
+GNNC_EXPORT void gnn_cuda_gemm_queued(gnn_rt_context *context,
+                                      gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
                                       gnn_memref2d_f32 *c, int32_t transpose,
                                       float alpha, float beta);
-GNNC_EXPORT void gnn_cuda_gemm_at_queued(gnn_memref2d_f32 *a,
+GNNC_EXPORT void gnn_cuda_gemm_at_queued(gnn_rt_context *context,
+                                         gnn_memref2d_f32 *a,
                                          gnn_memref2d_f32 *b,
                                          gnn_memref2d_f32 *c, float alpha,
                                          float beta);

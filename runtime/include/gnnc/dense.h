@@ -5,7 +5,9 @@
  * Each call multiplies on its calling thread (compiled code splits a
  * layer's rows over its threads): layers up to 256 wide (inputs and
  * outputs) on libxsmm's kernels, 64 rows at a time, others through one
- * OpenBLAS sgemm (GNNC_SMALL_GEMM=off: all of them).
+ * OpenBLAS sgemm (GNNC_SMALL_GEMM=off: all of them). Each takes the
+ * calling program's gnn_rt_context first (gnn-pass-runtime-context passes
+ * it), which receives the reports of sizes that do not fit.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -14,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "gnnc/errors.h"
 #include "gnnc/graph.h"
 
 #ifdef __cplusplus
@@ -38,15 +41,17 @@ typedef struct {
 } gnn_memref1d_f32;
 
 /* out[n] = weight @ input[n] + bias for every row n; weight is [out, in].
- * Sizes that do not fit are reported through gnn_rt_rows_mismatch and out
- * is left untouched. */
-GNNC_EXPORT void _mlir_ciface_gnn_rt_linear(gnn_memref2d_f32 *input,
+ * Sizes that do not fit are reported into `context` through
+ * gnn_rt_rows_mismatch and out is left untouched. */
+GNNC_EXPORT void _mlir_ciface_gnn_rt_linear(gnn_rt_context *context,
+                                            gnn_memref2d_f32 *input,
                                             gnn_memref2d_f32 *weight,
                                             gnn_memref1d_f32 *bias,
                                             gnn_memref2d_f32 *out);
 
 /* The same without a bias. */
-GNNC_EXPORT void _mlir_ciface_gnn_rt_linear_nobias(gnn_memref2d_f32 *input,
+GNNC_EXPORT void _mlir_ciface_gnn_rt_linear_nobias(gnn_rt_context *context,
+                                                   gnn_memref2d_f32 *input,
                                                    gnn_memref2d_f32 *weight,
                                                    gnn_memref2d_f32 *out);
 
@@ -66,18 +71,20 @@ enum { GNN_GEMM_TRANSPOSE_B = 1, GNN_GEMM_TRANSPOSE_A = 2, GNN_GEMM_LAYER = 4 };
  * operands, no clearing of c for beta 0), others on OpenBLAS. With
  * GNN_GEMM_LAYER, a dense layer's product (x @ weight, the layer's input
  * gradient), on gnn_rt_linear's kernels. Sizes that do not fit are
- * reported through gnn_rt_rows_mismatch and c is left untouched. */
-GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm(gnn_memref2d_f32 *a,
-                                          gnn_memref2d_f32 *b,
-                                          gnn_memref2d_f32 *c,
-                                          int32_t transpose, float alpha,
-                                          float beta);
+ * reported into `context` through gnn_rt_rows_mismatch and c is left untouched.
+ */
+GNNC_EXPORT void
+_mlir_ciface_gnn_rt_gemm(gnn_rt_context *context, gnn_memref2d_f32 *a,
+                         gnn_memref2d_f32 *b, gnn_memref2d_f32 *c,
+                         int32_t transpose, float alpha, float beta);
 
 /* c = alpha * transpose(a) @ b + beta * c: the weight gradient of a dense
  * layer (the sum over rows n of the outer products of a[n] and b[n]); c up
  * to 256 x 256 on libxsmm's kernels, 128 rows n at a time. Sizes that do not
- * fit are reported through gnn_rt_rows_mismatch and c is left untouched. */
-GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm_at(gnn_memref2d_f32 *a,
+ * fit are reported into `context` through gnn_rt_rows_mismatch and c is left
+ * untouched. */
+GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm_at(gnn_rt_context *context,
+                                             gnn_memref2d_f32 *a,
                                              gnn_memref2d_f32 *b,
                                              gnn_memref2d_f32 *c, float alpha,
                                              float beta);
@@ -90,8 +97,9 @@ GNNC_EXPORT const char *gnn_rt_small_gemm_target(void);
 
 /* out = transpose(a) on the calling thread: a block's keys and values
  * once for all its tiles' products. Sizes that do not fit are reported
- * through gnn_rt_rows_mismatch and out is left untouched. */
-GNNC_EXPORT void _mlir_ciface_gnn_rt_transpose(gnn_memref2d_f32 *a,
+ * into `context` through gnn_rt_rows_mismatch and out is left untouched. */
+GNNC_EXPORT void _mlir_ciface_gnn_rt_transpose(gnn_rt_context *context,
+                                               gnn_memref2d_f32 *a,
                                                gnn_memref2d_f32 *out);
 
 /* Sets the number of threads the dense layers use (OpenBLAS). */
