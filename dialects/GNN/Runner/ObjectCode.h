@@ -42,6 +42,13 @@ std::string hostTargetDescription();
 /// result pointer first when it has results).
 std::string packedName(llvm::StringRef name);
 
+/// How emitHostObjects' error begins when the rewrite of large results
+/// (returnLargeResultsThroughMemory) left a module LLVM's verifier rejects:
+/// a fault of the compiler, not of the program.
+inline constexpr llvm::StringLiteral kInvalidAfterRewrite =
+    "internal error: returning large results through memory left invalid "
+    "LLVM IR";
+
 /// Object files for the host that hold `module` (LLVM dialect), with packed
 /// wrappers for `entries`; code generation is split over up to `threads`
 /// threads (0: all cores). Optimized at -O2.

@@ -23,6 +23,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -338,6 +339,15 @@ mlir::gnn::emitHostObjects(ModuleOp module, llvm::ArrayRef<std::string> entries,
   for (const std::string &entry : entries)
     exported.push_back(packedName(entry));
   returnLargeResultsThroughMemory(*llvmModule, exported);
+  // A rewrite that broke the module would crash code generation (in
+  // builds without LLVM's assertions): an error, which gnn-mutate also
+  // looks for.
+  {
+    std::string problems;
+    llvm::raw_string_ostream os(problems);
+    if (llvm::verifyModule(*llvmModule, &os))
+      return error(llvm::Twine(kInvalidAfterRewrite) + ":\n" + problems);
+  }
   optimizeForHost(*llvmModule, **machine);
   generateLongBlocksQuickly(*llvmModule);
 
