@@ -147,8 +147,8 @@ private:
 
 /// The median seconds of product `p` of `layer` on the calling thread,
 /// once `ready` has every thread's arrival.
-double timeProduct(const Layer &layer, int p, unsigned seed,
-                   StartTogether &ready) {
+double timeOnThisThread(const Layer &layer, int p, unsigned seed,
+                        StartTogether &ready) {
   std::mt19937 rng(seed);
   int64_t n = rows;
   size_t setBytes = sizeof(float) * size_t(2 * n * (layer.in + layer.out) +
@@ -171,8 +171,8 @@ double timeProduct(const Layer &layer, int p) {
   std::vector<std::thread> others;
   for (int t = 1; t < threads; ++t)
     others.emplace_back(
-        [&, t] { seconds[t] = timeProduct(layer, p, 7 + t, ready); });
-  seconds[0] = timeProduct(layer, p, 7, ready);
+        [&, t] { seconds[t] = timeOnThisThread(layer, p, 7 + t, ready); });
+  seconds[0] = timeOnThisThread(layer, p, 7, ready);
   for (std::thread &t : others)
     t.join();
   char err[256];
