@@ -29,6 +29,22 @@ constexpr const char *kGather = R"mlir(
     return %r : tensor<?x4xf32>
   })mlir";
 
+constexpr const char *kLinear = R"mlir(
+  func.func @main(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>) -> tensor<?x?xf32> {
+    %y = gnn.linear %x, %w : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    return %y : tensor<?x?xf32>
+  })mlir";
+
+/// A rows x cols matrix of small values.
+HostTensor matrix(int64_t rows, int64_t cols) {
+  HostTensor t;
+  t.shape = {rows, cols};
+  t.allocate();
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.as<float>()[i] = float(i % 7) * 0.25f;
+  return t;
+}
+
 HostTensor rows(int64_t n) {
   HostTensor t;
   t.shape = {n, 4};
@@ -38,9 +54,10 @@ HostTensor rows(int64_t n) {
   return t;
 }
 
-std::unique_ptr<JitProgram> compile(MLIRContext &context) {
+std::unique_ptr<JitProgram> compile(MLIRContext &context,
+                                    const char *source = kGather) {
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(kGather, ParserConfig(&context));
+      parseSourceString<ModuleOp>(source, ParserConfig(&context));
   if (!module)
     return nullptr;
   auto program = JitProgram::compile(std::move(module), "main", {}, {});
@@ -94,6 +111,48 @@ TEST(RuntimeContextTest, ConcurrentProgramsKeepTheirOwnErrors) {
     EXPECT_EQ(goodErrors[i], "") << "run " << i;
   }
   // Nothing leaked into the process-wide context.
+  EXPECT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+}
+
+// The dense layers' size checks run in the runtime (gnn_rt_linear): their
+// reports go into the calling run's context too.
+TEST(RuntimeContextTest, ConcurrentDenseLayersKeepTheirOwnErrors) {
+  DialectRegistry registry;
+  gnn::registerAllDialectsAndExtensions(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::unique_ptr<JitProgram> first = compile(context, kLinear);
+  std::unique_ptr<JitProgram> second = compile(context, kLinear);
+  ASSERT_TRUE(first && second);
+
+  // Inputs 4 and 6 wide against weights over 5 and 7 inputs; the good run
+  // multiplies 6-wide rows by a weight over 6.
+  HostTensor x4 = matrix(3, 4), w5 = matrix(2, 5), x6 = matrix(5, 6),
+             w7 = matrix(2, 7), w6 = matrix(3, 6);
+  constexpr int kRuns = 200;
+  std::vector<std::string> firstErrors(kRuns), secondErrors(kRuns),
+      goodErrors(kRuns);
+  std::thread a([&] {
+    for (int i = 0; i < kRuns; ++i)
+      firstErrors[i] = errorOf(*first, x4, w5);
+  });
+  std::thread b([&] {
+    for (int i = 0; i < kRuns; ++i) {
+      secondErrors[i] = errorOf(*second, x6, w7);
+      goodErrors[i] = errorOf(*second, x6, w6);
+    }
+  });
+  a.join();
+  b.join();
+  for (int i = 0; i < kRuns; ++i) {
+    EXPECT_EQ(firstErrors[i], "a feature has size 4 in a per-row dimension, "
+                              "but the op needs 5")
+        << "run " << i;
+    EXPECT_EQ(secondErrors[i], "a feature has size 6 in a per-row dimension, "
+                               "but the op needs 7")
+        << "run " << i;
+    EXPECT_EQ(goodErrors[i], "") << "run " << i;
+  }
   EXPECT_EQ(gnn_rt_take_error(nullptr, 0), 0);
 }
 
