@@ -58,8 +58,9 @@ void linear(gnn_rt_context *context, const gnn_memref2d_f32 *input,
     return;
   if (y.rows == 0 || y.cols == 0)
     return;
-  dense_profile::Product timed(dense_profile::Kind::Layer, false, true, y.rows,
-                               y.cols, x.cols);
+  dense_profile::Product timed(dense_profile::Kind::Layer,
+                               /*transposeA=*/false, /*transposeB=*/true,
+                               y.rows, y.cols, x.cols);
   // The bias goes into out first, which the product then adds to.
   float beta = 0.0f;
   if (bias) {
