@@ -85,13 +85,19 @@ inline bool isErrorReport(const RuntimeFunction &f) {
 }
 
 constexpr RuntimeFunction kRuntimeFunctions[] = {
-    {kEdgeOutOfRange, false, true, 4}, {kRowsMismatch, false, true, 3},
-    {kIdOutOfRange, false, true, 3},   {kBadCoo, false, true, 3},
+    {kEdgeOutOfRange, false, true, 4},
+    {kRowsMismatch, false, true, 3},
+    {kIdOutOfRange, false, true, 3},
+    {kBadCoo, false, true, 3},
     // The dense products report sizes that do not fit to the caller.
-    {kLinear, true, true, 0},          {kLinearNoBias, true, true, 0},
-    {kGemm, true, true, 0},            {kGemmAt, true, true, 0},
-    {kTranspose, true, true, 0},       {kTapeCreate, false, true, 0},
-    {kTapeFree, false, false, 0},      {kWaitForLaunches, false, false, 0},
+    {kLinear, true, true, 0},
+    {kLinearNoBias, true, true, 0},
+    {kGemm, true, true, 0},
+    {kGemmAt, true, true, 0},
+    {kTranspose, true, true, 0},
+    {kTapeCreate, false, true, 0},
+    {kTapeFree, false, false, 0},
+    {kWaitForLaunches, false, false, 0},
 };
 
 /// The symbol compiled code links against for `f`.
