@@ -54,8 +54,7 @@ HostTensor rows(int64_t n) {
   return t;
 }
 
-std::unique_ptr<JitProgram> compile(MLIRContext &context,
-                                    const char *source = kGather) {
+std::unique_ptr<JitProgram> compile(MLIRContext &context, const char *source) {
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(&context));
   if (!module)
@@ -74,86 +73,73 @@ std::string errorOf(JitProgram &program, const HostTensor &x,
   auto out = program.run({{nullptr, &x}, {nullptr, &list}});
   return out ? "" : llvm::toString(out.takeError());
 }
-} // namespace
 
-TEST(RuntimeContextTest, ConcurrentProgramsKeepTheirOwnErrors) {
+/// A run's two inputs.
+using Inputs = std::pair<const HostTensor *, const HostTensor *>;
+
+/// Compiles `source` twice and runs both programs at once, 200 times each:
+/// the first on `bad`, the second on `otherBad` and then on `good`. Each
+/// failing run must report its own error, the good runs none, and nothing
+/// may reach the process-wide context.
+void expectEachRunItsOwnError(const char *source, Inputs bad,
+                              const std::string &badError, Inputs otherBad,
+                              const std::string &otherBadError, Inputs good) {
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  std::unique_ptr<JitProgram> first = compile(context);
-  std::unique_ptr<JitProgram> second = compile(context);
+  std::unique_ptr<JitProgram> first = compile(context, source);
+  std::unique_ptr<JitProgram> second = compile(context, source);
   ASSERT_TRUE(first && second);
 
-  HostTensor x3 = rows(3), x5 = rows(5);
-  HostTensor bad7 = HostTensor::ids({0, 7, 1}), bad9 = HostTensor::ids({9}),
-             good = HostTensor::ids({2, 0});
   constexpr int kRuns = 200;
   std::vector<std::string> firstErrors(kRuns), secondErrors(kRuns),
       goodErrors(kRuns);
   std::thread a([&] {
     for (int i = 0; i < kRuns; ++i)
-      firstErrors[i] = errorOf(*first, x3, bad7);
+      firstErrors[i] = errorOf(*first, *bad.first, *bad.second);
   });
   std::thread b([&] {
     for (int i = 0; i < kRuns; ++i) {
-      secondErrors[i] = errorOf(*second, x5, bad9);
-      goodErrors[i] = errorOf(*second, x5, good);
+      secondErrors[i] = errorOf(*second, *otherBad.first, *otherBad.second);
+      goodErrors[i] = errorOf(*second, *good.first, *good.second);
     }
   });
   a.join();
   b.join();
   for (int i = 0; i < kRuns; ++i) {
-    EXPECT_EQ(firstErrors[i], "id list entry 1: id 7 is out of range [0, 3)")
-        << "run " << i;
-    EXPECT_EQ(secondErrors[i], "id list entry 0: id 9 is out of range [0, 5)")
-        << "run " << i;
+    EXPECT_EQ(firstErrors[i], badError) << "run " << i;
+    EXPECT_EQ(secondErrors[i], otherBadError) << "run " << i;
     EXPECT_EQ(goodErrors[i], "") << "run " << i;
   }
   // Nothing leaked into the process-wide context.
   EXPECT_EQ(gnn_rt_take_error(nullptr, 0), 0);
 }
+} // namespace
+
+TEST(RuntimeContextTest, ConcurrentProgramsKeepTheirOwnErrors) {
+  HostTensor x3 = rows(3), x5 = rows(5);
+  HostTensor bad7 = HostTensor::ids({0, 7, 1}), bad9 = HostTensor::ids({9}),
+             good = HostTensor::ids({2, 0});
+  expectEachRunItsOwnError(
+      kGather, {&x3, &bad7}, "id list entry 1: id 7 is out of range [0, 3)",
+      {&x5, &bad9}, "id list entry 0: id 9 is out of range [0, 5)",
+      {&x5, &good});
+}
 
 // The dense layers' size checks run in the runtime (gnn_rt_linear): their
 // reports go into the calling run's context too.
 TEST(RuntimeContextTest, ConcurrentDenseLayersKeepTheirOwnErrors) {
-  DialectRegistry registry;
-  gnn::registerAllDialectsAndExtensions(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  std::unique_ptr<JitProgram> first = compile(context, kLinear);
-  std::unique_ptr<JitProgram> second = compile(context, kLinear);
-  ASSERT_TRUE(first && second);
-
   // Inputs 4 and 6 wide against weights over 5 and 7 inputs; the good run
   // multiplies 6-wide rows by a weight over 6.
   HostTensor x4 = matrix(3, 4), w5 = matrix(2, 5), x6 = matrix(5, 6),
              w7 = matrix(2, 7), w6 = matrix(3, 6);
-  constexpr int kRuns = 200;
-  std::vector<std::string> firstErrors(kRuns), secondErrors(kRuns),
-      goodErrors(kRuns);
-  std::thread a([&] {
-    for (int i = 0; i < kRuns; ++i)
-      firstErrors[i] = errorOf(*first, x4, w5);
-  });
-  std::thread b([&] {
-    for (int i = 0; i < kRuns; ++i) {
-      secondErrors[i] = errorOf(*second, x6, w7);
-      goodErrors[i] = errorOf(*second, x6, w6);
-    }
-  });
-  a.join();
-  b.join();
-  for (int i = 0; i < kRuns; ++i) {
-    EXPECT_EQ(firstErrors[i], "a feature has size 4 in a per-row dimension, "
-                              "but the op needs 5")
-        << "run " << i;
-    EXPECT_EQ(secondErrors[i], "a feature has size 6 in a per-row dimension, "
-                               "but the op needs 7")
-        << "run " << i;
-    EXPECT_EQ(goodErrors[i], "") << "run " << i;
-  }
-  EXPECT_EQ(gnn_rt_take_error(nullptr, 0), 0);
+  expectEachRunItsOwnError(
+      kLinear, {&x4, &w5},
+      "a feature has size 4 in a per-row dimension, but the op needs 5",
+      {&x6, &w7},
+      "a feature has size 6 in a per-row dimension, but the op needs 7",
+      {&x6, &w6});
 }
 
 TEST(RuntimeContextTest, ContextsAreIndependent) {
