@@ -329,6 +329,7 @@ TEST(RuntimeGemm, MismatchedSizesAreReported) {
   for (float x : cs)
     EXPECT_EQ(x, 7.0f);
 }
+
 TEST(RuntimeGemm, ReportsGoToTheCallersContextAlone) {
   // Two programs' contexts and the process-wide one: a product's mismatch
   // is its caller's error, not another program's and not the process's.
