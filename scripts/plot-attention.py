@@ -305,7 +305,7 @@ class Parser(argparse.ArgumentParser):
 
 def main(argv):
     parser = Parser(
-        description="Draws gnn-run --attention-out maps (see the README's "
+        description="Draws gnn-run --attention-out maps (see docs/transformer.md, "
         "\"Attention maps\").")
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--out-dir", required=True)

@@ -6,7 +6,7 @@
 # reference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh >/dev/null
+scripts/setup.sh gnn-opt gnn-run >/dev/null
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 

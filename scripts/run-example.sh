@@ -7,7 +7,8 @@
 #   scripts/run-example.sh [copy|sort|sort-ut] [extra gnn-run flags, e.g. --mode beam]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh >/dev/null
+echo "== setting up and building gnn-run (the first time: packages and a build, about 20 minutes)"
+scripts/setup.sh gnn-run >/dev/null
 task=${1:-copy}
 shift || true
 dir=$(mktemp -d)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what gnnc needs on Debian 12 (when missing), then configures and
-# builds it in ./build. Safe to run again: it only does what is missing.
+# builds it in ./build: every target, or only the targets named (and what
+# they link), e.g. `scripts/setup.sh gnn-run`. Safe to run again: it only
+# does what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,4 +19,4 @@ build_type=${GNN_BUILD_TYPE:-Release}
 if [ ! -f build/build.ninja ]; then
   cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE="$build_type"
 fi
-cmake --build build
+cmake --build build ${1:+--target "$@"}

@@ -1,7 +1,7 @@
 """Learning side by side: gnnc and DGL train the tutorial's copy model from
 the same initial weights on the same batches, and this prints each epoch's
 validation loss and token accuracy for both (the definitions of
-docs/training.md). The data are the README's: 9000 training and 1000
+docs/training.md). The data are docs/gnn-train.md's: 9000 training and 1000
 validation sequences of the copy task (examples/tasks.py, seeds 101 and
 102). Batches of 128 in the files' order, label smoothing 0.1, Adam with the
 Noam rate (factor 1, warmup 400), no dropout and untied weights for both

@@ -1,5 +1,5 @@
-"""Fails when a relative link in the README or docs/ points at a file that
-is not in the repository (or outside it).
+"""Fails when a relative link in the README or any page under docs/ points
+at a file that is not in the repository (or outside it).
 
 usage: check_links.py REPO_ROOT
 Checks Markdown links `[text](target)` whose target is not a URL or an
@@ -17,8 +17,10 @@ def main():
     root = os.path.realpath(sys.argv[1])
     pages = [os.path.join(root, "README.md")]
     docs = os.path.join(root, "docs")
-    pages += [os.path.join(docs, f) for f in sorted(os.listdir(docs))
-              if f.endswith(".md")]
+    for folder, subfolders, files in os.walk(docs):
+        subfolders.sort()
+        pages += [os.path.join(folder, f) for f in sorted(files)
+                  if f.endswith(".md")]
     broken = 0
     for page in pages:
         text = open(page, encoding="utf-8").read()
