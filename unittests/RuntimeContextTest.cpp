@@ -148,7 +148,7 @@ TEST(RuntimeContextTest, ContextsAreIndependent) {
   ASSERT_TRUE(a && b);
   gnn_rt_id_out_of_range(a, 1, 2, 3);
   gnn_rt_id_out_of_range(a, 4, 5, 6); // the first report wins
-  gnn_rt_rows_mismatch(b, 7, 8, 2);
+  gnn_rt_rows_mismatch(b, 7, 8, GNN_RT_SIZE_EDGES);
   char message[128];
   ASSERT_EQ(gnn_rt_context_take_error(a, message, sizeof(message)), 1);
   EXPECT_STREQ(message, "id list entry 1: id 2 is out of range [0, 3)");

@@ -139,9 +139,11 @@ extern "C" void _mlir_ciface_gnn_rt_transpose(gnn_rt_context *context,
   Matrix x, y;
   bool dense = view(a, x) & view(out, y);
   if (y.rows != x.cols)
-    return (void)gnn_rt_rows_mismatch(context, y.rows, x.cols, kItemSizeCode);
+    return (void)gnn_rt_rows_mismatch(context, y.rows, x.cols,
+                                      GNN_RT_SIZE_ITEM);
   if (y.cols != x.rows)
-    return (void)gnn_rt_rows_mismatch(context, y.cols, x.rows, kInputRowsCode);
+    return (void)gnn_rt_rows_mismatch(context, y.cols, x.rows,
+                                      GNN_RT_SIZE_INPUT_ROWS);
   if (dense)
     return gnnc::transpose(x, y);
   for (int64_t i = 0; i < x.rows; ++i)

@@ -81,24 +81,25 @@ extern "C" void gnn_rt_bad_coo(gnn_rt_context *context, int64_t kind, int64_t a,
                                int64_t b) {
   auto la = static_cast<long long>(a), lb = static_cast<long long>(b);
   switch (kind) {
-  case 0:
+  case GNN_RT_COO_LENGTHS:
     reportf(context,
             "graph_from_coo: the edge lists differ in length (%lld source "
             "ids, %lld destination ids)",
             la, lb);
     return;
-  case 1:
-  case 2:
+  case GNN_RT_COO_SRC_COUNT:
+  case GNN_RT_COO_DST_COUNT:
     reportf(context,
             "graph_from_coo: %s node count %lld is out of range [0, %lld]",
-            kind == 1 ? "source" : "destination", la, lb);
+            kind == GNN_RT_COO_SRC_COUNT ? "source" : "destination", la, lb);
     return;
-  case 4:
+  case GNN_RT_COO_NO_MEMORY_REVERSAL:
     reportf(context,
             "out of memory for the reversal of a graph of %lld nodes and "
             "%lld edges",
             la, lb);
     return;
+  case GNN_RT_COO_NO_MEMORY:
   default:
     reportf(context,
             "graph_from_coo: out of memory for a graph of %lld nodes and "
@@ -111,15 +112,18 @@ extern "C" void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
                                      int64_t expected, int64_t target) {
   static const char *what[] = {"source nodes", "destination nodes", "edges",
                                "rows of the op's inputs"};
-  if (target == 4)
+  if (target == GNN_RT_SIZE_ITEM)
     reportf(context,
             "a feature has size %lld in a per-row dimension, but the op "
             "needs %lld",
             static_cast<long long>(rows), static_cast<long long>(expected));
   else
-    reportf(context, "a feature has %lld rows, but the op needs %lld (%s)",
-            static_cast<long long>(rows), static_cast<long long>(expected),
-            what[target >= 0 && target < 4 ? target : 3]);
+    reportf(
+        context, "a feature has %lld rows, but the op needs %lld (%s)",
+        static_cast<long long>(rows), static_cast<long long>(expected),
+        what[target >= GNN_RT_SIZE_SRC_NODES && target < GNN_RT_SIZE_INPUT_ROWS
+                 ? target
+                 : GNN_RT_SIZE_INPUT_ROWS]);
 }
 
 extern "C" void gnn_rt_id_out_of_range(gnn_rt_context *context,

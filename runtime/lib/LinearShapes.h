@@ -12,10 +12,6 @@
 #include "gnnc/errors.h"
 
 namespace gnnc {
-/// Target code of gnn_rt_rows_mismatch for a per-row size.
-constexpr int64_t kItemSizeCode = 4;
-constexpr int64_t kInputRowsCode = 3;
-
 /// Row-major matrix view with unit column stride (the GEMM layout).
 struct Matrix {
   float *data;
@@ -40,13 +36,18 @@ inline bool linearSizesFit(gnn_rt_context *context, const Matrix &x,
                            const Matrix &w, const Matrix &y,
                            const gnn_memref1d_f32 *bias) {
   if (x.cols != w.cols)
-    return gnn_rt_rows_mismatch(context, x.cols, w.cols, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(context, x.cols, w.cols, GNN_RT_SIZE_ITEM),
+           false;
   if (y.rows != x.rows)
-    return gnn_rt_rows_mismatch(context, y.rows, x.rows, kInputRowsCode), false;
+    return gnn_rt_rows_mismatch(context, y.rows, x.rows,
+                                GNN_RT_SIZE_INPUT_ROWS),
+           false;
   if (y.cols != w.rows)
-    return gnn_rt_rows_mismatch(context, y.cols, w.rows, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(context, y.cols, w.rows, GNN_RT_SIZE_ITEM),
+           false;
   if (bias && bias->sizes[0] != w.rows)
-    return gnn_rt_rows_mismatch(context, bias->sizes[0], w.rows, kItemSizeCode),
+    return gnn_rt_rows_mismatch(context, bias->sizes[0], w.rows,
+                                GNN_RT_SIZE_ITEM),
            false;
   return true;
 }
@@ -61,14 +62,14 @@ inline bool gemmSizesFit(gnn_rt_context *context, const Matrix &a,
   int64_t bInner = transposeB ? b.cols : b.rows;
   int64_t cols = transposeB ? b.rows : b.cols;
   // With a transposed, its rows are the input rows the sum runs over.
-  int64_t innerCode = transposeA ? kInputRowsCode : kItemSizeCode;
-  int64_t rowsCode = transposeA ? kItemSizeCode : kInputRowsCode;
+  int64_t innerCode = transposeA ? GNN_RT_SIZE_INPUT_ROWS : GNN_RT_SIZE_ITEM;
+  int64_t rowsCode = transposeA ? GNN_RT_SIZE_ITEM : GNN_RT_SIZE_INPUT_ROWS;
   if (inner != bInner)
     return gnn_rt_rows_mismatch(context, bInner, inner, innerCode), false;
   if (c.rows != rows)
     return gnn_rt_rows_mismatch(context, c.rows, rows, rowsCode), false;
   if (c.cols != cols)
-    return gnn_rt_rows_mismatch(context, c.cols, cols, kItemSizeCode), false;
+    return gnn_rt_rows_mismatch(context, c.cols, cols, GNN_RT_SIZE_ITEM), false;
   return true;
 }
 } // namespace gnnc

@@ -49,20 +49,39 @@ GNNC_EXPORT void gnn_rt_edge_out_of_range(gnn_rt_context *context, int64_t edge,
                                           int64_t node, int64_t bound,
                                           int64_t is_source);
 
+/* What gnn_rt_rows_mismatch compared a feature's size with. */
+typedef enum gnn_rt_size_target {
+  GNN_RT_SIZE_SRC_NODES = 0,  /* rows: the graph's source nodes */
+  GNN_RT_SIZE_DST_NODES = 1,  /* rows: the graph's destination nodes */
+  GNN_RT_SIZE_EDGES = 2,      /* rows: the graph's edges */
+  GNN_RT_SIZE_INPUT_ROWS = 3, /* rows: those of the op's other inputs */
+  GNN_RT_SIZE_ITEM = 4        /* a per-row dimension */
+} gnn_rt_size_target;
+
 /* Called by lowered gnn ops: a feature has size `rows` (in its row
- * dimension, or in a per-row dimension when target is 4) where the op needs
- * `expected` (target 0: source nodes, 1: destination nodes, 2: edges, 3: the
- * rows of the op's other inputs). The op computes nothing. */
+ * dimension, or in a per-row dimension for GNN_RT_SIZE_ITEM) where the op
+ * needs `expected`; `target` is a gnn_rt_size_target. The op computes
+ * nothing. */
 GNNC_EXPORT void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
                                       int64_t expected, int64_t target);
 
+/* What gnn_rt_bad_coo reports, and what its a and b are. */
+typedef enum gnn_rt_coo_error {
+  /* The edge lists differ in length (a source ids, b destination ids). */
+  GNN_RT_COO_LENGTHS = 0,
+  /* The source or destination node count a is outside [0, b]. */
+  GNN_RT_COO_SRC_COUNT = 1,
+  GNN_RT_COO_DST_COUNT = 2,
+  /* No memory for a graph of a nodes and b edges. */
+  GNN_RT_COO_NO_MEMORY = 3,
+  /* No memory for the reversal of a graph of a nodes and b edges, which a
+   * lowered op builds for itself. */
+  GNN_RT_COO_NO_MEMORY_REVERSAL = 4
+} gnn_rt_coo_error;
+
 /* Called by code lowered from gnn.graph_from_coo before it allocates
- * anything. kind 0: the edge lists differ in length (a source ids, b
- * destination ids); 1 and 2: the source (1) or destination (2) node count
- * a is outside [0, b]; 3: no memory for a graph of a nodes and b edges. The
- * graph comes out empty. 4: no memory for the reversal of a graph of a
- * nodes and b edges, which a lowered op builds for itself; the op skips the
- * work that needed it. */
+ * anything, `kind` a gnn_rt_coo_error: the graph comes out empty (an op
+ * whose reversal failed skips the work that needed it). */
 GNNC_EXPORT void gnn_rt_bad_coo(gnn_rt_context *context, int64_t kind,
                                 int64_t a, int64_t b);
 

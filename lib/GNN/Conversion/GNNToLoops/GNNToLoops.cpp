@@ -575,9 +575,9 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
   Value srcLength = l.dim(src, 0), dstLength = l.dim(dst, 0);
   Value lengthsOk = cmp(arith::CmpIPredicate::eq, srcLength, dstLength);
   l.unless(lengthsOk, [&] {
-    b.create<func::CallOp>(
-        loc, abi::kBadCoo, TypeRange{},
-        ValueRange{l.i64(l.idx(0)), l.i64(srcLength), l.i64(dstLength)});
+    b.create<func::CallOp>(loc, abi::kBadCoo, TypeRange{},
+                           ValueRange{l.i64(l.idx(GNN_RT_COO_LENGTHS)),
+                                      l.i64(srcLength), l.i64(dstLength)});
   });
   Value maxCount = l.idx(GNN_GRAPH_MAX_COUNT);
   auto countOk = [&](Value n, int64_t kind) {
@@ -590,8 +590,8 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
     });
     return ok;
   };
-  Value shapeOk =
-      all({lengthsOk, countOk(op.getNumSrc(), 1), countOk(op.getNumDst(), 2)});
+  Value shapeOk = all({lengthsOk, countOk(op.getNumSrc(), GNN_RT_COO_SRC_COUNT),
+                       countOk(op.getNumDst(), GNN_RT_COO_DST_COUNT)});
   Value edges = b.create<arith::SelectOp>(loc, shapeOk, srcLength, l.idx(0));
   auto lt = [&](Value a, Value c) {
     return cmp(arith::CmpIPredicate::ult, a, c);
@@ -629,8 +629,8 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
   };
   Value src2 = ids(wantEdges), dst2 = ids(wantEdges);
   InEdgeIndex index = allocateInEdges(l, wantEdges, wantDst, buffers, chunking);
-  Value memoryOk =
-      checkAllocated(l, buffers, index, /*badCooKind=*/3, wantDst, wantEdges);
+  Value memoryOk = checkAllocated(l, buffers, index, GNN_RT_COO_NO_MEMORY,
+                                  wantDst, wantEdges);
   Value ok = all({allValid, memoryOk});
   Value numEdges = orZero(ok, edges), numSrc = orZero(ok, op.getNumSrc()),
         numDst = orZero(ok, op.getNumDst());

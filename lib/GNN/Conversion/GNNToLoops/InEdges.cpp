@@ -140,8 +140,8 @@ GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
   SmallVector<SizedBuffer> buffers;
   InEdgeIndex index =
       allocateInEdges(l, g.numEdges, g.numSrc, buffers, chunking);
-  Value ok =
-      checkAllocated(l, buffers, index, /*badCooKind=*/4, g.numSrc, g.numEdges);
+  Value ok = checkAllocated(l, buffers, index, GNN_RT_COO_NO_MEMORY_REVERSAL,
+                            g.numSrc, g.numEdges);
   auto orZero = [&](Value v) -> Value {
     return b.create<arith::SelectOp>(loc, ok, v, l.idx(0));
   };

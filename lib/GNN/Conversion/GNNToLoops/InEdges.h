@@ -65,8 +65,8 @@ void fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
 /// The reversal of `g`: every edge turned around, with the same id, so that
 /// a source's out-edges are its in-edges. The edge lists are `g`'s own;
 /// the index is new (freed by the deallocation pipeline). When memory runs
-/// out it reports so (gnn_rt_bad_coo, kind 4) and the reversal has no
-/// destinations and no edges.
+/// out it reports so (gnn_rt_bad_coo, GNN_RT_COO_NO_MEMORY_REVERSAL) and the
+/// reversal has no destinations and no edges.
 GraphParts reverseGraph(Lowering &l, const GraphParts &g, Chunking chunking);
 
 } // namespace mlir::gnn::loops

@@ -12,6 +12,7 @@
 #include "GNN/Conversion/GraphParts.h"
 #include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/IR/GNNOps.h"
+#include "gnnc/errors.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,14 +29,15 @@ namespace mlir::gnn::loops {
 constexpr int64_t kVectorLanes = 8;
 
 /// A run-time size check: dim `dim` of `memref` must be `expected`; `code`
-/// says what was compared (a target's rows, or kItemSizeCode).
+/// says what was compared (a gnn_rt_size_target).
 struct SizeCheck {
   Value memref;
   int64_t dim;
   Value expected;
   int64_t code;
 };
-constexpr int64_t kInputRowsCode = 3, kItemSizeCode = 4;
+constexpr int64_t kInputRowsCode = GNN_RT_SIZE_INPUT_ROWS,
+                  kItemSizeCode = GNN_RT_SIZE_ITEM;
 
 /// The index arrays of a graph, as memrefs.
 struct GraphParts {
@@ -621,7 +623,17 @@ public:
   }
 
   /// The code of a target in row-mismatch reports.
-  static int64_t targetCode(Target t) { return static_cast<int64_t>(t); }
+  static int64_t targetCode(Target t) {
+    switch (t) {
+    case Target::Src:
+      return GNN_RT_SIZE_SRC_NODES;
+    case Target::Dst:
+      return GNN_RT_SIZE_DST_NODES;
+    case Target::Edge:
+      return GNN_RT_SIZE_EDGES;
+    }
+    llvm_unreachable("unknown target");
+  }
 
   /// The row count features of `t` must have.
   static Value rowsOf(const GraphParts &g, Target t) {
