@@ -25,20 +25,42 @@ enum class Architecture { Transformer, UniversalTransformer };
 /// Where cross-attention takes its q/k/v (A) and output (O) projections.
 enum class CrossAttention { DGL, Shared, Standard };
 
+/// The fields that define a model (what it computes, not where its files
+/// are), as X(type, name, default): ModelConfig declares its fields from
+/// this list and visitFields() visits them from it, so that what is derived
+/// from every field (a training state's fingerprint) cannot miss a new one.
+/// scoreClamp empty: exact softmax.
+#define GNN_MODEL_CONFIG_FIELDS(X)                                             \
+  X(Architecture, architecture, Architecture::Transformer)                     \
+  X(int64_t, layers, 0)                                                        \
+  X(int64_t, dModel, 0)                                                        \
+  X(int64_t, heads, 0)                                                         \
+  X(int64_t, dFF, 0)                                                           \
+  X(int64_t, srcVocab, 0)                                                      \
+  X(int64_t, tgtVocab, 0)                                                      \
+  X(int64_t, maxLen, 50)                                                       \
+  X(std::optional<double>, scoreClamp, 10.0)                                   \
+  X(CrossAttention, crossAttention, CrossAttention::DGL)                       \
+  X(int64_t, maxDepth, 8)                                                      \
+  X(double, actThreshold, 0.99)
+
+/// Declares a field of a GNN_*_FIELDS list; visits one.
+#define GNN_DECLARE_FIELD(type, name, init) type name = init;
+#define GNN_VISIT_FIELD(type, name, init) visit(#name, self.name);
+
 struct ModelConfig {
-  Architecture architecture = Architecture::Transformer;
-  int64_t layers = 0, dModel = 0, heads = 0, dFF = 0;
-  int64_t srcVocab = 0, tgtVocab = 0;
-  int64_t maxLen = 50;
-  /// Empty: exact softmax.
-  std::optional<double> scoreClamp = 10.0;
-  CrossAttention crossAttention = CrossAttention::DGL;
-  int64_t maxDepth = 8;
-  double actThreshold = 0.99;
+  GNN_MODEL_CONFIG_FIELDS(GNN_DECLARE_FIELD)
   /// Resolved against the config file's directory.
   std::string weightsPath, vocabPath;
 
   int64_t dk() const { return dModel / heads; }
+
+  /// Calls visit(name, field) for every field of GNN_MODEL_CONFIG_FIELDS
+  /// (`self` a ModelConfig, const or not).
+  template <typename Self, typename Visitor>
+  static void visitFields(Self &self, Visitor &&visit) {
+    GNN_MODEL_CONFIG_FIELDS(GNN_VISIT_FIELD)
+  }
 };
 
 /// Parses and validates a config; `directory` resolves relative paths.

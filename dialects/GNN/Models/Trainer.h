@@ -12,6 +12,7 @@
 #define GNN_MODELS_TRAINER_H
 
 #include "GNN/Models/ModelConfig.h"
+#include "GNN/Models/TrainingBuilder.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Support/Tokenizer.h"
 
@@ -29,29 +30,51 @@ struct TrainingExample {
   Sequence source, target;
 };
 
+/// The options that shape a training run's results, as X(type, name,
+/// default) (see GNN_MODEL_CONFIG_FIELDS): a saved state is only resumed
+/// under the same values of every one.
+/// lrFactor, warmup: Noam, lr(t) = factor * d_model^-0.5 * min(t^-0.5,
+/// t * warmup^-1.5). gradAccum: gradients of this many batches are summed
+/// before one update. tieWeights: src_embed.lut.weight, tgt_embed.lut.weight
+/// and generator.proj.weight are one tensor. actLossWeight: a Universal
+/// Transformer's weight of the ACT loss (mean remainder). shuffle: shuffle
+/// the training set every epoch.
+#define GNN_TRAINER_OPTION_FIELDS(X)                                           \
+  X(uint64_t, seed, 1)                                                         \
+  X(int64_t, batchSize, 128)                                                   \
+  X(double, labelSmoothing, 0.1)                                               \
+  X(double, dropout, 0.1)                                                      \
+  X(double, lrFactor, 0.1)                                                     \
+  X(int64_t, warmup, 4000)                                                     \
+  X(int64_t, gradAccum, 1)                                                     \
+  X(bool, tieWeights, false)                                                   \
+  X(double, actLossWeight, 0.01)                                               \
+  X(bool, shuffle, true)
+
 struct TrainerOptions {
-  uint64_t seed = 1;
-  int64_t batchSize = 128;
-  double labelSmoothing = 0.1;
-  double dropout = 0.1;
-  /// Noam: lr(t) = factor * d_model^-0.5 * min(t^-0.5, t * warmup^-1.5).
-  double lrFactor = 0.1;
-  int64_t warmup = 4000;
-  /// Gradients of this many batches are summed before one update.
-  int64_t gradAccum = 1;
+  GNN_TRAINER_OPTION_FIELDS(GNN_DECLARE_FIELD)
+  /// How it runs, which changes no result.
+  int threads = 0;
+  CompileOptions compile;
+
   /// Whether gradients are summed over several batches per update (and a
   /// sum is kept between steps).
   bool accumulates() const { return gradAccum > 1; }
-  /// src_embed.lut.weight, tgt_embed.lut.weight and generator.proj.weight
-  /// are one tensor.
-  bool tieWeights = false;
-  /// Universal Transformer: the weight of the ACT loss (mean remainder).
-  double actLossWeight = 0.01;
-  /// Shuffle the training set every epoch.
-  bool shuffle = true;
-  int threads = 0;
-  CompileOptions compile;
+
+  /// Calls visit(name, field) for every field of GNN_TRAINER_OPTION_FIELDS.
+  template <typename Self, typename Visitor>
+  static void visitFields(Self &self, Visitor &&visit) {
+    GNN_TRAINER_OPTION_FIELDS(GNN_VISIT_FIELD)
+  }
 };
+
+/// What a saved training state must agree with to be resumed: every field
+/// of `config` and `options` (their GNN_*_FIELDS lists) and the trained
+/// parameters' names, dtypes and shapes (`parameters`, in order).
+uint64_t stateFingerprint(const ModelConfig &config,
+                          const TrainerOptions &options,
+                          const std::vector<std::string> &parameters,
+                          const TensorMap &tensors);
 
 /// Sums over the batches of an epoch.
 struct LossTotals {
@@ -193,9 +216,20 @@ private:
   TensorMap collectState(const TrainingPosition &position, bool views) const;
   /// The canonical parameter a weight name is (tied names map to one).
   std::string canonical(llvm::StringRef name) const;
-  /// The tensors that state names prefixed `param.`, `adam.m.`, `adam.v.`
-  /// or `accum.` are kept in (the prefix consumed from `name`); null for
-  /// other names.
+  /// Each kind of per-parameter state the trainer keeps (parameters, Adam
+  /// moments and, with accumulation, the sums), with its name prefix
+  /// (model::kParamPrefix, ...).
+  template <typename Self> static auto stateKinds(Self &self) {
+    llvm::SmallVector<std::pair<const char *, decltype(&self.params)>, 4>
+        kinds = {{model::kParamPrefix, &self.params},
+                 {model::kMoment1Prefix, &self.moment1},
+                 {model::kMoment2Prefix, &self.moment2}};
+    if (self.options.accumulates())
+      kinds.push_back({model::kAccumPrefix, &self.accumulated});
+    return kinds;
+  }
+  /// The tensors that state names of one of stateKinds()'s prefixes are kept
+  /// in (the prefix consumed from `name`); null for other names.
   TensorMap *stateOf(llvm::StringRef &name);
   /// For a GPU program: moves parameters, moments and sums into unified
   /// memory, which the program updates in place across steps (no copies

@@ -70,13 +70,31 @@ constexpr const char *kTrainLoss = "train_loss", *kEvalLoss = "eval_loss",
 /// parameter, moment and sum is updated in place (writable arguments whose
 /// results are their updates). Adam is torch.optim.Adam in float32: m += (1 -
 /// b1)(g - m); v = v b2 + (1 - b2) g^2; p += step (m / (sqrt(v) / c2 + eps)).
-/// `adam` (tensor<7xf32>) holds 1 - b1, b2, 1 - b2, step = -lr / (1 - b1^t), c2
-/// = sqrt(1 - b2^t), eps, and 1 on an update step (else 0). The updates are
-/// private functions `train_update` (made unique), each of a few parameters.
+/// `adam` (tensor<7xf32>) holds the fields of AdamField in its order. The
+/// updates are private functions `train_update` (made unique), each of a few
+/// parameters.
 namespace model {
 constexpr const char *kTrainStep = "train_step", *kAdamHyper = "adam";
 constexpr const char *kTrainUpdate = "train_update";
-constexpr int64_t kAdamHyperSize = 7;
+
+/// The layout of @train_step's `adam` argument, which the trainer writes
+/// and the step reads: one float32 per field, in this order.
+enum AdamField : int64_t {
+  kAdamOneMinusBeta1, // 1 - b1
+  kAdamBeta2,         // b2
+  kAdamOneMinusBeta2, // 1 - b2
+  kAdamStep,          // -lr / (1 - b1^t)
+  kAdamCorrection2,   // sqrt(1 - b2^t)
+  kAdamEpsilon,       // eps
+  kAdamUpdate,        // 1 on an update step, else 0
+  kAdamHyperSize
+};
+
+/// The prefixes under which a trainer's state names each parameter's
+/// tensors: the parameter, Adam's moments and the accumulated gradients.
+/// @train_step's writable arguments are named so too.
+constexpr const char *kParamPrefix = "param.", *kMoment1Prefix = "adam.m.",
+                     *kMoment2Prefix = "adam.v.", *kAccumPrefix = "accum.";
 } // namespace model
 
 struct TrainingBuildOptions {

@@ -46,10 +46,11 @@ struct State {
   /// update function), in the order of values().
   static SmallVector<std::string> names(const std::string &key,
                                         bool accumulate) {
-    SmallVector<std::string> n = {"param." + key, "adam.m." + key,
-                                  "adam.v." + key};
+    SmallVector<std::string> n = {model::kParamPrefix + key,
+                                  model::kMoment1Prefix + key,
+                                  model::kMoment2Prefix + key};
     if (accumulate)
-      n.push_back("accum." + key);
+      n.push_back(model::kAccumPrefix + key);
     return n;
   }
   SmallVector<Value> values() const {
@@ -246,12 +247,15 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
       arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(obj),
       f.constant(std::numeric_limits<double>::infinity()));
   FunctionBuilder::Named scalars;
-  for (int64_t i = 0; i < model::kAdamHyperSize - 1; ++i)
-    scalars.push_back(
-        {b.create<tensor::ExtractOp>(hyper, ValueRange{f.index(i)}),
-         "adam." + std::to_string(i)});
-  Value flag = b.create<tensor::ExtractOp>(
-      hyper, ValueRange{f.index(model::kAdamHyperSize - 1)});
+  auto field = [&](model::AdamField i) -> Value {
+    return b.create<tensor::ExtractOp>(hyper, ValueRange{f.index(i)});
+  };
+  // In the order of AdamScalars' fields.
+  for (model::AdamField i :
+       {model::kAdamOneMinusBeta1, model::kAdamBeta2, model::kAdamOneMinusBeta2,
+        model::kAdamStep, model::kAdamCorrection2, model::kAdamEpsilon})
+    scalars.push_back({field(i), "adam." + std::to_string(i)});
+  Value flag = field(model::kAdamUpdate);
   scalars.push_back({finite, "finite"});
   scalars.push_back(
       {b.create<arith::AndIOp>(

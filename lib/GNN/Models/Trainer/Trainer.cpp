@@ -214,22 +214,7 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
   if (Error e = t->keepStateOnDevice())
     return std::move(e);
 
-  // What a saved state must agree with.
-  std::string identity;
-  llvm::raw_string_ostream id(identity);
-  id << int(config.architecture) << ' ' << config.layers << ' ' << config.dModel
-     << ' ' << config.heads << ' ' << config.dFF << ' ' << config.srcVocab
-     << ' ' << config.tgtVocab << ' ' << config.maxLen << ' '
-     << (config.scoreClamp ? *config.scoreClamp : -1.0) << ' '
-     << int(config.crossAttention) << ' ' << options.seed << ' '
-     << options.batchSize << ' ' << options.labelSmoothing << ' '
-     << options.dropout << ' ' << options.lrFactor << ' ' << options.warmup
-     << ' ' << options.gradAccum << ' ' << options.tieWeights << ' '
-     << options.shuffle << ' ' << config.maxDepth << ' ' << config.actThreshold
-     << ' ' << options.actLossWeight;
-  for (const std::string &name : t->names)
-    id << ' ' << name << ':' << t->params[name].describe();
-  t->fingerprint = stableHash(identity);
+  t->fingerprint = stateFingerprint(config, options, t->names, t->params);
   return t;
 }
 
@@ -309,14 +294,9 @@ Trainer::runTraining(const char *entry,
 }
 
 TensorMap *Trainer::stateOf(llvm::StringRef &name) {
-  if (name.consume_front("param."))
-    return &params;
-  if (name.consume_front("adam.m."))
-    return &moment1;
-  if (name.consume_front("adam.v."))
-    return &moment2;
-  if (name.consume_front("accum."))
-    return &accumulated;
+  for (auto [prefix, tensors] : stateKinds(*this))
+    if (name.consume_front(prefix))
+      return tensors;
   return nullptr;
 }
 
@@ -345,13 +325,13 @@ HostTensor Trainer::adamHyperparameters(bool update) const {
   double correction1 = 1 - std::pow(beta1, double(t));
   double correction2 = std::sqrt(1 - std::pow(beta2, double(t)));
   float *h = hyper.as<float>();
-  h[0] = float(1 - beta1);
-  h[1] = float(beta2);
-  h[2] = float(1 - beta2);
-  h[3] = float(-(lr / correction1));
-  h[4] = float(correction2);
-  h[5] = float(eps);
-  h[6] = 1;
+  h[model::kAdamOneMinusBeta1] = float(1 - beta1);
+  h[model::kAdamBeta2] = float(beta2);
+  h[model::kAdamOneMinusBeta2] = float(1 - beta2);
+  h[model::kAdamStep] = float(-(lr / correction1));
+  h[model::kAdamCorrection2] = float(correction2);
+  h[model::kAdamEpsilon] = float(eps);
+  h[model::kAdamUpdate] = 1;
   return hyper;
 }
 
@@ -496,13 +476,9 @@ TensorMap Trainer::stateViews(const TrainingPosition &p) const {
 TensorMap Trainer::collectState(const TrainingPosition &p, bool views) const {
   auto take = [&](const HostTensor &t) { return views ? t.view() : t; };
   TensorMap s;
-  for (const std::string &name : names) {
-    s["param." + name] = take(params.at(name));
-    s["adam.m." + name] = take(moment1.at(name));
-    s["adam.v." + name] = take(moment2.at(name));
-    if (options.accumulates())
-      s["accum." + name] = take(accumulated.at(name));
-  }
+  for (auto [prefix, tensors] : stateKinds(*this))
+    for (const std::string &name : names)
+      s[prefix + name] = take(tensors->at(name));
   s[kPosition] =
       HostTensor::ids({p.step, p.epoch, p.batch, p.batchesSeen, p.pending});
   s[kFingerprint] = HostTensor::ids({int64_t(fingerprint)});
@@ -521,24 +497,17 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
                 "training options (seed, batch size, smoothing, dropout, "
                 "schedule, accumulation, tying or shuffling differ)");
   // Check everything before changing anything.
-  llvm::SmallVector<const char *> kinds = {"param.", "adam.m.", "adam.v."};
-  if (options.accumulates())
-    kinds.push_back("accum.");
   for (const std::string &name : names)
-    for (const char *kind : kinds) {
-      auto it = s.find(kind + name);
+    for (auto [prefix, tensors] : stateKinds(*this)) {
+      auto it = s.find(prefix + name);
       if (it == s.end() || it->second.dtype != DType::F32 ||
           it->second.shape != params[name].shape)
-        return fail("the state lacks '" + llvm::Twine(kind) + name +
+        return fail("the state lacks '" + llvm::Twine(prefix) + name +
                     "' or has it in another shape");
     }
-  for (const std::string &name : names) {
-    params[name] = s.at("param." + name);
-    moment1[name] = s.at("adam.m." + name);
-    moment2[name] = s.at("adam.v." + name);
-    if (options.accumulates())
-      accumulated[name] = s.at("accum." + name);
-  }
+  for (auto [prefix, tensors] : stateKinds(*this))
+    for (const std::string &name : names)
+      (*tensors)[name] = s.at(prefix + name);
   if (Error e = keepStateOnDevice())
     return std::move(e);
   const int64_t *v = pos->second.as<int64_t>();
