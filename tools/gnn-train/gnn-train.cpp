@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/InitAll.h"
+#include "GNN/Models/Fit.h"
 #include "GNN/Models/Trainer.h"
 #include "GNN/Models/TransformerRunner.h"
 #include "GNN/Runner/CompileThreads.h"
@@ -121,41 +122,6 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Pairs of a source and a target file; `what` names them in errors.
-llvm::Expected<std::vector<TrainingExample>>
-readPairs(const std::string &src, const std::string &tgt, const char *what,
-          const Tokenizer &tokenizer, const ModelConfig &config) {
-  std::string srcWhat = std::string(what) + " source";
-  std::string tgtWhat = std::string(what) + " target";
-  auto sources = readSequences(src, srcWhat.c_str(), tokenizer, config.srcVocab,
-                               config.maxLen);
-  if (!sources)
-    return sources.takeError();
-  // The decoder input is <sos> + target: at most max_len tokens.
-  auto targets = readSequences(tgt, tgtWhat.c_str(), tokenizer, config.tgtVocab,
-                               config.maxLen - 1);
-  if (!targets)
-    return targets.takeError();
-  if (sources->size() != targets->size())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "%s: the source file has %zu lines but the target file %zu", what,
-        sources->size(), targets->size());
-  std::vector<TrainingExample> pairs;
-  for (auto [s, t] : llvm::zip_equal(*sources, *targets))
-    pairs.push_back({std::move(s), std::move(t)});
-  return pairs;
-}
-
-std::vector<const TrainingExample *>
-slice(const std::vector<TrainingExample> &data,
-      const std::vector<int64_t> &order, int64_t begin, int64_t end) {
-  std::vector<const TrainingExample *> batch;
-  for (int64_t i = begin; i < end; ++i)
-    batch.push_back(&data[order[i]]);
-  return batch;
-}
-
 /// A bar on stderr while an epoch runs, when stderr is a terminal.
 class Progress {
 public:
@@ -201,18 +167,6 @@ std::string inDir(llvm::StringRef name) {
   llvm::SmallString<256> path(outDir.getValue());
   llvm::sys::path::append(path, name);
   return path.str().str();
-}
-
-/// The weights, then the state, each whole or not at all: a state on disk
-/// always comes with the checkpoint it continues from.
-llvm::Error saveCheckpoint(const Trainer &trainer, const std::string &name,
-                           const TrainingPosition &position) {
-  // Views: a checkpoint streams the trainer's tensors to disk, copying
-  // none of them in memory first.
-  if (llvm::Error e = writeSafeTensors(inDir(name), trainer.weightViews()))
-    return e;
-  return writeSafeTensors(inDir("train-state.safetensors"),
-                          trainer.stateViews(position));
 }
 
 /// DIR/attention-epoch-N.safetensors: the attention maps of validation
@@ -292,6 +246,188 @@ llvm::Error checkOptions(int threads) {
                "takes no --resume");
   return llvm::Error::success();
 }
+
+/// The trainer's options from the flags.
+TrainerOptions trainerOptions(int threads, unsigned compileThreads,
+                              CompileCache *cache) {
+  TrainerOptions options;
+  options.seed = seed;
+  options.batchSize = batchSize;
+  options.labelSmoothing = labelSmoothing;
+  options.dropout = dropout;
+  options.lrFactor = lrFactor;
+  options.warmup = warmup;
+  options.gradAccum = gradAccum;
+  options.tieWeights = tieWeights;
+  options.actLossWeight = actLossWeight;
+  options.shuffle = shuffle;
+  options.threads = threads;
+  options.compile.parallel = threads != 1;
+  options.compile.compileThreads = compileThreads;
+  options.compile.device = device == "cuda" ? Device::CUDA : Device::CPU;
+  options.compile.deviceLoops = deviceLoops;
+  options.compile.cache = cache;
+  return options;
+}
+
+/// The training and validation pairs, checked against --viz-seq.
+llvm::Error readData(const ModelConfig &config,
+                     std::vector<TrainingExample> &train,
+                     std::vector<TrainingExample> &valid) {
+  auto tokenizer = readTokenizer(config, idsInput);
+  if (!tokenizer)
+    return tokenizer.takeError();
+  auto read =
+      readTrainingPairs(trainSrc, trainTgt, "training", *tokenizer, config);
+  if (!read)
+    return read.takeError();
+  train = std::move(*read);
+  if (!validSrc.empty()) {
+    read =
+        readTrainingPairs(validSrc, validTgt, "validation", *tokenizer, config);
+    if (!read)
+      return read.takeError();
+    valid = std::move(*read);
+  }
+  if (vizSeq >= int64_t(valid.size()))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--viz-seq " + llvm::Twine(vizSeq) + " is past the " +
+            llvm::Twine(valid.size()) + " validation pairs");
+  return llvm::Error::success();
+}
+
+/// --init's weights, or fresh ones from --seed.
+llvm::Expected<TensorMap> initialWeights(const ModelConfig &config) {
+  if (initFile.empty())
+    return Trainer::initialWeights(config, seed, tieWeights);
+  auto read = readSafeTensors(initFile);
+  if (!read)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--init: " +
+                                       llvm::toString(read.takeError()));
+  return std::move(*read);
+}
+
+/// --grads-out: the loss and gradients of the first batch of the files'
+/// order (a reference can rebuild it).
+llvm::Error writeGradients(Trainer &t, llvm::ArrayRef<TrainingExample> train) {
+  std::vector<const TrainingExample *> batch;
+  for (int64_t i = 0; i < std::min<int64_t>(batchSize, train.size()); ++i)
+    batch.push_back(&train[i]);
+  auto grads = t.gradients(batch);
+  if (!grads)
+    return grads.takeError();
+  return writeSafeTensors(gradsOut, *grads);
+}
+
+/// One epoch's line on stdout.
+void printEpoch(const EpochReport &r) {
+  llvm::outs() << llvm::format("epoch %lld: train loss %.4f acc %.4f",
+                               (long long)r.epoch, r.train.averageLoss(),
+                               r.train.accuracy());
+  if (r.validated)
+    llvm::outs() << llvm::format(" | valid loss %.4f acc %.4f",
+                                 r.valid.averageLoss(), r.valid.accuracy());
+  if (r.train.nodes) {
+    // ACT: the share of nodes that entered each step.
+    llvm::outs() << " | steps";
+    for (auto [s, n] : llvm::enumerate(r.train.entered))
+      llvm::outs() << llvm::format(" %zu:%.0f%%", s + 1,
+                                   100.0 * double(n) / double(r.train.nodes));
+  }
+  llvm::outs() << llvm::format(" | %.2f s, %.0f tokens/s, step %lld\n",
+                               r.seconds, r.tokensPerSecond(),
+                               (long long)r.step);
+  llvm::outs().flush();
+}
+
+/// The epochs, with a progress bar, epoch lines and --viz-seq's maps.
+int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
+                llvm::ArrayRef<TrainingExample> train,
+                llvm::ArrayRef<TrainingExample> valid, CompileCache *cache,
+                unsigned compileThreads) {
+  std::optional<Progress> progress;
+  FitCallbacks callbacks;
+  callbacks.onBatch = [&](int64_t epoch, int64_t done, int64_t total,
+                          const LossTotals &sofar) {
+    if (!progress)
+      progress.emplace(epoch, total);
+    progress->update(done, sofar);
+  };
+  callbacks.onEpoch = [&](const EpochReport &report) {
+    progress.reset();
+    printEpoch(report);
+    return true;
+  };
+  if (vizSeq >= 0)
+    callbacks.afterCheckpoint = [&](const std::string &checkpoint,
+                                    int64_t epoch) -> llvm::Error {
+      if (llvm::Error e =
+              writeAttentionMaps(context, config, checkpoint, valid[vizSeq],
+                                 vizSeq, cache, compileThreads, epoch))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "--viz-seq: " +
+                                           llvm::toString(std::move(e)));
+      return llvm::Error::success();
+    };
+  FitOptions options;
+  options.epochs = epochs;
+  options.maxSteps = maxSteps;
+  options.outDir = outDir;
+  auto end = fit(t, train, valid, options, callbacks);
+  progress.reset();
+  if (!end)
+    return fail(llvm::toString(end.takeError()));
+  if (*end == FitEnd::AlreadyAtStepLimit)
+    llvm::outs() << "gnn-train: the state is at update step "
+                 << t.getPosition().step << " (--max-steps "
+                 << maxSteps.getValue() << "): nothing to train\n";
+  else if (*end == FitEnd::AlreadyDone)
+    llvm::outs() << "gnn-train: the state has finished "
+                 << t.getPosition().epoch << " epoch(s) (--epochs "
+                 << epochs.getValue() << "): nothing to train\n";
+  return 0;
+}
+
+/// Builds the trainer and runs what the flags ask for.
+int train(MLIRContext &context, const ModelConfig &config,
+          llvm::ArrayRef<TrainingExample> train,
+          llvm::ArrayRef<TrainingExample> valid, TensorMap weights,
+          const TrainerOptions &options) {
+  if (emitIR) {
+    auto text = Trainer::emitIR(context, config, weights, options);
+    if (!text)
+      return fail(llvm::toString(text.takeError()));
+    llvm::outs() << *text;
+    return 0;
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto trainer = Trainer::create(context, config, std::move(weights), options);
+  if (!trainer)
+    return fail(llvm::toString(trainer.takeError()));
+  Trainer &t = **trainer;
+  double compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (!gradsOut.empty()) {
+    if (llvm::Error e = writeGradients(t, train))
+      return fail(llvm::toString(std::move(e)));
+    return 0;
+  }
+  if (resume)
+    if (llvm::Error e = resumeFrom(t, outDir))
+      return fail(llvm::toString(std::move(e)));
+  llvm::outs() << llvm::format(
+      "gnn-train: %lld training pairs, %lld validation pairs, %zu "
+      "parameter tensors; compiled in %.2f s%s\n",
+      (long long)train.size(), (long long)valid.size(),
+      t.getParameterNames().size(), compileSeconds,
+      t.getCompileInfo().cacheHit ? " (compile cache hit)" : "");
+  llvm::outs().flush();
+  return trainEpochs(t, context, config, train, valid, options.compile.cache,
+                     options.compile.compileThreads);
+}
 } // namespace
 
 static int run(int argc, char **argv) {
@@ -308,7 +444,6 @@ static int run(int argc, char **argv) {
                               "train Transformers with compiled steps\n");
   if (llvm::Error e = checkOptions(threads))
     return fail(llvm::toString(std::move(e)));
-
   if (device == "cuda") {
     char why[256];
     if (!gnn_cuda_init(why, sizeof(why)))
@@ -318,36 +453,15 @@ static int run(int argc, char **argv) {
   auto config = readModelConfig(configFile);
   if (!config)
     return fail(llvm::toString(config.takeError()));
-  auto tokenizer = readTokenizer(*config, idsInput);
-  if (!tokenizer)
-    return fail(llvm::toString(tokenizer.takeError()));
-  auto train = readPairs(trainSrc, trainTgt, "training", *tokenizer, *config);
-  if (!train)
-    return fail(llvm::toString(train.takeError()));
-  std::vector<TrainingExample> valid;
-  if (!validSrc.empty()) {
-    auto read =
-        readPairs(validSrc, validTgt, "validation", *tokenizer, *config);
-    if (!read)
-      return fail(llvm::toString(read.takeError()));
-    valid = std::move(*read);
-  }
-  if (vizSeq >= int64_t(valid.size()))
-    return fail("--viz-seq " + llvm::Twine(vizSeq) + " is past the " +
-                llvm::Twine(valid.size()) + " validation pairs");
+  std::vector<TrainingExample> trainPairs, validPairs;
+  if (llvm::Error e = readData(*config, trainPairs, validPairs))
+    return fail(llvm::toString(std::move(e)));
   if (!outDir.empty())
     if (llvm::Error e = prepareDirectory(outDir))
       return fail(llvm::toString(std::move(e)));
-
-  TensorMap weights;
-  if (!initFile.empty()) {
-    auto read = readSafeTensors(initFile);
-    if (!read)
-      return fail("--init: " + llvm::toString(read.takeError()));
-    weights = std::move(*read);
-  } else {
-    weights = Trainer::initialWeights(*config, seed, tieWeights);
-  }
+  auto weights = initialWeights(*config);
+  if (!weights)
+    return fail(llvm::toString(weights.takeError()));
 
   if (threads > 0)
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
@@ -361,187 +475,9 @@ static int run(int argc, char **argv) {
   std::string cachePath = defaultCompileCacheDirectory();
   if (!cachePath.empty())
     cache.emplace(cachePath);
-  TrainerOptions options;
-  options.seed = seed;
-  options.batchSize = batchSize;
-  options.labelSmoothing = labelSmoothing;
-  options.dropout = dropout;
-  options.lrFactor = lrFactor;
-  options.warmup = warmup;
-  options.gradAccum = gradAccum;
-  options.tieWeights = tieWeights;
-  options.actLossWeight = actLossWeight;
-  options.shuffle = shuffle;
-  options.threads = threads;
-  options.compile.parallel = threads != 1;
-  options.compile.compileThreads = compileThreads.count();
-  options.compile.device = device == "cuda" ? Device::CUDA : Device::CPU;
-  options.compile.deviceLoops = deviceLoops;
-  options.compile.cache = cache ? &*cache : nullptr;
-  if (emitIR) {
-    auto text = Trainer::emitIR(context, *config, weights, options);
-    if (!text)
-      return fail(llvm::toString(text.takeError()));
-    llvm::outs() << *text;
-    return 0;
-  }
-  auto start = std::chrono::steady_clock::now();
-  auto trainer = Trainer::create(context, *config, std::move(weights), options);
-  if (!trainer)
-    return fail(llvm::toString(trainer.takeError()));
-  Trainer &t = **trainer;
-  double compileSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-
-  int64_t examples = int64_t(train->size());
-  if (!gradsOut.empty()) {
-    // The first batch of the files' order: a reference can rebuild it.
-    std::vector<int64_t> order(examples);
-    std::iota(order.begin(), order.end(), 0);
-    auto grads = t.gradients(
-        slice(*train, order, 0, std::min<int64_t>(batchSize, examples)));
-    if (!grads)
-      return fail(llvm::toString(grads.takeError()));
-    if (llvm::Error e = writeSafeTensors(gradsOut, *grads))
-      return fail(llvm::toString(std::move(e)));
-    return 0;
-  }
-
-  if (resume) {
-    std::string statePath = inDir("train-state.safetensors");
-    auto state = readSafeTensors(statePath);
-    if (!state)
-      return fail("--resume: " + llvm::toString(state.takeError()));
-    auto restored = t.restore(*state);
-    if (!restored)
-      return fail("--resume: " + statePath + ": " +
-                  llvm::toString(restored.takeError()));
-  }
-  llvm::outs() << llvm::format(
-      "gnn-train: %lld training pairs, %lld validation pairs, %zu "
-      "parameter tensors; compiled in %.2f s%s\n",
-      (long long)examples, (long long)valid.size(),
-      t.getParameterNames().size(), compileSeconds,
-      t.getCompileInfo().cacheHit ? " (compile cache hit)" : "");
-  llvm::outs().flush();
-
-  int64_t batches = (examples + batchSize - 1) / batchSize;
-  // --max-steps updates done, none of the next one's batches pending.
-  auto atStepLimit = [](const TrainingPosition &at) {
-    return maxSteps > 0 && at.step >= maxSteps && at.pending == 0;
-  };
-  TrainingPosition position = t.getPosition();
-  // A resumed run may have nothing left to do; it says so and changes
-  // nothing (not even one more update).
-  if (atStepLimit(position)) {
-    llvm::outs() << "gnn-train: the state is at update step " << position.step
-                 << " (--max-steps " << maxSteps.getValue()
-                 << "): nothing to train\n";
-    return 0;
-  }
-  if (position.epoch >= epochs) {
-    llvm::outs() << "gnn-train: the state has finished " << position.epoch
-                 << " epoch(s) (--epochs " << epochs.getValue()
-                 << "): nothing to train\n";
-    return 0;
-  }
-  // The state fixes the batch size, not the data: a state saved mid-epoch
-  // on more training pairs than given now continues nowhere.
-  if (position.batch >= batches)
-    return fail(llvm::Twine("--resume: the state is at batch ") +
-                llvm::Twine(position.batch + 1) + " of epoch " +
-                llvm::Twine(position.epoch + 1) +
-                ", but the training data makes " + llvm::Twine(batches) +
-                " batch(es) of " + llvm::Twine(batchSize.getValue()) +
-                " (is it the data the state was trained on?)");
-  for (int64_t epoch = position.epoch; epoch < epochs; ++epoch) {
-    std::vector<int64_t> order = t.epochOrder(epoch, examples);
-    LossTotals trained;
-    auto epochStart = std::chrono::steady_clock::now();
-    bool stopped = false, midEpoch = false;
-    {
-      Progress progress(epoch + 1, batches);
-      int64_t first = epoch == position.epoch ? position.batch : 0;
-      for (int64_t b = first; b < batches; ++b) {
-        int64_t begin = b * batchSize;
-        auto done = t.trainBatch(
-            slice(*train, order, begin, std::min(begin + batchSize, examples)));
-        if (!done)
-          return fail(llvm::toString(done.takeError()) + " at update step " +
-                      llvm::Twine(t.getPosition().step + 1) + " (epoch " +
-                      llvm::Twine(epoch + 1) + ", batch " + llvm::Twine(b + 1) +
-                      "); the last complete checkpoint is kept");
-        trained += *done;
-        progress.update(b + 1, trained);
-        if (atStepLimit(t.getPosition())) {
-          // At the epoch's end, the epoch's checkpoint is the stop's.
-          stopped = true;
-          midEpoch = b + 1 < batches;
-          TrainingPosition at = t.getPosition();
-          at.epoch = epoch;
-          at.batch = b + 1;
-          if (midEpoch)
-            if (llvm::Error e = saveCheckpoint(
-                    t, "step-" + std::to_string(at.step) + ".safetensors", at))
-              return fail(llvm::toString(std::move(e)));
-          break;
-        }
-      }
-    }
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - epochStart)
-                         .count();
-    LossTotals validated;
-    for (int64_t begin = 0; begin < int64_t(valid.size()); begin += batchSize) {
-      std::vector<const TrainingExample *> batch;
-      for (int64_t i = begin;
-           i < std::min<int64_t>(begin + batchSize, valid.size()); ++i)
-        batch.push_back(&valid[i]);
-      auto done = t.evaluateBatch(batch);
-      if (!done)
-        return fail("validation: " + llvm::toString(done.takeError()));
-      validated += *done;
-    }
-    llvm::outs() << llvm::format("epoch %lld: train loss %.4f acc %.4f",
-                                 (long long)(epoch + 1), trained.averageLoss(),
-                                 trained.accuracy());
-    if (!valid.empty())
-      llvm::outs() << llvm::format(" | valid loss %.4f acc %.4f",
-                                   validated.averageLoss(),
-                                   validated.accuracy());
-    if (trained.nodes) {
-      // ACT: the share of nodes that entered each step.
-      llvm::outs() << " | steps";
-      for (auto [s, n] : llvm::enumerate(trained.entered))
-        llvm::outs() << llvm::format(" %zu:%.0f%%", s + 1,
-                                     100.0 * double(n) / double(trained.nodes));
-    }
-    llvm::outs() << llvm::format(
-        " | %.2f s, %.0f tokens/s, step %lld\n", seconds,
-        seconds > 0 ? double(trained.tokens) / seconds : 0.0,
-        (long long)t.getPosition().step);
-    llvm::outs().flush();
-    if (midEpoch)
-      return 0;
-    TrainingPosition at = t.getPosition();
-    at.epoch = epoch + 1;
-    at.batch = 0;
-    std::string checkpoint =
-        "epoch-" + std::to_string(epoch + 1) + ".safetensors";
-    if (llvm::Error e = saveCheckpoint(t, checkpoint, at))
-      return fail(llvm::toString(std::move(e)));
-    if (vizSeq >= 0)
-      if (llvm::Error e = writeAttentionMaps(
-              context, *config, inDir(checkpoint), valid[vizSeq], vizSeq,
-              cache ? &*cache : nullptr, compileThreads.count(), epoch + 1))
-        return fail("--viz-seq: " + llvm::toString(std::move(e)));
-    if (stopped)
-      return 0;
-    t.setPosition(at);
-    position = at;
-  }
-  return 0;
+  return train(context, *config, trainPairs, validPairs, std::move(*weights),
+               trainerOptions(threads, compileThreads.count(),
+                              cache ? &*cache : nullptr));
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,113 @@
+//===- Fit.h - the training loop over epochs --------------------*- C++ -*-===//
+//
+// Part of gnnc. fit() runs a Trainer over a data set for a number of
+// epochs as gnn-train does: batches in each epoch's order, validation
+// after each epoch, a checkpoint per epoch (and at a step limit), and a
+// callback per epoch that may stop it. Tools and bindings print; this
+// computes and writes files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNN_MODELS_FIT_H
+#define GNN_MODELS_FIT_H
+
+#include "GNN/Models/Trainer.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mlir::gnn {
+
+/// Pairs of a source and a target file, tokenized, checked against the
+/// model's vocabularies and lengths; `what` names them in errors
+/// ("training", "validation").
+llvm::Expected<std::vector<TrainingExample>>
+readTrainingPairs(const std::string &srcPath, const std::string &tgtPath,
+                  const char *what, const Tokenizer &tokenizer,
+                  const ModelConfig &config);
+
+/// The file --resume continues from, in a run's output directory.
+constexpr const char *kTrainStateFile = "train-state.safetensors";
+
+/// Restores the trainer from DIR/train-state.safetensors.
+llvm::Error resumeFrom(Trainer &trainer, const std::string &outDir);
+
+/// Writes DIR/`name` (the weights, DGL names), then
+/// DIR/train-state.safetensors (at `position`), each whole or not at all: a
+/// state on disk always comes with the checkpoint it continues from.
+llvm::Error saveCheckpoint(const Trainer &trainer, const std::string &outDir,
+                           const std::string &name,
+                           const TrainingPosition &position);
+
+struct FitOptions {
+  /// Train until this many epochs are done (counting those of a restored
+  /// state).
+  int64_t epochs = 10;
+  /// Stop after this many updates (0: no limit).
+  int64_t maxSteps = 0;
+  /// Where checkpoints go (epoch-N.safetensors, step-N.safetensors and the
+  /// train state); empty: none are written.
+  std::string outDir;
+};
+
+/// What one epoch did.
+struct EpochReport {
+  /// 1-based.
+  int64_t epoch = 0;
+  LossTotals train, valid;
+  /// There were validation pairs.
+  bool validated = false;
+  /// Wall time of the epoch's training batches.
+  double seconds = 0;
+  /// Updates done so far.
+  int64_t step = 0;
+  /// The step limit stopped the epoch before its end: a step-N checkpoint
+  /// was written, and no epoch-N one will be.
+  bool midEpoch = false;
+  double tokensPerSecond() const {
+    return seconds > 0 ? double(train.tokens) / seconds : 0.0;
+  }
+};
+
+struct FitCallbacks {
+  /// After each training batch: the 1-based epoch, batches done of the
+  /// epoch's total, and the epoch's totals so far (a progress bar).
+  std::function<void(int64_t epoch, int64_t done, int64_t total,
+                     const LossTotals &sofar)>
+      onBatch;
+  /// After each epoch's validation, before its checkpoint is written;
+  /// returning false stops training after that checkpoint.
+  std::function<bool(const EpochReport &)> onEpoch;
+  /// After an epoch's checkpoint DIR/epoch-N.safetensors is written (its
+  /// path and the 1-based epoch); an error stops training with it.
+  std::function<llvm::Error(const std::string &checkpoint, int64_t epoch)>
+      afterCheckpoint;
+};
+
+/// How fit() ended.
+enum class FitEnd {
+  /// Every epoch ran.
+  Epochs,
+  /// The step limit was reached.
+  StepLimit,
+  /// onEpoch returned false.
+  Stopped,
+  /// Nothing to train: the trainer's position was already at the step
+  /// limit, or had finished every epoch.
+  AlreadyAtStepLimit,
+  AlreadyDone,
+};
+
+/// Trains from the trainer's position (a restored state continues where it
+/// stopped). A failed batch ends it with an error naming the update step,
+/// epoch and batch; the last complete checkpoint is kept.
+llvm::Expected<FitEnd> fit(Trainer &trainer,
+                           llvm::ArrayRef<TrainingExample> train,
+                           llvm::ArrayRef<TrainingExample> valid,
+                           const FitOptions &options,
+                           const FitCallbacks &callbacks = {});
+
+} // namespace mlir::gnn
+
+#endif // GNN_MODELS_FIT_H

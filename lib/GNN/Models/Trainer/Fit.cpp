@@ -1,0 +1,232 @@
+//===- Fit.cpp - the training loop over epochs ---------------------------===//
+//
+// Part of gnnc. Epochs of training batches in each epoch's order,
+// validation, checkpoints and the step limit, as docs/training.md states
+// them; printing is the caller's (callbacks).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GNN/Models/Fit.h"
+
+#include "TrainerDetail.h"
+
+#include "GNN/Support/SafeTensors.h"
+
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+
+using namespace mlir::gnn;
+using detail::fail;
+using llvm::Error;
+using llvm::Expected;
+using llvm::Twine;
+
+llvm::Expected<std::vector<TrainingExample>> mlir::gnn::readTrainingPairs(
+    const std::string &srcPath, const std::string &tgtPath, const char *what,
+    const Tokenizer &tokenizer, const ModelConfig &config) {
+  std::string srcWhat = std::string(what) + " source";
+  std::string tgtWhat = std::string(what) + " target";
+  auto sources = readSequences(srcPath, srcWhat.c_str(), tokenizer,
+                               config.srcVocab, config.maxLen);
+  if (!sources)
+    return sources.takeError();
+  // The decoder input is <sos> + target: at most max_len tokens.
+  auto targets = readSequences(tgtPath, tgtWhat.c_str(), tokenizer,
+                               config.tgtVocab, config.maxLen - 1);
+  if (!targets)
+    return targets.takeError();
+  if (sources->size() != targets->size())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "%s: the source file has %zu lines but the target file %zu", what,
+        sources->size(), targets->size());
+  std::vector<TrainingExample> pairs;
+  for (auto [s, t] : llvm::zip_equal(*sources, *targets))
+    pairs.push_back({std::move(s), std::move(t)});
+  return pairs;
+}
+
+static std::string inDir(const std::string &dir, llvm::StringRef name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return path.str().str();
+}
+
+Error mlir::gnn::resumeFrom(Trainer &trainer, const std::string &outDir) {
+  std::string statePath = inDir(outDir, kTrainStateFile);
+  auto state = readSafeTensors(statePath);
+  if (!state)
+    return fail("--resume: " + llvm::toString(state.takeError()));
+  auto restored = trainer.restore(*state);
+  if (!restored)
+    return fail("--resume: " + statePath + ": " +
+                llvm::toString(restored.takeError()));
+  return Error::success();
+}
+
+Error mlir::gnn::saveCheckpoint(const Trainer &trainer,
+                                const std::string &outDir,
+                                const std::string &name,
+                                const TrainingPosition &position) {
+  // Views: a checkpoint streams the trainer's tensors to disk, copying
+  // none of them in memory first.
+  if (Error e = writeSafeTensors(inDir(outDir, name), trainer.weightViews()))
+    return e;
+  return writeSafeTensors(inDir(outDir, kTrainStateFile),
+                          trainer.stateViews(position));
+}
+
+namespace {
+/// One run of fit(): the data, the limits and where the trainer stands.
+class Fit {
+public:
+  Fit(Trainer &t, llvm::ArrayRef<TrainingExample> train,
+      llvm::ArrayRef<TrainingExample> valid, const FitOptions &options,
+      const FitCallbacks &callbacks)
+      : t(t), train(train), valid(valid), options(options),
+        callbacks(callbacks), batchSize(t.getOptions().batchSize),
+        examples(int64_t(train.size())),
+        batches((examples + batchSize - 1) / batchSize) {}
+
+  Expected<FitEnd> run();
+
+private:
+  /// The step limit's updates are done, none of the next one's batches
+  /// pending.
+  bool atStepLimit(const TrainingPosition &at) const {
+    return options.maxSteps > 0 && at.step >= options.maxSteps &&
+           at.pending == 0;
+  }
+  std::vector<const TrainingExample *>
+  slice(llvm::ArrayRef<TrainingExample> data, const std::vector<int64_t> *order,
+        int64_t begin) const {
+    std::vector<const TrainingExample *> batch;
+    int64_t end = std::min<int64_t>(begin + batchSize, data.size());
+    for (int64_t i = begin; i < end; ++i)
+      batch.push_back(&data[order ? (*order)[i] : i]);
+    return batch;
+  }
+  Error save(const std::string &name, const TrainingPosition &at) const {
+    if (options.outDir.empty())
+      return Error::success();
+    return saveCheckpoint(t, options.outDir, name, at);
+  }
+  /// Trains the epoch's batches from `first`; whether the step limit
+  /// stopped it (`report.train` holds the totals).
+  Expected<bool> trainEpoch(int64_t epoch, int64_t first, EpochReport &report);
+  Expected<LossTotals> validate();
+
+  Trainer &t;
+  llvm::ArrayRef<TrainingExample> train, valid;
+  const FitOptions &options;
+  const FitCallbacks &callbacks;
+  int64_t batchSize, examples, batches;
+};
+} // namespace
+
+Expected<bool> Fit::trainEpoch(int64_t epoch, int64_t first,
+                               EpochReport &report) {
+  std::vector<int64_t> order = t.epochOrder(epoch, examples);
+  for (int64_t b = first; b < batches; ++b) {
+    auto done = t.trainBatch(slice(train, &order, b * batchSize));
+    if (!done)
+      return fail(llvm::toString(done.takeError()) + " at update step " +
+                  Twine(t.getPosition().step + 1) + " (epoch " +
+                  Twine(epoch + 1) + ", batch " + Twine(b + 1) +
+                  "); the last complete checkpoint is kept");
+    report.train += *done;
+    if (callbacks.onBatch)
+      callbacks.onBatch(epoch + 1, b + 1, batches, report.train);
+    if (atStepLimit(t.getPosition())) {
+      // At the epoch's end, the epoch's checkpoint is the stop's.
+      if (b + 1 < batches) {
+        TrainingPosition at = t.getPosition();
+        at.epoch = epoch;
+        at.batch = b + 1;
+        if (Error e =
+                save("step-" + std::to_string(at.step) + ".safetensors", at))
+          return std::move(e);
+        report.midEpoch = true;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+Expected<LossTotals> Fit::validate() {
+  LossTotals validated;
+  for (int64_t begin = 0; begin < int64_t(valid.size()); begin += batchSize) {
+    auto done = t.evaluateBatch(slice(valid, nullptr, begin));
+    if (!done)
+      return fail("validation: " + llvm::toString(done.takeError()));
+    validated += *done;
+  }
+  return validated;
+}
+
+Expected<FitEnd> Fit::run() {
+  TrainingPosition position = t.getPosition();
+  // A resumed run may have nothing left to do; it changes nothing (not
+  // even one more update).
+  if (atStepLimit(position))
+    return FitEnd::AlreadyAtStepLimit;
+  if (position.epoch >= options.epochs)
+    return FitEnd::AlreadyDone;
+  // The state fixes the batch size, not the data: a state saved mid-epoch
+  // on more training pairs than given now continues nowhere.
+  if (position.batch >= batches)
+    return fail(Twine("--resume: the state is at batch ") +
+                Twine(position.batch + 1) + " of epoch " +
+                Twine(position.epoch + 1) + ", but the training data makes " +
+                Twine(batches) + " batch(es) of " + Twine(batchSize) +
+                " (is it the data the state was trained on?)");
+  for (int64_t epoch = position.epoch; epoch < options.epochs; ++epoch) {
+    EpochReport report;
+    report.epoch = epoch + 1;
+    auto start = std::chrono::steady_clock::now();
+    Expected<bool> stopped =
+        trainEpoch(epoch, epoch == position.epoch ? position.batch : 0, report);
+    if (!stopped)
+      return stopped.takeError();
+    report.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    Expected<LossTotals> validated = validate();
+    if (!validated)
+      return validated.takeError();
+    report.valid = *validated;
+    report.validated = !valid.empty();
+    report.step = t.getPosition().step;
+    bool goOn = !callbacks.onEpoch || callbacks.onEpoch(report);
+    if (report.midEpoch)
+      return FitEnd::StepLimit;
+    TrainingPosition at = t.getPosition();
+    at.epoch = epoch + 1;
+    at.batch = 0;
+    std::string checkpoint =
+        "epoch-" + std::to_string(epoch + 1) + ".safetensors";
+    if (Error e = save(checkpoint, at))
+      return std::move(e);
+    if (callbacks.afterCheckpoint && !options.outDir.empty())
+      if (Error e = callbacks.afterCheckpoint(inDir(options.outDir, checkpoint),
+                                              epoch + 1))
+        return std::move(e);
+    if (*stopped)
+      return FitEnd::StepLimit;
+    t.setPosition(at);
+    position = at;
+    if (!goOn)
+      return FitEnd::Stopped;
+  }
+  return FitEnd::Epochs;
+}
+
+Expected<FitEnd> mlir::gnn::fit(Trainer &trainer,
+                                llvm::ArrayRef<TrainingExample> train,
+                                llvm::ArrayRef<TrainingExample> valid,
+                                const FitOptions &options,
+                                const FitCallbacks &callbacks) {
+  return Fit(trainer, train, valid, options, callbacks).run();
+}
