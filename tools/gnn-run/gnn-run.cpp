@@ -16,38 +16,23 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GNN/IR/GNNOps.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/CompileThreads.h"
 #include "GNN/Runner/JitRunner.h"
+#include "GNN/Runner/Program.h"
 #include "GNN/Support/CompileCache.h"
 #include "GNN/Support/FatalErrors.h"
 #include "GNN/Support/HeapSettings.h"
-#include "GNN/Support/InputFile.h"
 #include "GNN/Support/OutputFile.h"
-#include "GNN/Support/ParserHazards.h"
-#include "GNN/Support/ParserQuarantine.h"
 #include "GNN/Support/SafeTensors.h"
-#include "GNN/Transforms/Differentiate.h"
-#include "GNN/Transforms/Passes.h"
 #include "ModelMode.h"
 
 #include "gnnc/cuda.h"
 
-#include "mlir/AsmParser/AsmParser.h"
-#include "mlir/AsmParser/AsmParserState.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/PrettyStackTrace.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
 #include <algorithm>
@@ -192,127 +177,179 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The names the entry function's arguments are bound by: their gnn.name
-/// attributes, else their SSA names as written.
-static std::vector<std::string> argumentNames(func::FuncOp fn,
-                                              const AsmParserState &state) {
-  std::vector<std::string> names;
-  const AsmParserState::BlockDefinition *def =
-      fn.isExternal() ? nullptr : state.getBlockDef(&fn.getBody().front());
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    std::string name;
-    // An explicit name first: a program gnn-opt printed calls its
-    // arguments %arg0, %arg1, ... but keeps their gnn.name attributes.
-    if (auto attr =
-            fn.getArgAttrOfType<StringAttr>(i, gnn::GNNDialect::kNameAttrName))
-      name = attr.str();
-    else if (def && i < def->arguments.size()) {
-      llvm::SMRange loc = def->arguments[i].loc;
-      name = std::string(loc.Start.getPointer(), loc.End.getPointer());
-      if (!name.empty() && name[0] == '%')
-        name.erase(0, 1);
-    }
-    names.push_back(name);
-  }
-  return names;
-}
-
-/// Reads a count stored as an int64 scalar or one-element tensor.
-static llvm::Expected<int64_t> readCount(const TensorMap &tensors,
-                                         const std::string &name) {
-  auto it = tensors.find(name);
-  if (it == tensors.end())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "graph file has no tensor '" + name + "'");
-  const HostTensor &t = it->second;
-  if (t.dtype != DType::I64 || t.numElements() != 1 || t.shape.size() > 1)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "graph tensor '" + name + "' must be one int64, got " + t.describe());
-  return t.as<int64_t>()[0];
-}
-
-/// Rows that the program requires of its tensor arguments in terms of one
-/// graph's counts: checked against the graph file's counts before the graph
-/// is built, so that a bad count is an error before anything large is
-/// allocated.
-struct CountCheck {
-  RowRequirement::Kind kind;
-  std::string tensor;
-  int64_t rows;
-};
-
-static llvm::Expected<gnn_graph *>
-buildGraph(const TensorMap &tensors, const std::string &prefix,
-           const std::string &graphName, llvm::ArrayRef<CountCheck> checks) {
-  auto error = [](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-  };
-  const HostTensor *lists[2];
-  const char *keys[2] = {"src", "dst"};
-  for (int i = 0; i < 2; ++i) {
-    auto it = tensors.find(prefix + keys[i]);
-    if (it == tensors.end())
-      return error("graph file has no tensor '" + prefix + keys[i] + "'");
-    lists[i] = &it->second;
-    if (lists[i]->dtype != DType::I64 || lists[i]->shape.size() != 1)
-      return error("graph tensor '" + prefix + keys[i] +
-                   "' must be a 1-D int64 tensor, got " + lists[i]->describe());
-  }
-  if (lists[0]->shape[0] != lists[1]->shape[0])
-    return error("graph has " + llvm::Twine(lists[0]->shape[0]) +
-                 " source ids but " + llvm::Twine(lists[1]->shape[0]) +
-                 " destination ids");
-  int64_t numSrc, numDst;
-  if (tensors.count(prefix + "num_nodes")) {
-    auto n = readCount(tensors, prefix + "num_nodes");
-    if (!n)
-      return n.takeError();
-    numSrc = numDst = *n;
-  } else {
-    auto s = readCount(tensors, prefix + "num_src");
-    if (!s)
-      return s.takeError();
-    auto d = readCount(tensors, prefix + "num_dst");
-    if (!d)
-      return d.takeError();
-    numSrc = *s;
-    numDst = *d;
-  }
-  for (const CountCheck &c : checks) {
-    if (c.kind == RowRequirement::EdgeIds)
+/// --graph and --inputs as tensors (none where not given: programs without
+/// graph arguments need no graph file, and programs whose arguments are
+/// all graphs no inputs file).
+static llvm::Error readArgumentFiles(TensorMap &graphs, TensorMap &inputs) {
+  for (auto [file, tensors] :
+       {std::pair{&graphFile, &graphs}, std::pair{&inputsFile, &inputs}}) {
+    if (file->empty())
       continue;
-    int64_t count = c.kind == RowRequirement::SrcRows   ? numSrc
-                    : c.kind == RowRequirement::DstRows ? numDst
-                                                        : lists[0]->shape[0];
-    const char *what = c.kind == RowRequirement::SrcRows   ? "source nodes"
-                       : c.kind == RowRequirement::DstRows ? "destination nodes"
-                                                           : "edges";
-    if (count != c.rows)
-      return error("argument '" + c.tensor + "' has " + llvm::Twine(c.rows) +
-                   " rows, but graph '" + graphName + "' has " +
-                   llvm::Twine(count) + " " + what);
+    auto read = readSafeTensors(*file);
+    if (!read)
+      return read.takeError();
+    *tensors = std::move(*read);
   }
-  gnn_graph *graph = nullptr;
-  char message[512];
-  if (gnn_graph_from_coo(numSrc, numDst, lists[0]->shape[0],
-                         lists[0]->as<int64_t>(), lists[1]->as<int64_t>(),
-                         &graph, message, sizeof(message)))
-    return error("graph" + (prefix.empty() ? "" : " '" + prefix + "'") + ": " +
-                 message);
-  return graph;
+  return llvm::Error::success();
+}
+
+/// A binding error in the words of the flags.
+static int failBinding(llvm::Error error) {
+  std::string message;
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const MissingArgument &missing) {
+        message =
+            missing.isGraph
+                ? "'" + missing.entry + "' takes a graph ('" + missing.name +
+                      "'): give it with --graph"
+                : "no input tensor named '" + missing.name + "'" +
+                      (inputsFile.empty() ? " (no --inputs file given)" : "");
+      },
+      [&](const llvm::ErrorInfoBase &other) { message = other.message(); });
+  return fail(message);
+}
+
+/// Runs the bound program --repeat times after an untimed warm-up (caches,
+/// thread pools) when repeating; the run times in ms, sorted.
+static llvm::Expected<TensorMap> runRepeated(Program &program,
+                                             const ProgramArguments &args,
+                                             std::vector<double> &runMs) {
+  llvm::Expected<TensorMap> results = TensorMap();
+  int64_t warmUp = repeat > 1 ? 1 : 0;
+  for (int64_t r = 0; r < repeat + warmUp; ++r) {
+    auto runStart = std::chrono::steady_clock::now();
+    results = program.run(args);
+    if (!results)
+      return results.takeError();
+    if (r >= warmUp)
+      runMs.push_back(std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - runStart)
+                          .count());
+  }
+  std::sort(runMs.begin(), runMs.end());
+  return results;
+}
+
+/// The summary line on stderr.
+static void printSummary(const Program &program, double compileMs,
+                         llvm::ArrayRef<double> runMs, size_t written) {
+  llvm::errs() << "gnn-run: compiled @" << program.getEntry() << " in "
+               << llvm::format("%.1f", compileMs) << " ms ("
+               << (program.getCompileInfo().cacheHit ? "compile cache hit"
+                                                     : "compiled")
+               << "), ran in " << llvm::format("%.3f", runMs[runMs.size() / 2])
+               << " ms (" << (noFuse ? "unfused" : "fused");
+  if (repeat > 1)
+    llvm::errs() << "; median of " << repeat << " runs, min "
+                 << llvm::format("%.3f", runMs.front()) << " ms, max "
+                 << llvm::format("%.3f", runMs.back()) << " ms";
+  llvm::errs() << "), wrote " << written << " result(s) to " << outFile << "\n";
+}
+
+/// PROGRAM.mlir: compiles the entry (or its gradient), binds --graph and
+/// --inputs, runs it and writes the results.
+static int runProgram(MLIRContext &context, const CompileOptions &compile) {
+  if (!attentionOut.empty())
+    return fail("--attention-out needs a model (--config)");
+  if (programFile.empty())
+    return fail("give a program (PROGRAM.mlir) or a model (--config)");
+  if (outFile.empty())
+    return fail("running a program needs --out");
+  ProgramOptions options;
+  options.entry = entryName;
+  options.grad = grad;
+  options.compile = compile;
+  auto start = std::chrono::steady_clock::now();
+  auto program = Program::compileFile(context, programFile, options);
+  if (!program) {
+    if (program.errorIsA<ReportedError>()) {
+      llvm::consumeError(program.takeError());
+      return 1;
+    }
+    return fail(llvm::toString(program.takeError()));
+  }
+  auto compiled = std::chrono::steady_clock::now();
+  TensorMap graphs, inputs;
+  if (llvm::Error e = readArgumentFiles(graphs, inputs))
+    return fail(llvm::toString(std::move(e)));
+  auto args = (*program)->bind(graphFile.empty() ? nullptr : &graphs, inputs);
+  if (!args)
+    return failBinding(args.takeError());
+  std::vector<double> runMs;
+  auto results = runRepeated(**program, *args, runMs);
+  if (!results)
+    return fail(llvm::toString(results.takeError()));
+  if (auto e = writeSafeTensors(outFile, *results))
+    return fail(llvm::toString(std::move(e)));
+  if (!quiet)
+    printSummary(
+        **program,
+        std::chrono::duration<double, std::milli>(compiled - start).count(),
+        runMs, results->size());
+  return 0;
+}
+
+/// The model mode's options from the flags.
+static llvm::Expected<gnnrun::ModelRunOptions>
+modelRunOptions(int64_t threads, Device target, unsigned compileThreads,
+                CompileCache *cache, const std::string &statsJson) {
+  auto bad = [](const llvm::Twine &m) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), m);
+  };
+  gnnrun::ModelRunOptions o;
+  o.config = configFile;
+  o.weights = weightsFile;
+  o.ir = programFile;
+  o.src = srcFile;
+  o.tgt = tgtFile;
+  o.out = outFile;
+  o.device = target;
+  o.ids = idsInput;
+  o.emitIR = emitIR;
+  o.fuse = !noFuse;
+  o.incremental = incremental;
+  o.mode = mode;
+  o.beamSize = beamSize;
+  // Left out, the config's max_len; 0 is not a limit of its own.
+  if (maxLen.getNumOccurrences() && maxLen == 0)
+    return bad("--max-len must be at least 1 (without it: the config's "
+               "max_len)");
+  o.maxLen = maxLen;
+  o.batchSize = batchSize;
+  // --serial is --threads 1; any other --threads with it is a mistake (and
+  // is still range-checked).
+  if (serial && threads != 0 && threads != 1)
+    return bad("--serial runs on one core; it contradicts --threads " +
+               llvm::Twine(threads));
+  o.threads = serial ? 1 : threads;
+  o.compileThreads = compileThreads;
+  o.alpha = alpha;
+  o.repeat = repeat;
+  o.cache = cache;
+  o.checked = checkedMode();
+  o.truncate = truncateInputs;
+  o.quiet = quiet;
+  o.statsJson = statsJson;
+  o.attentionOut = attentionOut;
+  o.attentionSeqs = attentionSeqs;
+  return o;
+}
+
+/// libLLVM registers options named "threads" and "stats-json" of its own;
+/// gnn-run's are part of its interface, so LLVM's are renamed first.
+static void renameLLVMOptions() {
+  auto &registered = cl::getRegisteredOptions();
+  // setArgStr keeps the string it is given: literals.
+  for (auto [name, renamed] : {std::pair{"threads", "llvm-threads"},
+                               std::pair{"stats-json", "llvm-stats-json"}})
+    if (auto it = registered.find(name); it != registered.end())
+      it->second->setArgStr(renamed);
 }
 
 static int run(int argc, char **argv) {
   keepFreedHeapForReuse();
-  // libLLVM registers an option named "threads" of its own; gnn-run's
-  // --threads is part of its interface, so LLVM's is renamed first.
-  auto &registered = cl::getRegisteredOptions();
-  if (auto it = registered.find("threads"); it != registered.end())
-    it->second->setArgStr("llvm-threads");
-  // Likewise LLVM's statistics option "stats-json".
-  if (auto it = registered.find("stats-json"); it != registered.end())
-    it->second->setArgStr("llvm-stats-json");
+  renameLLVMOptions();
   cl::opt<int64_t> threads("threads", cl::init(0), cl::cat(modelCategory),
                            cl::desc("threads (default: all cores)"));
   cl::opt<std::string> statsJson(
@@ -369,137 +406,12 @@ static int run(int argc, char **argv) {
   if (deviceLoops && (!configFile.empty() || target != Device::CPU))
     return fail("--device-loops runs a program (not a model) on the CPU");
   if (!configFile.empty()) {
-    gnnrun::ModelRunOptions o;
-    o.config = configFile;
-    o.weights = weightsFile;
-    o.ir = programFile;
-    o.src = srcFile;
-    o.tgt = tgtFile;
-    o.out = outFile;
-    o.device = target;
-    o.ids = idsInput;
-    o.emitIR = emitIR;
-    o.fuse = !noFuse;
-    o.incremental = incremental;
-    o.mode = mode;
-    o.beamSize = beamSize;
-    // Left out, the config's max_len; 0 is not a limit of its own.
-    if (maxLen.getNumOccurrences() && maxLen == 0)
-      return fail("--max-len must be at least 1 (without it: the config's "
-                  "max_len)");
-    o.maxLen = maxLen;
-    o.batchSize = batchSize;
-    // --serial is --threads 1; any other --threads with it is a mistake
-    // (and is still range-checked).
-    if (serial && threads != 0 && threads != 1)
-      return fail("--serial runs on one core; it contradicts --threads " +
-                  llvm::Twine(threads.getValue()));
-    o.threads = serial ? 1 : threads.getValue();
-    o.compileThreads = compileThreads.count();
-    o.alpha = alpha;
-    o.repeat = repeat;
-    o.cache = compileCache;
-    o.checked = checkedMode();
-    o.truncate = truncateInputs;
-    o.quiet = quiet;
-    o.statsJson = statsJson;
-    o.attentionOut = attentionOut;
-    o.attentionSeqs = attentionSeqs;
-    return gnnrun::runModel(context, o);
+    auto o = modelRunOptions(threads, target, compileThreads.count(),
+                             compileCache, statsJson);
+    if (!o)
+      return fail(llvm::toString(o.takeError()));
+    return gnnrun::runModel(context, *o);
   }
-  if (!attentionOut.empty())
-    return fail("--attention-out needs a model (--config)");
-  if (programFile.empty())
-    return fail("give a program (PROGRAM.mlir) or a model (--config)");
-  if (outFile.empty())
-    return fail("running a program needs --out");
-
-  auto buffer = readInputFile(programFile, /*isText=*/true);
-  if (!buffer)
-    return fail("cannot read '" + programFile +
-                "': " + llvm::toString(buffer.takeError()));
-  if (reportParserHazard((*buffer)->getMemBufferRef()))
-    return 1;
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module(ModuleOp::create(UnknownLoc::get(&context)));
-  AsmParserState parserState;
-  LogicalResult parsed = failure();
-  {
-    // A failed parse can write into memory the parser freed
-    // (ParserQuarantine.h).
-    ParserQuarantine quarantine;
-    parsed = parseAsmSourceFile(sourceMgr, module->getBody(),
-                                ParserConfig(&context), &parserState);
-  }
-  if (failed(parsed) || failed(verify(*module)))
-    return 1;
-  // A program written as one `module { ... }` (as gnn-opt prints it) is
-  // that module.
-  if (Block *body = module->getBody(); llvm::hasSingleElement(*body))
-    if (auto inner = dyn_cast<ModuleOp>(body->front())) {
-      inner->remove();
-      module = OwningOpRef<ModuleOp>(inner);
-    }
-  // The program is compiled into this process: it may not call or write
-  // the process's own symbols. (The errors point at the source line; the
-  // op's whole text would only repeat it.)
-  context.printOpOnDiagnostic(false);
-  PassManager admit(&context);
-  admit.addPass(gnn::createCheckSelfContainedPass());
-  // Nor may it take LLVM hours to compile.
-  admit.addPass(gnn::createCheckVectorSizesPass());
-  // Its large stack buffers go to the heap: a thread's stack is a few MiB.
-  admit.addPass(gnn::createHeapLargeAllocasPass());
-  if (failed(admit.run(*module)))
-    return 1;
-  auto fn = module->lookupSymbol<func::FuncOp>(entryName);
-  if (!fn)
-    return fail("the program has no function '" + entryName + "'");
-  std::vector<std::string> names = argumentNames(fn, parserState);
-  if (grad) {
-    // Gradients are named after the arguments as --inputs names them.
-    SmallVector<unsigned> wrt;
-    for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
-      if (!names[i].empty())
-        fn.setArgAttr(i, gnn::GNNDialect::kNameAttrName,
-                      StringAttr::get(&context, names[i]));
-      auto tensor = dyn_cast<RankedTensorType>(type);
-      if (tensor && isa<FloatType>(tensor.getElementType()))
-        wrt.push_back(i);
-    }
-    // Attention written the DGL way is fused first, so that its backward
-    // is the fused one too.
-    if (!noFuse) {
-      PassManager pm(&context);
-      pm.addNestedPass<func::FuncOp>(gnn::createFuseAttentionPass());
-      if (failed(pm.run(*module)))
-        return fail("fusing attention before differentiating failed");
-    }
-    std::string gradName = entryName + "_grad";
-    for (int i = 1; module->lookupSymbol(gradName); ++i)
-      gradName = entryName + "_grad" + std::to_string(i);
-    FailureOr<func::FuncOp> differentiated =
-        gnn::differentiateFunction(fn, wrt, gradName);
-    if (failed(differentiated))
-      return 1;
-    entryName = gradName;
-  }
-
-  // Programs without graph arguments need no graph file, and programs
-  // whose arguments are all graphs no inputs file.
-  TensorMap graphs, inputs;
-  for (auto [file, tensors] :
-       {std::pair{&graphFile, &graphs}, std::pair{&inputsFile, &inputs}}) {
-    if (file->empty())
-      continue;
-    auto read = readSafeTensors(*file);
-    if (!read)
-      return fail(llvm::toString(read.takeError()));
-    *tensors = std::move(*read);
-  }
-
   CompileOptions options;
   options.fuse = !noFuse;
   options.parallel = !serial;
@@ -508,94 +420,7 @@ static int run(int argc, char **argv) {
   options.compileThreads = compileThreads.count();
   options.checked = checkedMode();
   options.deviceLoops = deviceLoops;
-  auto start = std::chrono::steady_clock::now();
-  auto program =
-      JitProgram::compile(std::move(module), entryName, names, options);
-  if (!program)
-    return fail(llvm::toString(program.takeError()));
-  auto compiled = std::chrono::steady_clock::now();
-
-  // Bind arguments by name.
-  const std::vector<Parameter> &params = (*program)->getParameters();
-  unsigned graphParams =
-      llvm::count_if(params, [](const Parameter &p) { return p.isGraph; });
-  std::vector<std::unique_ptr<gnn_graph, void (*)(gnn_graph *)>> owned;
-  std::vector<Argument> args;
-  const EntryPoint &entry = *(*program)->lookup(entryName);
-  for (auto [i, p] : llvm::enumerate(params)) {
-    if (p.isGraph) {
-      if (graphFile.empty())
-        return fail("'" + entryName + "' takes a graph ('" + p.name +
-                    "'): give it with --graph");
-      std::string prefix = p.name + ".";
-      if (graphParams == 1 && !graphs.count(prefix + "src"))
-        prefix.clear();
-      std::vector<CountCheck> checks;
-      for (const RowRequirement &r : entry.requirements) {
-        auto input = inputs.find(params[r.arg].name);
-        if (r.graphArg == i && input != inputs.end() &&
-            !input->second.shape.empty())
-          checks.push_back({r.kind, input->first, input->second.shape[0]});
-      }
-      auto graph = buildGraph(graphs, prefix, p.name, checks);
-      if (!graph)
-        return fail(llvm::toString(graph.takeError()));
-      owned.emplace_back(*graph, gnn_graph_free);
-      args.push_back({*graph, nullptr});
-      continue;
-    }
-    auto it = inputs.find(p.name);
-    if (it == inputs.end())
-      return fail("no input tensor named '" + p.name + "'" +
-                  (inputsFile.empty() ? " (no --inputs file given)" : ""));
-    args.push_back({nullptr, &it->second});
-  }
-  for (const auto &[name, tensor] : inputs)
-    if (llvm::none_of(params, [&](const Parameter &p) {
-          return !p.isGraph && p.name == name;
-        }))
-      return fail("input tensor '" + name + "' is not an argument of '" +
-                  entryName + "'");
-
-  std::vector<double> runMs;
-  llvm::Expected<std::vector<HostTensor>> results = std::vector<HostTensor>();
-  // With --repeat, one untimed warm-up run first (caches, thread pools).
-  int64_t warmUp = repeat > 1 ? 1 : 0;
-  for (int64_t r = 0; r < repeat + warmUp; ++r) {
-    auto runStart = std::chrono::steady_clock::now();
-    results = (*program)->run(args);
-    if (!results)
-      return fail(llvm::toString(results.takeError()));
-    if (r >= warmUp)
-      runMs.push_back(std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - runStart)
-                          .count());
-  }
-  std::sort(runMs.begin(), runMs.end());
-
-  TensorMap out;
-  for (auto [i, r] : llvm::enumerate(*results))
-    out[(*program)->getResults()[i].name] = std::move(r);
-  if (auto e = writeSafeTensors(outFile, out))
-    return fail(llvm::toString(std::move(e)));
-  auto ms = [](auto a, auto b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
-  if (quiet)
-    return 0;
-  llvm::errs() << "gnn-run: compiled @" << entryName << " in "
-               << llvm::format("%.1f", ms(start, compiled)) << " ms ("
-               << ((*program)->getCompileInfo().cacheHit ? "compile cache hit"
-                                                         : "compiled")
-               << "), ran in " << llvm::format("%.3f", runMs[runMs.size() / 2])
-               << " ms (" << (noFuse ? "unfused" : "fused");
-  if (repeat > 1)
-    llvm::errs() << "; median of " << repeat << " runs, min "
-                 << llvm::format("%.3f", runMs.front()) << " ms, max "
-                 << llvm::format("%.3f", runMs.back()) << " ms";
-  llvm::errs() << "), wrote " << out.size() << " result(s) to " << outFile
-               << "\n";
-  return 0;
+  return runProgram(context, options);
 }
 
 int main(int argc, char **argv) {

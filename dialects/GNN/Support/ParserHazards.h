@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBufferRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
 #include <optional>
@@ -37,10 +38,11 @@ struct ParserHazard {
 /// grow"). None if there is no such place.
 std::optional<ParserHazard> findParserHazard(llvm::StringRef text);
 
-/// Prints the first hazard of `buffer` to stderr as MLIR's parser prints
-/// its errors ("FILE:LINE:COL: error: ...", the line, a caret); true if
-/// there was one.
-bool reportParserHazard(llvm::MemoryBufferRef buffer);
+/// Prints the first hazard of `buffer` to `os` as MLIR's parser prints its
+/// errors ("FILE:LINE:COL: error: ...", the line, a caret); true if there
+/// was one.
+bool reportParserHazard(llvm::MemoryBufferRef buffer,
+                        llvm::raw_ostream &os = llvm::errs());
 
 } // namespace mlir::gnn
 

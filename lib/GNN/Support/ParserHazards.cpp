@@ -406,7 +406,8 @@ mlir::gnn::findParserHazard(StringRef text) {
   return std::nullopt;
 }
 
-bool mlir::gnn::reportParserHazard(MemoryBufferRef buffer) {
+bool mlir::gnn::reportParserHazard(MemoryBufferRef buffer,
+                                   llvm::raw_ostream &os) {
   std::optional<ParserHazard> hazard = findParserHazard(buffer.getBuffer());
   if (!hazard)
     return false;
@@ -415,7 +416,7 @@ bool mlir::gnn::reportParserHazard(MemoryBufferRef buffer) {
       MemoryBuffer::getMemBuffer(buffer, /*RequiresNullTerminator=*/false),
       SMLoc());
   sources.PrintMessage(
-      SMLoc::getFromPointer(buffer.getBufferStart() + hazard->offset),
+      os, SMLoc::getFromPointer(buffer.getBufferStart() + hazard->offset),
       SourceMgr::DK_Error, hazard->message);
   return true;
 }
