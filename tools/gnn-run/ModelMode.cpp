@@ -105,86 +105,114 @@ static Expected<std::vector<int64_t>> parseSequenceList(llvm::StringRef list,
   return indices;
 }
 
-int runModel(MLIRContext &context, const ModelRunOptions &o) {
-  Expected<ModelConfig> config = readModelConfig(o.config);
-  if (!config)
-    return fail(llvm::toString(config.takeError()));
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
 
-  if (o.emitIR) {
-    auto text = TransformerModel::emitIR(context, *config, o.weights);
-    if (!text)
-      return fail(llvm::toString(text.takeError()));
-    if (o.out.empty()) {
-      llvm::outs() << *text;
-      return 0;
-    }
-    if (llvm::Error e = writeFileAtomically(o.out, *text))
-      return fail(llvm::toString(std::move(e)));
+/// --emit-ir: the model as gnn IR, to stdout or --out.
+static int emitModelIR(MLIRContext &context, const ModelRunOptions &o,
+                       const ModelConfig &config) {
+  auto text = TransformerModel::emitIR(context, config, o.weights);
+  if (!text)
+    return fail(llvm::toString(text.takeError()));
+  if (o.out.empty()) {
+    llvm::outs() << *text;
     return 0;
   }
+  if (llvm::Error e = writeFileAtomically(o.out, *text))
+    return fail(llvm::toString(std::move(e)));
+  return 0;
+}
 
+/// The flags' bounds and combinations.
+static llvm::Error checkOptions(const ModelRunOptions &o) {
   if (o.src.empty())
-    return fail("--src is required (or --emit-ir)");
+    return error("--src is required (or --emit-ir)");
   // Bounds that keep memory and threads sane on absurd values.
   constexpr int64_t kMaxBeam = 1024, kMaxPositions = 5000;
   if (o.beamSize < 1 || o.beamSize > kMaxBeam)
-    return fail("--beam-size must be between 1 and " + llvm::Twine(kMaxBeam));
+    return error("--beam-size must be between 1 and " + llvm::Twine(kMaxBeam));
   if (o.batchSize < 1)
-    return fail("--batch-size must be at least 1");
+    return error("--batch-size must be at least 1");
   if (o.threads < 0 || o.threads > kMaxThreads)
-    return fail("--threads must be between 1 and " + llvm::Twine(kMaxThreads) +
-                " (0: all cores)");
+    return error("--threads must be between 1 and " + llvm::Twine(kMaxThreads) +
+                 " (0: all cores)");
   if (!std::isfinite(o.alpha))
-    return fail("--alpha must be a finite number");
+    return error("--alpha must be a finite number");
   if (o.maxLen < 0 || o.maxLen > kMaxPositions)
-    return fail("--max-len must be between 1 and " +
-                llvm::Twine(kMaxPositions));
-  int64_t maxLen = o.maxLen > 0 ? o.maxLen : config->maxLen;
+    return error("--max-len must be between 1 and " +
+                 llvm::Twine(kMaxPositions));
   if (o.mode == Mode::Forward && o.tgt.empty())
-    return fail("--mode forward needs --tgt (the decoder inputs)");
+    return error("--mode forward needs --tgt (the decoder inputs)");
   if (o.mode != Mode::Forward && !o.tgt.empty())
-    return fail("--tgt is only read by --mode forward");
+    return error("--tgt is only read by --mode forward");
   if (o.incremental && o.mode != Mode::Forward)
-    return fail("--incremental applies to --mode forward");
+    return error("--incremental applies to --mode forward");
   bool attention = !o.attentionOut.empty();
   if (attention && o.mode != Mode::Forward)
-    return fail("--attention-out applies to --mode forward");
+    return error("--attention-out applies to --mode forward");
   if (attention && o.incremental)
-    return fail("--attention-out and --incremental cannot be combined");
+    return error("--attention-out and --incremental cannot be combined");
+  return llvm::Error::success();
+}
 
-  auto readTokens = readTokenizer(*config, o.ids);
-  if (!readTokens)
-    return fail(llvm::toString(readTokens.takeError()));
-  const Tokenizer &tokenizer = *readTokens;
-  auto sources = readSequences(o.src, "src", tokenizer, config->srcVocab,
-                               config->maxLen, o.truncate);
-  if (!sources)
-    return fail(llvm::toString(sources.takeError()));
-  if (llvm::Error e = checkDecodingMemory(o, *config, sources->size(), maxLen))
-    return fail(llvm::toString(std::move(e)));
-  std::vector<Sequence> targets;
-  if (!o.tgt.empty()) {
-    auto read = readSequences(o.tgt, "tgt", tokenizer, config->tgtVocab,
-                              config->maxLen, o.truncate);
-    if (!read)
-      return fail(llvm::toString(read.takeError()));
-    targets = std::move(*read);
-    if (targets.size() != sources->size())
-      return fail("src has " + llvm::Twine(sources->size()) +
-                  " sequences but tgt has " + llvm::Twine(targets.size()));
-    for (auto [i, t] : llvm::enumerate(targets))
-      if (t.front() != kSos)
-        return fail("tgt line " + llvm::Twine(i + 1) +
-                    " must begin with <sos> (id 0): it is the decoder input");
-  }
+namespace {
+/// What the model runs on: sources, decoder inputs (forward), and the
+/// sequences whose attention maps are written.
+struct ModelInputs {
+  std::vector<Sequence> sources, targets;
   std::vector<int64_t> attentionSeqs;
-  if (attention) {
-    auto list = parseSequenceList(o.attentionSeqs, sources->size());
-    if (!list)
-      return fail(llvm::toString(list.takeError()));
-    attentionSeqs = std::move(*list);
-  }
+};
 
+/// What a run over every batch gave.
+struct ModelOutputs {
+  int64_t tokens = 0;
+  TensorMap forwardResults;
+  std::vector<Sequence> decoded;
+  AttentionMaps maps;
+  /// Each timed run's seconds, sorted.
+  std::vector<double> runSeconds;
+};
+} // namespace
+
+static llvm::Error readInputs(const ModelRunOptions &o,
+                              const ModelConfig &config,
+                              const Tokenizer &tokenizer, int64_t maxLen,
+                              ModelInputs &in) {
+  auto sources = readSequences(o.src, "src", tokenizer, config.srcVocab,
+                               config.maxLen, o.truncate);
+  if (!sources)
+    return sources.takeError();
+  in.sources = std::move(*sources);
+  if (llvm::Error e = checkDecodingMemory(o, config, in.sources.size(), maxLen))
+    return e;
+  if (!o.tgt.empty()) {
+    auto read = readSequences(o.tgt, "tgt", tokenizer, config.tgtVocab,
+                              config.maxLen, o.truncate);
+    if (!read)
+      return read.takeError();
+    in.targets = std::move(*read);
+    if (in.targets.size() != in.sources.size())
+      return error("src has " + llvm::Twine(in.sources.size()) +
+                   " sequences but tgt has " + llvm::Twine(in.targets.size()));
+    for (auto [i, t] : llvm::enumerate(in.targets))
+      if (t.front() != kSos)
+        return error("tgt line " + llvm::Twine(i + 1) +
+                     " must begin with <sos> (id 0): it is the decoder input");
+  }
+  if (!o.attentionOut.empty()) {
+    auto list = parseSequenceList(o.attentionSeqs, in.sources.size());
+    if (!list)
+      return list.takeError();
+    in.attentionSeqs = std::move(*list);
+  }
+  return llvm::Error::success();
+}
+
+/// The compiled model for the flags.
+static Expected<std::unique_ptr<TransformerModel>>
+loadModel(MLIRContext &context, const ModelRunOptions &o,
+          const ModelConfig &config, int64_t maxLen) {
   // Dense layers run on these threads too (JitProgram splits them).
   if (o.threads > 0)
     setenv("OMP_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
@@ -199,142 +227,158 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
   options.irPath = o.ir;
   options.positions = maxLen;
   options.threads = int(o.threads);
-  options.attentionWeights = attention;
-  auto start = std::chrono::steady_clock::now();
-  auto model = TransformerModel::load(context, *config, options);
-  if (!model)
-    return fail(llvm::toString(model.takeError()));
-  auto compiled = std::chrono::steady_clock::now();
+  options.attentionWeights = !o.attentionOut.empty();
+  return TransformerModel::load(context, config, options);
+}
 
-  size_t total = sources->size();
-  AttentionMaps maps;
-  size_t batch = size_t(o.batchSize);
+/// One batch of sequences [begin, end) through the model, added to `out`.
+static llvm::Error
+runBatch(TransformerModel &model, const ModelRunOptions &o,
+         const ModelInputs &in, size_t begin, size_t end, int64_t maxLen,
+         std::map<std::string, std::vector<HostTensor>> &batchResults,
+         ModelOutputs &out) {
+  llvm::ArrayRef<Sequence> src =
+      llvm::ArrayRef<Sequence>(in.sources).slice(begin, end - begin);
+  if (o.mode != Mode::Forward) {
+    auto decoded = o.mode == Mode::Greedy
+                       ? model.greedy(src, maxLen)
+                       : model.beam(src, o.beamSize, o.alpha, maxLen);
+    if (!decoded)
+      return decoded.takeError();
+    for (Sequence &s : *decoded) {
+      out.tokens += int64_t(s.size());
+      out.decoded.push_back(std::move(s));
+    }
+    return llvm::Error::success();
+  }
+  llvm::ArrayRef<Sequence> tgt =
+      llvm::ArrayRef<Sequence>(in.targets).slice(begin, end - begin);
+  // The attention maps of the chosen sequences in this batch.
+  AttentionMaps &maps = out.maps;
+  maps.sequences.clear();
+  maps.names.clear();
+  for (int64_t s : in.attentionSeqs)
+    if (size_t(s) >= begin && size_t(s) < end) {
+      maps.sequences.push_back(s - int64_t(begin));
+      maps.names.push_back(s);
+    }
+  auto results =
+      o.incremental
+          ? model.forwardIncremental(src, tgt)
+          : model.forward(src, tgt, maps.sequences.empty() ? nullptr : &maps);
+  if (!results)
+    return results.takeError();
+  out.tokens += (*results)["log_probs"].shape[0];
+  for (auto &[name, part] : *results)
+    batchResults[name].push_back(std::move(part));
+  return llvm::Error::success();
+}
+
+/// Every batch, --repeat times after an untimed warm-up run (caches, thread
+/// pools) when repeating; the last run's outputs.
+static llvm::Error runAll(TransformerModel &model, const ModelRunOptions &o,
+                          const ModelInputs &in, int64_t maxLen,
+                          ModelOutputs &out) {
+  size_t total = in.sources.size(), batch = size_t(o.batchSize);
   bool progress = total > batch && o.repeat == 1 && !o.quiet;
-  int64_t tokens = 0;
-  TensorMap forwardResults;
-  std::vector<Sequence> outputs;
-  std::vector<double> runSeconds;
-  // With --repeat, one untimed warm-up run first (caches, thread pools).
   int64_t warmUp = o.repeat > 1 ? 1 : 0;
   for (int64_t run = 0; run < o.repeat + warmUp; ++run) {
     auto runStart = std::chrono::steady_clock::now();
-    tokens = 0;
-    forwardResults.clear();
-    outputs.clear();
+    out.tokens = 0;
+    out.forwardResults.clear();
+    out.decoded.clear();
+    out.maps.tensors.clear();
     std::map<std::string, std::vector<HostTensor>> batchResults;
-    maps.tensors.clear();
     for (size_t begin = 0; begin < total; begin += batch) {
       size_t end = std::min(total, begin + batch);
-      llvm::ArrayRef<Sequence> src =
-          llvm::ArrayRef<Sequence>(*sources).slice(begin, end - begin);
-      if (o.mode == Mode::Forward) {
-        llvm::ArrayRef<Sequence> tgt =
-            llvm::ArrayRef<Sequence>(targets).slice(begin, end - begin);
-        // The attention maps of the chosen sequences in this batch.
-        maps.sequences.clear();
-        maps.names.clear();
-        for (int64_t s : attentionSeqs)
-          if (size_t(s) >= begin && size_t(s) < end) {
-            maps.sequences.push_back(s - int64_t(begin));
-            maps.names.push_back(s);
-          }
-        auto results =
-            o.incremental
-                ? (*model)->forwardIncremental(src, tgt)
-                : (*model)->forward(src, tgt,
-                                    maps.sequences.empty() ? nullptr : &maps);
-        if (!results)
-          return fail(llvm::toString(results.takeError()));
-        tokens += (*results)["log_probs"].shape[0];
-        for (auto &[name, part] : *results)
-          batchResults[name].push_back(std::move(part));
-      } else {
-        auto decoded = o.mode == Mode::Greedy
-                           ? (*model)->greedy(src, maxLen)
-                           : (*model)->beam(src, o.beamSize, o.alpha, maxLen);
-        if (!decoded)
-          return fail(llvm::toString(decoded.takeError()));
-        for (Sequence &s : *decoded) {
-          tokens += int64_t(s.size());
-          outputs.push_back(std::move(s));
-        }
-      }
+      if (llvm::Error e =
+              runBatch(model, o, in, begin, end, maxLen, batchResults, out))
+        return e;
       if (progress)
         llvm::errs() << "gnn-run: " << end << "/" << total << " sequences\n";
     }
     // Batches' rows follow each other.
     for (auto &[name, parts] : batchResults)
-      forwardResults[name] = HostTensor::concatRows(parts);
+      out.forwardResults[name] = HostTensor::concatRows(parts);
     if (run >= warmUp)
-      runSeconds.push_back(std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - runStart)
-                               .count());
+      out.runSeconds.push_back(std::chrono::duration<double>(
+                                   std::chrono::steady_clock::now() - runStart)
+                                   .count());
   }
+  std::sort(out.runSeconds.begin(), out.runSeconds.end());
+  return llvm::Error::success();
+}
 
-  if (attention)
-    if (auto e = writeSafeTensors(o.attentionOut, maps.tensors))
-      return fail(llvm::toString(std::move(e)));
+/// The attention maps, then log-probs (or, without --out, the
+/// teacher-forced predictions) or the decoded lines.
+static llvm::Error writeOutputs(const ModelRunOptions &o,
+                                const ModelConfig &config,
+                                const Tokenizer &tokenizer,
+                                const ModelInputs &in, ModelOutputs &out) {
+  if (!o.attentionOut.empty())
+    if (auto e = writeSafeTensors(o.attentionOut, out.maps.tensors))
+      return e;
   if (o.mode == Mode::Forward) {
-    if (!o.out.empty()) {
-      if (auto e = writeSafeTensors(o.out, forwardResults))
-        return fail(llvm::toString(std::move(e)));
-    } else {
-      // The teacher-forced predictions, one line per sequence.
-      int64_t row = 0, vocabSize = config->tgtVocab;
-      const float *lp = forwardResults["log_probs"].as<float>();
-      for (const Sequence &t : targets) {
-        Sequence best;
-        for (size_t i = 0; i < t.size(); ++i, ++row) {
-          const float *r = lp + row * vocabSize;
-          best.push_back(std::max_element(r, r + vocabSize) - r);
-        }
-        llvm::outs() << tokenizer.print(best) << "\n";
+    if (!o.out.empty())
+      return writeSafeTensors(o.out, out.forwardResults);
+    // The teacher-forced predictions, one line per sequence.
+    int64_t row = 0, vocabSize = config.tgtVocab;
+    const float *lp = out.forwardResults["log_probs"].as<float>();
+    for (const Sequence &t : in.targets) {
+      Sequence best;
+      for (size_t i = 0; i < t.size(); ++i, ++row) {
+        const float *r = lp + row * vocabSize;
+        best.push_back(std::max_element(r, r + vocabSize) - r);
       }
+      llvm::outs() << tokenizer.print(best) << "\n";
     }
-  } else {
-    std::string text;
-    for (const Sequence &s : outputs)
-      text += tokenizer.print(s) + "\n";
-    if (o.out.empty()) {
-      llvm::outs() << text;
-    } else {
-      if (llvm::Error e = writeFileAtomically(o.out, text))
-        return fail(llvm::toString(std::move(e)));
-    }
+    return llvm::Error::success();
   }
-  double compileSeconds =
-      std::chrono::duration<double>(compiled - start).count();
-  const CompileInfo &compile = (*model)->getCompileInfo();
-  std::vector<double> sorted = runSeconds;
-  std::sort(sorted.begin(), sorted.end());
+  std::string text;
+  for (const Sequence &s : out.decoded)
+    text += tokenizer.print(s) + "\n";
+  if (!o.out.empty())
+    return writeFileAtomically(o.out, text);
+  llvm::outs() << text;
+  return llvm::Error::success();
+}
+
+/// --stats-json: the run's summary.
+static llvm::Error writeStats(const ModelRunOptions &o, size_t sequences,
+                              const ModelOutputs &out, double compileSeconds,
+                              const CompileInfo &compile) {
+  const std::vector<double> &sorted = out.runSeconds;
   double seconds = sorted[sorted.size() / 2];
-  if (!o.statsJson.empty()) {
-    const char *modes[] = {"forward", "greedy", "beam"};
-    llvm::json::Object stats{
-        {"mode", modes[int(o.mode)]},
-        {"fused", o.fuse},
-        {"sequences", int64_t(total)},
-        {"tokens", tokens},
-        {"seconds", seconds},
-        {"tokens_per_second", seconds > 0 ? tokens / seconds : 0.0},
-        {"runs", o.repeat},
-        {"min_seconds", sorted.front()},
-        {"max_seconds", sorted.back()},
-        {"compile_seconds", compileSeconds},
-        {"compile_cache_hit", compile.cacheHit},
-        {"threads", o.threads}};
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(stats))) << "\n";
-    if (llvm::Error e = writeFileAtomically(o.statsJson, os.str()))
-      return fail(llvm::toString(std::move(e)));
-  }
-  if (o.quiet)
-    return 0;
-  llvm::errs() << "gnn-run: " << total << " sequences, " << tokens
+  const char *modes[] = {"forward", "greedy", "beam"};
+  llvm::json::Object stats{
+      {"mode", modes[int(o.mode)]},
+      {"fused", o.fuse},
+      {"sequences", int64_t(sequences)},
+      {"tokens", out.tokens},
+      {"seconds", seconds},
+      {"tokens_per_second", seconds > 0 ? out.tokens / seconds : 0.0},
+      {"runs", o.repeat},
+      {"min_seconds", sorted.front()},
+      {"max_seconds", sorted.back()},
+      {"compile_seconds", compileSeconds},
+      {"compile_cache_hit", compile.cacheHit},
+      {"threads", o.threads}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(stats))) << "\n";
+  return writeFileAtomically(o.statsJson, os.str());
+}
+
+/// The summary line on stderr.
+static void printSummary(const ModelRunOptions &o, size_t sequences,
+                         const ModelOutputs &out, double compileSeconds,
+                         const CompileInfo &compile) {
+  const std::vector<double> &sorted = out.runSeconds;
+  double seconds = sorted[sorted.size() / 2];
+  llvm::errs() << "gnn-run: " << sequences << " sequences, " << out.tokens
                << (o.mode == Mode::Forward ? " target" : " output")
                << " tokens in " << llvm::format("%.4f", seconds) << " s ("
-               << llvm::format("%.0f", seconds > 0 ? tokens / seconds : 0.0)
+               << llvm::format("%.0f", seconds > 0 ? out.tokens / seconds : 0.0)
                << " tokens/s; compiled in "
                << llvm::format("%.2f", compileSeconds) << " s ("
                << (compile.cacheHit ? "compile cache hit" : "compiled")
@@ -345,6 +389,42 @@ int runModel(MLIRContext &context, const ModelRunOptions &o) {
                  << llvm::format("%.4f", sorted.front()) << " s, max "
                  << llvm::format("%.4f", sorted.back()) << " s";
   llvm::errs() << ")\n";
+}
+
+int runModel(MLIRContext &context, const ModelRunOptions &o) {
+  Expected<ModelConfig> config = readModelConfig(o.config);
+  if (!config)
+    return fail(llvm::toString(config.takeError()));
+  if (o.emitIR)
+    return emitModelIR(context, o, *config);
+  if (llvm::Error e = checkOptions(o))
+    return fail(llvm::toString(std::move(e)));
+  int64_t maxLen = o.maxLen > 0 ? o.maxLen : config->maxLen;
+  auto tokenizer = readTokenizer(*config, o.ids);
+  if (!tokenizer)
+    return fail(llvm::toString(tokenizer.takeError()));
+  ModelInputs in;
+  if (llvm::Error e = readInputs(o, *config, *tokenizer, maxLen, in))
+    return fail(llvm::toString(std::move(e)));
+  auto start = std::chrono::steady_clock::now();
+  auto model = loadModel(context, o, *config, maxLen);
+  if (!model)
+    return fail(llvm::toString(model.takeError()));
+  double compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ModelOutputs out;
+  if (llvm::Error e = runAll(**model, o, in, maxLen, out))
+    return fail(llvm::toString(std::move(e)));
+  if (llvm::Error e = writeOutputs(o, *config, *tokenizer, in, out))
+    return fail(llvm::toString(std::move(e)));
+  const CompileInfo &compile = (*model)->getCompileInfo();
+  if (!o.statsJson.empty())
+    if (llvm::Error e =
+            writeStats(o, in.sources.size(), out, compileSeconds, compile))
+      return fail(llvm::toString(std::move(e)));
+  if (!o.quiet)
+    printSummary(o, in.sources.size(), out, compileSeconds, compile);
   return 0;
 }
 
