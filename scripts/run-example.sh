@@ -7,7 +7,7 @@
 #   scripts/run-example.sh [copy|sort|sort-ut] [extra gnn-run flags, e.g. --mode beam]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "== setting up and building gnn-run (the first time: packages and a build, about 20 minutes)"
+echo "== setting up and building gnn-run (the first time: packages and a build, about 15 minutes)"
 scripts/setup.sh gnn-run >/dev/null
 task=${1:-copy}
 shift || true
