@@ -16,10 +16,13 @@
 #include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
+#include "SameTensors.h"
+
 #include <cstring>
 
 using namespace mlir;
 using namespace mlir::gnn;
+using mlir::gnn::testing::sameBytes;
 
 namespace {
 class FitTest : public ::testing::Test {
@@ -73,17 +76,6 @@ protected:
   std::string outDir;
 };
 
-bool sameBytes(const TensorMap &a, const TensorMap &b) {
-  if (a.size() != b.size())
-    return false;
-  for (const auto &[name, t] : a) {
-    auto it = b.find(name);
-    if (it == b.end() || it->second.shape != t.shape ||
-        std::memcmp(it->second.data(), t.data(), t.numBytes()) != 0)
-      return false;
-  }
-  return true;
-}
 } // namespace
 
 TEST_F(FitTest, ACallbackStopsItAndAResumedRunEndsWhereAnUnstoppedOneDoes) {

@@ -14,12 +14,15 @@
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
 
+#include "SameTensors.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::gnn;
+using mlir::gnn::testing::sameBytes;
 
 namespace {
 ModelConfig tinyConfig() {
@@ -62,18 +65,6 @@ protected:
   std::vector<TrainingExample> examples;
   std::vector<const TrainingExample *> batch;
 };
-
-bool sameBytes(const TensorMap &a, const TensorMap &b) {
-  if (a.size() != b.size())
-    return false;
-  for (const auto &[name, t] : a) {
-    auto it = b.find(name);
-    if (it == b.end() || it->second.shape != t.shape ||
-        std::memcmp(it->second.data(), t.data(), t.numBytes()) != 0)
-      return false;
-  }
-  return true;
-}
 
 /// The trainer's state after its first update from `factor` times the
 /// gradients `grads` of parameters `start`: torch.optim.Adam (betas 0.9,
