@@ -314,6 +314,34 @@ static bool differentiateEach(MLIRContext &context, ModuleOp module,
   return true;
 }
 
+/// Whether `module`'s custom and generic printed forms parse back into
+/// valid IR (`text`: the mutant it came from, for the failure's dump).
+static bool printsBack(MLIRContext &context, ModuleOp module, StringRef text) {
+  ParserConfig config(&context);
+  for (bool generic : {false, true}) {
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    OpPrintingFlags flags;
+    if (generic)
+      flags.printGenericOpForm();
+    module->print(os, flags);
+    OwningOpRef<ModuleOp> reparsed;
+    {
+      gnn::ParserQuarantine quarantine;
+      reparsed = parseSourceString<ModuleOp>(os.str(), config, "printed");
+    }
+    if (!reparsed || failed(verify(*reparsed))) {
+      if (dumpFailures)
+        llvm::errs() << "=== printed form does not parse back ("
+                     << (generic ? "generic" : "custom") << "):\n"
+                     << os.str() << "\n=== from mutant:\n"
+                     << text << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Runs one mutant through the front end, the gnn passes and the lowering.
 /// Returns false if an invariant (other than "bad input is rejected") broke.
 static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
@@ -349,28 +377,8 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
   if (failed(pm.run(*module)))
     return true;
 
-  for (bool generic : {false, true}) {
-    std::string printed;
-    llvm::raw_string_ostream os(printed);
-    OpPrintingFlags flags;
-    if (generic)
-      flags.printGenericOpForm();
-    module->print(os, flags);
-    OwningOpRef<ModuleOp> reparsed;
-    {
-      gnn::ParserQuarantine quarantine;
-      reparsed = parseSourceString<ModuleOp>(os.str(), config, "printed");
-    }
-    if (!reparsed || failed(verify(*reparsed))) {
-      if (dumpFailures)
-        llvm::errs() << "=== printed form does not parse back ("
-                     << (generic ? "generic" : "custom") << "):\n"
-                     << os.str() << "\n=== from mutant:\n"
-                     << text << "\n";
-      return false;
-    }
-  }
-
+  if (!printsBack(context, *module, text))
+    return false;
   if (!differentiateEach(context, *module, stats))
     return false;
 
