@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelMode.h"
+#include "TimedRuns.h"
 
 #include "GNN/Models/TransformerRunner.h"
 #include "GNN/Support/Messages.h"
@@ -281,9 +282,7 @@ static llvm::Error runAll(TransformerModel &model, const ModelRunOptions &o,
                           ModelOutputs &out) {
   size_t total = in.sources.size(), batch = size_t(o.batchSize);
   bool progress = total > batch && o.repeat == 1 && !o.quiet;
-  int64_t warmUp = o.repeat > 1 ? 1 : 0;
-  for (int64_t run = 0; run < o.repeat + warmUp; ++run) {
-    auto runStart = std::chrono::steady_clock::now();
+  auto seconds = timeRuns(o.repeat, [&]() -> llvm::Error {
     out.tokens = 0;
     out.forwardResults.clear();
     out.decoded.clear();
@@ -300,12 +299,11 @@ static llvm::Error runAll(TransformerModel &model, const ModelRunOptions &o,
     // Batches' rows follow each other.
     for (auto &[name, parts] : batchResults)
       out.forwardResults[name] = HostTensor::concatRows(parts);
-    if (run >= warmUp)
-      out.runSeconds.push_back(std::chrono::duration<double>(
-                                   std::chrono::steady_clock::now() - runStart)
-                                   .count());
-  }
-  std::sort(out.runSeconds.begin(), out.runSeconds.end());
+    return llvm::Error::success();
+  });
+  if (!seconds)
+    return seconds.takeError();
+  out.runSeconds = std::move(*seconds);
   return llvm::Error::success();
 }
 

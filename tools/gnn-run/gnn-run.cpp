@@ -26,6 +26,7 @@
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "ModelMode.h"
+#include "TimedRuns.h"
 
 #include "gnnc/cuda.h"
 
@@ -210,27 +211,6 @@ static int failBinding(llvm::Error error) {
   return fail(message);
 }
 
-/// Runs the bound program --repeat times after an untimed warm-up (caches,
-/// thread pools) when repeating; the run times in ms, sorted.
-static llvm::Expected<TensorMap> runRepeated(Program &program,
-                                             const ProgramArguments &args,
-                                             std::vector<double> &runMs) {
-  llvm::Expected<TensorMap> results = TensorMap();
-  int64_t warmUp = repeat > 1 ? 1 : 0;
-  for (int64_t r = 0; r < repeat + warmUp; ++r) {
-    auto runStart = std::chrono::steady_clock::now();
-    results = program.run(args);
-    if (!results)
-      return results.takeError();
-    if (r >= warmUp)
-      runMs.push_back(std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - runStart)
-                          .count());
-  }
-  std::sort(runMs.begin(), runMs.end());
-  return results;
-}
-
 /// The summary line on stderr.
 static void printSummary(const Program &program, double compileMs,
                          llvm::ArrayRef<double> runMs, size_t written) {
@@ -276,10 +256,16 @@ static int runProgram(MLIRContext &context, const CompileOptions &compile) {
   auto args = (*program)->bind(graphFile.empty() ? nullptr : &graphs, inputs);
   if (!args)
     return failBinding(args.takeError());
+  llvm::Expected<TensorMap> results = TensorMap();
+  auto seconds = gnnrun::timeRuns(repeat, [&] {
+    results = (*program)->run(*args);
+    return results ? llvm::Error::success() : results.takeError();
+  });
+  if (!seconds)
+    return fail(llvm::toString(seconds.takeError()));
   std::vector<double> runMs;
-  auto results = runRepeated(**program, *args, runMs);
-  if (!results)
-    return fail(llvm::toString(results.takeError()));
+  for (double s : *seconds)
+    runMs.push_back(s * 1000);
   if (auto e = writeSafeTensors(outFile, *results))
     return fail(llvm::toString(std::move(e)));
   if (!quiet)

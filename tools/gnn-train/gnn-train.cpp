@@ -163,12 +163,6 @@ llvm::Error prepareDirectory(const std::string &dir) {
   return llvm::Error::success();
 }
 
-std::string inDir(llvm::StringRef name) {
-  llvm::SmallString<256> path(outDir.getValue());
-  llvm::sys::path::append(path, name);
-  return path.str().str();
-}
-
 /// DIR/attention-epoch-N.safetensors: the attention maps of validation
 /// pair `index` under the checkpoint `weights` (one file per epoch, which
 /// scripts/plot-attention.py animates).
@@ -195,7 +189,8 @@ llvm::Error writeAttentionMaps(MLIRContext &context, const ModelConfig &config,
   if (!results)
     return results.takeError();
   return writeSafeTensors(
-      inDir("attention-epoch-" + std::to_string(epoch) + ".safetensors"),
+      runFile(outDir,
+              "attention-epoch-" + std::to_string(epoch) + ".safetensors"),
       maps.tensors);
 }
 

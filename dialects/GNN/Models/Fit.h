@@ -30,6 +30,9 @@ readTrainingPairs(const std::string &srcPath, const std::string &tgtPath,
 /// The file --resume continues from, in a run's output directory.
 constexpr const char *kTrainStateFile = "train-state.safetensors";
 
+/// The path of file `name` in a run's output directory `outDir`.
+std::string runFile(const std::string &outDir, llvm::StringRef name);
+
 /// Restores the trainer from DIR/train-state.safetensors.
 llvm::Error resumeFrom(Trainer &trainer, const std::string &outDir);
 

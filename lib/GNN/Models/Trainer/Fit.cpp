@@ -47,14 +47,15 @@ llvm::Expected<std::vector<TrainingExample>> mlir::gnn::readTrainingPairs(
   return pairs;
 }
 
-static std::string inDir(const std::string &dir, llvm::StringRef name) {
-  llvm::SmallString<256> path(dir);
+std::string mlir::gnn::runFile(const std::string &outDir,
+                               llvm::StringRef name) {
+  llvm::SmallString<256> path(outDir);
   llvm::sys::path::append(path, name);
   return path.str().str();
 }
 
 Error mlir::gnn::resumeFrom(Trainer &trainer, const std::string &outDir) {
-  std::string statePath = inDir(outDir, kTrainStateFile);
+  std::string statePath = runFile(outDir, kTrainStateFile);
   auto state = readSafeTensors(statePath);
   if (!state)
     return fail("--resume: " + llvm::toString(state.takeError()));
@@ -71,9 +72,9 @@ Error mlir::gnn::saveCheckpoint(const Trainer &trainer,
                                 const TrainingPosition &position) {
   // Views: a checkpoint streams the trainer's tensors to disk, copying
   // none of them in memory first.
-  if (Error e = writeSafeTensors(inDir(outDir, name), trainer.weightViews()))
+  if (Error e = writeSafeTensors(runFile(outDir, name), trainer.weightViews()))
     return e;
-  return writeSafeTensors(inDir(outDir, kTrainStateFile),
+  return writeSafeTensors(runFile(outDir, kTrainStateFile),
                           trainer.stateViews(position));
 }
 
@@ -210,8 +211,8 @@ Expected<FitEnd> Fit::run() {
     if (Error e = save(checkpoint, at))
       return std::move(e);
     if (callbacks.afterCheckpoint && !options.outDir.empty())
-      if (Error e = callbacks.afterCheckpoint(inDir(options.outDir, checkpoint),
-                                              epoch + 1))
+      if (Error e = callbacks.afterCheckpoint(
+              runFile(options.outDir, checkpoint), epoch + 1))
         return std::move(e);
     if (*stopped)
       return FitEnd::StepLimit;
