@@ -11,6 +11,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libfmt-dev libgtest-dev libopenblas-dev libxsmm-dev libomp-19-dev
   python3-matplotlib python3-pil
+  python3-dev python3-numpy pybind11-dev
 )
 source scripts/install-packages.sh
 install_missing_packages "${packages[@]}"

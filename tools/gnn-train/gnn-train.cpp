@@ -148,21 +148,6 @@ private:
   bool shown;
 };
 
-/// Checks that `dir` exists (made if not) and takes files.
-llvm::Error prepareDirectory(const std::string &dir) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return llvm::createStringError(ec, "cannot create --out-dir '%s': %s",
-                                   dir.c_str(), ec.message().c_str());
-  llvm::SmallString<256> probe(dir);
-  llvm::sys::path::append(probe, ".gnn-train-probe");
-  if (llvm::Error e = writeFileAtomically(probe, "probe"))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "--out-dir '%s' is not writable: %s",
-        dir.c_str(), llvm::toString(std::move(e)).c_str());
-  llvm::sys::fs::remove(probe);
-  return llvm::Error::success();
-}
-
 /// DIR/attention-epoch-N.safetensors: the attention maps of validation
 /// pair `index` under the checkpoint `weights` (one file per epoch, which
 /// scripts/plot-attention.py animates).
@@ -318,22 +303,7 @@ llvm::Error writeGradients(Trainer &t, llvm::ArrayRef<TrainingExample> train) {
 
 /// One epoch's line on stdout.
 void printEpoch(const EpochReport &r) {
-  llvm::outs() << llvm::format("epoch %lld: train loss %.4f acc %.4f",
-                               (long long)r.epoch, r.train.averageLoss(),
-                               r.train.accuracy());
-  if (r.validated)
-    llvm::outs() << llvm::format(" | valid loss %.4f acc %.4f",
-                                 r.valid.averageLoss(), r.valid.accuracy());
-  if (r.train.nodes) {
-    // ACT: the share of nodes that entered each step.
-    llvm::outs() << " | steps";
-    for (auto [s, n] : llvm::enumerate(r.train.entered))
-      llvm::outs() << llvm::format(" %zu:%.0f%%", s + 1,
-                                   100.0 * double(n) / double(r.train.nodes));
-  }
-  llvm::outs() << llvm::format(" | %.2f s, %.0f tokens/s, step %lld\n",
-                               r.seconds, r.tokensPerSecond(),
-                               (long long)r.step);
+  llvm::outs() << formatEpochLine(r) << "\n";
   llvm::outs().flush();
 }
 
@@ -452,7 +422,7 @@ static int run(int argc, char **argv) {
   if (llvm::Error e = readData(*config, trainPairs, validPairs))
     return fail(llvm::toString(std::move(e)));
   if (!outDir.empty())
-    if (llvm::Error e = prepareDirectory(outDir))
+    if (llvm::Error e = prepareRunDirectory(outDir, "--out-dir"))
       return fail(llvm::toString(std::move(e)));
   auto weights = initialWeights(*config);
   if (!weights)

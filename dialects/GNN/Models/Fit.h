@@ -86,7 +86,19 @@ struct FitCallbacks {
   /// path and the 1-based epoch); an error stops training with it.
   std::function<llvm::Error(const std::string &checkpoint, int64_t epoch)>
       afterCheckpoint;
+  /// Asked after each training batch (an interrupt from the user); true
+  /// ends training with an error that says where, without a checkpoint.
+  std::function<bool()> interrupted;
 };
+
+/// One epoch's line as gnn-train prints it (without the newline):
+/// `epoch N: train loss L acc A | valid loss ... | steps ... | S s, T
+/// tokens/s, step K`.
+std::string formatEpochLine(const EpochReport &report);
+
+/// Makes `dir` (and its parents) where missing and checks that files can
+/// be written in it; `what` names it in errors ("--out-dir").
+llvm::Error prepareRunDirectory(const std::string &dir, llvm::StringRef what);
 
 /// How fit() ended.
 enum class FitEnd {

@@ -95,6 +95,13 @@ public:
                 llvm::StringRef name = "<string>",
                 llvm::raw_ostream &diagnostics = llvm::errs());
 
+  /// Whether `source` parses and verifies (what compile() does first),
+  /// its diagnostics written to `diagnostics`. A host that cannot rely on
+  /// ParserQuarantine (an interpreter that loaded gnnc) calls this in a
+  /// child process before compiling in its own.
+  static bool parses(MLIRContext &context, llvm::MemoryBufferRef source,
+                     llvm::raw_ostream &diagnostics);
+
   /// The function that runs (the entry, or its gradient).
   const std::string &getEntry() const { return entry; }
   const std::vector<Parameter> &getParameters() const {

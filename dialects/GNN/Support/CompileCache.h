@@ -33,9 +33,10 @@ std::string defaultCompileCacheDirectory();
 /// parts collide by concatenation) into 64 hex digits.
 std::string compileCacheKey(llvm::ArrayRef<llvm::StringRef> parts);
 
-/// The identity of the running executable (path, size, modification
-/// time): part of every key, so that a rebuilt gnnc never runs code that
-/// an older build compiled.
+/// The identity of the file that holds gnnc's code (the tool, or the
+/// Python extension module; its path, size and modification time): part
+/// of every key, so that a rebuilt gnnc never runs code that an older
+/// build compiled.
 std::string executableIdentity();
 
 class CompileCache {

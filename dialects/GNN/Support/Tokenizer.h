@@ -9,6 +9,7 @@
 #ifndef GNN_SUPPORT_TOKENIZER_H
 #define GNN_SUPPORT_TOKENIZER_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
@@ -46,6 +47,13 @@ private:
   std::vector<std::string> vocab;
   std::map<std::string, int64_t> index;
 };
+
+/// The sequences of `lines` (named "<what> line N" in errors), none
+/// longer than `maxLen` (or cut to it with `truncate`).
+llvm::Expected<std::vector<Sequence>>
+parseSequences(llvm::ArrayRef<std::string> lines, const char *what,
+               const Tokenizer &tokenizer, int64_t vocabSize, int64_t maxLen,
+               bool truncate = false);
 
 /// The sequences of a file, one a line, none longer than `maxLen` (longer
 /// ones are an error, or cut to `maxLen` tokens with `truncate`, as DGL's

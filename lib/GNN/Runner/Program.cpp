@@ -168,6 +168,19 @@ Expected<std::unique_ptr<Program>> Program::compile(
   return program;
 }
 
+bool Program::parses(MLIRContext &context, llvm::MemoryBufferRef source,
+                     llvm::raw_ostream &diagnostics) {
+  if (reportParserHazard(source, diagnostics))
+    return false;
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(source),
+                               llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagnostics);
+  OwningOpRef<ModuleOp> module;
+  AsmParserState state;
+  return succeeded(parse(context, sourceMgr, module, state));
+}
+
 Expected<std::unique_ptr<Program>>
 Program::compileFile(MLIRContext &context, llvm::StringRef path,
                      const ProgramOptions &options,

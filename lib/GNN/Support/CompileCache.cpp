@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <dlfcn.h>
 
 using namespace llvm;
 using namespace mlir::gnn;
@@ -160,7 +161,17 @@ std::string mlir::gnn::compileCacheKey(ArrayRef<StringRef> parts) {
 }
 
 std::string mlir::gnn::executableIdentity() {
-  std::string path = sys::fs::getMainExecutable(nullptr, nullptr);
+  // The file that holds this code: the tool, or the Python extension module
+  // that a Python interpreter loaded (whose own executable says nothing
+  // about which gnnc compiled an entry).
+  Dl_info info;
+  std::string path;
+  if (dladdr(reinterpret_cast<void *>(&mlir::gnn::executableIdentity),
+             &info) &&
+      info.dli_fname)
+    path = info.dli_fname;
+  if (path.empty() || !sys::fs::exists(path))
+    path = sys::fs::getMainExecutable(nullptr, nullptr);
   sys::fs::file_status status;
   if (path.empty() || sys::fs::status(path, status))
     return "unknown executable";

@@ -88,16 +88,11 @@ std::string Tokenizer::print(const Sequence &s) const {
 }
 
 Expected<std::vector<Sequence>>
-mlir::gnn::readSequences(const std::string &path, const char *what,
-                         const Tokenizer &tokenizer, int64_t vocabSize,
-                         int64_t maxLen, bool truncate) {
-  auto lines = readLines(path, what);
-  if (!lines)
-    return lines.takeError();
-  if (lines->empty())
-    return error(llvm::Twine(what) + " file '" + path + "' has no sequences");
+mlir::gnn::parseSequences(llvm::ArrayRef<std::string> lines, const char *what,
+                          const Tokenizer &tokenizer, int64_t vocabSize,
+                          int64_t maxLen, bool truncate) {
   std::vector<Sequence> out;
-  for (auto [i, line] : llvm::enumerate(*lines)) {
+  for (auto [i, line] : llvm::enumerate(lines)) {
     std::string where = std::string(what) + " line " + std::to_string(i + 1);
     auto seq = tokenizer.parse(line, vocabSize, where);
     if (!seq)
@@ -110,4 +105,16 @@ mlir::gnn::readSequences(const std::string &path, const char *what,
     out.push_back(std::move(*seq));
   }
   return out;
+}
+
+Expected<std::vector<Sequence>>
+mlir::gnn::readSequences(const std::string &path, const char *what,
+                         const Tokenizer &tokenizer, int64_t vocabSize,
+                         int64_t maxLen, bool truncate) {
+  auto lines = readLines(path, what);
+  if (!lines)
+    return lines.takeError();
+  if (lines->empty())
+    return error(llvm::Twine(what) + " file '" + path + "' has no sequences");
+  return parseSequences(*lines, what, tokenizer, vocabSize, maxLen, truncate);
 }

@@ -12,7 +12,12 @@
 
 #include "GNN/Support/SafeTensors.h"
 
+#include "GNN/Support/OutputFile.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 
@@ -139,6 +144,11 @@ Expected<bool> Fit::trainEpoch(int64_t epoch, int64_t first,
     report.train += *done;
     if (callbacks.onBatch)
       callbacks.onBatch(epoch + 1, b + 1, batches, report.train);
+    if (callbacks.interrupted && callbacks.interrupted())
+      return fail("interrupted after update step " +
+                  Twine(t.getPosition().step) + " (epoch " + Twine(epoch + 1) +
+                  ", batch " + Twine(b + 1) +
+                  "); the last complete checkpoint is kept");
     if (atStepLimit(t.getPosition())) {
       // At the epoch's end, the epoch's checkpoint is the stop's.
       if (b + 1 < batches) {
@@ -230,4 +240,40 @@ Expected<FitEnd> mlir::gnn::fit(Trainer &trainer,
                                 const FitOptions &options,
                                 const FitCallbacks &callbacks) {
   return Fit(trainer, train, valid, options, callbacks).run();
+}
+
+std::string mlir::gnn::formatEpochLine(const EpochReport &r) {
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  os << llvm::format("epoch %lld: train loss %.4f acc %.4f", (long long)r.epoch,
+                     r.train.averageLoss(), r.train.accuracy());
+  if (r.validated)
+    os << llvm::format(" | valid loss %.4f acc %.4f", r.valid.averageLoss(),
+                       r.valid.accuracy());
+  if (r.train.nodes) {
+    // ACT: the share of nodes that entered each step.
+    os << " | steps";
+    for (auto [s, n] : llvm::enumerate(r.train.entered))
+      os << llvm::format(" %zu:%.0f%%", s + 1,
+                         100.0 * double(n) / double(r.train.nodes));
+  }
+  os << llvm::format(" | %.2f s, %.0f tokens/s, step %lld", r.seconds,
+                     r.tokensPerSecond(), (long long)r.step);
+  return os.str();
+}
+
+Error mlir::gnn::prepareRunDirectory(const std::string &dir,
+                                     llvm::StringRef what) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return llvm::createStringError(ec, "cannot create %s '%s': %s",
+                                   what.str().c_str(), dir.c_str(),
+                                   ec.message().c_str());
+  llvm::SmallString<256> probe(dir);
+  llvm::sys::path::append(probe, ".gnn-train-probe");
+  if (Error e = writeFileAtomically(probe, "probe"))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "%s '%s' is not writable: %s",
+        what.str().c_str(), dir.c_str(), llvm::toString(std::move(e)).c_str());
+  llvm::sys::fs::remove(probe);
+  return Error::success();
 }

@@ -1,0 +1,71 @@
+//===- Module.cpp - the gnnc._core extension module -----------------------===//
+//
+// Part of gnnc's Python package.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+#include "GNN/InitAll.h"
+#include "gnnc/cuda.h"
+
+using namespace gnnc::python;
+
+void gnnc::python::raise(llvm::Error error) {
+  raise(llvm::toString(std::move(error)));
+}
+
+void gnnc::python::raise(const std::string &message) { throw Error(message); }
+
+CompileSession::CompileSession(int threads, const std::string &deviceName,
+                               std::optional<std::string> cacheDir)
+    : runThreads(threads) {
+  if (deviceName == "cuda") {
+    char why[256];
+    if (!gnn_cuda_init(why, sizeof(why)))
+      raise("device 'cuda': " + std::string(why) + "; use device='cpu'");
+    device = mlir::gnn::Device::CUDA;
+  } else if (deviceName != "cpu") {
+    raise("device must be 'cpu' or 'cuda', not '" + deviceName + "'");
+  }
+  compileThreads =
+      std::make_unique<mlir::gnn::CompileThreads>(unsigned(threads));
+  mlir::DialectRegistry registry;
+  mlir::gnn::registerAllDialectsAndExtensions(registry);
+  mlirContext = std::make_unique<mlir::MLIRContext>(registry);
+  compileThreads->attach(*mlirContext);
+  mlirContext->loadAllAvailableDialects();
+  if (cacheDir) {
+    std::string dir =
+        cacheDir->empty() ? mlir::gnn::defaultCompileCacheDirectory() : *cacheDir;
+    if (!dir.empty())
+      cache = std::make_unique<mlir::gnn::CompileCache>(dir);
+  }
+}
+
+mlir::gnn::CompileOptions CompileSession::compileOptions(bool fuse) const {
+  mlir::gnn::CompileOptions options;
+  options.fuse = fuse;
+  options.parallel = runThreads != 1;
+  options.device = device;
+  options.cache = cache.get();
+  options.compileThreads = compileThreads->count();
+  return options;
+}
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "gnnc's compiler, models and trainer (the library API); use "
+            "the gnnc package, not this module";
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const Error &e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+  bindPrograms(m);
+  bindModels(m);
+  bindTraining(m);
+}
