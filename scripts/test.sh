@@ -6,6 +6,10 @@
 # GNN_SKIP_SANITIZE=1). Exits non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Python package's tests: pytest, and PyTorch for gnnc.torch (Debian's,
+# for /usr/bin/python3).
+source scripts/install-packages.sh
+install_missing_packages python3-pytest python3-torch
 scripts/setup.sh
 ctest --test-dir build --output-on-failure
 if [ "${GNN_SKIP_SANITIZE:-0}" != 1 ]; then

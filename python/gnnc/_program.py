@@ -30,7 +30,7 @@ class Graph:
         destination node ids."""
         ids = []
         for name, value in (("src", src), ("dst", dst)):
-            array, _ = as_array(value, name, dtype=np.int64)
+            array, _ = as_array(value, name)
             if array.ndim != 1:
                 raise Error(f"Graph.from_coo: '{name}' must be 1-D, got "
                             f"shape {tuple(array.shape)}")

@@ -1,0 +1,161 @@
+"""Fused attention as a PyTorch op with its backward.
+
+``fused_attention(graph, q, k, v)`` is attention over a graph's edges:
+for every destination node, the softmax over its in-edges of the scaled
+scores ``scale * <k[src], q[dst]>`` (clamped to [-clamp, clamp] first, as
+DGL's Transformer does, or the exact softmax with ``clamp=None``) weighs
+the values ``v[src]``. gnnc compiles it to one fused kernel, and its
+backward to gnnc's fused backward. The op is registered with PyTorch as
+``torch.ops.gnnc.fused_attention`` (the forward); gradients come through
+``fused_attention``, a ``torch.autograd.Function``.
+"""
+
+import math
+import threading
+
+import torch
+
+from ._core import Error
+from ._program import Graph, compile as _compile
+
+_DTYPES = {torch.float32: "f32", torch.float64: "f64"}
+_programs = {}
+_programs_lock = threading.Lock()
+
+
+def _text(heads, d, dv, element, scale, clamp, with_loss):
+    q = f"tensor<?x{heads}x{d}x{element}>"
+    o = f"tensor<?x{heads}x{dv}x{element}>"
+    clamped = "" if clamp is None else f"clamp({-clamp:e}, {clamp:e}) "
+    attention = (f"gnn.fused_attention %g, %q, %k, %v scale({scale:e}) "
+                 f"{clamped}normalize : (!gnn.graph<general>, {q}, {q}, {o}) "
+                 f"-> {o}")
+    if not with_loss:
+        return (f"func.func @main(%g: !gnn.graph<general>, %q: {q}, %k: {q}, "
+                f"%v: {o}) -> {o} {{\n  %o = {attention}\n"
+                f"  return %o : {o}\n}}\n")
+    # sum(o * go): its gradients are the vector-Jacobian products.
+    return (f"func.func @main(%g: !gnn.graph<general>, %q: {q}, %k: {q}, "
+            f"%v: {o}, %go: {o}) -> tensor<{element}> {{\n"
+            f"  %o = {attention}\n"
+            f"  %p = gnn.apply_nodes(%o, %go) {{\n"
+            f"  ^bb0(%a: {element}, %b: {element}):\n"
+            f"    %r = arith.mulf %a, %b : {element}\n"
+            f"    gnn.yield %r : {element}\n"
+            f"  }} : ({o}, {o}) -> {o}\n"
+            f"  %l = gnn.sum_to %p : {o} -> tensor<{element}>\n"
+            f"  return %l : tensor<{element}>\n}}\n")
+
+
+def _program(key, with_loss):
+    """The compiled forward (or loss for the backward) of `key`, once."""
+    with _programs_lock:
+        program = _programs.get((key, with_loss))
+        if program is None:
+            program = _compile(_text(*key, with_loss))
+            _programs[(key, with_loss)] = program
+        return program
+
+
+def _check(graph, q, k, v, clamp, scale):
+    if not isinstance(graph, Graph):
+        if hasattr(graph, "num_src_nodes") and hasattr(graph, "edges"):
+            graph = Graph.from_dgl(graph)
+        else:
+            raise Error("graph must be a gnnc.Graph or a DGL graph, got "
+                        f"{type(graph).__name__}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise Error(f"{name} must be a torch tensor")
+        if t.dim() != 3:
+            raise Error(f"{name} must be 3-D [nodes, heads, features], got "
+                        f"shape {tuple(t.shape)}")
+        if t.dtype not in _DTYPES:
+            raise Error(f"{name} has dtype {t.dtype}; fused_attention takes "
+                        "float32 or float64")
+        if t.device.type != "cpu":
+            raise Error(f"{name} is on {t.device}; this gnnc runs on the CPU")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise Error("q, k and v must have one dtype")
+    if q.shape[0] != graph.num_dst:
+        raise Error(f"q has {q.shape[0]} rows, but the graph has "
+                    f"{graph.num_dst} destination nodes")
+    for name, t in (("k", k), ("v", v)):
+        if t.shape[0] != graph.num_src:
+            raise Error(f"{name} has {t.shape[0]} rows, but the graph has "
+                        f"{graph.num_src} source nodes")
+    if k.shape[1:] != q.shape[1:] or v.shape[1] != q.shape[1]:
+        raise Error(f"q {tuple(q.shape)}, k {tuple(k.shape)} and v "
+                    f"{tuple(v.shape)} do not fit: k must be shaped as q, and "
+                    "v must have their heads")
+    d = q.shape[2]
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    if clamp is not None:
+        clamp = float(clamp)
+        if not clamp > 0 or not math.isfinite(clamp):
+            raise Error("clamp must be a positive number (None: no clamp)")
+    key = (q.shape[1], d, v.shape[2], _DTYPES[q.dtype], scale, clamp)
+    return graph, key
+
+
+def _forward(graph, q, k, v, key):
+    out = _program(key, False)(graph=graph, q=q.detach(), k=k.detach(),
+                               v=v.detach())
+    return out["result0"]
+
+
+class FusedAttention(torch.autograd.Function):
+    """fused_attention's autograd: gnnc's fused forward and backward."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, graph, key):
+        ctx.save_for_backward(q, k, v)
+        ctx.graph, ctx.key = graph, key
+        return torch.ops.gnnc.fused_attention(
+            graph.src_tensor, graph.dst_tensor, graph.num_src, graph.num_dst,
+            q, k, v, key[5], key[4])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v = ctx.saved_tensors
+        grads = _program(ctx.key, True).grad(
+            graph=ctx.graph, q=q.detach(), k=k.detach(), v=v.detach(),
+            go=grad_out.detach().contiguous())
+        return grads["grad.q"], grads["grad.k"], grads["grad.v"], None, None
+
+
+def fused_attention(graph, q, k, v, clamp=5.0, scale=None):
+    """Attention over `graph`'s edges: q [num_dst, heads, d], k and v
+    [num_src, heads, d] (v may have its own width) -> [num_dst, heads,
+    d_v]; ``scale`` defaults to 1/sqrt(d), ``clamp`` bounds the scaled
+    scores (None: the exact softmax). Differentiable in q, k and v."""
+    graph, key = _check(graph, q, k, v, clamp, scale)
+    return FusedAttention.apply(q, k, v, _TensorGraph(graph), key)
+
+
+class _TensorGraph(Graph):
+    """A graph that also carries its ids as torch tensors (the registered
+    op's arguments)."""
+
+    def __init__(self, graph):
+        super().__init__(graph.src, graph.dst, graph.num_src, graph.num_dst)
+        self.src_tensor = torch.from_numpy(graph.src.copy())
+        self.dst_tensor = torch.from_numpy(graph.dst.copy())
+
+
+def _registered_forward(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
+                        scale=None):
+    # PyTorch leaves out arguments equal to the schema's defaults.
+    graph = Graph.from_coo(src, dst, num_src=num_src, num_dst=num_dst)
+    graph, key = _check(graph, q, k, v, clamp, scale)
+    return _forward(graph, q, k, v, key)
+
+
+_library = torch.library.Library("gnnc", "DEF")
+_library.define(
+    "fused_attention(Tensor src, Tensor dst, int num_src, int num_dst, "
+    "Tensor q, Tensor k, Tensor v, float? clamp=5.0, float? scale=None) "
+    "-> Tensor")
+_library.impl("fused_attention", _registered_forward, "CPU")
+
+__all__ = ["fused_attention", "FusedAttention"]

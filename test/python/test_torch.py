@@ -1,0 +1,134 @@
+"""gnnc.torch.fused_attention against PyTorch autograd on a reference
+implementation (1e-5 in float32, gradcheck in float64), inside a training
+loop, and bad input as gnnc.Error. Skipped where PyTorch is not installed
+(CI installs Debian's python3-torch)."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import gnnc  # noqa: E402
+import gnnc.torch as gt  # noqa: E402
+
+
+def reference(src, dst, num_dst, q, k, v, clamp, scale):
+    """Edge softmax attention written with PyTorch's own ops."""
+    s = (k[src] * q[dst]).sum(-1) * scale
+    if clamp is not None:
+        s = s.clamp(-clamp, clamp)
+    top = torch.full((num_dst, s.shape[1]), -float("inf"), dtype=s.dtype)
+    top = top.scatter_reduce(0, dst[:, None].expand_as(s), s, reduce="amax")
+    e = torch.exp(s - top[dst])
+    z = torch.zeros(num_dst, s.shape[1], dtype=s.dtype).index_add(0, dst, e)
+    wv = torch.zeros(num_dst, *v.shape[1:], dtype=s.dtype).index_add(
+        0, dst, e[..., None] * v[src])
+    return wv / z[..., None]
+
+
+def inputs(seed, num_src, num_dst, heads, d, dv, dtype, extra_edges=10):
+    gen = torch.Generator().manual_seed(seed)
+    dst = torch.cat([torch.arange(num_dst),
+                     torch.randint(0, num_dst, (extra_edges,), generator=gen)])
+    src = torch.randint(0, num_src, dst.shape, generator=gen)
+    make = lambda *shape: torch.randn(*shape, dtype=dtype, generator=gen,
+                                      requires_grad=True)
+    return (src, dst, make(num_dst, heads, d), make(num_src, heads, d),
+            make(num_src, heads, dv))
+
+
+@pytest.mark.parametrize("shape", [(7, 5, 2, 4, 4), (1, 1, 1, 8, 8),
+                                   (12, 12, 3, 16, 8)])
+@pytest.mark.parametrize("clamp", [5.0, None, 0.5])
+def test_forward_and_backward_match_autograd(shape, clamp):
+    num_src, num_dst, heads, d, dv = shape
+    src, dst, q, k, v = inputs(1, num_src, num_dst, heads, d, dv,
+                               torch.float32)
+    g = gnnc.Graph.from_coo(src, dst, num_src=num_src, num_dst=num_dst)
+    out = gt.fused_attention(g, q, k, v, clamp=clamp)
+    ref = reference(src, dst, num_dst, q, k, v, clamp, d**-0.5)
+    assert out.shape == (num_dst, heads, dv)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    go = torch.randn_like(out)
+    ours = torch.autograd.grad(out, (q, k, v), go)
+    theirs = torch.autograd.grad(ref, (q, k, v), go)
+    for a, b in zip(ours, theirs):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("clamp", [5.0, None])
+def test_gradcheck_float64(clamp):
+    src, dst, q, k, v = inputs(2, 6, 4, 2, 3, 3, torch.float64)
+    g = gnnc.Graph.from_coo(src, dst, num_src=6, num_dst=4)
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: gt.fused_attention(g, q, k, v, clamp=clamp,
+                                           scale=0.7), (q, k, v))
+
+
+def test_scores_beyond_float_range_with_exact_softmax():
+    src, dst, q, k, v = inputs(3, 5, 5, 1, 4, 4, torch.float32)
+    with torch.no_grad():
+        q.mul_(100.0)
+        k.mul_(100.0)
+    g = gnnc.Graph.from_coo(src, dst, num_src=5, num_dst=5)
+    out = gt.fused_attention(g, q, k, v, clamp=None)
+    assert torch.isfinite(out).all()
+    torch.testing.assert_close(
+        out, reference(src, dst, 5, q, k, v, None, 0.5), rtol=1e-4, atol=1e-4)
+
+
+def test_registered_op_matches():
+    src, dst, q, k, v = inputs(4, 5, 3, 2, 4, 4, torch.float32)
+    g = gnnc.Graph.from_coo(src, dst, num_src=5, num_dst=3)
+    with torch.no_grad():
+        direct = torch.ops.gnnc.fused_attention(src, dst, 5, 3, q, k, v, 5.0,
+                                                None)
+        torch.testing.assert_close(direct, gt.fused_attention(g, q, k, v))
+
+
+def train_losses(attention, steps=30):
+    torch.manual_seed(0)
+    n, heads, d = 16, 2, 8
+    src, dst = (t.ravel() for t in torch.meshgrid(torch.arange(n),
+                                                  torch.arange(n),
+                                                  indexing="ij"))
+    x = torch.randn(n, heads * d)
+    target = torch.randn(n, heads * d)
+    proj = torch.nn.Linear(heads * d, 3 * heads * d)
+    opt = torch.optim.Adam(proj.parameters(), lr=0.01)
+    losses = []
+    for _ in range(steps):
+        q, k, v = (t.contiguous()
+                   for t in proj(x).view(n, 3, heads, d).unbind(1))
+        out = attention(src, dst, n, q, k, v)
+        loss = ((out.reshape(n, -1) - target)**2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_inside_a_training_loop():
+    ours = train_losses(lambda src, dst, n, q, k, v: gt.fused_attention(
+        gnnc.Graph.from_coo(src, dst), q, k, v))
+    theirs = train_losses(lambda src, dst, n, q, k, v: reference(
+        src, dst, n, q, k, v, 5.0, 8**-0.5))
+    assert ours[-1] < ours[0]
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4)
+
+
+def test_bad_input_is_an_error():
+    src, dst, q, k, v = inputs(5, 5, 3, 2, 4, 4, torch.float32)
+    g = gnnc.Graph.from_coo(src, dst, num_src=5, num_dst=3)
+    with pytest.raises(gnnc.Error, match="destination nodes"):
+        gt.fused_attention(g, k, k, v)
+    with pytest.raises(gnnc.Error, match="3-D"):
+        gt.fused_attention(g, q[0], k, v)
+    with pytest.raises(gnnc.Error, match="one dtype"):
+        gt.fused_attention(g, q.double(), k, v)
+    with pytest.raises(gnnc.Error, match="float32 or float64"):
+        gt.fused_attention(g, q.half(), k.half(), v.half())
+    with pytest.raises(gnnc.Error, match="gnnc.Graph or a DGL graph"):
+        gt.fused_attention("g", q, k, v)
+    with pytest.raises(gnnc.Error, match="clamp"):
+        gt.fused_attention(g, q, k, v, clamp=-1.0)
