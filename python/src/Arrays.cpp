@@ -59,7 +59,8 @@ py::array gnnc::python::toArray(HostTensor tensor) {
       name = m.numpyName;
   std::vector<py::ssize_t> shape(tensor.shape.begin(), tensor.shape.end());
   auto *owned = new HostTensor(std::move(tensor));
-  py::capsule owner(owned, [](void *p) { delete static_cast<HostTensor *>(p); });
+  py::capsule owner(owned,
+                    [](void *p) { delete static_cast<HostTensor *>(p); });
   return py::array(py::dtype(name), shape, owned->data(), owner);
 }
 

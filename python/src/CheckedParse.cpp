@@ -37,12 +37,14 @@ namespace {
   context.loadAllAvailableDialects();
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
-  auto buffer = llvm::MemoryBuffer::getMemBuffer(text, name,
-                                                 /*RequiresNullTerminator=*/false);
+  auto buffer =
+      llvm::MemoryBuffer::getMemBuffer(text, name,
+                                       /*RequiresNullTerminator=*/false);
   bool ok = mlir::gnn::Program::parses(context, buffer->getMemBufferRef(), os);
   os.flush();
   for (size_t done = 0; done < diagnostics.size();) {
-    ssize_t n = ::write(fd, diagnostics.data() + done, diagnostics.size() - done);
+    ssize_t n =
+        ::write(fd, diagnostics.data() + done, diagnostics.size() - done);
     if (n <= 0)
       break;
     done += size_t(n);
@@ -99,9 +101,9 @@ void gnnc::python::checkParsesApart(const std::string &text,
     py::gil_scoped_release released;
     // A parse takes milliseconds; a child stuck on a lock that another of
     // the parent's threads held at fork is given up on.
-    diagnostics = readAll(fds[0], std::chrono::steady_clock::now() +
-                                      std::chrono::seconds(60),
-                          closed);
+    diagnostics = readAll(
+        fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(60),
+        closed);
   }
   ::close(fds[0]);
   int status = 0;

@@ -33,8 +33,9 @@ public:
     if (maxLen < 0 || maxLen > kMaxPositions)
       raise("max_len must be between 1 and " + std::to_string(kMaxPositions));
     positions = maxLen > 0 ? maxLen : config.maxLen;
-    tokenizer = std::make_unique<mlir::gnn::Tokenizer>(take(
-        mlir::gnn::readTokenizer(config, ids.value_or(config.vocabPath.empty()))));
+    tokenizer =
+        std::make_unique<mlir::gnn::Tokenizer>(take(mlir::gnn::readTokenizer(
+            config, ids.value_or(config.vocabPath.empty()))));
     model = load(/*attentionWeights=*/false);
   }
 
@@ -57,8 +58,7 @@ public:
       size_t end = std::min(sources.size(), begin + size_t(batchSize));
       llvm::ArrayRef<Sequence> batch =
           llvm::ArrayRef<Sequence>(sources).slice(begin, end - begin);
-      llvm::Expected<std::vector<Sequence>> decoded =
-          std::vector<Sequence>();
+      llvm::Expected<std::vector<Sequence>> decoded = std::vector<Sequence>();
       {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(mutex);
@@ -130,8 +130,7 @@ public:
   py::dict describe() const {
     py::dict d;
     d["architecture"] =
-        config.architecture ==
-                mlir::gnn::Architecture::UniversalTransformer
+        config.architecture == mlir::gnn::Architecture::UniversalTransformer
             ? "universal_transformer"
             : "transformer";
     d["src_vocab"] = config.srcVocab;

@@ -36,8 +36,9 @@ CompileSession::CompileSession(int threads, const std::string &deviceName,
   compileThreads->attach(*mlirContext);
   mlirContext->loadAllAvailableDialects();
   if (cacheDir) {
-    std::string dir =
-        cacheDir->empty() ? mlir::gnn::defaultCompileCacheDirectory() : *cacheDir;
+    std::string dir = cacheDir->empty()
+                          ? mlir::gnn::defaultCompileCacheDirectory()
+                          : *cacheDir;
     if (!dir.empty())
       cache = std::make_unique<mlir::gnn::CompileCache>(dir);
   }

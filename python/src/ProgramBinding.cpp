@@ -59,8 +59,7 @@ public:
     llvm::raw_string_ostream os(diagnostics);
     llvm::Expected<std::unique_ptr<Program>> compiled = [&] {
       py::gil_scoped_release released;
-      return Program::compileString(session.context(), text, options, name,
-                                    os);
+      return Program::compileString(session.context(), text, options, name, os);
     }();
     if (!compiled) {
       if (compiled.errorIsA<mlir::gnn::ReportedError>()) {
@@ -85,8 +84,8 @@ public:
     {
       py::gil_scoped_release released;
       mlir::gnn::JitProgram::setThreads(session.threads());
-      results = program->run(graphs.empty() ? nullptr : &graphTensors,
-                             inputTensors);
+      results =
+          program->run(graphs.empty() ? nullptr : &graphTensors, inputTensors);
     }
     if (!results)
       raiseRunError(results.takeError());

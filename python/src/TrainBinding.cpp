@@ -132,7 +132,8 @@ py::list train(const TrainRequest &request, py::object callback,
   std::vector<TrainingExample> trainPairs, validPairs;
   readData(request, config, trainPairs, validPairs);
   if (!request.outDir.empty())
-    if (llvm::Error e = mlir::gnn::prepareRunDirectory(request.outDir, "out_dir"))
+    if (llvm::Error e =
+            mlir::gnn::prepareRunDirectory(request.outDir, "out_dir"))
       raise(std::move(e));
   TensorMap weights = initialWeights(request, config);
   mlir::gnn::TrainerOptions options = request.options;
@@ -140,8 +141,8 @@ py::list train(const TrainRequest &request, py::object callback,
   llvm::Expected<std::unique_ptr<Trainer>> trainer = nullptr;
   {
     py::gil_scoped_release released;
-    trainer = Trainer::create(session.context(), config, std::move(weights),
-                              options);
+    trainer =
+        Trainer::create(session.context(), config, std::move(weights), options);
   }
   std::unique_ptr<Trainer> t = take(std::move(trainer));
   if (request.resume)
@@ -215,7 +216,7 @@ void gnnc::python::bindTraining(py::module_ &m) {
       py::arg("label_smoothing"), py::arg("dropout"), py::arg("lr_factor"),
       py::arg("warmup"), py::arg("grad_accum"), py::arg("tie_weights"),
       py::arg("act_loss_weight"), py::arg("seed"), py::arg("threads"),
-      py::arg("init"), py::arg("resume"), py::arg("device"),
-      py::arg("shuffle"), py::arg("ids"), py::arg("cache_dir"),
-      py::arg("callback"), py::arg("print"));
+      py::arg("init"), py::arg("resume"), py::arg("device"), py::arg("shuffle"),
+      py::arg("ids"), py::arg("cache_dir"), py::arg("callback"),
+      py::arg("print"));
 }

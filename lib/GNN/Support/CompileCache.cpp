@@ -166,8 +166,7 @@ std::string mlir::gnn::executableIdentity() {
   // about which gnnc compiled an entry).
   Dl_info info;
   std::string path;
-  if (dladdr(reinterpret_cast<void *>(&mlir::gnn::executableIdentity),
-             &info) &&
+  if (dladdr(reinterpret_cast<void *>(&mlir::gnn::executableIdentity), &info) &&
       info.dli_fname)
     path = info.dli_fname;
   if (path.empty() || !sys::fs::exists(path))
