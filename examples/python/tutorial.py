@@ -27,15 +27,19 @@ def draw(maps, path):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
     except ImportError:
         print("matplotlib is not installed: no picture")
         return
     names = sorted(k for k in maps if k.startswith("attn."))
     fig, axes = plt.subplots(1, len(names), figsize=(3 * len(names), 3))
     for ax, name in zip(axes, names):
-        ax.imshow(maps[name][0], cmap="viridis")  # head 0
+        ax.imshow(maps[name].mean(0), cmap="viridis")  # mean over heads
         ax.set_title(name, fontsize=8)
-        ax.axis("off")
+        ax.set_xlabel("source position", fontsize=7)
+        ax.set_ylabel("destination position", fontsize=7)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     fig.savefig(path)
     print(f"attention maps: {path}")

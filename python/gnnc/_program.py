@@ -1,5 +1,6 @@
 """gnnc.Graph and gnnc.compile: gnn programs from Python."""
 
+import functools
 import os
 
 import numpy as np
@@ -124,10 +125,11 @@ class Program:
 
     def __init__(self, source, is_path, fuse, device, threads, cache_dir,
                  entry):
-        self._options = (source, is_path, fuse, device, threads, cache_dir,
-                         entry)
-        self._program = _core.CompiledProgram(source, is_path, fuse, device,
-                                              threads, cache_dir, entry, False)
+        # The entry, or (grad=True) its gradient, compiled alike.
+        self._compile = functools.partial(_core.CompiledProgram, source,
+                                          is_path, fuse, device, threads,
+                                          cache_dir, entry)
+        self._program = self._compile(grad=False)
         self._grad = None
 
     @property
@@ -166,10 +168,7 @@ class Program:
         if self._program.closed:
             raise Error("the program is closed")
         if self._grad is None:
-            source, is_path, fuse, device, threads, cache_dir, entry = (
-                self._options)
-            self._grad = _core.CompiledProgram(source, is_path, fuse, device,
-                                               threads, cache_dir, entry, True)
+            self._grad = self._compile(grad=True)
         return _run(self._grad, graph, inputs)
 
     def close(self):

@@ -54,30 +54,6 @@ py::dict epochDict(const EpochReport &r) {
   return d;
 }
 
-/// The data gnn-train reads: training and validation pairs.
-void readData(const TrainRequest &request, const mlir::gnn::ModelConfig &config,
-              std::vector<TrainingExample> &train,
-              std::vector<TrainingExample> &valid) {
-  mlir::gnn::Tokenizer tokenizer =
-      take(mlir::gnn::readTokenizer(config, request.ids));
-  train = take(mlir::gnn::readTrainingPairs(request.trainSrc, request.trainTgt,
-                                            "training", tokenizer, config));
-  if (!request.validSrc.empty())
-    valid = take(mlir::gnn::readTrainingPairs(
-        request.validSrc, request.validTgt, "validation", tokenizer, config));
-}
-
-TensorMap initialWeights(const TrainRequest &request,
-                         const mlir::gnn::ModelConfig &config) {
-  if (request.init.empty())
-    return Trainer::initialWeights(config, request.options.seed,
-                                   request.options.tieWeights);
-  auto read = mlir::gnn::readSafeTensors(request.init);
-  if (!read)
-    raise("init: " + llvm::toString(read.takeError()));
-  return std::move(*read);
-}
-
 /// fit()'s callbacks into Python: each takes the GIL, and a Python error
 /// (from the callback, or an interrupt) stops training and is kept to be
 /// raised once fit() has returned.
@@ -130,12 +106,17 @@ py::list train(const TrainRequest &request, py::object callback,
   mlir::gnn::ModelConfig config =
       take(mlir::gnn::readModelConfig(request.config));
   std::vector<TrainingExample> trainPairs, validPairs;
-  readData(request, config, trainPairs, validPairs);
+  if (llvm::Error e = mlir::gnn::readTrainingData(
+          config, request.ids, request.trainSrc, request.trainTgt,
+          request.validSrc, request.validTgt, trainPairs, validPairs))
+    raise(std::move(e));
   if (!request.outDir.empty())
     if (llvm::Error e =
             mlir::gnn::prepareRunDirectory(request.outDir, "out_dir"))
       raise(std::move(e));
-  TensorMap weights = initialWeights(request, config);
+  TensorMap weights = take(mlir::gnn::initialTrainingWeights(
+      config, request.init, "init", request.options.seed,
+      request.options.tieWeights));
   mlir::gnn::TrainerOptions options = request.options;
   options.compile = session.compileOptions(/*fuse=*/true);
   llvm::Expected<std::unique_ptr<Trainer>> trainer = nullptr;

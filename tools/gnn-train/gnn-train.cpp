@@ -254,39 +254,15 @@ TrainerOptions trainerOptions(int threads, unsigned compileThreads,
 llvm::Error readData(const ModelConfig &config,
                      std::vector<TrainingExample> &train,
                      std::vector<TrainingExample> &valid) {
-  auto tokenizer = readTokenizer(config, idsInput);
-  if (!tokenizer)
-    return tokenizer.takeError();
-  auto read =
-      readTrainingPairs(trainSrc, trainTgt, "training", *tokenizer, config);
-  if (!read)
-    return read.takeError();
-  train = std::move(*read);
-  if (!validSrc.empty()) {
-    read =
-        readTrainingPairs(validSrc, validTgt, "validation", *tokenizer, config);
-    if (!read)
-      return read.takeError();
-    valid = std::move(*read);
-  }
+  if (llvm::Error e = readTrainingData(config, idsInput, trainSrc, trainTgt,
+                                       validSrc, validTgt, train, valid))
+    return e;
   if (vizSeq >= int64_t(valid.size()))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "--viz-seq " + llvm::Twine(vizSeq) + " is past the " +
             llvm::Twine(valid.size()) + " validation pairs");
   return llvm::Error::success();
-}
-
-/// --init's weights, or fresh ones from --seed.
-llvm::Expected<TensorMap> initialWeights(const ModelConfig &config) {
-  if (initFile.empty())
-    return Trainer::initialWeights(config, seed, tieWeights);
-  auto read = readSafeTensors(initFile);
-  if (!read)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--init: " +
-                                       llvm::toString(read.takeError()));
-  return std::move(*read);
 }
 
 /// --grads-out: the loss and gradients of the first batch of the files'
@@ -424,7 +400,8 @@ static int run(int argc, char **argv) {
   if (!outDir.empty())
     if (llvm::Error e = prepareRunDirectory(outDir, "--out-dir"))
       return fail(llvm::toString(std::move(e)));
-  auto weights = initialWeights(*config);
+  auto weights =
+      initialTrainingWeights(*config, initFile, "--init", seed, tieWeights);
   if (!weights)
     return fail(llvm::toString(weights.takeError()));
 

@@ -27,6 +27,23 @@ readTrainingPairs(const std::string &srcPath, const std::string &tgtPath,
                   const char *what, const Tokenizer &tokenizer,
                   const ModelConfig &config);
 
+/// The training pairs of `trainSrc`/`trainTgt` and, where `validSrc` is
+/// not empty, the validation pairs (`ids`: lines hold token ids, else the
+/// config's vocabulary).
+llvm::Error readTrainingData(const ModelConfig &config, bool ids,
+                             const std::string &trainSrc,
+                             const std::string &trainTgt,
+                             const std::string &validSrc,
+                             const std::string &validTgt,
+                             std::vector<TrainingExample> &train,
+                             std::vector<TrainingExample> &valid);
+
+/// The weights of `initPath` (its errors prefixed by `what`, e.g.
+/// "--init"), or, where it is empty, fresh ones from `seed`.
+llvm::Expected<TensorMap>
+initialTrainingWeights(const ModelConfig &config, const std::string &initPath,
+                       llvm::StringRef what, uint64_t seed, bool tieWeights);
+
 /// The file --resume continues from, in a run's output directory.
 constexpr const char *kTrainStateFile = "train-state.safetensors";
 

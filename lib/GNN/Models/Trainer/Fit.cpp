@@ -242,6 +242,42 @@ Expected<FitEnd> mlir::gnn::fit(Trainer &trainer,
   return Fit(trainer, train, valid, options, callbacks).run();
 }
 
+Error mlir::gnn::readTrainingData(const ModelConfig &config, bool ids,
+                                  const std::string &trainSrc,
+                                  const std::string &trainTgt,
+                                  const std::string &validSrc,
+                                  const std::string &validTgt,
+                                  std::vector<TrainingExample> &train,
+                                  std::vector<TrainingExample> &valid) {
+  auto tokenizer = readTokenizer(config, ids);
+  if (!tokenizer)
+    return tokenizer.takeError();
+  auto read =
+      readTrainingPairs(trainSrc, trainTgt, "training", *tokenizer, config);
+  if (!read)
+    return read.takeError();
+  train = std::move(*read);
+  if (validSrc.empty())
+    return Error::success();
+  read =
+      readTrainingPairs(validSrc, validTgt, "validation", *tokenizer, config);
+  if (!read)
+    return read.takeError();
+  valid = std::move(*read);
+  return Error::success();
+}
+
+Expected<TensorMap> mlir::gnn::initialTrainingWeights(
+    const ModelConfig &config, const std::string &initPath,
+    llvm::StringRef what, uint64_t seed, bool tieWeights) {
+  if (initPath.empty())
+    return Trainer::initialWeights(config, seed, tieWeights);
+  auto read = readSafeTensors(initPath);
+  if (!read)
+    return fail(what + ": " + llvm::toString(read.takeError()));
+  return std::move(*read);
+}
+
 std::string mlir::gnn::formatEpochLine(const EpochReport &r) {
   std::string line;
   llvm::raw_string_ostream os(line);
