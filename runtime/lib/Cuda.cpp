@@ -29,6 +29,8 @@ struct State {
   bool ready = false;
   std::string why;
   Driver driver{};
+  /// The device gnn_cuda_use_device asked for (modulo the device count).
+  int requested = 0;
   CUdevice device = 0;
   CUcontext context = nullptr;
   // Lowered code loads its kernels' module at every launch; the binary is a
@@ -137,12 +139,14 @@ void initialize(State &s) {
     s.why = "no CUDA device";
     return;
   }
-  if (CUresult r = d.deviceGet(&s.device, 0); r != kSuccess) {
-    s.why = "CUDA device 0: " + describe(r);
+  int ordinal = s.requested % count;
+  std::string name = "CUDA device " + std::to_string(ordinal);
+  if (CUresult r = d.deviceGet(&s.device, ordinal); r != kSuccess) {
+    s.why = name + ": " + describe(r);
     return;
   }
   if (CUresult r = d.primaryCtxRetain(&s.context, s.device); r != kSuccess) {
-    s.why = "CUDA device 0 has no usable context: " + describe(r);
+    s.why = name + " has no usable context: " + describe(r);
     return;
   }
   s.ready = true;
@@ -172,6 +176,10 @@ bool gnnc::cuda::ok(CUresult result, const char *call) {
   gnn_rt_report((std::string(call) + ": " + describe(result)).c_str());
   return false;
 }
+extern "C" void gnn_cuda_use_device(int index) {
+  state().requested = index < 0 ? 0 : index;
+}
+
 extern "C" int gnn_cuda_init(char *why, size_t whySize) {
   State &s = state();
   std::call_once(s.once, [&] { initialize(s); });

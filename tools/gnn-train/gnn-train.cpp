@@ -10,6 +10,9 @@
 //             [--tie-weights] [--act-loss-weight W] [--threads T] [--resume]
 //             [--grads-out FILE] [--device cpu|cuda] [--viz-seq N]
 //
+// Under an MPI launcher (`mpirun -np K gnn-train ...`) the K processes
+// train one model data-parallel (docs/distributed.md).
+//
 // Trains as docs/training.md states it; after each epoch
 // writes DIR/epoch-N.safetensors (DGL state_dict names) and
 // DIR/train-state.safetensors (what --resume continues from), each whole
@@ -17,6 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GNN/Distributed/Agreement.h"
+#include "GNN/Distributed/Launch.h"
 #include "GNN/InitAll.h"
 #include "GNN/Models/Fit.h"
 #include "GNN/Models/Trainer.h"
@@ -33,6 +38,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,7 +47,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -117,9 +126,33 @@ cl::opt<bool> shuffle("shuffle", cl::cat(category), cl::init(true),
                                "(default true; --shuffle=false keeps the "
                                "files' order)"));
 
+/// The processes of this run: a data-parallel one's world, or none.
+Communicator *world = nullptr;
+bool parallel() { return world && world->size() > 1; }
+/// Rank 0, or the only process: the one that prints and writes files.
+bool leader() { return !world || world->rank() == 0; }
+
 int fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "gnn-train") << message << "\n";
+  auto &os = llvm::WithColor::error(llvm::errs(), "gnn-train");
+  if (parallel())
+    os << "rank " << world->rank() << ": ";
+  os << message << "\n";
   return 1;
+}
+
+/// Prints `e` and returns 1; quietly where another rank failed (it prints
+/// its own error).
+int fail(llvm::Error e) {
+  std::string message;
+  llvm::handleAllErrors(
+      std::move(e), [&](const RankFailed &) {},
+      [&](const llvm::ErrorInfoBase &info) { message = info.message(); });
+  return message.empty() ? 1 : fail(llvm::Twine(message));
+}
+
+/// `e` alone, or what the ranks of a data-parallel run agree on.
+llvm::Error agreed(llvm::Error e) {
+  return parallel() ? agree(*world, std::move(e)) : std::move(e);
 }
 
 /// A bar on stderr while an epoch runs, when stderr is a terminal.
@@ -283,25 +316,48 @@ void printEpoch(const EpochReport &r) {
   llvm::outs().flush();
 }
 
-/// The epochs, with a progress bar, epoch lines and --viz-seq's maps.
+/// Rank 0's time in the gradient exchange of a data-parallel run.
+struct ExchangeTime {
+  double training = 0, exchange = 0, wait = 0;
+  void add(const EpochReport &r) {
+    training += r.seconds;
+    exchange += r.exchangeSeconds;
+    wait += r.waitSeconds;
+  }
+  void print() const {
+    double share = training > 0 ? 100.0 * exchange / training : 0.0;
+    llvm::outs() << llvm::format(
+        "gnn-train: %d ranks: %.2f s of %.2f s training passing on and "
+        "broadcasting gradient sums (%.1f%%, none hidden), %.2f s waiting "
+        "for other ranks' batches\n",
+        world->size(), exchange, training, share, wait);
+  }
+};
+
+/// The epochs, with a progress bar, epoch lines and --viz-seq's maps (all
+/// on rank 0 alone).
 int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
                 llvm::ArrayRef<TrainingExample> train,
                 llvm::ArrayRef<TrainingExample> valid, CompileCache *cache,
                 unsigned compileThreads) {
   std::optional<Progress> progress;
+  ExchangeTime exchange;
   FitCallbacks callbacks;
-  callbacks.onBatch = [&](int64_t epoch, int64_t done, int64_t total,
-                          const LossTotals &sofar) {
-    if (!progress)
-      progress.emplace(epoch, total);
-    progress->update(done, sofar);
-  };
-  callbacks.onEpoch = [&](const EpochReport &report) {
-    progress.reset();
-    printEpoch(report);
-    return true;
-  };
-  if (vizSeq >= 0)
+  if (leader()) {
+    callbacks.onBatch = [&](int64_t epoch, int64_t done, int64_t total,
+                            const LossTotals &sofar) {
+      if (!progress)
+        progress.emplace(epoch, total);
+      progress->update(done, sofar);
+    };
+    callbacks.onEpoch = [&](const EpochReport &report) {
+      progress.reset();
+      printEpoch(report);
+      exchange.add(report);
+      return true;
+    };
+  }
+  if (vizSeq >= 0 && leader())
     callbacks.afterCheckpoint = [&](const std::string &checkpoint,
                                     int64_t epoch) -> llvm::Error {
       if (llvm::Error e =
@@ -316,10 +372,13 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
   options.epochs = epochs;
   options.maxSteps = maxSteps;
   options.outDir = outDir;
+  options.world = world;
   auto end = fit(t, train, valid, options, callbacks);
   progress.reset();
   if (!end)
-    return fail(llvm::toString(end.takeError()));
+    return fail(end.takeError());
+  if (!leader())
+    return 0;
   if (*end == FitEnd::AlreadyAtStepLimit)
     llvm::outs() << "gnn-train: the state is at update step "
                  << t.getPosition().step << " (--max-steps "
@@ -328,7 +387,27 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
     llvm::outs() << "gnn-train: the state has finished "
                  << t.getPosition().epoch << " epoch(s) (--epochs "
                  << epochs.getValue() << "): nothing to train\n";
+  else if (parallel())
+    exchange.print();
   return 0;
+}
+
+/// The first line: the data, the program and, data-parallel, the ranks.
+void printStart(const Trainer &t, size_t train, size_t valid,
+                double compileSeconds) {
+  llvm::outs() << llvm::format(
+      "gnn-train: %lld training pairs, %lld validation pairs, %zu "
+      "parameter tensors; compiled in %.2f s%s",
+      (long long)train, (long long)valid, t.getParameterNames().size(),
+      compileSeconds,
+      t.getCompileInfo().cacheHit ? " (compile cache hit)" : "");
+  if (parallel())
+    llvm::outs() << "; " << world->size() << " ranks over "
+                 << world->describe() << ", " << t.getOptions().threads
+                 << " thread(s) each, " << t.getOptions().gradAccum
+                 << " batches per update";
+  llvm::outs() << "\n";
+  llvm::outs().flush();
 }
 
 /// Builds the trainer and runs what the flags ask for.
@@ -339,72 +418,167 @@ int train(MLIRContext &context, const ModelConfig &config,
   if (emitIR) {
     auto text = Trainer::emitIR(context, config, weights, options);
     if (!text)
-      return fail(llvm::toString(text.takeError()));
+      return fail(text.takeError());
     llvm::outs() << *text;
     return 0;
   }
   auto start = std::chrono::steady_clock::now();
   auto trainer = Trainer::create(context, config, std::move(weights), options);
-  if (!trainer)
-    return fail(llvm::toString(trainer.takeError()));
+  if (llvm::Error e = agreed(trainer.takeError()))
+    return fail(std::move(e));
   Trainer &t = **trainer;
   double compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   if (!gradsOut.empty()) {
     if (llvm::Error e = writeGradients(t, train))
-      return fail(llvm::toString(std::move(e)));
+      return fail(std::move(e));
     return 0;
   }
-  if (resume)
-    if (llvm::Error e = resumeFrom(t, outDir))
-      return fail(llvm::toString(std::move(e)));
-  llvm::outs() << llvm::format(
-      "gnn-train: %lld training pairs, %lld validation pairs, %zu "
-      "parameter tensors; compiled in %.2f s%s\n",
-      (long long)train.size(), (long long)valid.size(),
-      t.getParameterNames().size(), compileSeconds,
-      t.getCompileInfo().cacheHit ? " (compile cache hit)" : "");
-  llvm::outs().flush();
+  // A data-parallel run's state is rank 0's: fit() broadcasts it.
+  if (resume && leader())
+    if (llvm::Error e = agreed(resumeFrom(t, outDir)))
+      return fail(std::move(e));
+  if (resume && !leader())
+    if (llvm::Error e = agreed(llvm::Error::success()))
+      return fail(std::move(e));
+  if (leader())
+    printStart(t, train.size(), valid.size(), compileSeconds);
   return trainEpochs(t, context, config, train, valid, options.compile.cache,
                      options.compile.compileThreads);
+}
+
+/// A digest of the file at `path` (empty: not given), for comparing ranks.
+std::string fileDigest(const std::string &path) {
+  if (path.empty())
+    return "";
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return "unreadable";
+  return llvm::utohexstr(llvm::xxh3_64bits(llvm::arrayRefFromStringRef(
+      (*buffer)->getBuffer())));
+}
+
+/// What every rank of a data-parallel run must share: the binary, the
+/// command line and the contents of the files it names.
+std::vector<Setting> sharedSettings(int argc, char **argv) {
+  std::vector<Setting> settings;
+  settings.push_back(
+      {"the gnn-train binary",
+       fileDigest(llvm::sys::fs::getMainExecutable(
+           argv[0], reinterpret_cast<void *>(&fileDigest)))});
+  for (int i = 1; i < argc; ++i) {
+    std::string name = "argument " + std::to_string(i);
+    if (i > 1 && argv[i - 1][0] == '-' && !std::strchr(argv[i - 1], '='))
+      name += std::string(" (after ") + argv[i - 1] + ")";
+    settings.push_back({name, argv[i]});
+  }
+  for (const auto &[flag, path] :
+       {std::pair{"--config", &configFile}, {"--train-src", &trainSrc},
+        {"--train-tgt", &trainTgt}, {"--valid-src", &validSrc},
+        {"--valid-tgt", &validTgt}, {"--init", &initFile}})
+    settings.push_back({std::string("the contents of ") + flag + "'s file",
+                        fileDigest(*path)});
+  return settings;
+}
+
+/// Checks that hold across ranks: the same settings everywhere, and no
+/// flag that means one process.
+llvm::Error checkRanks(int argc, char **argv) {
+  if (!parallel())
+    return llvm::Error::success();
+  if (llvm::Error e = checkSameSettings(*world, sharedSettings(argc, argv)))
+    return e;
+  llvm::Error e = llvm::Error::success();
+  if (!gradsOut.empty() || emitIR)
+    e = llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                "--grads-out and --emit-ir run in one "
+                                "process, not under an MPI launcher of %d",
+                                world->size());
+  return agreed(std::move(e));
+}
+
+/// The config, the data, the output directory (rank 0's) and the initial
+/// weights.
+llvm::Error prepare(std::optional<ModelConfig> &config,
+                    std::vector<TrainingExample> &trainPairs,
+                    std::vector<TrainingExample> &validPairs,
+                    std::optional<TensorMap> &weights) {
+  auto read = readModelConfig(configFile);
+  if (!read)
+    return read.takeError();
+  config = std::move(*read);
+  if (llvm::Error e = readData(*config, trainPairs, validPairs))
+    return e;
+  if (!outDir.empty() && leader())
+    if (llvm::Error e = prepareRunDirectory(outDir, "--out-dir"))
+      return e;
+  auto initial =
+      initialTrainingWeights(*config, initFile, "--init", seed, tieWeights);
+  if (!initial)
+    return initial.takeError();
+  weights = std::move(*initial);
+  return llvm::Error::success();
+}
+
+/// --threads, or the cores shared among the ranks on this machine.
+int threadsPerProcess(int threads) {
+  if (threads > 0 || !parallel())
+    return threads;
+  int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, world->localSize()));
+}
+
+/// Makes the CUDA device usable (a rank takes its local rank's device).
+llvm::Error initDevice() {
+  if (device != "cuda")
+    return llvm::Error::success();
+  if (world)
+    gnn_cuda_use_device(world->localRank());
+  char why[256];
+  if (!gnn_cuda_init(why, sizeof(why)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--device cuda: %s; run with --device cpu",
+                                   static_cast<const char *>(why));
+  return llvm::Error::success();
 }
 } // namespace
 
 static int run(int argc, char **argv) {
   keepFreedHeapForReuse();
+  std::unique_ptr<Communicator> joined;
+  if (startedByMPILauncher(::getenv)) {
+    auto opened = openMPIWorld(argc, argv);
+    if (!opened)
+      return fail(opened.takeError());
+    joined = std::move(*opened);
+    world = joined.get();
+  }
   // libLLVM registers an option named "threads" of its own; --threads is
   // part of gnn-train's interface, so LLVM's is renamed first.
   auto &registered = cl::getRegisteredOptions();
   if (auto it = registered.find("threads"); it != registered.end())
     it->second->setArgStr("llvm-threads");
-  cl::opt<int> threads("threads", cl::cat(category), cl::init(0),
-                       cl::desc("threads (default: all cores)"));
+  cl::opt<int> threadsFlag("threads", cl::cat(category), cl::init(0),
+                           cl::desc("threads (default: all cores)"));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "train Transformers with compiled steps\n");
-  if (llvm::Error e = checkOptions(threads))
-    return fail(llvm::toString(std::move(e)));
-  if (device == "cuda") {
-    char why[256];
-    if (!gnn_cuda_init(why, sizeof(why)))
-      return fail("--device cuda: " + llvm::Twine(why) +
-                  "; run with --device cpu");
-  }
-  auto config = readModelConfig(configFile);
-  if (!config)
-    return fail(llvm::toString(config.takeError()));
+  if (llvm::Error e = agreed(checkOptions(threadsFlag)))
+    return fail(std::move(e));
+  if (llvm::Error e = checkRanks(argc, argv))
+    return fail(std::move(e));
+  if (llvm::Error e = agreed(initDevice()))
+    return fail(std::move(e));
+  std::optional<ModelConfig> config;
   std::vector<TrainingExample> trainPairs, validPairs;
-  if (llvm::Error e = readData(*config, trainPairs, validPairs))
-    return fail(llvm::toString(std::move(e)));
-  if (!outDir.empty())
-    if (llvm::Error e = prepareRunDirectory(outDir, "--out-dir"))
-      return fail(llvm::toString(std::move(e)));
-  auto weights =
-      initialTrainingWeights(*config, initFile, "--init", seed, tieWeights);
-  if (!weights)
-    return fail(llvm::toString(weights.takeError()));
+  std::optional<TensorMap> weights;
+  if (llvm::Error e =
+          agreed(prepare(config, trainPairs, validPairs, weights)))
+    return fail(std::move(e));
 
+  int threads = threadsPerProcess(threadsFlag);
   if (threads > 0)
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
   CompileThreads compileThreads{unsigned(threads)};
@@ -417,9 +591,13 @@ static int run(int argc, char **argv) {
   std::string cachePath = defaultCompileCacheDirectory();
   if (!cachePath.empty())
     cache.emplace(cachePath);
+  TrainerOptions options =
+      trainerOptions(threads, compileThreads.count(), cache ? &*cache : nullptr);
+  // K ranks, each summing --grad-accum batches: K x A batches an update.
+  if (world)
+    options.gradAccum *= world->size();
   return train(context, *config, trainPairs, validPairs, std::move(*weights),
-               trainerOptions(threads, compileThreads.count(),
-                              cache ? &*cache : nullptr));
+               options);
 }
 
 int main(int argc, char **argv) {

@@ -11,6 +11,7 @@
 #ifndef GNN_MODELS_FIT_H
 #define GNN_MODELS_FIT_H
 
+#include "GNN/Distributed/Agreement.h"
 #include "GNN/Models/Trainer.h"
 
 #include <functional>
@@ -69,6 +70,18 @@ struct FitOptions {
   /// Where checkpoints go (epoch-N.safetensors, step-N.safetensors and the
   /// train state); empty: none are written.
   std::string outDir;
+  /// The ranks of a data-parallel run (null, or one rank: this process
+  /// alone). Every rank calls fit() with the same data and options, its
+  /// trainer built with grad_accum K x A (an update sums K x A batches);
+  /// the run equals one process with that grad_accum, bit for bit: rank r
+  /// computes the batches whose number in the training stream is r modulo
+  /// K, the ranks sum the gradients in the stream's order, and each rank
+  /// applies the same update. Rank 0's state is everyone's at the start,
+  /// rank 0 alone writes files, validation is split among the ranks, and
+  /// the callbacks see totals of all ranks (call them on rank 0 only).
+  /// Errors are agreed on: where one rank fails, the others return a
+  /// RankFailed.
+  Communicator *world = nullptr;
 };
 
 /// What one epoch did.
@@ -82,6 +95,11 @@ struct EpochReport {
   double seconds = 0;
   /// Updates done so far.
   int64_t step = 0;
+  /// Data-parallel runs: seconds this rank spent passing on and
+  /// broadcasting gradient sums (none of it hidden behind the backward,
+  /// which ends before the sums can start), and waiting at the gathers
+  /// for the other ranks' batches.
+  double exchangeSeconds = 0, waitSeconds = 0;
   /// The step limit stopped the epoch before its end: a step-N checkpoint
   /// was written, and no epoch-N one will be.
   bool midEpoch = false;

@@ -156,6 +156,30 @@ public:
   llvm::Expected<TensorMap>
   gradients(llvm::ArrayRef<const TrainingExample *> batch);
 
+  /// Data-parallel training (fit() with a world): the parts of trainBatch
+  /// that ranks run apart. The loss totals of `batch` and its gradients
+  /// into `gradients` (grad.<argument>: a tied parameter's under each of its
+  /// names), with the dropout of training batch number `streamIndex` (its
+  /// getPosition().batchesSeen in one process); changes nothing. Fails on
+  /// a non-finite loss.
+  llvm::Expected<LossTotals>
+  batchGradients(llvm::ArrayRef<const TrainingExample *> batch,
+                 int64_t streamIndex, TensorMap &gradients);
+  /// Adds the gradients of `parameter` among batchGradients() to its
+  /// accumulated sum as @train_step adds a batch's: in the order of its
+  /// arguments' names.
+  void accumulate(const TensorMap &gradients, llvm::StringRef parameter);
+  /// The accumulated sums by parameter (ranks pass them on and broadcast
+  /// them); empty without accumulation.
+  TensorMap &accumulatedGradients() { return accumulated; }
+  /// Adam from the accumulated sums (@train_apply), which clears them: one
+  /// update step.
+  llvm::Error applyAccumulated();
+  /// Every tensor of the trainer's state (parameters, moments, sums) in a
+  /// fixed order: what a data-parallel run broadcasts from rank 0.
+  std::vector<HostTensor *> stateTensors();
+  const ModelConfig &getConfig() const { return config; }
+
   /// The parameters under DGL state_dict names (tied weights under all
   /// three), with the untrained tensors of the initial weights.
   TensorMap weights() const;
@@ -199,7 +223,8 @@ private:
   llvm::Expected<LossTotals>
   runTraining(const char *entry,
               llvm::ArrayRef<const TrainingExample *> examples,
-              const HostTensor *adam, std::map<std::string, HostTensor> &out);
+              int64_t streamIndex, const HostTensor *adam,
+              std::map<std::string, HostTensor> &out);
   bool universal() const {
     return config.architecture == Architecture::UniversalTransformer;
   }

@@ -73,9 +73,17 @@ constexpr const char *kTrainLoss = "train_loss", *kEvalLoss = "eval_loss",
 /// `adam` (tensor<7xf32>) holds the fields of AdamField in its order. The
 /// updates are private functions `train_update` (made unique), each of a few
 /// parameters.
+///
+/// With accumulation there is also
+///   @train_apply(adam, param.<p>, adam.m.<p>, adam.v.<p>, accum.<p>, ...)
+///       -> param.<p>, adam.m.<p>, adam.v.<p>, accum.<p>, ...
+/// the update of a step from the sums in accum.<p> alone (no batch): a
+/// data-parallel run adds every rank's gradients into accum.<p> in the
+/// order @train_step adds them, then applies them with it.
 namespace model {
 constexpr const char *kTrainStep = "train_step", *kAdamHyper = "adam";
 constexpr const char *kTrainUpdate = "train_update";
+constexpr const char *kTrainApply = "train_apply";
 
 /// The layout of @train_step's `adam` argument, which the trainer writes
 /// and the step reads: one float32 per field, in this order.

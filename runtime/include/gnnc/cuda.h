@@ -22,7 +22,12 @@
 extern "C" {
 #endif
 
-/* Non-zero if the driver loads and device 0 can be used (its primary
+/* Before gnn_cuda_init: use device index modulo the number of devices
+ * (a data-parallel rank takes its local rank's), not device 0. */
+GNNC_EXPORT void gnn_cuda_use_device(int index);
+
+/* Non-zero if the driver loads and the device (0, or gnn_cuda_use_device's)
+ * can be used (its primary
  * context is made current). Otherwise writes why into why (if why_size >
  * 0). */
 GNNC_EXPORT int gnn_cuda_init(char *why, size_t why_size);

@@ -143,114 +143,16 @@ State adamUpdate(FunctionBuilder &f, const State &s, ValueRange grads,
 }
 } // namespace
 
-LogicalResult
-mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
-                          llvm::ArrayRef<TrainedParameter> parameters,
-                          bool accumulate) {
-  auto module = grad->getParentOfType<ModuleOp>();
-  // The parameter each argument of @train_grad is.
-  std::map<std::string, const TrainedParameter *> owner;
-  for (const TrainedParameter &p : parameters)
-    for (const std::string &arg : p.arguments)
-      owner[arg] = &p;
-
-  // Everything is checked before the function is begun, so that a failure
-  // leaves the module as it was.
-  std::map<std::string, Type> gradientTypes;
-  bool hasObjective = false;
-  for (unsigned i = 0; i < grad.getNumResults(); ++i) {
-    llvm::StringRef name = nameOf(grad, i, /*result=*/true);
-    hasObjective |= name == model::kObjective;
-    if (name.consume_front("grad."))
-      gradientTypes[name.str()] = grad.getResultTypes()[i];
-  }
-  if (!hasObjective)
-    return grad.emitOpError() << "has no '" << model::kObjective << "' result";
-  auto typeOf = [&](const TrainedParameter &p) {
-    return RankedTensorType::get(p.shape, Float32Type::get(grad.getContext()));
-  };
-  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
-    llvm::StringRef name = nameOf(grad, i, /*result=*/false);
-    if (name.empty())
-      return grad.emitOpError() << "argument #" << i << " has no gnn.name";
-    auto it = owner.find(name.str());
-    if (it != owner.end() && grad.getArgumentTypes()[i] != typeOf(*it->second))
-      return grad.emitOpError()
-             << "argument '" << name << "' is not of its parameter's type";
-  }
-  for (const TrainedParameter &p : parameters) {
-    RankedTensorType type = typeOf(p);
-    for (const std::string &arg : p.arguments) {
-      auto it = gradientTypes.find(arg);
-      if (it == gradientTypes.end())
-        return grad.emitOpError() << "has no gradient of '" << arg << "'";
-      if (it->second != type)
-        return grad.emitOpError() << "has a gradient of '" << arg
-                                  << "' of another type than " << type;
-    }
-  }
-  FunctionBuilder f(module, model::kTrainStep, config,
-                    [](llvm::StringRef) { return false; });
+/// The scalars of AdamScalars, in its order, from the step's `adam` input
+/// and whether the objective is `finite` (apply: it is, and this is an
+/// update step).
+static FunctionBuilder::Named adamScalars(FunctionBuilder &f, Value hyper,
+                                          Value finite) {
   ImplicitLocOpBuilder &b = f.b;
-  // Run-time inputs as @train_grad names them; parameters are the step's
-  // own writable arguments.
-  std::map<std::string, Value> inputs;
-  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
-    llvm::StringRef name = nameOf(grad, i, /*result=*/false);
-    if (!owner.count(name.str()))
-      inputs[name.str()] = f.input(name, grad.getArgumentTypes()[i]);
-  }
-  Value hyper =
-      f.input(model::kAdamHyper,
-              RankedTensorType::get({model::kAdamHyperSize}, b.getF32Type()));
-  std::map<std::string, State> state;
-  for (const TrainedParameter &p : parameters) {
-    RankedTensorType type = typeOf(p);
-    SmallVector<Value> values;
-    for (const std::string &name : State::names(p.name, accumulate))
-      values.push_back(f.updatedInput(name, type));
-    ValueRange range = values;
-    state[p.name] = State::take(range, accumulate);
-  }
-
-  SmallVector<Value> operands;
-  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
-    std::string name = nameOf(grad, i, /*result=*/false).str();
-    auto it = owner.find(name);
-    operands.push_back(it == owner.end() ? inputs[name]
-                                         : state[it->second->name].param);
-  }
-  auto call = b.create<func::CallOp>(grad, operands);
-
-  // The step's results: @train_grad's but the gradients; the gradients by
-  // parameter, in the order of their names.
-  FunctionBuilder::Named results;
-  std::map<std::string, std::map<std::string, Value>> gradients;
-  Value objective;
-  for (unsigned i = 0; i < grad.getNumResults(); ++i) {
-    llvm::StringRef name = nameOf(grad, i, /*result=*/true);
-    llvm::StringRef arg = name;
-    if (arg.consume_front("grad.")) {
-      if (auto it = owner.find(arg.str()); it != owner.end())
-        gradients[it->second->name][arg.str()] = call.getResult(i);
-      continue;
-    }
-    if (name == model::kObjective)
-      objective = call.getResult(i);
-    results.push_back({call.getResult(i), name.str()});
-  }
-
-  // finite: the objective is finite (NaN compares false); apply: it is, and
-  // this is an update step.
-  Value obj = firstElement(b, objective);
-  Value finite = b.create<arith::CmpFOp>(
-      arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(obj),
-      f.constant(std::numeric_limits<double>::infinity()));
   FunctionBuilder::Named scalars;
   auto field = [&](model::AdamField i) -> Value {
     return b.create<tensor::ExtractOp>(hyper, ValueRange{f.index(i)});
   };
-  // In the order of AdamScalars' fields.
   for (model::AdamField i :
        {model::kAdamOneMinusBeta1, model::kAdamBeta2, model::kAdamOneMinusBeta2,
         model::kAdamStep, model::kAdamCorrection2, model::kAdamEpsilon})
@@ -263,6 +165,20 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
                                            f.constant(0))),
        "apply"});
   assert(scalars.size() == AdamScalars::kCount && "one value per field");
+  return scalars;
+}
+
+/// Gradients by parameter, each by argument name.
+using GradientsByParameter = std::map<std::string, std::map<std::string, Value>>;
+
+/// Each parameter's update (adamUpdate) in `f`, from its `state` and
+/// `gradients`; the next state goes to `results` under the state's names.
+static void emitUpdates(FunctionBuilder &f,
+                        llvm::ArrayRef<TrainedParameter> parameters,
+                        GradientsByParameter &gradients,
+                        std::map<std::string, State> &state,
+                        const FunctionBuilder::Named &scalars, bool accumulate,
+                        FunctionBuilder::Named &results) {
 
   // The updates, kUpdateGroup parameters to a function: one function with
   // every parameter's update holds every parameter's buffers live across
@@ -325,6 +241,146 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
         results.push_back({value, name});
     }
   }
+}
+
+/// Each parameter's state as writable inputs of `f` (param.<p>, ...).
+static std::map<std::string, State>
+stateInputs(FunctionBuilder &f, llvm::ArrayRef<TrainedParameter> parameters,
+            bool accumulate) {
+  std::map<std::string, State> state;
+  for (const TrainedParameter &p : parameters) {
+    auto type = RankedTensorType::get(p.shape, f.b.getF32Type());
+    SmallVector<Value> values;
+    for (const std::string &name : State::names(p.name, accumulate))
+      values.push_back(f.updatedInput(name, type));
+    ValueRange range = values;
+    state[p.name] = State::take(range, accumulate);
+  }
+  return state;
+}
+
+static Value adamInput(FunctionBuilder &f) {
+  return f.input(model::kAdamHyper, RankedTensorType::get(
+                                        {model::kAdamHyperSize},
+                                        f.b.getF32Type()));
+}
+
+/// @train_apply: Adam from the sums in accum.<p> alone, with no batch. A
+/// data-parallel run sums the ranks' gradients into accum.<p> in the order
+/// @train_step would have, then calls it: the same update, bit for bit.
+static void buildTrainApply(ModuleOp module, const ModelConfig &config,
+                            llvm::ArrayRef<TrainedParameter> parameters) {
+  FunctionBuilder f(module, model::kTrainApply, config,
+                    [](llvm::StringRef) { return false; });
+  Value hyper = adamInput(f);
+  std::map<std::string, State> state =
+      stateInputs(f, parameters, /*accumulate=*/true);
+  GradientsByParameter none;
+  for (const TrainedParameter &p : parameters)
+    none[p.name];
+  Value finite = f.b.create<arith::ConstantIntOp>(1, 1);
+  FunctionBuilder::Named results;
+  emitUpdates(f, parameters, none, state, adamScalars(f, hyper, finite),
+              /*accumulate=*/true, results);
   f.finish(results);
+}
+
+LogicalResult
+mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
+                          llvm::ArrayRef<TrainedParameter> parameters,
+                          bool accumulate) {
+  auto module = grad->getParentOfType<ModuleOp>();
+  // The parameter each argument of @train_grad is.
+  std::map<std::string, const TrainedParameter *> owner;
+  for (const TrainedParameter &p : parameters)
+    for (const std::string &arg : p.arguments)
+      owner[arg] = &p;
+
+  // Everything is checked before the function is begun, so that a failure
+  // leaves the module as it was.
+  std::map<std::string, Type> gradientTypes;
+  bool hasObjective = false;
+  for (unsigned i = 0; i < grad.getNumResults(); ++i) {
+    llvm::StringRef name = nameOf(grad, i, /*result=*/true);
+    hasObjective |= name == model::kObjective;
+    if (name.consume_front("grad."))
+      gradientTypes[name.str()] = grad.getResultTypes()[i];
+  }
+  if (!hasObjective)
+    return grad.emitOpError() << "has no '" << model::kObjective << "' result";
+  auto typeOf = [&](const TrainedParameter &p) {
+    return RankedTensorType::get(p.shape, Float32Type::get(grad.getContext()));
+  };
+  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
+    llvm::StringRef name = nameOf(grad, i, /*result=*/false);
+    if (name.empty())
+      return grad.emitOpError() << "argument #" << i << " has no gnn.name";
+    auto it = owner.find(name.str());
+    if (it != owner.end() && grad.getArgumentTypes()[i] != typeOf(*it->second))
+      return grad.emitOpError()
+             << "argument '" << name << "' is not of its parameter's type";
+  }
+  for (const TrainedParameter &p : parameters) {
+    RankedTensorType type = typeOf(p);
+    for (const std::string &arg : p.arguments) {
+      auto it = gradientTypes.find(arg);
+      if (it == gradientTypes.end())
+        return grad.emitOpError() << "has no gradient of '" << arg << "'";
+      if (it->second != type)
+        return grad.emitOpError() << "has a gradient of '" << arg
+                                  << "' of another type than " << type;
+    }
+  }
+  FunctionBuilder f(module, model::kTrainStep, config,
+                    [](llvm::StringRef) { return false; });
+  ImplicitLocOpBuilder &b = f.b;
+  // Run-time inputs as @train_grad names them; parameters are the step's
+  // own writable arguments.
+  std::map<std::string, Value> inputs;
+  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
+    llvm::StringRef name = nameOf(grad, i, /*result=*/false);
+    if (!owner.count(name.str()))
+      inputs[name.str()] = f.input(name, grad.getArgumentTypes()[i]);
+  }
+  Value hyper = adamInput(f);
+  std::map<std::string, State> state = stateInputs(f, parameters, accumulate);
+
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
+    std::string name = nameOf(grad, i, /*result=*/false).str();
+    auto it = owner.find(name);
+    operands.push_back(it == owner.end() ? inputs[name]
+                                         : state[it->second->name].param);
+  }
+  auto call = b.create<func::CallOp>(grad, operands);
+
+  // The step's results: @train_grad's but the gradients; the gradients by
+  // parameter, in the order of their names.
+  FunctionBuilder::Named results;
+  GradientsByParameter gradients;
+  Value objective;
+  for (unsigned i = 0; i < grad.getNumResults(); ++i) {
+    llvm::StringRef name = nameOf(grad, i, /*result=*/true);
+    llvm::StringRef arg = name;
+    if (arg.consume_front("grad.")) {
+      if (auto it = owner.find(arg.str()); it != owner.end())
+        gradients[it->second->name][arg.str()] = call.getResult(i);
+      continue;
+    }
+    if (name == model::kObjective)
+      objective = call.getResult(i);
+    results.push_back({call.getResult(i), name.str()});
+  }
+
+  // finite: the objective is finite (NaN compares false).
+  Value obj = firstElement(b, objective);
+  Value finite = b.create<arith::CmpFOp>(
+      arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(obj),
+      f.constant(std::numeric_limits<double>::infinity()));
+  emitUpdates(f, parameters, gradients, state,
+              adamScalars(f, hyper, finite), accumulate, results);
+  f.finish(results);
+  if (accumulate)
+    buildTrainApply(module, config, parameters);
   return success();
 }

@@ -8,6 +8,7 @@
 
 #include "GNN/Models/Fit.h"
 
+#include "DataParallel.h"
 #include "TrainerDetail.h"
 
 #include "GNN/Support/SafeTensors.h"
@@ -113,15 +114,39 @@ private:
       batch.push_back(&data[order ? (*order)[i] : i]);
     return batch;
   }
+  bool parallel() const { return options.world && options.world->size() > 1; }
+  /// Whether this process writes the run's files (rank 0).
+  bool writer() const { return !parallel() || options.world->rank() == 0; }
+  /// `e` where this process alone runs; else what the ranks agree on.
+  Error agreed(Error e) const {
+    return parallel() ? agree(*options.world, std::move(e))
+                      : std::move(e);
+  }
   Error save(const std::string &name, const TrainingPosition &at) const {
-    if (options.outDir.empty())
-      return Error::success();
-    return saveCheckpoint(t, options.outDir, name, at);
+    Error e = Error::success();
+    if (!options.outDir.empty() && writer())
+      e = saveCheckpoint(t, options.outDir, name, at);
+    return agreed(std::move(e));
+  }
+  /// The error of a failed training batch (0-based `batch` of `epoch`).
+  Error batchFailed(Error e, int64_t epoch, int64_t batch) const {
+    return fail(llvm::toString(std::move(e)) + " at update step " +
+                Twine(t.getPosition().step + 1) + " (epoch " +
+                Twine(epoch + 1) + ", batch " + Twine(batch + 1) +
+                "); the last complete checkpoint is kept");
   }
   /// Trains the epoch's batches from `first`; whether the step limit
   /// stopped it (`report.train` holds the totals).
   Expected<bool> trainEpoch(int64_t epoch, int64_t first, EpochReport &report);
+  /// trainEpoch() of a data-parallel run: rounds of one batch per rank.
+  Expected<bool> trainRounds(int64_t epoch, int64_t first,
+                             EpochReport &report);
+  /// After the epoch's batches before `next`: whether the step limit stops
+  /// the epoch (mid-epoch, with a step-N checkpoint).
+  Expected<bool> stopsAtStepLimit(int64_t epoch, int64_t next,
+                                  EpochReport &report);
   Expected<LossTotals> validate();
+  Expected<LossTotals> validateApart();
 
   Trainer &t;
   llvm::ArrayRef<TrainingExample> train, valid;
@@ -131,16 +156,31 @@ private:
 };
 } // namespace
 
+Expected<bool> Fit::stopsAtStepLimit(int64_t epoch, int64_t next,
+                                     EpochReport &report) {
+  if (!atStepLimit(t.getPosition()))
+    return false;
+  // At the epoch's end, the epoch's checkpoint is the stop's.
+  if (next < batches) {
+    TrainingPosition at = t.getPosition();
+    at.epoch = epoch;
+    at.batch = next;
+    if (Error e = save("step-" + std::to_string(at.step) + ".safetensors", at))
+      return std::move(e);
+    report.midEpoch = true;
+  }
+  return true;
+}
+
 Expected<bool> Fit::trainEpoch(int64_t epoch, int64_t first,
                                EpochReport &report) {
+  if (parallel())
+    return trainRounds(epoch, first, report);
   std::vector<int64_t> order = t.epochOrder(epoch, examples);
   for (int64_t b = first; b < batches; ++b) {
     auto done = t.trainBatch(slice(train, &order, b * batchSize));
     if (!done)
-      return fail(llvm::toString(done.takeError()) + " at update step " +
-                  Twine(t.getPosition().step + 1) + " (epoch " +
-                  Twine(epoch + 1) + ", batch " + Twine(b + 1) +
-                  "); the last complete checkpoint is kept");
+      return batchFailed(done.takeError(), epoch, b);
     report.train += *done;
     if (callbacks.onBatch)
       callbacks.onBatch(epoch + 1, b + 1, batches, report.train);
@@ -149,24 +189,100 @@ Expected<bool> Fit::trainEpoch(int64_t epoch, int64_t first,
                   Twine(t.getPosition().step) + " (epoch " + Twine(epoch + 1) +
                   ", batch " + Twine(b + 1) +
                   "); the last complete checkpoint is kept");
-    if (atStepLimit(t.getPosition())) {
-      // At the epoch's end, the epoch's checkpoint is the stop's.
-      if (b + 1 < batches) {
-        TrainingPosition at = t.getPosition();
-        at.epoch = epoch;
-        at.batch = b + 1;
-        if (Error e =
-                save("step-" + std::to_string(at.step) + ".safetensors", at))
-          return std::move(e);
-        report.midEpoch = true;
-      }
-      return true;
-    }
+    Expected<bool> stop = stopsAtStepLimit(epoch, b + 1, report);
+    if (!stop || *stop)
+      return stop;
   }
   return false;
 }
 
+Expected<bool> Fit::trainRounds(int64_t epoch, int64_t first,
+                                EpochReport &report) {
+  Communicator &world = *options.world;
+  const int64_t ranks = world.size(), me = world.rank();
+  const int64_t maxDepth = t.getConfig().maxDepth;
+  std::vector<int64_t> order = t.epochOrder(epoch, examples);
+  for (int64_t b = first; b < batches;) {
+    // A round: the stream's batches up to the next multiple of K (an update
+    // ends on one) or the epoch's end; its i-th batch is rank start + i's.
+    TrainingPosition at = t.getPosition();
+    const int64_t start = at.pending % ranks;
+    const int64_t count = std::min(ranks - start, batches - b);
+    const int64_t mine = me - start;
+    std::optional<LossTotals> totals;
+    TensorMap gradients;
+    Error failed = Error::success();
+    if (mine >= 0 && mine < count) {
+      Expected<LossTotals> done =
+          t.batchGradients(slice(train, &order, (b + mine) * batchSize),
+                           at.batchesSeen + mine, gradients);
+      if (done)
+        totals = std::move(*done);
+      else
+        failed = batchFailed(done.takeError(), epoch, b + mine);
+    }
+    auto computed = std::chrono::steady_clock::now();
+    if (Error e = agreed(std::move(failed)))
+      return std::move(e);
+    std::vector<std::optional<LossTotals>> all =
+        detail::gatherTotals(world, totals, maxDepth);
+    auto gathered = std::chrono::steady_clock::now();
+    detail::exchangeGradients(t, world, int(start), int(count), gradients);
+    auto exchanged = std::chrono::steady_clock::now();
+    report.waitSeconds +=
+        std::chrono::duration<double>(gathered - computed).count();
+    report.exchangeSeconds +=
+        std::chrono::duration<double>(exchanged - gathered).count();
+    for (int64_t i = 0; i < count; ++i) {
+      report.train += *all[start + i];
+      if (callbacks.onBatch)
+        callbacks.onBatch(epoch + 1, b + i + 1, batches, report.train);
+    }
+    b += count;
+    at.batchesSeen += count;
+    at.pending += count;
+    t.setPosition(at);
+    if (at.pending == t.getOptions().gradAccum)
+      if (Error e = agreed(t.applyAccumulated()))
+        return std::move(e);
+    Expected<bool> stop = stopsAtStepLimit(epoch, b, report);
+    if (!stop || *stop)
+      return stop;
+  }
+  return false;
+}
+
+Expected<LossTotals> Fit::validateApart() {
+  // Rank r evaluates the batches r, r + K, ...; every rank sums all of
+  // them in the batches' order, as one process does.
+  Communicator &world = *options.world;
+  const int64_t ranks = world.size(), me = world.rank();
+  const int64_t count = (int64_t(valid.size()) + batchSize - 1) / batchSize;
+  LossTotals validated;
+  for (int64_t round = 0; round < count; round += ranks) {
+    std::optional<LossTotals> mine;
+    Error failed = Error::success();
+    if (round + me < count) {
+      Expected<LossTotals> done =
+          t.evaluateBatch(slice(valid, nullptr, (round + me) * batchSize));
+      if (done)
+        mine = std::move(*done);
+      else
+        failed = fail("validation: " + llvm::toString(done.takeError()));
+    }
+    if (Error e = agreed(std::move(failed)))
+      return std::move(e);
+    for (const std::optional<LossTotals> &totals :
+         detail::gatherTotals(world, mine, t.getConfig().maxDepth))
+      if (totals)
+        validated += *totals;
+  }
+  return validated;
+}
+
 Expected<LossTotals> Fit::validate() {
+  if (parallel())
+    return validateApart();
   LossTotals validated;
   for (int64_t begin = 0; begin < int64_t(valid.size()); begin += batchSize) {
     auto done = t.evaluateBatch(slice(valid, nullptr, begin));
@@ -178,6 +294,15 @@ Expected<LossTotals> Fit::validate() {
 }
 
 Expected<FitEnd> Fit::run() {
+  if (parallel()) {
+    int64_t ranks = options.world->size();
+    if (t.getOptions().gradAccum % ranks != 0)
+      return fail("a data-parallel trainer sums K x A batches per update: "
+                  "its grad_accum " +
+                  Twine(t.getOptions().gradAccum) +
+                  " is not a multiple of the " + Twine(ranks) + " ranks");
+    detail::broadcastState(t, *options.world);
+  }
   TrainingPosition position = t.getPosition();
   // A resumed run may have nothing left to do; it changes nothing (not
   // even one more update).
@@ -211,6 +336,12 @@ Expected<FitEnd> Fit::run() {
     report.validated = !valid.empty();
     report.step = t.getPosition().step;
     bool goOn = !callbacks.onEpoch || callbacks.onEpoch(report);
+    if (parallel()) {
+      // Rank 0's callback decides.
+      char decision = goOn;
+      options.world->broadcast(&decision, 1, 0);
+      goOn = decision;
+    }
     if (report.midEpoch)
       return FitEnd::StepLimit;
     TrainingPosition at = t.getPosition();
@@ -220,10 +351,14 @@ Expected<FitEnd> Fit::run() {
         "epoch-" + std::to_string(epoch + 1) + ".safetensors";
     if (Error e = save(checkpoint, at))
       return std::move(e);
-    if (callbacks.afterCheckpoint && !options.outDir.empty())
-      if (Error e = callbacks.afterCheckpoint(
-              runFile(options.outDir, checkpoint), epoch + 1))
-        return std::move(e);
+    if (!options.outDir.empty()) {
+      Error e = Error::success();
+      if (callbacks.afterCheckpoint && writer())
+        e = callbacks.afterCheckpoint(runFile(options.outDir, checkpoint),
+                                      epoch + 1);
+      if (Error agreedError = agreed(std::move(e)))
+        return std::move(agreedError);
+    }
     if (*stopped)
       return FitEnd::StepLimit;
     t.setPosition(at);

@@ -205,9 +205,12 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
       [&](llvm::StringRef name) { return t->canonical(name); }, t->params);
   if (!module)
     return module.takeError();
+  std::vector<std::string> entries = {model::kTrainStep, kTrainGrad,
+                                      model::kEvalLoss};
+  if (options.accumulates())
+    entries.push_back(model::kTrainApply);
   Expected<std::unique_ptr<JitProgram>> program = JitProgram::compile(
-      std::move(*module), {model::kTrainStep, kTrainGrad, model::kEvalLoss},
-      options.compile);
+      std::move(*module), entries, options.compile);
   if (!program)
     return program.takeError();
   t->program = std::move(*program);
@@ -275,11 +278,12 @@ static HostTensor dropoutStream(uint64_t seed, int64_t n) {
 Expected<LossTotals>
 Trainer::runTraining(const char *entry,
                      llvm::ArrayRef<const TrainingExample *> examples,
-                     const HostTensor *adam, Outputs &out) {
+                     int64_t streamIndex, const HostTensor *adam,
+                     Outputs &out) {
   Expected<Batch> batch = makeBatch(examples);
   if (!batch)
     return batch.takeError();
-  HostTensor rng = dropoutStream(options.seed, position.batchesSeen);
+  HostTensor rng = dropoutStream(options.seed, streamIndex);
   Expected<Outputs> results = run(entry, *batch, &rng, adam);
   if (!results)
     return results.takeError();
@@ -344,7 +348,8 @@ Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
   HostTensor hyper = adamHyperparameters(update);
   Outputs out;
   Expected<LossTotals> t =
-      runTraining(model::kTrainStep, examples, &hyper, out);
+      runTraining(model::kTrainStep, examples, position.batchesSeen,
+                  &hyper, out);
   if (!t)
     return t.takeError();
   Expected<HostTensor> objective = take(out, model::kObjective, "train");
@@ -376,7 +381,8 @@ Trainer::evaluateBatch(llvm::ArrayRef<const TrainingExample *> examples) {
 Expected<TensorMap>
 Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
   Outputs out;
-  Expected<LossTotals> t = runTraining(kTrainGrad, examples, nullptr, out);
+  Expected<LossTotals> t = runTraining(kTrainGrad, examples, position.batchesSeen,
+                                        nullptr, out);
   if (!t)
     return t.takeError();
   // Each parameter's gradient: a tied one's three summed in name order.
@@ -409,6 +415,79 @@ Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
     result["grad." + name] = std::move(sum);
   }
   return result;
+}
+
+Expected<LossTotals>
+Trainer::batchGradients(llvm::ArrayRef<const TrainingExample *> examples,
+                        int64_t streamIndex, TensorMap &gradients) {
+  Outputs out;
+  Expected<LossTotals> t =
+      runTraining(kTrainGrad, examples, streamIndex, nullptr, out);
+  if (!t)
+    return t.takeError();
+  Expected<HostTensor> objective = take(out, model::kObjective, "train");
+  if (!objective)
+    return objective.takeError();
+  if (!std::isfinite(objective->as<float>()[0]))
+    return fail("the loss is not finite");
+  gradients.clear();
+  for (auto &[name, tensor] : out)
+    if (llvm::StringRef(name).starts_with("grad."))
+      gradients[name] = std::move(tensor);
+  return t;
+}
+
+void Trainer::accumulate(const TensorMap &gradients,
+                         llvm::StringRef parameter) {
+  float *sum = accumulated.at(parameter.str()).as<float>();
+  // The names are "grad.<argument>" in order: a tied parameter's three
+  // arguments come in the order @train_step adds them.
+  for (const auto &[name, grad] : gradients) {
+    llvm::StringRef argument(name);
+    argument.consume_front("grad.");
+    if (canonical(argument) != parameter)
+      continue;
+    const float *g = grad.as<float>();
+    for (int64_t i = 0, n = grad.numElements(); i < n; ++i)
+      sum[i] = sum[i] + g[i];
+  }
+}
+
+Error Trainer::applyAccumulated() {
+  if (!options.accumulates())
+    return fail("@train_apply needs accumulated gradients (grad_accum > 1)");
+  HostTensor hyper = adamHyperparameters(/*update=*/true);
+  JitProgram::setThreads(options.threads);
+  Expected<Outputs> out = program->runNamed(
+      model::kTrainApply,
+      [&](const Parameter &p, size_t) -> Expected<Argument> {
+        Argument a;
+        llvm::StringRef name(p.name);
+        if (name == model::kAdamHyper) {
+          a.tensor = &hyper;
+          return a;
+        }
+        TensorMap *state = stateOf(name);
+        auto it = state ? state->find(name.str()) : TensorMap::iterator();
+        if (!state || it == state->end())
+          return fail("@train_apply takes '" + p.name +
+                      "', which the trainer does not hold");
+        a.updated = &it->second;
+        return a;
+      });
+  if (!out)
+    return out.takeError();
+  ++position.step;
+  position.pending = 0;
+  return Error::success();
+}
+
+std::vector<HostTensor *> Trainer::stateTensors() {
+  std::vector<HostTensor *> all;
+  for (auto [prefix, tensors] : stateKinds(*this))
+    for (auto &entry : *tensors)
+      all.push_back(&entry.second);
+  return all;
 }
 
 double Trainer::learningRate(int64_t t) const {
