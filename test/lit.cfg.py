@@ -103,3 +103,25 @@ def cuda_device_present():
 
 if cuda_device_present():
     config.available_features.add("cuda-device")
+
+# `mpi`: Open MPI's launcher (setup.sh installs it) and gnnc's MPI plugin.
+# CI runs as root, which mpirun refuses unless told; three ranks on two
+# cores need --oversubscribe.
+import shutil  # noqa: E402
+
+mpirun = shutil.which("mpirun")
+if mpirun and os.path.exists(
+        os.path.join(config.gnn_obj_root, "lib", "libgnnc-mpi.so")):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun",
+         "timeout 300 %s --allow-run-as-root --oversubscribe --bind-to none"
+         % mpirun))
+    # Network namespaces joined by a veth pair: two hosts on one machine.
+    probe = "gnnc-probe-%d" % os.getpid()
+    if os.geteuid() == 0 and shutil.which("ip") and shutil.which(
+            "unshare") and subprocess.run(
+                ["ip", "netns", "add", probe],
+                capture_output=True).returncode == 0:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+        config.available_features.add("netns")

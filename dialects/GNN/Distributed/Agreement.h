@@ -34,8 +34,9 @@ public:
   int rank;
 };
 
-/// Collective: `e` where this rank failed; otherwise a RankFailed of the
-/// first rank that did, or success where none did.
+/// Collective: success where no rank failed; else, on the first rank that
+/// failed, its error `e`, and on every other rank a RankFailed naming that
+/// one (so that a run reports one failure, once).
 llvm::Error agree(Communicator &world, llvm::Error e);
 
 /// A setting every rank must share, by name ("argument 3", "the file of

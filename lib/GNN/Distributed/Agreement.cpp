@@ -24,11 +24,15 @@ Error mlir::gnn::agree(Communicator &world, Error e) {
   int32_t mine = e ? 1 : 0;
   std::vector<int32_t> all(world.size());
   world.allGather(&mine, all.data(), sizeof(mine));
-  if (e)
-    return e;
+  // The first rank that failed reports its error; the rest, that it did
+  // (one line for the run, whichever ranks failed).
   for (int r = 0; r < world.size(); ++r)
-    if (all[r])
+    if (all[r]) {
+      if (r == world.rank())
+        return e;
+      llvm::consumeError(std::move(e));
       return llvm::make_error<RankFailed>(r);
+    }
   return Error::success();
 }
 
