@@ -115,7 +115,7 @@ if mpirun and os.path.exists(
     config.available_features.add("mpi")
     config.substitutions.append(
         ("%mpirun",
-         "timeout 300 %s --allow-run-as-root --oversubscribe --bind-to none"
+         "timeout 300 %s --allow-run-as-root --oversubscribe"
          % mpirun))
     # Network namespaces joined by a veth pair: two hosts on one machine.
     probe = "gnnc-probe-%d" % os.getpid()

@@ -468,6 +468,7 @@ std::vector<Setting> sharedSettings(int argc, char **argv) {
       {"the gnn-train binary",
        fileDigest(llvm::sys::fs::getMainExecutable(
            argv[0], reinterpret_cast<void *>(&fileDigest)))});
+  settings.push_back({"the number of arguments", std::to_string(argc - 1)});
   for (int i = 1; i < argc; ++i) {
     std::string name = "argument " + std::to_string(i);
     if (i > 1 && argv[i - 1][0] == '-' && !std::strchr(argv[i - 1], '='))

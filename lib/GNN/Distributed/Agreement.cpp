@@ -71,12 +71,13 @@ Error mlir::gnn::checkSameSettings(Communicator &world,
       std::string name, value;
       if (!next(name) || !next(value))
         break;
-      if (name != s.first || value != s.second) {
+      if (name != s.first) {
+        message = "its settings differ from rank 0's at " + s.first;
+        break;
+      }
+      if (value != s.second) {
         message = s.first + " is '" + s.second + "' here but '" + value +
-                  "' on rank 0 (" + name + ")";
-        if (name == s.first)
-          message = s.first + " is '" + s.second + "' here but '" + value +
-                    "' on rank 0";
+                  "' on rank 0";
         break;
       }
     }
