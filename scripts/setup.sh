@@ -12,6 +12,7 @@ packages=(
   libfmt-dev libgtest-dev libopenblas-dev libxsmm-dev libomp-19-dev
   python3-matplotlib python3-pil
   python3-dev python3-numpy pybind11-dev
+  openmpi-bin libopenmpi-dev
 )
 source scripts/install-packages.sh
 install_missing_packages "${packages[@]}"

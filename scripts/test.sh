@@ -7,9 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Python package's tests: pytest, and PyTorch for gnnc.torch (Debian's,
-# for /usr/bin/python3).
+# for /usr/bin/python3); the data-parallel tests' two hosts: iproute2's
+# network namespaces.
 source scripts/install-packages.sh
-install_missing_packages python3-pytest python3-torch
+install_missing_packages python3-pytest python3-torch iproute2
 scripts/setup.sh
 ctest --test-dir build --output-on-failure
 if [ "${GNN_SKIP_SANITIZE:-0}" != 1 ]; then
