@@ -126,8 +126,9 @@ cl::opt<bool> shuffle("shuffle", cl::cat(category), cl::init(true),
                                "(default true; --shuffle=false keeps the "
                                "files' order)"));
 
-/// The processes of this run: a data-parallel one's world, or none.
-Communicator *world = nullptr;
+/// The processes of this run: a data-parallel one's world, or none; and
+/// where its gradient sums go between GPUs (NCCL), or none.
+Communicator *world = nullptr, *gpuTensors = nullptr;
 bool parallel() { return world && world->size() > 1; }
 /// Rank 0, or the only process: the one that prints and writes files.
 bool leader() { return !world || world->rank() == 0; }
@@ -373,6 +374,7 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
   options.maxSteps = maxSteps;
   options.outDir = outDir;
   options.world = world;
+  options.tensors = gpuTensors;
   auto end = fit(t, train, valid, options, callbacks);
   progress.reset();
   if (!end)
@@ -403,7 +405,9 @@ void printStart(const Trainer &t, size_t train, size_t valid,
       t.getCompileInfo().cacheHit ? " (compile cache hit)" : "");
   if (parallel())
     llvm::outs() << "; " << world->size() << " ranks over "
-                 << world->describe() << ", " << t.getOptions().threads
+                 << world->describe()
+                 << (gpuTensors ? ", gradients over NCCL" : "") << ", "
+                 << t.getOptions().threads
                  << " thread(s) each, " << t.getOptions().gradAccum
                  << " batches per update";
   llvm::outs() << "\n";
@@ -572,6 +576,14 @@ static int run(int argc, char **argv) {
     return fail(std::move(e));
   if (llvm::Error e = agreed(initDevice()))
     return fail(std::move(e));
+  std::unique_ptr<Communicator> nccl;
+  if (parallel() && device == "cuda" && haveNCCL()) {
+    auto opened = openNCCLWorld(*world);
+    if (llvm::Error e = agreed(opened.takeError()))
+      return fail(std::move(e));
+    nccl = std::move(*opened);
+    gpuTensors = nccl.get();
+  }
   std::optional<ModelConfig> config;
   std::vector<TrainingExample> trainPairs, validPairs;
   std::optional<TensorMap> weights;

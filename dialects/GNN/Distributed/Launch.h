@@ -31,6 +31,18 @@ bool startedByMPILauncher(
 llvm::Expected<std::unique_ptr<Communicator>> openMPIWorld(int &argc,
                                                            char **&argv);
 
+/// Whether this build can reduce gradients over NCCL (its header was found
+/// when gnnc was built; the library itself is loaded at run time).
+bool haveNCCL();
+
+/// Tensors between the ranks' GPUs over NCCL (libnccl.so.2, loaded now),
+/// bootstrapped through `bootstrap`, which must outlive it. Collective: every
+/// rank calls it after choosing its device (gnn_cuda_use_device and
+/// gnn_cuda_init). Its transfers take device or unified memory; its gathers
+/// go over `bootstrap`.
+llvm::Expected<std::unique_ptr<Communicator>>
+openNCCLWorld(Communicator &bootstrap);
+
 } // namespace mlir::gnn
 
 #endif // GNN_DISTRIBUTED_LAUNCH_H

@@ -82,6 +82,9 @@ struct FitOptions {
   /// Errors are agreed on: where one rank fails, the others return a
   /// RankFailed.
   Communicator *world = nullptr;
+  /// Where a data-parallel run passes its gradient sums (NCCL between GPUs);
+  /// null: `world`.
+  Communicator *tensors = nullptr;
 };
 
 /// What one epoch did.

@@ -68,3 +68,11 @@ mlir::gnn::openMPIWorld(int &argc, char **&argv) {
                                    static_cast<const char *>(why));
   return std::unique_ptr<Communicator>(world);
 }
+
+bool mlir::gnn::haveNCCL() {
+#ifdef GNN_HAVE_NCCL
+  return true;
+#else
+  return false;
+#endif
+}

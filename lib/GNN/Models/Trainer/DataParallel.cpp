@@ -67,9 +67,10 @@ detail::gatherTotals(Communicator &world, const std::optional<LossTotals> &mine,
   return totals;
 }
 
-void detail::exchangeGradients(Trainer &trainer, Communicator &world,
+void detail::exchangeGradients(Trainer &trainer, Communicator &tensors,
                                int first, int count,
                                const TensorMap &gradients) {
+  Communicator &world = tensors;
   int me = world.rank(), last = first + count - 1;
   bool inRound = me >= first && me <= last;
   for (auto &[name, sum] : trainer.accumulatedGradients()) {

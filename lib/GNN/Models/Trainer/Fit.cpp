@@ -227,7 +227,8 @@ Expected<bool> Fit::trainRounds(int64_t epoch, int64_t first,
     std::vector<std::optional<LossTotals>> all =
         detail::gatherTotals(world, totals, maxDepth);
     auto gathered = std::chrono::steady_clock::now();
-    detail::exchangeGradients(t, world, int(start), int(count), gradients);
+    detail::exchangeGradients(t, options.tensors ? *options.tensors : world,
+                              int(start), int(count), gradients);
     auto exchanged = std::chrono::steady_clock::now();
     report.waitSeconds +=
         std::chrono::duration<double>(gathered - computed).count();
