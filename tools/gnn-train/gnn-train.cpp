@@ -39,10 +39,10 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 #include <cmath>
@@ -404,12 +404,10 @@ void printStart(const Trainer &t, size_t train, size_t valid,
       compileSeconds,
       t.getCompileInfo().cacheHit ? " (compile cache hit)" : "");
   if (parallel())
-    llvm::outs() << "; " << world->size() << " ranks over "
-                 << world->describe()
+    llvm::outs() << "; " << world->size() << " ranks over " << world->describe()
                  << (gpuTensors ? ", gradients over NCCL" : "") << ", "
-                 << t.getOptions().threads
-                 << " thread(s) each, " << t.getOptions().gradAccum
-                 << " batches per update";
+                 << t.getOptions().threads << " thread(s) each, "
+                 << t.getOptions().gradAccum << " batches per update";
   llvm::outs() << "\n";
   llvm::outs().flush();
 }
@@ -460,18 +458,17 @@ std::string fileDigest(const std::string &path) {
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return "unreadable";
-  return llvm::utohexstr(llvm::xxh3_64bits(llvm::arrayRefFromStringRef(
-      (*buffer)->getBuffer())));
+  return llvm::utohexstr(
+      llvm::xxh3_64bits(llvm::arrayRefFromStringRef((*buffer)->getBuffer())));
 }
 
 /// What every rank of a data-parallel run must share: the binary, the
 /// command line and the contents of the files it names.
 std::vector<Setting> sharedSettings(int argc, char **argv) {
   std::vector<Setting> settings;
-  settings.push_back(
-      {"the gnn-train binary",
-       fileDigest(llvm::sys::fs::getMainExecutable(
-           argv[0], reinterpret_cast<void *>(&fileDigest)))});
+  settings.push_back({"the gnn-train binary",
+                      fileDigest(llvm::sys::fs::getMainExecutable(
+                          argv[0], reinterpret_cast<void *>(&fileDigest)))});
   settings.push_back({"the number of arguments", std::to_string(argc - 1)});
   for (int i = 1; i < argc; ++i) {
     std::string name = "argument " + std::to_string(i);
@@ -479,10 +476,12 @@ std::vector<Setting> sharedSettings(int argc, char **argv) {
       name += std::string(" (after ") + argv[i - 1] + ")";
     settings.push_back({name, argv[i]});
   }
-  for (const auto &[flag, path] :
-       {std::pair{"--config", &configFile}, {"--train-src", &trainSrc},
-        {"--train-tgt", &trainTgt}, {"--valid-src", &validSrc},
-        {"--valid-tgt", &validTgt}, {"--init", &initFile}})
+  for (const auto &[flag, path] : {std::pair{"--config", &configFile},
+                                   {"--train-src", &trainSrc},
+                                   {"--train-tgt", &trainTgt},
+                                   {"--valid-src", &validSrc},
+                                   {"--valid-tgt", &validTgt},
+                                   {"--init", &initFile}})
     settings.push_back({std::string("the contents of ") + flag + "'s file",
                         fileDigest(*path)});
   return settings;
@@ -587,8 +586,7 @@ static int run(int argc, char **argv) {
   std::optional<ModelConfig> config;
   std::vector<TrainingExample> trainPairs, validPairs;
   std::optional<TensorMap> weights;
-  if (llvm::Error e =
-          agreed(prepare(config, trainPairs, validPairs, weights)))
+  if (llvm::Error e = agreed(prepare(config, trainPairs, validPairs, weights)))
     return fail(std::move(e));
 
   int threads = threadsPerProcess(threadsFlag);
@@ -604,8 +602,8 @@ static int run(int argc, char **argv) {
   std::string cachePath = defaultCompileCacheDirectory();
   if (!cachePath.empty())
     cache.emplace(cachePath);
-  TrainerOptions options =
-      trainerOptions(threads, compileThreads.count(), cache ? &*cache : nullptr);
+  TrainerOptions options = trainerOptions(threads, compileThreads.count(),
+                                          cache ? &*cache : nullptr);
   // K ranks, each summing --grad-accum batches: K x A batches an update.
   if (world)
     options.gradAccum *= world->size();

@@ -58,8 +58,7 @@ mlir::gnn::openMPIWorld(int &argc, char **&argv) {
       reinterpret_cast<OpenCommunicator *>(dlsym(plugin, kMPIPluginEntry));
   if (!open)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s has no %s", kMPIPlugin,
-                                   kMPIPluginEntry);
+                                   "%s has no %s", kMPIPlugin, kMPIPluginEntry);
   char why[512] = "";
   Communicator *world = open(&argc, &argv, why, sizeof(why));
   if (!world)

@@ -109,9 +109,8 @@ extern "C" Communicator *gnnc_mpi_open(int *argc, char ***argv, char *why,
   MPI_Initialized(&initialized);
   // Compiled code runs on OpenMP threads that never call MPI.
   int provided = 0;
-  if (!initialized &&
-      MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
-          MPI_SUCCESS) {
+  if (!initialized && MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED,
+                                      &provided) != MPI_SUCCESS) {
     std::snprintf(why, whyLength, "MPI_Init_thread failed");
     return nullptr;
   }

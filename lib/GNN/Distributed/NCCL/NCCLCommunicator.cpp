@@ -128,8 +128,8 @@ mlir::gnn::openNCCLWorld(Communicator &bootstrap) {
                                    "ncclGetUniqueId failed on rank 0");
   bootstrap.broadcast(&id, sizeof(id), 0);
   ncclComm_t comm = nullptr;
-  if (ncclResult_t r = nccl->commInitRank(&comm, bootstrap.size(), id,
-                                          bootstrap.rank());
+  if (ncclResult_t r =
+          nccl->commInitRank(&comm, bootstrap.size(), id, bootstrap.rank());
       r != ncclSuccess)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "ncclCommInitRank: %s",

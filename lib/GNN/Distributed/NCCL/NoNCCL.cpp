@@ -1,4 +1,5 @@
-//===- NoNCCL.cpp - builds without NCCL's header ---------------------------===//
+//===- NoNCCL.cpp - builds without NCCL's header
+//---------------------------===//
 //
 // Part of gnnc.
 //

@@ -169,7 +169,8 @@ static FunctionBuilder::Named adamScalars(FunctionBuilder &f, Value hyper,
 }
 
 /// Gradients by parameter, each by argument name.
-using GradientsByParameter = std::map<std::string, std::map<std::string, Value>>;
+using GradientsByParameter =
+    std::map<std::string, std::map<std::string, Value>>;
 
 /// Each parameter's update (adamUpdate) in `f`, from its `state` and
 /// `gradients`; the next state goes to `results` under the state's names.
@@ -260,9 +261,9 @@ stateInputs(FunctionBuilder &f, llvm::ArrayRef<TrainedParameter> parameters,
 }
 
 static Value adamInput(FunctionBuilder &f) {
-  return f.input(model::kAdamHyper, RankedTensorType::get(
-                                        {model::kAdamHyperSize},
-                                        f.b.getF32Type()));
+  return f.input(
+      model::kAdamHyper,
+      RankedTensorType::get({model::kAdamHyperSize}, f.b.getF32Type()));
 }
 
 /// @train_apply: Adam from the sums in accum.<p> alone, with no batch. A
@@ -377,8 +378,8 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
   Value finite = b.create<arith::CmpFOp>(
       arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(obj),
       f.constant(std::numeric_limits<double>::infinity()));
-  emitUpdates(f, parameters, gradients, state,
-              adamScalars(f, hyper, finite), accumulate, results);
+  emitUpdates(f, parameters, gradients, state, adamScalars(f, hyper, finite),
+              accumulate, results);
   f.finish(results);
   if (accumulate)
     buildTrainApply(module, config, parameters);

@@ -119,8 +119,7 @@ private:
   bool writer() const { return !parallel() || options.world->rank() == 0; }
   /// `e` where this process alone runs; else what the ranks agree on.
   Error agreed(Error e) const {
-    return parallel() ? agree(*options.world, std::move(e))
-                      : std::move(e);
+    return parallel() ? agree(*options.world, std::move(e)) : std::move(e);
   }
   Error save(const std::string &name, const TrainingPosition &at) const {
     Error e = Error::success();
@@ -139,8 +138,7 @@ private:
   /// stopped it (`report.train` holds the totals).
   Expected<bool> trainEpoch(int64_t epoch, int64_t first, EpochReport &report);
   /// trainEpoch() of a data-parallel run: rounds of one batch per rank.
-  Expected<bool> trainRounds(int64_t epoch, int64_t first,
-                             EpochReport &report);
+  Expected<bool> trainRounds(int64_t epoch, int64_t first, EpochReport &report);
   /// After the epoch's batches before `next`: whether the step limit stops
   /// the epoch (mid-epoch, with a step-N checkpoint).
   Expected<bool> stopsAtStepLimit(int64_t epoch, int64_t next,

@@ -209,8 +209,8 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
                                       model::kEvalLoss};
   if (options.accumulates())
     entries.push_back(model::kTrainApply);
-  Expected<std::unique_ptr<JitProgram>> program = JitProgram::compile(
-      std::move(*module), entries, options.compile);
+  Expected<std::unique_ptr<JitProgram>> program =
+      JitProgram::compile(std::move(*module), entries, options.compile);
   if (!program)
     return program.takeError();
   t->program = std::move(*program);
@@ -275,11 +275,9 @@ static HostTensor dropoutStream(uint64_t seed, int64_t n) {
   return HostTensor::ids({int64_t(mix.next() >> 1), 0});
 }
 
-Expected<LossTotals>
-Trainer::runTraining(const char *entry,
-                     llvm::ArrayRef<const TrainingExample *> examples,
-                     int64_t streamIndex, const HostTensor *adam,
-                     Outputs &out) {
+Expected<LossTotals> Trainer::runTraining(
+    const char *entry, llvm::ArrayRef<const TrainingExample *> examples,
+    int64_t streamIndex, const HostTensor *adam, Outputs &out) {
   Expected<Batch> batch = makeBatch(examples);
   if (!batch)
     return batch.takeError();
@@ -347,9 +345,8 @@ Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
   bool update = position.pending + 1 == options.gradAccum;
   HostTensor hyper = adamHyperparameters(update);
   Outputs out;
-  Expected<LossTotals> t =
-      runTraining(model::kTrainStep, examples, position.batchesSeen,
-                  &hyper, out);
+  Expected<LossTotals> t = runTraining(model::kTrainStep, examples,
+                                       position.batchesSeen, &hyper, out);
   if (!t)
     return t.takeError();
   Expected<HostTensor> objective = take(out, model::kObjective, "train");
@@ -381,8 +378,8 @@ Trainer::evaluateBatch(llvm::ArrayRef<const TrainingExample *> examples) {
 Expected<TensorMap>
 Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
   Outputs out;
-  Expected<LossTotals> t = runTraining(kTrainGrad, examples, position.batchesSeen,
-                                        nullptr, out);
+  Expected<LossTotals> t =
+      runTraining(kTrainGrad, examples, position.batchesSeen, nullptr, out);
   if (!t)
     return t.takeError();
   // Each parameter's gradient: a tied one's three summed in name order.
