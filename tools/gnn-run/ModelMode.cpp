@@ -229,6 +229,7 @@ loadModel(MLIRContext &context, const ModelRunOptions &o,
   options.positions = maxLen;
   options.threads = int(o.threads);
   options.attentionWeights = !o.attentionOut.empty();
+  options.allowNonFinite = o.allowNonFinite;
   return TransformerModel::load(context, config, options);
 }
 

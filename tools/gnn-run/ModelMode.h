@@ -44,6 +44,8 @@ struct ModelRunOptions {
   /// Where to write attention maps (none: nowhere), and of which input
   /// sequences (comma-separated indices).
   std::string attentionOut, attentionSeqs = "0";
+  /// Run weights that hold NaN or infinity.
+  bool allowNonFinite = false;
   /// The compile cache (none: compile every time).
   mlir::gnn::CompileCache *cache = nullptr;
 };

@@ -32,7 +32,9 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/WithColor.h"
 
@@ -164,6 +166,9 @@ static cl::opt<bool> incremental(
              "does (through the k/v cache; a universal_transformer "
              "recomputes each prefix)"));
 
+static cl::opt<bool> allowNonFinite(
+    "allow-nonfinite", cl::cat(modelCategory),
+    cl::desc("run weights that hold NaN or infinity (refused by default)"));
 static cl::opt<std::string> attentionOut(
     "attention-out", cl::cat(modelCategory),
     cl::desc("forward: also write every layer's attention weights of the "
@@ -276,6 +281,27 @@ static int runProgram(MLIRContext &context, const CompileOptions &compile) {
   return 0;
 }
 
+/// Whether paths `a` and `b` (neither empty nor "-") name one file,
+/// existing or not.
+static bool sameFile(llvm::StringRef a, llvm::StringRef b) {
+  if (a.empty() || b.empty() || a == "-" || b == "-")
+    return false;
+  if (a == b || llvm::sys::fs::equivalent(a, b))
+    return true;
+  // Not yet written: the same name in the same directory.
+  auto resolved = [](llvm::StringRef path) {
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(path)), real;
+    if (dir.empty())
+      dir = ".";
+    if (llvm::sys::fs::real_path(dir, real))
+      return std::string();
+    llvm::sys::path::append(real, llvm::sys::path::filename(path));
+    return real.str().str();
+  };
+  std::string ra = resolved(a);
+  return !ra.empty() && ra == resolved(b);
+}
+
 /// The model mode's options from the flags.
 static llvm::Expected<gnnrun::ModelRunOptions>
 modelRunOptions(int64_t threads, Device target, unsigned compileThreads,
@@ -319,6 +345,17 @@ modelRunOptions(int64_t threads, Device target, unsigned compileThreads,
   o.statsJson = statsJson;
   o.attentionOut = attentionOut;
   o.attentionSeqs = attentionSeqs;
+  o.allowNonFinite = allowNonFinite;
+  // Two outputs into one file would keep only the one written last.
+  using Output = std::pair<const char *, std::string>;
+  Output outputs[] = {{"--out", outFile},
+                      {"--attention-out", attentionOut},
+                      {"--stats-json", statsJson}};
+  for (size_t i = 0; i < std::size(outputs); ++i)
+    for (size_t j = i + 1; j < std::size(outputs); ++j)
+      if (sameFile(outputs[i].second, outputs[j].second))
+        return bad(llvm::Twine(outputs[i].first) + " and " + outputs[j].first +
+                   " name the same file '" + outputs[j].second + "'");
   return o;
 }
 

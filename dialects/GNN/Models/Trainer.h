@@ -192,8 +192,12 @@ public:
   /// for writing them out): valid until the trainer next changes them.
   TensorMap weightViews() const;
   TensorMap stateViews(const TrainingPosition &position) const;
-  /// Restores a state(); an error if it is another model's or config's.
+  /// Restores a state(); an error if it is another model's or config's, or
+  /// holds a position no run reaches or a value that is not finite.
   llvm::Expected<TrainingPosition> restore(const TensorMap &state);
+  /// The most epochs (gnn-train's --epochs) and batches a run trains.
+  static constexpr int64_t kMaxEpochs = 1000000, kMaxBatchesSeen = int64_t(1)
+                                                                   << 40;
 
   /// The order of the training set in `epoch` (shuffled from the seed and
   /// the epoch alone, so a resumed run sees the same batches).
@@ -214,6 +218,8 @@ public:
 
 private:
   Trainer() = default;
+  /// Whether `p` is a position a run of these options can reach.
+  llvm::Error checkPosition(const TrainingPosition &p) const;
   struct Batch;
   llvm::Expected<Batch>
   makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const;

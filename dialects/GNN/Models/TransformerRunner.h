@@ -40,6 +40,9 @@ struct ModelOptions {
   /// Threads of parallel loops (0: all cores). Calls on fewer than
   /// kParallelRows nodes run on one: forking costs more than it saves.
   int threads = 0;
+  /// Load weights that hold NaN or infinity (an error naming the first
+  /// such tensor otherwise).
+  bool allowNonFinite = false;
 };
 
 constexpr int64_t kParallelRows = 32;

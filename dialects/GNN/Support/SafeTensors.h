@@ -27,6 +27,10 @@ llvm::Expected<TensorMap> readSafeTensors(llvm::StringRef path);
 std::string serializeSafeTensors(const TensorMap &tensors);
 llvm::Error writeSafeTensors(llvm::StringRef path, const TensorMap &tensors);
 
+/// The first floating-point tensor of `tensors` (in name order) that holds
+/// NaN or infinity.
+std::optional<std::string> firstNonFiniteTensor(const TensorMap &tensors);
+
 } // namespace mlir::gnn
 
 #endif // GNN_SUPPORT_SAFETENSORS_H

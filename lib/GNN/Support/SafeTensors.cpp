@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -176,4 +177,23 @@ Error mlir::gnn::writeSafeTensors(StringRef path, const TensorMap &tensors) {
     streamSafeTensors(out, tensors);
     return Error::success();
   });
+}
+
+std::optional<std::string>
+mlir::gnn::firstNonFiniteTensor(const TensorMap &tensors) {
+  for (const auto &[name, tensor] : tensors) {
+    bool finite = true;
+    if (tensor.dtype == DType::F32) {
+      const float *x = tensor.as<float>();
+      for (int64_t i = 0, n = tensor.numElements(); finite && i < n; ++i)
+        finite = std::isfinite(x[i]);
+    } else if (tensor.dtype == DType::F64) {
+      const double *x = tensor.as<double>();
+      for (int64_t i = 0, n = tensor.numElements(); finite && i < n; ++i)
+        finite = std::isfinite(x[i]);
+    }
+    if (!finite)
+      return name;
+  }
+  return std::nullopt;
 }

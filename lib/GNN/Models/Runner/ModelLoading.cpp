@@ -113,7 +113,8 @@ parseModule(MLIRContext &ctx, llvm::StringRef text, llvm::StringRef name) {
 /// Checks that gnn-run can run `config` and reads its weights from `path`
 /// (default: the config's), checked against the model's contract.
 static Expected<TensorMap> loadWeights(const ModelConfig &config,
-                                       const std::string &path) {
+                                       const std::string &path,
+                                       bool allowNonFinite = false) {
   const std::string &file = path.empty() ? config.weightsPath : path;
   if (file.empty())
     return fail("config: no weights file (set \"weights\" or pass --weights)");
@@ -122,6 +123,11 @@ static Expected<TensorMap> loadWeights(const ModelConfig &config,
     return fail("weights: " + llvm::toString(weights.takeError()));
   if (Error e = checkWeights(config, *weights))
     return std::move(e);
+  // NaN or infinity in a weight decodes garbage (every token <sos>).
+  if (!allowNonFinite)
+    if (std::optional<std::string> bad = firstNonFiniteTensor(*weights))
+      return fail("weights: '" + *bad +
+                  "' holds NaN or infinity (--allow-nonfinite runs it)");
   return weights;
 }
 
@@ -156,7 +162,8 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
   m->config = config;
   m->threads = options.threads;
   m->attentionWeights = options.attentionWeights;
-  Expected<TensorMap> weights = loadWeights(config, options.weightsPath);
+  Expected<TensorMap> weights =
+      loadWeights(config, options.weightsPath, options.allowNonFinite);
   if (!weights)
     return weights.takeError();
   m->weights = std::move(*weights);

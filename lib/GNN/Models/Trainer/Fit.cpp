@@ -11,6 +11,7 @@
 #include "DataParallel.h"
 #include "TrainerDetail.h"
 
+#include "GNN/Support/DirectoryLock.h"
 #include "GNN/Support/SafeTensors.h"
 
 #include "GNN/Support/OutputFile.h"
@@ -21,6 +22,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
+#include <optional>
 
 using namespace mlir::gnn;
 using detail::fail;
@@ -76,6 +79,13 @@ Error mlir::gnn::saveCheckpoint(const Trainer &trainer,
                                 const std::string &outDir,
                                 const std::string &name,
                                 const TrainingPosition &position) {
+  // A checkpoint is a model to run and a state to resume: never one with
+  // weights that are not finite (a learning rate far too large).
+  if (std::optional<std::string> bad =
+          firstNonFiniteTensor(trainer.weightViews()))
+    return fail("'" + *bad + "' is not finite after update step " +
+                Twine(position.step) + ": " + name +
+                " is not written; the last complete checkpoint is kept");
   // Views: a checkpoint streams the trainer's tensors to disk, copying
   // none of them in memory first.
   if (Error e = writeSafeTensors(runFile(outDir, name), trainer.weightViews()))
@@ -293,6 +303,19 @@ Expected<LossTotals> Fit::validate() {
 }
 
 Expected<FitEnd> Fit::run() {
+  // One run writes into a directory at a time (rank 0 for all ranks).
+  std::optional<DirectoryLock> lock;
+  Error locked = Error::success();
+  if (!options.outDir.empty() && writer()) {
+    Expected<DirectoryLock> acquired =
+        DirectoryLock::acquire(options.outDir, "the output directory");
+    if (acquired)
+      lock.emplace(std::move(*acquired));
+    else
+      locked = acquired.takeError();
+  }
+  if (Error e = agreed(std::move(locked)))
+    return std::move(e);
   if (parallel()) {
     int64_t ranks = options.world->size();
     if (t.getOptions().gradAccum % ranks != 0)
@@ -311,6 +334,13 @@ Expected<FitEnd> Fit::run() {
     return FitEnd::AlreadyDone;
   // The state fixes the batch size, not the data: a state saved mid-epoch
   // on more training pairs than given now continues nowhere.
+  if (position.epoch * batches + position.batch != position.batchesSeen &&
+      position.batch < batches)
+    return fail(Twine("--resume: the state has trained ") +
+                Twine(position.batchesSeen) + " batches, but is at batch " +
+                Twine(position.batch + 1) + " of epoch " +
+                Twine(position.epoch + 1) + " of " + Twine(batches) +
+                " batch(es) (is it the data the state was trained on?)");
   if (position.batch >= batches)
     return fail(Twine("--resume: the state is at batch ") +
                 Twine(position.batch + 1) + " of epoch " +

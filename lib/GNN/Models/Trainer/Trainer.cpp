@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -116,6 +117,28 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
   return std::move(module);
 }
 
+/// Tied weights train one table: initial weights whose tied tables differ
+/// would silently lose two of them.
+static Error checkTiedTables(const TensorMap &weights) {
+  auto canonical = weights.find(kTiedCanonical);
+  if (canonical == weights.end())
+    return Error::success();
+  for (const char *other : kTiedOthers) {
+    auto it = weights.find(other);
+    if (it == weights.end())
+      continue;
+    const HostTensor &a = canonical->second, &b = it->second;
+    if (a.dtype != b.dtype || a.shape != b.shape ||
+        std::memcmp(a.data(), b.data(), a.numBytes()) != 0)
+      return fail(llvm::Twine("--tie-weights trains one table for ") +
+                  kTiedCanonical + ", " + kTiedOthers[0] + " and " +
+                  kTiedOthers[1] + ", but the initial weights' '" + other +
+                  "' differs from '" + kTiedCanonical +
+                  "' (train without --tie-weights, or tie them first)");
+  }
+  return Error::success();
+}
+
 /// Whether `name` is trained (a tied name counts as its canonical one).
 static bool hasTrainedWeight(const TensorMap &weights,
                              const TrainerOptions &options,
@@ -174,6 +197,9 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
                 "and a token)");
   if (Error e = checkWeights(config, weights))
     return std::move(e);
+  if (options.tieWeights)
+    if (Error e = checkTiedTables(weights))
+      return std::move(e);
   std::unique_ptr<Trainer> t(new Trainer());
   t->config = config;
   t->options = options;
@@ -573,6 +599,10 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
                 "training options (seed, batch size, smoothing, dropout, "
                 "schedule, accumulation, tying or shuffling differ)");
   // Check everything before changing anything.
+  const int64_t *v = pos->second.as<int64_t>();
+  TrainingPosition p{v[0], v[1], v[2], v[3], v[4]};
+  if (Error e = checkPosition(p))
+    return std::move(e);
   for (const std::string &name : names)
     for (auto [prefix, tensors] : stateKinds(*this)) {
       auto it = s.find(prefix + name);
@@ -580,17 +610,34 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
           it->second.shape != params[name].shape)
         return fail("the state lacks '" + llvm::Twine(prefix) + name +
                     "' or has it in another shape");
+      const float *x = it->second.as<float>();
+      for (int64_t i = 0, n = it->second.numElements(); i < n; ++i)
+        if (!std::isfinite(x[i]))
+          return fail("the state's '" + llvm::Twine(prefix) + name +
+                      "' holds a value that is not finite");
     }
   for (auto [prefix, tensors] : stateKinds(*this))
     for (const std::string &name : names)
       (*tensors)[name] = s.at(prefix + name);
   if (Error e = keepStateOnDevice())
     return std::move(e);
-  const int64_t *v = pos->second.as<int64_t>();
-  TrainingPosition p{v[0], v[1], v[2], v[3], v[4]};
-  if (p.step < 0 || p.epoch < 0 || p.batch < 0 || p.batchesSeen < 0 ||
-      p.pending < 0 || p.pending >= options.gradAccum)
-    return fail("the state's position is not valid");
   position = p;
   return p;
+}
+
+Error Trainer::checkPosition(const TrainingPosition &p) const {
+  // Every batch trained is counted once, in an update or pending: seen =
+  // step x grad_accum + pending. The bounds keep that product (and every
+  // count after it) far from overflow.
+  if (p.step < 0 || p.epoch < 0 || p.batch < 0 || p.batchesSeen < 0 ||
+      p.pending < 0 || p.pending >= options.gradAccum ||
+      p.batchesSeen > kMaxBatchesSeen || p.epoch > kMaxEpochs ||
+      p.batch > p.batchesSeen || p.step > p.batchesSeen ||
+      p.step * options.gradAccum + p.pending != p.batchesSeen)
+    return fail("the state's position (update step " + llvm::Twine(p.step) +
+                ", epoch " + llvm::Twine(p.epoch) + ", batch " +
+                llvm::Twine(p.batch) + ", " + llvm::Twine(p.batchesSeen) +
+                " batches seen, " + llvm::Twine(p.pending) +
+                " pending) is not one a run can reach");
+  return Error::success();
 }
