@@ -29,6 +29,15 @@ fuzzers=(gnn-fuzz-safetensors gnn-fuzz-config gnn-fuzz-tokenizer gnn-fuzz-graph
 cmake --build build-sanitize --target GNNRuntimeTests GNNSupportTests \
   GNNUnitTests gnn-run gnn-opt gnn-train "${fuzzers[@]}"
 
+# The job covers undefined behaviour only if the binaries carry UBSan's
+# runtime (a CMake that drops its flags would leave ASan alone, silently).
+for binary in gnn-run gnn-opt gnn-train; do
+  if ! nm build-sanitize/bin/$binary | grep -q __ubsan_handle_; then
+    echo "sanitize: build-sanitize/bin/$binary lacks UBSan's runtime" >&2
+    exit 1
+  fi
+done
+
 # Debian's libLLVM is not instrumented: it never unpoisons what LLVM's
 # allocators poison in instrumented code (allow_user_poisoning=0); a unit
 # test asks for an impossible allocation on purpose

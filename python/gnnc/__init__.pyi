@@ -57,7 +57,8 @@ class Transformer:
              threads: Optional[int] = ...,
              cache_dir: Union[PathLike, None, bool] = ..., fuse: bool = ...,
              ids: Optional[bool] = ...,
-             max_len: Optional[int] = ...) -> "Transformer": ...
+             max_len: Optional[int] = ...,
+             allow_nonfinite: bool = ...) -> "Transformer": ...
     @property
     def config(self) -> Dict[str, Any]: ...
     def decode(self, lines: Sequence[str], mode: str = ..., beam: int = ...,

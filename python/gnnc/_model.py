@@ -38,15 +38,18 @@ class Transformer:
 
     @classmethod
     def load(cls, config_path, weights_path=None, device="cpu", threads=None,
-             cache_dir=None, fuse=True, ids=None, max_len=None):
+             cache_dir=None, fuse=True, ids=None, max_len=None,
+             allow_nonfinite=False):
         """Loads and compiles a model; ``weights_path`` None: the config's
         weights. ``max_len``: the longest decoding prepared for (default:
-        the config's max_len)."""
+        the config's max_len). Weights holding NaN or infinity raise
+        gnnc.Error unless ``allow_nonfinite``."""
         weights = "" if weights_path is None else os.fspath(weights_path)
         positions = 0 if max_len is None else _count(max_len, "max_len")
         return cls(_core.LoadedModel(os.fspath(config_path), weights, device,
                                      _threads(threads), _cache_dir(cache_dir),
-                                     bool(fuse), ids, positions))
+                                     bool(fuse), ids, positions,
+                                     bool(allow_nonfinite)))
 
     @property
     def config(self):

@@ -26,9 +26,9 @@ public:
   LoadedModel(const std::string &configPath, const std::string &weightsPath,
               const std::string &device, int threads,
               std::optional<std::string> cacheDir, bool fuse,
-              std::optional<bool> ids, int64_t maxLen)
+              std::optional<bool> ids, int64_t maxLen, bool allowNonFinite)
       : session(threads, device, std::move(cacheDir)), fuse(fuse),
-        weightsPath(weightsPath) {
+        allowNonFinite(allowNonFinite), weightsPath(weightsPath) {
     config = take(mlir::gnn::readModelConfig(configPath));
     if (maxLen < 0 || maxLen > kMaxPositions)
       raise("max_len must be between 1 and " + std::to_string(kMaxPositions));
@@ -148,6 +148,7 @@ private:
     options.positions = positions;
     options.threads = session.threads();
     options.attentionWeights = attentionWeights;
+    options.allowNonFinite = allowNonFinite;
     py::gil_scoped_release released;
     auto loaded = TransformerModel::load(session.context(), config, options);
     py::gil_scoped_acquire held;
@@ -209,6 +210,7 @@ private:
   static constexpr int64_t kMaxPositions = 5000;
   CompileSession session;
   bool fuse;
+  bool allowNonFinite;
   int64_t positions = 0;
   std::string weightsPath;
   ModelConfig config;
@@ -222,10 +224,10 @@ void gnnc::python::bindModels(py::module_ &m) {
   py::class_<LoadedModel>(m, "LoadedModel")
       .def(py::init<const std::string &, const std::string &,
                     const std::string &, int, std::optional<std::string>, bool,
-                    std::optional<bool>, int64_t>(),
+                    std::optional<bool>, int64_t, bool>(),
            py::arg("config"), py::arg("weights"), py::arg("device"),
            py::arg("threads"), py::arg("cache_dir"), py::arg("fuse"),
-           py::arg("ids"), py::arg("max_len"))
+           py::arg("ids"), py::arg("max_len"), py::arg("allow_nonfinite"))
       .def("decode", &LoadedModel::decode, py::arg("lines"), py::arg("mode"),
            py::arg("beam"), py::arg("alpha"), py::arg("max_len"),
            py::arg("batch_size"), py::arg("truncate"))

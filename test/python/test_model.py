@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gnnc
-from conftest import EXAMPLES, read_safetensors, tool
+from conftest import EXAMPLES, read_safetensors, tool, write_safetensors
 
 MODELS = ["copy", "sort-ut"]
 
@@ -100,3 +100,18 @@ def test_missing_files_are_errors(tmp_path):
     with pytest.raises(gnnc.Error, match="device"):
         gnnc.Transformer.load(EXAMPLES / "copy" / "config.json",
                               device="gpu")
+
+
+def test_nonfinite_weights_are_refused(tmp_path):
+    config = EXAMPLES / "copy" / "config.json"
+    weights = read_safetensors(EXAMPLES / "copy" / "weights.safetensors")
+    bias = weights["encoder.norm.bias"].copy()
+    bias[0] = np.inf
+    weights["encoder.norm.bias"] = bias
+    poisoned = tmp_path / "inf.safetensors"
+    write_safetensors(poisoned, weights)
+    with pytest.raises(gnnc.Error, match="'encoder.norm.bias' holds NaN or "
+                       "infinity"):
+        gnnc.Transformer.load(config, poisoned)
+    model = gnnc.Transformer.load(config, poisoned, allow_nonfinite=True)
+    assert len(model.decode(source_lines("copy", 1))) == 1
