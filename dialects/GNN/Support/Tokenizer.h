@@ -14,6 +14,7 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,9 +35,13 @@ public:
   Tokenizer(bool ids, std::vector<std::string> vocab);
 
   /// The ids of `line`'s tokens, each in [0, vocabSize); an empty line, an
-  /// unknown word or an id out of range is an error naming `where`.
-  llvm::Expected<Sequence> parse(llvm::StringRef line, int64_t vocabSize,
-                                 const llvm::Twine &where) const;
+  /// unknown word or an id out of range is an error naming `where`. More
+  /// than `maxTokens` tokens: the first `maxTokens` if `truncate`, else an
+  /// error, found without parsing (or holding) the tokens past the limit.
+  llvm::Expected<Sequence>
+  parse(llvm::StringRef line, int64_t vocabSize, const llvm::Twine &where,
+        int64_t maxTokens = std::numeric_limits<int64_t>::max(),
+        bool truncate = false) const;
 
   /// Tokens, or ids when reading ids or when an id has no token (a model
   /// vocabulary larger than the token file).

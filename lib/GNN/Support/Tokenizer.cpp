@@ -46,13 +46,33 @@ Tokenizer::Tokenizer(bool ids, std::vector<std::string> vocab)
 }
 
 Expected<Sequence> Tokenizer::parse(llvm::StringRef line, int64_t vocabSize,
-                                    const llvm::Twine &where) const {
-  llvm::SmallVector<llvm::StringRef> words;
-  llvm::SplitString(line, words, " \t\r\v\f");
-  if (words.empty())
-    return error(where + " is empty");
+                                    const llvm::Twine &where,
+                                    int64_t maxTokens, bool truncate) const {
+  static constexpr llvm::StringLiteral kSpaces = " \t\r\v\f";
+  // The next word of `rest`, consumed.
+  auto next = [](llvm::StringRef &rest) {
+    rest = rest.ltrim(kSpaces);
+    llvm::StringRef w = rest.take_front(rest.find_first_of(kSpaces));
+    rest = rest.drop_front(w.size());
+    return w;
+  };
   Sequence out;
-  for (auto [i, w] : llvm::enumerate(words)) {
+  llvm::StringRef rest = line;
+  for (int64_t i = 0;; ++i) {
+    llvm::StringRef w = next(rest);
+    if (w.empty())
+      break;
+    if (i == maxTokens) {
+      if (truncate)
+        break;
+      // Counted, not parsed: a line far past the limit costs no memory.
+      int64_t count = i + 1;
+      while (!next(rest).empty())
+        ++count;
+      return error(where + " has " + llvm::Twine(count) +
+                   " tokens, more than max_len (" + llvm::Twine(maxTokens) +
+                   ")");
+    }
     int64_t id;
     if (ids) {
       if (w.getAsInteger(10, id))
@@ -71,6 +91,8 @@ Expected<Sequence> Tokenizer::parse(llvm::StringRef line, int64_t vocabSize,
                    llvm::Twine(vocabSize) + ")");
     out.push_back(id);
   }
+  if (out.empty())
+    return error(where + " is empty");
   return out;
 }
 
@@ -94,14 +116,9 @@ mlir::gnn::parseSequences(llvm::ArrayRef<std::string> lines, const char *what,
   std::vector<Sequence> out;
   for (auto [i, line] : llvm::enumerate(lines)) {
     std::string where = std::string(what) + " line " + std::to_string(i + 1);
-    auto seq = tokenizer.parse(line, vocabSize, where);
+    auto seq = tokenizer.parse(line, vocabSize, where, maxLen, truncate);
     if (!seq)
       return seq.takeError();
-    if (int64_t(seq->size()) > maxLen && truncate)
-      seq->resize(size_t(maxLen));
-    if (int64_t(seq->size()) > maxLen)
-      return error(where + " has " + llvm::Twine(seq->size()) +
-                   " tokens, more than max_len (" + llvm::Twine(maxLen) + ")");
     out.push_back(std::move(*seq));
   }
   return out;
