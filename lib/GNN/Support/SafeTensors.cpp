@@ -28,8 +28,41 @@ using llvm::Expected;
 using llvm::StringRef;
 
 namespace {
-/// Headers larger than this are refused before any allocation.
-constexpr uint64_t kMaxHeaderBytes = 100u << 20;
+/// Headers larger than this are refused before any allocation (a model of
+/// 1000 tensors has about 100 KB).
+constexpr uint64_t kMaxHeaderBytes = 16u << 20;
+/// Files listing more tensors than this are refused before the header is
+/// parsed (parsing costs tens of bytes of memory per byte of header).
+constexpr size_t kMaxTensors = 50000;
+
+/// The number of members of the JSON object `text` (its commas at depth
+/// one, outside strings, plus one), without parsing it: an upper bound
+/// that is exact for well-formed text.
+size_t countMembers(StringRef text) {
+  size_t commas = 0;
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '{' || c == '[')
+      ++depth;
+    else if (c == '}' || c == ']')
+      --depth;
+    else if (c == ',' && depth == 1)
+      ++commas;
+  }
+  return commas + 1;
+}
 
 Error fail(StringRef what, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -45,13 +78,20 @@ Expected<TensorMap> mlir::gnn::parseSafeTensors(StringRef bytes,
   uint64_t headerSize = 0;
   for (int i = 7; i >= 0; --i)
     headerSize = (headerSize << 8) | static_cast<uint8_t>(bytes[i]);
-  if (headerSize > kMaxHeaderBytes || headerSize > bytes.size() - 8)
+  if (headerSize > kMaxHeaderBytes && headerSize <= bytes.size() - 8)
+    return fail(what, "header length " + llvm::Twine(headerSize) +
+                          " is more than the limit of " +
+                          llvm::Twine(kMaxHeaderBytes) + " bytes");
+  if (headerSize > bytes.size() - 8)
     return fail(what, "header length " + llvm::Twine(headerSize) +
                           " exceeds the file (" + llvm::Twine(bytes.size()) +
                           " bytes)");
   StringRef headerText = bytes.substr(8, headerSize);
   StringRef data = bytes.substr(8 + headerSize);
 
+  if (size_t members = countMembers(headerText); members > kMaxTensors)
+    return fail(what, "header lists " + llvm::Twine(members) +
+                          " entries, more than " + llvm::Twine(kMaxTensors));
   Expected<llvm::json::Value> header = parseStrictJson(headerText);
   if (!header)
     return fail(what, "header is not valid JSON: " +

@@ -46,8 +46,8 @@ Tokenizer::Tokenizer(bool ids, std::vector<std::string> vocab)
 }
 
 Expected<Sequence> Tokenizer::parse(llvm::StringRef line, int64_t vocabSize,
-                                    const llvm::Twine &where,
-                                    int64_t maxTokens, bool truncate) const {
+                                    const llvm::Twine &where, int64_t maxTokens,
+                                    bool truncate) const {
   static constexpr llvm::StringLiteral kSpaces = " \t\r\v\f";
   // The next word of `rest`, consumed.
   auto next = [](llvm::StringRef &rest) {
