@@ -27,6 +27,9 @@
 #include <algorithm>
 #include <chrono>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace mlir::gnn;
@@ -185,14 +188,43 @@ std::string CompileCache::entryPath(StringRef key) const {
   return std::string(path);
 }
 
+/// The bytes of cache entry `path` if it is a regular file (not a link, a
+/// FIFO or a device) of at most `limit` bytes; none otherwise. Opening does
+/// not follow links or block, and the read is bounded by the size.
+static std::unique_ptr<MemoryBuffer> readEntry(const std::string &path,
+                                               uint64_t limit) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return nullptr;
+  struct stat st;
+  std::unique_ptr<MemoryBuffer> bytes;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      uint64_t(st.st_size) <= limit) {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> read = MemoryBuffer::getOpenFile(
+        sys::fs::convertFDToNativeFile(fd), path, uint64_t(st.st_size),
+        /*RequiresNullTerminator=*/false);
+    if (read)
+      bytes = std::move(*read);
+  }
+  ::close(fd);
+  return bytes;
+}
+
 std::optional<std::vector<std::string>> CompileCache::load(StringRef key) {
   std::string path = entryPath(key);
-  ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(
-      path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!file)
+  // An entry is never larger than the whole cache may be.
+  std::unique_ptr<MemoryBuffer> file = readEntry(path, maxBytes);
+  if (!file) {
+    // Anything but a readable regular file of bounded size (a FIFO, a link
+    // to /dev/zero, a huge sparse file) is removed and recompiled.
+    sys::fs::file_status status;
+    if (!sys::fs::status(path, status, /*follow=*/false) &&
+        sys::fs::exists(status))
+      (void)sys::fs::remove(path);
     return std::nullopt;
+  }
   std::optional<std::vector<std::string>> objects =
-      decode(key, (*file)->getBuffer());
+      decode(key, file->getBuffer());
   if (!objects) {
     // Recompiled and stored again by the caller.
     (void)sys::fs::remove(path);

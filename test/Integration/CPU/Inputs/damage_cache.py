@@ -1,8 +1,9 @@
 """Damages every entry of a compile cache directory.
 
-usage: damage_cache.py DIR flip|truncate|empty
+usage: damage_cache.py DIR flip|truncate|empty|fifo|zero|sparse
 flip: one byte in the middle of each entry changes; truncate: each entry
-loses its second half; empty: each entry becomes an empty file.
+loses its second half; empty: each entry becomes an empty file; fifo: a
+named pipe; zero: a link to /dev/zero; sparse: a 20 GB sparse file.
 """
 
 import os
@@ -16,6 +17,16 @@ def main():
         sys.exit("no entries in " + directory)
     for name in entries:
         path = os.path.join(directory, name)
+        if how in ("fifo", "zero", "sparse"):
+            os.remove(path)
+            if how == "fifo":
+                os.mkfifo(path)
+            elif how == "zero":
+                os.symlink("/dev/zero", path)
+            else:
+                with open(path, "wb") as f:
+                    f.truncate(20 * 10**9)
+            continue
         with open(path, "rb") as f:
             data = bytearray(f.read())
         if how == "flip":
