@@ -28,6 +28,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
 
 #include <chrono>
@@ -230,6 +231,17 @@ signatureOf(func::FuncOp fn, llvm::ArrayRef<std::string> names) {
       p.updates = unsigned(it - entry.parameters.begin());
     }
     entry.results.push_back(std::move(p));
+  }
+  // Arguments are bound and results written by name: two of one name would
+  // bind one of them twice, or lose one.
+  for (auto [kind, list] : {std::pair{"arguments", &entry.parameters},
+                            {"results", &entry.results}}) {
+    llvm::StringMap<size_t> seen;
+    for (auto [i, p] : llvm::enumerate(*list))
+      if (auto [it, fresh] = seen.try_emplace(p.name, i); !fresh)
+        return error(llvm::Twine(kind) + " #" + llvm::Twine(it->second) +
+                     " and #" + llvm::Twine(i) + " of '" + entry.name +
+                     "' are both named '" + p.name + "'");
   }
   entry.requirements = collectRequirements(fn);
   return entry;
