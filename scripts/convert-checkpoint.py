@@ -52,8 +52,18 @@ class Tensor:
         self.shape, self.values, self.floating = list(shape), values, floating
 
 
+# The largest member of a torch.save archive read (a tensor's storage).
+MAX_MEMBER_BYTES = 16 << 30
+
+
 def fail(message):
     sys.exit("convert-checkpoint: error: " + message)
+
+
+def one_line(e):
+    """An exception as one short line: its type and its first line."""
+    text = str(e).strip().splitlines()
+    return type(e).__name__ + (": " + text[0][:200] if text else "")
 
 
 def state_dict_of(state, path):
@@ -74,8 +84,21 @@ def read_torch_zip(path):
         fail("%s: not a torch.save archive (no data.pkl)" % path)
     prefix = pkl[0][: -len("data.pkl")]
 
+    # A zip bomb: members that inflate far beyond what they take on disk
+    # (torch.save stores its members uncompressed).
+    for info in archive.infolist():
+        if info.file_size > MAX_MEMBER_BYTES:
+            fail("%s: member %s declares %d bytes, more than %d" %
+                 (path, info.filename, info.file_size, MAX_MEMBER_BYTES))
+        if info.file_size > 100 * max(info.compress_size, 1) + (1 << 20):
+            fail("%s: member %s inflates %d bytes to %d: refused as a zip "
+                 "bomb" % (path, info.filename, info.compress_size,
+                           info.file_size))
+
     class Storage:
         def __init__(self, kind, key):
+            if not isinstance(key, str):
+                raise pickle.UnpicklingError("a storage key is not a string")
             fmt, size = STORAGES[kind]
             raw = archive.read(prefix + "data/" + key)
             self.values = array.array(fmt, raw[: len(raw) // size * size])
@@ -84,9 +107,24 @@ def read_torch_zip(path):
             self.floating = fmt in "fde"
 
     def rebuild_tensor(storage, offset, size, stride, *unused):
+        if not (isinstance(offset, int) and offset >= 0 and
+                isinstance(size, tuple) and isinstance(stride, tuple) and
+                len(size) == len(stride) and
+                all(isinstance(v, int) and v >= 0 for v in size + stride)):
+            raise pickle.UnpicklingError("a tensor with a malformed offset, "
+                                         "shape or stride")
         n = 1
         for s in size:
             n *= s
+        # Every element within its storage, and no more elements than the
+        # storage holds (a state_dict has no broadcast views; a shape of
+        # 100000 x 100000 over a stride of 0 would be 10^10 of them).
+        last = offset + sum((d - 1) * st for d, st in zip(size, stride))
+        if n and (last >= len(storage.values) or n > len(storage.values)):
+            raise pickle.UnpicklingError(
+                "a tensor of shape %s declares %d elements at offset %d, "
+                "but its storage holds %d" % (list(size), n, offset,
+                                              len(storage.values)))
         values = []
         if n:
             # Row-major walk of a strided view of the storage.
@@ -125,8 +163,9 @@ def read_torch_zip(path):
 
     try:
         state = Unpickler(archive.open(pkl[0])).load()
-    except (pickle.UnpicklingError, KeyError, AttributeError) as e:
-        fail("%s: %s" % (path, e))
+    except (pickle.UnpicklingError, KeyError, AttributeError, EOFError,
+            TypeError, ValueError, IndexError, struct.error) as e:
+        fail("%s: not a readable state_dict (%s)" % (path, one_line(e)))
     state = state_dict_of(state, path)
     return {k: v for k, v in state.items() if isinstance(v, Tensor)}
 
@@ -134,8 +173,19 @@ def read_torch_zip(path):
 def read_safetensors(path):
     try:
         entries = safetensors_util.read(path)
-    except (ValueError, KeyError, struct.error) as e:
-        fail("%s: not a readable safetensors file (%s)" % (path, e))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError,
+            struct.error) as e:
+        fail("%s: not a readable safetensors file (%s)" % (path, one_line(e)))
+    for name, (dtype, shape, values) in entries.items():
+        if not (isinstance(shape, list) and
+                all(isinstance(d, int) and d >= 0 for d in shape)):
+            fail("%s: tensor %s has a malformed shape" % (path, name))
+        n = 1
+        for d in shape:
+            n *= d
+        if n != len(values):
+            fail("%s: tensor %s holds %d values, but its shape %s needs %d" %
+                 (path, name, len(values), shape, n))
     return {name: Tensor(shape, values, dtype in ("F32", "F64", "F16"))
             for name, (dtype, shape, values) in entries.items()}
 
@@ -292,8 +342,13 @@ def main():
                      if sys.byteorder == "little" else
                      struct.pack("<%df" % len(t.values), *t.values))
     temporary = weights + ".tmp"
-    safetensors_util.write_bytes(temporary, out)
-    os.replace(temporary, weights)
+    try:
+        safetensors_util.write_bytes(temporary, out)
+        os.replace(temporary, weights)
+    except OSError as e:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        fail("cannot write %s: %s" % (weights, e.strerror or one_line(e)))
     config["weights"] = "weights.safetensors"
     if a.vocab:
         shutil.copyfile(a.vocab, os.path.join(a.out_dir, "vocab.txt"))
@@ -308,4 +363,11 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    # Whatever a crafted or damaged file (or a full disk) makes Python
+    # raise is one line and exit code 1, never a traceback.
+    try:
+        main()
+    except (OSError, MemoryError, RecursionError, EOFError, ValueError,
+            TypeError, KeyError, IndexError, OverflowError, AttributeError,
+            struct.error, pickle.UnpicklingError, zipfile.BadZipFile) as e:
+        fail(one_line(e))
