@@ -627,13 +627,14 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
 
 Error Trainer::checkPosition(const TrainingPosition &p) const {
   // Every batch trained is counted once, in an update or pending: seen =
-  // step x grad_accum + pending. The bounds keep that product (and every
-  // count after it) far from overflow.
+  // step x grad_accum + pending (checked by division, which cannot
+  // overflow). The bounds keep every count after it far from overflow.
   if (p.step < 0 || p.epoch < 0 || p.batch < 0 || p.batchesSeen < 0 ||
       p.pending < 0 || p.pending >= options.gradAccum ||
       p.batchesSeen > kMaxBatchesSeen || p.epoch > kMaxEpochs ||
-      p.batch > p.batchesSeen || p.step > p.batchesSeen ||
-      p.step * options.gradAccum + p.pending != p.batchesSeen)
+      p.batch > p.batchesSeen || p.pending > p.batchesSeen ||
+      (p.batchesSeen - p.pending) % options.gradAccum != 0 ||
+      (p.batchesSeen - p.pending) / options.gradAccum != p.step)
     return fail("the state's position (update step " + llvm::Twine(p.step) +
                 ", epoch " + llvm::Twine(p.epoch) + ", batch " +
                 llvm::Twine(p.batch) + ", " + llvm::Twine(p.batchesSeen) +
