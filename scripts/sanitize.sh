@@ -32,7 +32,9 @@ cmake --build build-sanitize --target GNNRuntimeTests GNNSupportTests \
 # The job covers undefined behaviour only if the binaries carry UBSan's
 # runtime (a CMake that drops its flags would leave ASan alone, silently).
 for binary in gnn-run gnn-opt gnn-train; do
-  if ! nm build-sanitize/bin/$binary | grep -q __ubsan_handle_; then
+  # (grep -c reads all of nm's output: -q would end nm by SIGPIPE, which
+  # pipefail counts as a failure.)
+  if [ "$(nm build-sanitize/bin/$binary | grep -c __ubsan_handle_)" = 0 ]; then
     echo "sanitize: build-sanitize/bin/$binary lacks UBSan's runtime" >&2
     exit 1
   fi

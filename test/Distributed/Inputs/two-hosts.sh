@@ -42,8 +42,11 @@ chmod +x "$work/agent"
 printf '10.201.0.1 slots=1\n10.201.0.2 slots=1\n' > "$work/hosts"
 
 # The remote rank shares the local one's compile cache (the same files).
+# So do the sanitizers' settings (the sanitizer job).
 forward=
-if [ -n "${GNNC_CACHE_DIR:-}" ]; then forward="-x GNNC_CACHE_DIR"; fi
+for variable in GNNC_CACHE_DIR ASAN_OPTIONS UBSAN_OPTIONS GNNC_CHECKED; do
+  if [ -n "$(printenv $variable)" ]; then forward="$forward -x $variable"; fi
+done
 ip netns exec "$a" unshare --uts sh -c 'hostname gnnc-host-a && exec "$@"' sh \
   $mpirun -np 2 --hostfile "$work/hosts" $forward \
   --mca plm_rsh_agent "$work/agent" \
