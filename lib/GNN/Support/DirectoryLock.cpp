@@ -40,11 +40,11 @@ llvm::Expected<DirectoryLock> DirectoryLock::acquire(const std::string &dir,
                                                      llvm::StringRef what) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, kFileName);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-                  0644);
+  int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
-    return failure("cannot lock " + what + " '" + dir + "': " +
-                   std::strerror(errno));
+    return failure("cannot lock " + what + " '" + dir +
+                   "': " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int why = errno;
     char owner[32] = "";
