@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # for /usr/bin/python3); the data-parallel tests' two hosts: iproute2's
 # network namespaces.
 source scripts/install-packages.sh
-install_missing_packages python3-pytest python3-torch iproute2
+install_missing_packages python3-pytest python3-torch iproute2 procps
 scripts/setup.sh
 ctest --test-dir build --output-on-failure
 if [ "${GNN_SKIP_SANITIZE:-0}" != 1 ]; then
