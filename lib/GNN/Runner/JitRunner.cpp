@@ -14,6 +14,7 @@
 #include "gnnc/cuda.h"
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
+#include "gnnc/graph.h"
 #include "gnnc/memory.h"
 #include "gnnc/tape.h"
 
@@ -170,6 +171,25 @@ std::vector<int64_t> descriptor(const void *data,
   return d;
 }
 } // namespace
+
+/// Sizes bound as graph counts are (GNN_GRAPH_MAX_COUNT). A tensor with no
+/// elements costs no memory at any size, but compiled code still walks its
+/// rows: its sizes are bounded far lower (a [2^40, 0] input ran for
+/// minutes).
+static llvm::Error checkExtents(const std::string &name, const HostTensor &t) {
+  constexpr int64_t kMaxEmptyExtent = int64_t(1) << 24;
+  bool empty = llvm::is_contained(t.shape, 0);
+  for (auto [d, size] : llvm::enumerate(t.shape)) {
+    if (size > GNN_GRAPH_MAX_COUNT)
+      return error("argument '" + name + "' has size " + llvm::Twine(size) +
+                   " in dimension " + llvm::Twine(d) + ", more than 2^40");
+    if (empty && size > kMaxEmptyExtent)
+      return error("argument '" + name + "' has no elements but size " +
+                   llvm::Twine(size) + " in dimension " + llvm::Twine(d) +
+                   ", more than 2^24");
+  }
+  return llvm::Error::success();
+}
 
 /// The signature of `fn`; `names` override `gnn.name` argument attributes.
 static llvm::Expected<EntryPoint>
@@ -631,6 +651,8 @@ llvm::Error check(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
         return error("argument '" + p.name + "' has size " +
                      llvm::Twine(t.shape[d]) + " in dimension " +
                      llvm::Twine(d) + ", expected " + llvm::Twine(size));
+    if (llvm::Error e = checkExtents(p.name, t))
+      return e;
   }
   for (const RowRequirement &r : entry.requirements) {
     const gnn_graph &g = *args[r.graphArg].graph;
