@@ -438,11 +438,9 @@ int train(MLIRContext &context, const ModelConfig &config,
     return 0;
   }
   // A data-parallel run's state is rank 0's: fit() broadcasts it.
-  if (resume && leader())
-    if (llvm::Error e = agreed(resumeFrom(t, outDir)))
-      return fail(std::move(e));
-  if (resume && !leader())
-    if (llvm::Error e = agreed(llvm::Error::success()))
+  if (resume)
+    if (llvm::Error e =
+            agreed(leader() ? resumeFrom(t, outDir) : llvm::Error::success()))
       return fail(std::move(e));
   if (leader())
     printStart(t, train.size(), valid.size(), compileSeconds);

@@ -67,10 +67,8 @@ detail::gatherTotals(Communicator &world, const std::optional<LossTotals> &mine,
   return totals;
 }
 
-void detail::exchangeGradients(Trainer &trainer, Communicator &tensors,
-                               int first, int count,
-                               const TensorMap &gradients) {
-  Communicator &world = tensors;
+void detail::exchangeGradients(Trainer &trainer, Communicator &world, int first,
+                               int count, const TensorMap &gradients) {
   int me = world.rank(), last = first + count - 1;
   bool inRound = me >= first && me <= last;
   for (auto &[name, sum] : trainer.accumulatedGradients()) {

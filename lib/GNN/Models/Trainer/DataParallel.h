@@ -30,8 +30,9 @@ gatherTotals(Communicator &world, const std::optional<LossTotals> &mine,
 /// Adds the gradients of ranks first .. first+count-1 (this rank's
 /// `gradients` where it is one of them) to the trainer's accumulated sums,
 /// rank after rank, as one process adds consecutive batches; then every
-/// rank holds the sums. The sums travel over `tensors` (the world, or NCCL).
-void exchangeGradients(Trainer &trainer, Communicator &tensors, int first,
+/// rank holds the sums. The sums travel over `world` (the run's, or NCCL's
+/// between GPUs).
+void exchangeGradients(Trainer &trainer, Communicator &world, int first,
                        int count, const TensorMap &gradients);
 
 } // namespace mlir::gnn::detail

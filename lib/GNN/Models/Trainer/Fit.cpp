@@ -81,14 +81,14 @@ Error mlir::gnn::saveCheckpoint(const Trainer &trainer,
                                 const TrainingPosition &position) {
   // A checkpoint is a model to run and a state to resume: never one with
   // weights that are not finite (a learning rate far too large).
-  if (std::optional<std::string> bad =
-          firstNonFiniteTensor(trainer.weightViews()))
+  // Views: a checkpoint streams the trainer's tensors to disk, copying
+  // none of them in memory first.
+  TensorMap weights = trainer.weightViews();
+  if (std::optional<std::string> bad = firstNonFiniteTensor(weights))
     return fail("'" + *bad + "' is not finite after update step " +
                 Twine(position.step) + ": " + name +
                 " is not written; the last complete checkpoint is kept");
-  // Views: a checkpoint streams the trainer's tensors to disk, copying
-  // none of them in memory first.
-  if (Error e = writeSafeTensors(runFile(outDir, name), trainer.weightViews()))
+  if (Error e = writeSafeTensors(runFile(outDir, name), weights))
     return e;
   return writeSafeTensors(runFile(outDir, kTrainStateFile),
                           trainer.stateViews(position));

@@ -15,6 +15,8 @@
 #include "GNN/Transforms/Passes.h"
 #include "TrainerDetail.h"
 
+#include "GNN/Support/SafeTensors.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
@@ -295,6 +297,17 @@ Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
       });
 }
 
+/// Takes the objective (loss + act loss) out of a training entry's
+/// results; an error if it is not finite.
+static Error takeFiniteObjective(Outputs &out) {
+  Expected<HostTensor> objective = take(out, model::kObjective, "train");
+  if (!objective)
+    return objective.takeError();
+  if (!std::isfinite(objective->as<float>()[0]))
+    return fail("the loss is not finite");
+  return Error::success();
+}
+
 /// The Philox key of the `n`-th training batch's dropout.
 static HostTensor dropoutStream(uint64_t seed, int64_t n) {
   SplitMix64 mix(seed ^ (uint64_t(n) * 0xd1b54a32d192ed03ull));
@@ -375,11 +388,8 @@ Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
                                        position.batchesSeen, &hyper, out);
   if (!t)
     return t.takeError();
-  Expected<HostTensor> objective = take(out, model::kObjective, "train");
-  if (!objective)
-    return objective.takeError();
-  if (!std::isfinite(objective->as<float>()[0]))
-    return fail("the loss is not finite");
+  if (Error e = takeFiniteObjective(out))
+    return std::move(e);
   ++position.batchesSeen;
   if (update) {
     ++position.step;
@@ -448,11 +458,8 @@ Trainer::batchGradients(llvm::ArrayRef<const TrainingExample *> examples,
       runTraining(kTrainGrad, examples, streamIndex, nullptr, out);
   if (!t)
     return t.takeError();
-  Expected<HostTensor> objective = take(out, model::kObjective, "train");
-  if (!objective)
-    return objective.takeError();
-  if (!std::isfinite(objective->as<float>()[0]))
-    return fail("the loss is not finite");
+  if (Error e = takeFiniteObjective(out))
+    return std::move(e);
   gradients.clear();
   for (auto &[name, tensor] : out)
     if (llvm::StringRef(name).starts_with("grad."))
@@ -610,12 +617,9 @@ Expected<TrainingPosition> Trainer::restore(const TensorMap &s) {
           it->second.shape != params[name].shape)
         return fail("the state lacks '" + llvm::Twine(prefix) + name +
                     "' or has it in another shape");
-      const float *x = it->second.as<float>();
-      for (int64_t i = 0, n = it->second.numElements(); i < n; ++i)
-        if (!std::isfinite(x[i]))
-          return fail("the state's '" + llvm::Twine(prefix) + name +
-                      "' holds a value that is not finite");
     }
+  if (std::optional<std::string> bad = firstNonFiniteTensor(s))
+    return fail("the state's '" + *bad + "' holds a value that is not finite");
   for (auto [prefix, tensors] : stateKinds(*this))
     for (const std::string &name : names)
       (*tensors)[name] = s.at(prefix + name);
