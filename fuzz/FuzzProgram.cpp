@@ -61,8 +61,10 @@ int64_t count(FuzzedDataProvider &in) {
 /// An id for a set of `n`: mostly in range, sometimes just outside.
 int64_t id(FuzzedDataProvider &in, int64_t n) {
   if (in.ConsumeIntegralInRange<int>(0, 15) == 0)
+    // (n is clamped first: a count can be INT64_MAX, and n + 3 must not
+    // overflow in the harness itself.)
     return in.ConsumeBool() ? -in.ConsumeIntegralInRange<int64_t>(1, 3)
-                            : std::max<int64_t>(n, 0) +
+                            : std::clamp<int64_t>(n, 0, INT64_MAX - 3) +
                                   in.ConsumeIntegralInRange<int64_t>(0, 3);
   int64_t hi = std::clamp<int64_t>(n, 1, 64) - 1;
   return in.ConsumeIntegralInRange<int64_t>(0, hi);

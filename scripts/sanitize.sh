@@ -19,8 +19,13 @@ packages=(clang-19 libclang-rt-19-dev libfuzzer-19-dev)
 source scripts/install-packages.sh
 install_missing_packages "${packages[@]}"
 
+# -O1 with line tables only: what the sanitizers' documentation advises for
+# usable reports; full debug info made the objects four times larger and the
+# build slower for no better stack trace.
 if [ ! -f build-sanitize/build.ninja ]; then
   cmake -G Ninja -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
     -DGNN_SANITIZE=ON -DGNN_FUZZERS=ON -DGNN_ENABLE_FUZZ_TESTS=OFF
 fi

@@ -12,7 +12,9 @@ cd "$(dirname "$0")/.."
 source scripts/install-packages.sh
 install_missing_packages python3-pytest python3-torch iproute2 procps
 scripts/setup.sh
-ctest --test-dir build --output-on-failure
+# Two tests at a time on two cores: most are single-threaded processes that
+# spend their first second loading MLIR.
+ctest --test-dir build --output-on-failure -j "$(nproc)"
 if [ "${GNN_SKIP_SANITIZE:-0}" != 1 ]; then
   scripts/sanitize.sh
 fi
