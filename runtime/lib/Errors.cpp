@@ -134,6 +134,80 @@ extern "C" void gnn_rt_id_out_of_range(gnn_rt_context *context,
           static_cast<long long>(bound));
 }
 
+namespace {
+/// " (line L, column C)" or nothing when the place is unknown.
+std::string placeOf(int64_t line, int64_t column) {
+  if (line <= 0)
+    return "";
+  char text[64];
+  std::snprintf(text, sizeof(text), " (line %lld, column %lld)",
+                static_cast<long long>(line), static_cast<long long>(column));
+  return text;
+}
+} // namespace
+
+extern "C" void gnn_rt_bad_value(gnn_rt_context *context, int64_t kind,
+                                 int64_t a, int64_t b, int64_t c, int64_t d,
+                                 int64_t e, int64_t line, int64_t column) {
+  auto la = static_cast<long long>(a), lb = static_cast<long long>(b),
+       lc = static_cast<long long>(c), ld = static_cast<long long>(d),
+       le = static_cast<long long>(e);
+  std::string at = placeOf(line, column);
+  switch (kind) {
+  case GNN_RT_DIVISION_BY_ZERO:
+    reportf(context, "integer division of %lld by zero%s", la, at.c_str());
+    return;
+  case GNN_RT_DIVISION_OVERFLOW:
+    reportf(context, "integer division of %lld by %lld overflows%s", la, lb,
+            at.c_str());
+    return;
+  case GNN_RT_INDEX_OUT_OF_RANGE:
+    reportf(context,
+            "index %lld is out of range for dimension %lld of size %lld%s", la,
+            lc, lb, at.c_str());
+    return;
+  case GNN_RT_SLICE_OUT_OF_RANGE:
+    reportf(context,
+            "a slice of %lld elements from offset %lld with stride %lld does "
+            "not fit in dimension %lld of size %lld%s",
+            lb, la, le, ld, lc, at.c_str());
+    return;
+  case GNN_RT_SLICE_SOURCE_SIZE:
+    reportf(context,
+            "insert_slice: the source has size %lld in dimension %lld, but "
+            "the slice has size %lld%s",
+            la, lc, lb, at.c_str());
+    return;
+  case GNN_RT_RESHAPE_COUNT:
+    if (a < 0)
+      reportf(context,
+              "reshape of %lld elements to a shape with a negative size or "
+              "2^63 elements or more%s",
+              lb, at.c_str());
+    else
+      reportf(context, "reshape of %lld elements to a shape of %lld%s", lb, la,
+              at.c_str());
+    return;
+  case GNN_RT_ALLOCATION_TOO_LARGE:
+    if (a < 0)
+      reportf(context,
+              "a new tensor with a negative size or 2^63 elements or more%s",
+              at.c_str());
+    else
+      reportf(context,
+              "a new tensor of %lld elements of %lld bytes is more than one "
+              "allocation may take (%lld bytes, the machine's memory)%s",
+              la, lb, lc, at.c_str());
+    return;
+  case GNN_RT_DIM_OUT_OF_RANGE:
+  default:
+    reportf(context,
+            "dimension index %lld is out of range for a rank-%lld "
+            "tensor%s",
+            la, lb, at.c_str());
+  }
+}
+
 extern "C" void gnn_rt_report(const char *message) {
   gnn_rt_context_report(nullptr, message);
 }

@@ -158,6 +158,12 @@ extern "C" void *gnn_rt_alloc(uint64_t bytes) {
   return pool().allocate(alignof(std::max_align_t), bytes);
 }
 
+extern "C" int64_t gnn_rt_allocation_limit_bytes(void) {
+  static const uint64_t limit = physicalBytes();
+  // (Unknown: no bound beyond what an int64_t holds.)
+  return limit > 0 && limit < uint64_t(INT64_MAX) ? int64_t(limit) : INT64_MAX;
+}
+
 extern "C" void *gnn_rt_aligned_alloc(uint64_t alignment, uint64_t bytes) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     return nullptr;

@@ -321,6 +321,67 @@ def CheckVectorSizesPass
   ];
 }
 
+def GuardRuntimeValuesPass : Pass<"gnn-guard-runtime-values", "ModuleOp"> {
+  let summary = "Checks the run-time values that upstream ops are undefined "
+                "for, and reports them to the runtime instead of trapping";
+  let description = [{
+    A program may divide by an input, index with it, reshape to it or
+    size a tensor by it. For some values those ops are undefined: integer
+    division by zero (or of the smallest signed value by -1) traps, an
+    index or a slice past the end reads or writes outside the buffer, a
+    reshape to a shape of another element count views memory the tensor
+    does not own, and a size can ask for more memory than the machine has
+    (a null buffer, then a crash). The lowering pipelines run this pass in
+    every mode: before each such op whose operands are not known to be
+    valid at compile time, the values are checked; a bad one is reported
+    to the runtime (`gnn_rt_bad_value`, `runtime/include/gnnc/errors.h`:
+    the kind, the values, the op's line and column), which fails the call
+    with a one-line error, and the op runs on a stand-in that is safe: a
+    divisor of 1, an extract or load of 0, an insert that leaves its
+    destination, no store, an empty slice or reshape, sizes of 0.
+
+    Covered: `arith` integer divisions and remainders (scalar),
+    `tensor.extract`/`insert` and `memref.load`/`store` (indices),
+    `tensor.dim` (a dynamic index),
+    `tensor.extract_slice`/`insert_slice` (offsets, sizes, strides, an
+    insert's source sizes), `tensor.reshape` (the element count; negative
+    sizes), and the dynamic sizes of `tensor.empty`, `tensor.splat`,
+    `tensor.generate`, `bufferization.alloc_tensor`, `memref.alloc` and
+    `memref.alloca` (at most `gnn_rt_allocation_limit_bytes`, the
+    machine's memory). An index that is the induction variable of an
+    `scf.for` or `scf.parallel` from a non-negative constant up to the
+    tensor's own size is in range and is not checked, so loops over a
+    tensor keep their plain loads. Bodies of gnn ops are left to the gnn
+    lowering, which checks graph ids and feature sizes itself; with
+    `host-only`, so are the bodies of loops that become GPU kernels.
+
+    ```mlir
+    %v = tensor.extract %x[%i] : tensor<?xf32>
+    // becomes
+    %n = tensor.dim %x, %c0 : tensor<?xf32>
+    %in = arith.cmpi ult, %i, %n : index
+    %v = scf.if %in -> (f32) {
+      %e = tensor.extract %x[%i] : tensor<?xf32>
+      scf.yield %e : f32
+    } else {
+      func.call @gnn_rt_bad_value(%c2, %i64, %n64, %c0_i64, %z, %z, %line,
+                                  %column) : (i64, ...) -> ()
+      scf.yield %zero : f32
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"hostOnly", "host-only", "bool", "false",
+           "leave ops in the bodies of loops that become GPU kernels "
+           "(linalg ops, scf.parallel, scf.forall, tensor.generate) "
+           "unchecked: a kernel cannot call the runtime">,
+  ];
+}
+
 def HeapLargeAllocasPass : Pass<"gnn-heap-large-allocas"> {
   let summary = "Moves a program's large or dynamically sized stack buffers "
                 "to the heap";

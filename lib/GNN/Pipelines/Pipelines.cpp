@@ -54,6 +54,13 @@ void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
   addTosaToLinalg(pm);
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(gnn::createDecomposeTensorOpsPass());
+  // Divisions, indices, slices, reshapes and sizes that come from run-time
+  // values are checked (in every mode: a bad value is an error, not a trap
+  // or a stray read); the lowering's own ops come after and check
+  // themselves.
+  gnn::GuardRuntimeValuesPassOptions guards;
+  guards.hostOnly = gpuKernels;
+  pm.addPass(gnn::createGuardRuntimeValuesPass(guards));
   gnn::ConvertGNNToLoopsPassOptions loops;
   loops.gpuKernels = gpuKernels;
   loops.parallelDense = parallelDense;

@@ -549,6 +549,10 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
       {abi::kBadCoo, fn(&gnn_rt_bad_coo), fn(&gnn_rt_bad_coo)},
       {abi::kIdOutOfRange, fn(&gnn_rt_id_out_of_range),
        fn(&gnn_rt_id_out_of_range)},
+      {abi::kBadValue, fn(&gnn_rt_bad_value), fn(&gnn_rt_bad_value)},
+      // Host code allocates a GPU program's tensors (in unified memory).
+      {abi::kAllocationLimit, fn(&gnn_rt_allocation_limit_bytes),
+       fn(&gnn_rt_allocation_limit_bytes)},
       // A GPU program's tape keeps its buffers in unified memory.
       {abi::kTapeCreate, fn(&gnn_rt_tape_create), fn(&gnn_cuda_tape_create)},
       {abi::kTapeFree, fn(&gnn_rt_tape_free), fn(&gnn_rt_tape_free)},

@@ -92,6 +92,44 @@ GNNC_EXPORT void gnn_rt_id_out_of_range(gnn_rt_context *context,
                                         int64_t position, int64_t id,
                                         int64_t bound);
 
+/* What gnn_rt_bad_value reports, and what its a, b, c, d and e are. */
+typedef enum gnn_rt_value_error {
+  /* An integer division or remainder of a by zero. */
+  GNN_RT_DIVISION_BY_ZERO = 0,
+  /* A signed division whose quotient does not fit: a (the smallest value
+   * of its type) by b = -1. */
+  GNN_RT_DIVISION_OVERFLOW = 1,
+  /* tensor.extract or tensor.insert at index a in dimension c, whose size
+   * is b. */
+  GNN_RT_INDEX_OUT_OF_RANGE = 2,
+  /* A slice of b elements from offset a with stride e in dimension d, whose
+   * size is c. */
+  GNN_RT_SLICE_OUT_OF_RANGE = 3,
+  /* tensor.insert_slice of a source of size a into a slice of size b in
+   * dimension c. */
+  GNN_RT_SLICE_SOURCE_SIZE = 4,
+  /* tensor.reshape to a shape of a elements (-1: a negative size, or 2^63
+   * elements or more) from a tensor of b elements. */
+  GNN_RT_RESHAPE_COUNT = 5,
+  /* A new tensor of a elements (-1: a negative size, or 2^63 elements or
+   * more) of b bytes each, more
+   * than the c bytes one allocation may take
+   * (gnn_rt_allocation_limit_bytes, gnnc/memory.h). */
+  GNN_RT_ALLOCATION_TOO_LARGE = 6,
+  /* tensor.dim at index a of a tensor of rank b. */
+  GNN_RT_DIM_OUT_OF_RANGE = 7
+} gnn_rt_value_error;
+
+/* Called by code that gnn-guard-runtime-values adds where an operation is
+ * valid only for some values that are known at run time (integer division,
+ * indices, slices, reshapes, sizes of new tensors): `kind` a
+ * gnn_rt_value_error, its values, then the operation's line and column in
+ * the program (0 when unknown). The operation computes a stand-in that is
+ * safe to run on (a zero, an empty tensor, the destination unchanged). */
+GNNC_EXPORT void gnn_rt_bad_value(gnn_rt_context *context, int64_t kind,
+                                  int64_t a, int64_t b, int64_t c, int64_t d,
+                                  int64_t e, int64_t line, int64_t column);
+
 /* gnn_rt_context_report and gnn_rt_context_take_error on the default
  * context. */
 GNNC_EXPORT void gnn_rt_report(const char *message);

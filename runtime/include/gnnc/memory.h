@@ -26,6 +26,12 @@ extern "C" {
 GNNC_EXPORT void *gnn_rt_alloc(uint64_t bytes);
 GNNC_EXPORT void *gnn_rt_aligned_alloc(uint64_t alignment, uint64_t bytes);
 
+/* The most bytes one tensor that a program creates may take: the
+ * machine's physical memory (a request above it can only fail, and a null
+ * buffer would crash the program). Code that gnn-guard-runtime-values adds
+ * compares sizes that come from run-time values with it. */
+GNNC_EXPORT int64_t gnn_rt_allocation_limit_bytes(void);
+
 /* Frees a block from the functions above (or from malloc); null is a no-op.
  * Large blocks are kept for reuse (for a request they exceed by at most a
  * quarter, or grown in place of a fresh block for one up to twice their
