@@ -7,14 +7,18 @@
 
 #include "gnnc/errors.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <new>
 #include <string>
 
+#include <unistd.h>
+
 struct gnn_rt_context {
   std::mutex mutex;
-  std::string pending; // empty: no error
+  std::string pending;    // empty: no error
+  int64_t tapeBudget = 0; // 0: the default
 };
 
 namespace {
@@ -55,6 +59,21 @@ extern "C" void gnn_rt_context_report(gnn_rt_context *context,
   std::lock_guard<std::mutex> lock(context->mutex);
   if (context->pending.empty())
     context->pending = message && *message ? message : "unknown error";
+}
+
+extern "C" void gnn_rt_context_set_tape_budget(gnn_rt_context *context,
+                                               int64_t bytes) {
+  orDefault(context)->tapeBudget = bytes > 0 ? bytes : 0;
+}
+
+extern "C" int64_t gnn_rt_context_tape_budget(gnn_rt_context *context) {
+  int64_t set = orDefault(context)->tapeBudget;
+  if (set > 0)
+    return set;
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return INT64_MAX;
+  return int64_t(uint64_t(pages) / 2 * uint64_t(pageSize));
 }
 
 extern "C" int gnn_rt_context_take_error(gnn_rt_context *context, char *err,
@@ -123,7 +142,7 @@ extern "C" void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
         static_cast<long long>(rows), static_cast<long long>(expected),
         what[target >= GNN_RT_SIZE_SRC_NODES && target < GNN_RT_SIZE_INPUT_ROWS
                  ? target
-                 : GNN_RT_SIZE_INPUT_ROWS]);
+                 : int64_t(GNN_RT_SIZE_INPUT_ROWS)]);
 }
 
 extern "C" void gnn_rt_id_out_of_range(gnn_rt_context *context,

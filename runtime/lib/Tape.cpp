@@ -63,6 +63,11 @@ struct gnn_rt_tape {
   void (*copy)(void *, const void *, size_t);
   std::vector<Entry> entries;
   int64_t bytes = 0;
+  /// The most bytes (buffers and entries) the tape may keep
+  /// (gnn_rt_context_tape_budget), and whether a push passed it: then the
+  /// tape keeps nothing more.
+  int64_t budget = INT64_MAX;
+  bool overBudget = false;
 };
 
 static void *hostAlloc(size_t bytes) { return gnn_rt_alloc(bytes); }
@@ -82,6 +87,7 @@ static gnn_rt_tape *makeTape(gnn_rt_context *context, void *(*alloc)(size_t),
     return nullptr;
   }
   tape->context = context;
+  tape->budget = gnn_rt_context_tape_budget(context);
   tape->alloc = alloc;
   tape->free = free;
   tape->copy = copy;
@@ -125,6 +131,25 @@ void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
     count *= sizes[i];
   }
   e.bytes = count * element_bytes;
+  // A loop that runs too long for its backward (its trip count from the
+  // inputs) fails here, before its tape takes the memory the rest of the
+  // program needs. (Each entry counts with its bookkeeping: a loop of
+  // empty pushes grows too.)
+  if (tape->overBudget)
+    return;
+  int64_t kept = tape->bytes + int64_t(tape->entries.size() * sizeof(Entry));
+  if (e.bytes > tape->budget - kept - int64_t(sizeof(Entry))) {
+    tape->overBudget = true;
+    char message[256];
+    std::snprintf(message, sizeof message,
+                  "the backward of a loop needs more than its budget of "
+                  "%lld bytes after keeping %lld values of its iterations; "
+                  "the loop runs too long to differentiate",
+                  static_cast<long long>(tape->budget),
+                  static_cast<long long>(tape->entries.size()));
+    gnn_rt_context_report(tape->context, message);
+    return;
+  }
   // A block for empty buffers too, so that every entry owns one.
   e.buffer = tape->alloc(e.bytes ? e.bytes : 1);
   if (!e.buffer) {

@@ -106,3 +106,51 @@ func.func @nothing_to_scope(%n: index, %out: memref<?xf32>) {
   memref.store %y, %out[%c0] : memref<?xf32>
   return
 }
+
+// -----
+
+// The regions of an scf.while are scoped too, and so are calls that the
+// memref lowering gives stack descriptors: a cast to an unranked memref (a
+// tape push's argument) and a call passing memrefs. A call of scalars
+// alone is not.
+// CHECK-LABEL: func @while_loop
+// CHECK: scf.while
+// CHECK-NEXT: %[[SP:.*]] = llvm.intr.stacksave
+// CHECK: llvm.intr.stackrestore %[[SP]]
+// CHECK-NEXT: scf.condition
+// CHECK: ^bb0(
+// CHECK-NEXT: %[[SP2:.*]] = llvm.intr.stacksave
+// CHECK: memref.cast %{{.*}} : memref<?xf32> to memref<*xf32>
+// CHECK: call @push
+// CHECK: llvm.intr.stackrestore %[[SP2]]
+// CHECK-NEXT: scf.yield
+// CHECK-LABEL: func @scalar_calls
+// CHECK-NOT: llvm.intr.stacksave
+func.func private @push(memref<*xf32>)
+func.func private @linear(memref<?xf32>) -> index
+func.func private @count(index) -> index
+func.func @while_loop(%m: memref<?xf32>, %n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.while (%i = %c0) : (index) -> index {
+    %k = func.call @linear(%m) : (memref<?xf32>) -> index
+    %more = arith.cmpi ult, %i, %k : index
+    scf.condition(%more) %i : index
+  } do {
+  ^bb0(%i: index):
+    %u = memref.cast %m : memref<?xf32> to memref<*xf32>
+    func.call @push(%u) : (memref<*xf32>) -> ()
+    %j = arith.addi %i, %c1 : index
+    scf.yield %j : index
+  }
+  return %r : index
+}
+func.func @scalar_calls(%n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %c0) -> index {
+    %k = func.call @count(%a) : (index) -> index
+    scf.yield %k : index
+  }
+  return %r : index
+}

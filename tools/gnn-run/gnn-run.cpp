@@ -72,6 +72,10 @@ static cl::opt<bool>
          cl::desc("differentiate the entry function (its first result is the "
                   "loss) and also write grad.<name>: the loss's gradient "
                   "with respect to each float argument"));
+static cl::opt<int64_t> tapeBudgetMB(
+    "tape-budget-mb", cl::init(0), cl::cat(category),
+    cl::desc("with --grad: the most memory, in MiB, the backward of the "
+             "program's loops may keep (default: half of the machine's)"));
 static cl::opt<std::string>
     device("device", cl::init("cpu"), cl::cat(category),
            cl::desc("where compiled code runs: cpu or cuda (an NVIDIA GPU; "
@@ -244,6 +248,14 @@ static int runProgram(MLIRContext &context, const CompileOptions &compile) {
   ProgramOptions options;
   options.entry = entryName;
   options.grad = grad;
+  if (tapeBudgetMB.getNumOccurrences()) {
+    if (!grad)
+      return fail("--tape-budget-mb applies to --grad");
+    if (tapeBudgetMB <= 0 || tapeBudgetMB > (int64_t(1) << 40))
+      return fail("--tape-budget-mb must be between 1 and 2^40, not " +
+                  std::to_string(tapeBudgetMB));
+    options.tapeBudget = tapeBudgetMB * (int64_t(1) << 20);
+  }
   options.compile = compile;
   auto start = std::chrono::steady_clock::now();
   auto program = Program::compileFile(context, programFile, options);

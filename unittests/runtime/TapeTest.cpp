@@ -194,3 +194,33 @@ TEST(RuntimeTape, BadPopsAreReportedAndGiveZeros) {
   gnn_rt_free(popped.allocated);
 }
 } // namespace
+
+TEST(RuntimeTape, ABudgetStopsTheTapeWithOneReport) {
+  std::unique_ptr<gnn_rt_context, void (*)(gnn_rt_context *)> context(
+      gnn_rt_context_create(), gnn_rt_context_destroy);
+  // The default is half of the machine's memory; a budget set is per
+  // context, and 0 restores the default.
+  int64_t half = gnn_rt_context_tape_budget(context.get());
+  EXPECT_GT(half, int64_t(1) << 20);
+  gnn_rt_context_set_tape_budget(context.get(), 4096);
+  EXPECT_EQ(gnn_rt_context_tape_budget(context.get()), 4096);
+  EXPECT_EQ(gnn_rt_context_tape_budget(nullptr), half);
+
+  Tape tape(gnn_rt_tape_create(context.get()));
+  std::vector<float> row(256, 1.0f); // 1 KiB a push
+  Descriptor<float, 1> d{row.data(), row.data(), 0, {256}, {1}};
+  for (int i = 0; i < 100; ++i)
+    gnn_rt_tape_push(tape.get(), 1, &d, sizeof(float));
+  // Three pushes and their bookkeeping fit in 4 KiB, the fourth does not;
+  // nothing after it is kept either.
+  EXPECT_EQ(gnn_rt_tape_size(tape.get()), 3);
+  EXPECT_EQ(gnn_rt_tape_bytes(tape.get()), 3 * 1024);
+  EXPECT_EQ(takeError(context.get()),
+            "the backward of a loop needs more than its budget of 4096 bytes "
+            "after keeping 3 values of its iterations; the loop runs too long "
+            "to differentiate");
+  EXPECT_EQ(takeError(context.get()), "");
+  // 0 restores the default.
+  gnn_rt_context_set_tape_budget(context.get(), 0);
+  EXPECT_EQ(gnn_rt_context_tape_budget(context.get()), half);
+}

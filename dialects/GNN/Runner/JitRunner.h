@@ -164,6 +164,10 @@ public:
   /// faster on one.
   static void setThreads(int threads);
 
+  /// The most bytes the tapes of one call may keep for the backward of its
+  /// loops (0: half of the machine's memory).
+  void setTapeBudget(int64_t bytes) { tapeBudget = bytes; }
+
   const CompileInfo &getCompileInfo() const { return info; }
 
   /// The signature of entry `name`, or null.
@@ -205,6 +209,7 @@ private:
   Device device = Device::CPU;
   /// Its kernels are launched without waiting (gnn-gpu-async-launches).
   bool asyncLaunches = false;
+  int64_t tapeBudget = 0;
   /// Device copies of constant arguments, by host address (GPU programs).
   struct ResidentCopy {
     void *copy = nullptr;

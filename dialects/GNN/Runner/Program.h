@@ -64,6 +64,9 @@ struct ProgramOptions {
   /// Run the entry's gradient instead (gnn-differentiate; its first result
   /// is the loss): its results, then `grad.<name>` for each float argument.
   bool grad = false;
+  /// The most bytes the backward of the program's loops may keep per run
+  /// (0: half of the machine's memory).
+  int64_t tapeBudget = 0;
   CompileOptions compile;
 };
 

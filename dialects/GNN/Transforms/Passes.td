@@ -580,9 +580,14 @@ def ScopeLoopAllocasPass : Pass<"gnn-scope-loop-allocas"> {
     stack per tile of destinations (the fused attention's) then overflows
     the stack on a large graph when its loops run serially
     (`convert-scf-to-openmp` scopes the parallel bodies it makes itself).
-    This pass keeps the promise: the body of every such loop that allocates
-    on the stack itself (not only inside a nested scope) saves the stack
-    pointer when it starts and restores it before its terminator. A
+    This pass keeps the promise: the body of every such loop, and both
+    regions of an `scf.while`, that allocates on the stack itself (not
+    only inside a nested scope) saves the stack pointer when it starts and
+    restores it before its terminator. Allocating on the stack includes
+    what the memref lowering puts there later: the descriptor of a cast to
+    an unranked memref (a tape push's argument) and those of a call that
+    passes or returns memrefs (the runtime's C-interface functions); a
+    differentiated loop of 10^5 iterations overflowed the stack with them. A
     `memref.alloca_scope` would say the same, but `finalize-memref-to-llvm`
     lowers one into several blocks, which a region of an `scf` op cannot
     hold; so the pass writes the LLVM intrinsics, and also replaces the

@@ -741,6 +741,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
       gnn_rt_context_create(), &gnn_rt_context_destroy);
   if (!context)
     return error("out of memory for the runtime context");
+  gnn_rt_context_set_tape_budget(context.get(), tapeBudget);
   void *contextArgument = context.get();
   packedArgs.push_back(&contextArgument);
   char message[512];

@@ -165,6 +165,7 @@ Expected<std::unique_ptr<Program>> Program::compile(
   if (!jit)
     return jit.takeError();
   program->jit = std::move(*jit);
+  program->jit->setTapeBudget(options.tapeBudget);
   return program;
 }
 

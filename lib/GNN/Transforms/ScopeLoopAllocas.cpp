@@ -9,6 +9,7 @@
 
 #include "GNN/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -24,6 +25,16 @@ using namespace mlir;
 namespace {
 /// Whether `op` itself allocates in its enclosing allocation scope.
 bool allocatesOnStack(Operation *op) {
+  // Lowered later onto the stack: an unranked descriptor (what a tape push
+  // passes), and the descriptors a call of a C-interface function (the
+  // runtime's) passes by pointer.
+  if (auto cast = dyn_cast<memref::CastOp>(op))
+    return isa<UnrankedMemRefType>(cast.getType());
+  if (isa<func::CallOp>(op)) {
+    auto isMemRef = [](Type t) { return isa<BaseMemRefType>(t); };
+    return llvm::any_of(op->getOperandTypes(), isMemRef) ||
+           llvm::any_of(op->getResultTypes(), isMemRef);
+  }
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return false;
@@ -86,7 +97,7 @@ struct ScopeLoopAllocasPass
     SmallVector<std::pair<Block *, Location>> bodies;
     SmallVector<memref::AllocaScopeOp> scopes;
     getOperation()->walk([&](Operation *op) {
-      if (isa<scf::ForOp, scf::ParallelOp, scf::ForallOp>(op)) {
+      if (isa<scf::ForOp, scf::ParallelOp, scf::ForallOp, scf::WhileOp>(op)) {
         for (Region &region : op->getRegions())
           for (Block &body : region)
             if (allocatesInScope(body))

@@ -37,6 +37,14 @@ GNNC_EXPORT gnn_rt_context *gnn_rt_default_context(void);
 GNNC_EXPORT void gnn_rt_context_report(gnn_rt_context *context,
                                        const char *message);
 
+/* The most bytes the tapes of one run may keep for the backward of its
+ * loops (gnnc/tape.h): `bytes` > 0, or 0 for the default, half of the
+ * machine's physical memory. A tape that would pass it keeps nothing more
+ * and reports the error. */
+GNNC_EXPORT void gnn_rt_context_set_tape_budget(gnn_rt_context *context,
+                                                int64_t bytes);
+GNNC_EXPORT int64_t gnn_rt_context_tape_budget(gnn_rt_context *context);
+
 /* Returns non-zero if an error was reported into the context since the last
  * call, writes its message into err (if err_size > 0) and clears it. */
 GNNC_EXPORT int gnn_rt_context_take_error(gnn_rt_context *context, char *err,
