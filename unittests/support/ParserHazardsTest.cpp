@@ -136,3 +136,22 @@ TEST(ParserHazards, FromElementsOfManyElementsNeedsAsManyOperands) {
         std::string("%s = \"tensor.from_elements %a : tensor<100000xf32>\"")})
     EXPECT_EQ(hazardOf(text), "") << text.substr(0, 80);
 }
+
+TEST(ParserHazards, NestingPastTheLimitIsFoundWhereItPasses) {
+  const int64_t limit = mlir::gnn::kMaxNesting;
+  // Braces, brackets and parentheses count together; strings and comments
+  // do not count, nor do closed levels.
+  std::string ok = std::string(limit, '{') + std::string(limit, '}') + "\"" +
+                   std::string(1000, '(') + "\" // " + std::string(1000, '[') +
+                   "\n" + std::string(limit / 2, '(') +
+                   std::string(limit / 2, '[');
+  EXPECT_FALSE(findParserHazard(ok));
+  std::string deep = "func.func @f() {\n" + std::string(limit - 1, '{') + "([" +
+                     std::string(limit, ']');
+  auto hazard = findParserHazard(deep);
+  ASSERT_TRUE(hazard);
+  EXPECT_EQ(hazard->offset, deep.find("(["));
+  EXPECT_EQ(hazard->message,
+            "nested deeper than 256 levels of braces, brackets and "
+            "parentheses (MLIR's parser recurses once per level)");
+}

@@ -25,17 +25,20 @@ struct ParserHazard {
   std::string message;
 };
 
+/// The most levels of braces, brackets and parentheses a program may nest.
+constexpr int64_t kMaxNesting = 256;
+
 /// The first place in `text` where an MLIR 19 parser or verifier would
-/// crash: `linalg.transpose`, `linalg.broadcast` and `linalg.reduce` whose
-/// `permutation = ` or `dimensions = ` is not followed by a list of 64-bit
-/// integers in square brackets (their parsers store the failed list as a
-/// null attribute and dereference it), and a `linalg.transpose`, custom or
-/// generic form, whose permutation does not order 0 .. n - 1 (its verifier
-/// reads the input's shape at each entry), and a `tensor.from_elements`
-/// (custom form) whose result has more than 2^16 elements and not as many
-/// operands (its parser allocates a type per element before it counts
-/// them: gigabytes and seconds, or LLVM's fatal "SmallVector unable to
-/// grow"). None if there is no such place.
+/// crash: nesting deeper than kMaxNesting, `linalg.transpose`,
+/// `linalg.broadcast` and `linalg.reduce` whose `permutation = ` or `dimensions
+/// = ` is not followed by a list of 64-bit integers in square brackets (their
+/// parsers store the failed list as a null attribute and dereference it), and a
+/// `linalg.transpose`, custom or generic form, whose permutation does not order
+/// 0 .. n - 1 (its verifier reads the input's shape at each entry), and a
+/// `tensor.from_elements` (custom form) whose result has more than 2^16
+/// elements and not as many operands (its parser allocates a type per element
+/// before it counts them: gigabytes and seconds, or LLVM's fatal "SmallVector
+/// unable to grow"). None if there is no such place.
 std::optional<ParserHazard> findParserHazard(llvm::StringRef text);
 
 /// Prints the first hazard of `buffer` to `os` as MLIR's parser prints its

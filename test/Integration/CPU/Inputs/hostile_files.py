@@ -53,3 +53,21 @@ open(p("cr.src"), "w", newline="").write("a b c\rd e\rf g h i\r")
 # A program that does not parse.
 open(p("bad.mlir"), "w").write("func.func @f( {\n")
 open(p("existing.mlir"), "w").write("// keep me\n")
+
+# Programs of 10,000 nested scf.if (MLIR's parser overflowed its stack on
+# them), and of 200, which parse.
+def nested_ifs(n):
+    lines = ["func.func @main(%c: i1) -> i32 {"]
+    lines += ["%%r%d = scf.if %%c -> i32 {" % i for i in range(n)]
+    lines += ["%v = arith.constant 1 : i32", "scf.yield %v : i32"]
+    for i in reversed(range(n)):
+        lines += ["} else {", "%%w%d = arith.constant 0 : i32" % i,
+                  "scf.yield %%w%d : i32" % i, "}"]
+        if i > 0:
+            lines.append("scf.yield %%r%d : i32" % i)
+    lines += ["return %r0 : i32", "}"]
+    return "\n".join(lines) + "\n"
+
+
+open(p("nested-10000.mlir"), "w").write(nested_ifs(10000))
+open(p("nested-200.mlir"), "w").write(nested_ifs(200))
