@@ -218,6 +218,12 @@ extern "C" void gnn_rt_bad_value(gnn_rt_context *context, int64_t kind,
               "allocation may take (%lld bytes, the machine's memory)%s",
               la, lb, lc, at.c_str());
     return;
+  case GNN_RT_REPEATED_ID:
+    reportf(context,
+            "scatter_rows: id %lld is listed twice (entries %lld and %lld); "
+            "the ids of a scatter without add must be distinct%s",
+            la, lb, lc, at.c_str());
+    return;
   case GNN_RT_DIM_OUT_OF_RANGE:
   default:
     reportf(context,

@@ -43,6 +43,7 @@ enum class ValueError : int64_t {
   ReshapeCount = 5,
   AllocationTooLarge = 6,
   DimOutOfRange = 7,
+  RepeatedId = 8,
 };
 /// Dense layers and the attention tiles' GEMM (gnnc/dense.h), called
 /// through their C-interface (`_mlir_ciface_`) wrappers.

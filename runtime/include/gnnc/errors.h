@@ -125,10 +125,13 @@ typedef enum gnn_rt_value_error {
    * (gnn_rt_allocation_limit_bytes, gnnc/memory.h). */
   GNN_RT_ALLOCATION_TOO_LARGE = 6,
   /* tensor.dim at index a of a tensor of rank b. */
-  GNN_RT_DIM_OUT_OF_RANGE = 7
+  GNN_RT_DIM_OUT_OF_RANGE = 7,
+  /* gnn.scatter_rows (without add): id a at entries b and c of the list. */
+  GNN_RT_REPEATED_ID = 8
 } gnn_rt_value_error;
 
-/* Called by code that gnn-guard-runtime-values adds where an operation is
+/* Called by code that gnn-guard-runtime-values adds (and the lowering of
+ * gnn.scatter_rows, for repeated ids) where an operation is
  * valid only for some values that are known at run time (integer division,
  * indices, slices, reshapes, sizes of new tensors): `kind` a
  * gnn_rt_value_error, its values, then the operation's line and column in

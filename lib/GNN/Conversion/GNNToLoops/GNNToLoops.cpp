@@ -414,6 +414,68 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, bool deviceForm,
   return l.replaceWithBuffers(op, out);
 }
 
+/// A scatter needs a source row per id, and without add distinct ids:
+/// checks both before the scatter (with `distinct`, a serial pass over the
+/// ids with a slot per destination row that holds the entry naming it) and
+/// reports the first failure. Returns the number of entries to scatter: 0
+/// when the source's rows differ from the ids (which would read past the
+/// source). Repeated ids are only reported (the call fails).
+static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
+                             Value rows, bool distinct) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value count = l.dim(ids, 0);
+  Value sourceRows = b.create<tensor::DimOp>(loc, op.getSource(), 0);
+  Value same =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, sourceRows, count);
+  l.unless(same, [&] {
+    b.create<func::CallOp>(
+        loc, abi::kRowsMismatch, TypeRange{},
+        ValueRange{l.i64(sourceRows), l.i64(count),
+                   b.create<arith::ConstantIntOp>(loc, kInputRowsCode, 64)});
+  });
+  Value entries = b.create<arith::SelectOp>(loc, same, count, l.idx(0));
+  if (!distinct)
+    return entries;
+  // Slot r: 1 + the entry that named row r, 0 if none did.
+  Value slots = b.create<memref::AllocOp>(
+      loc, MemRefType::get({ShapedType::kDynamic}, b.getI64Type()),
+      ValueRange{rows});
+  Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
+  l.forLoop(l.idx(0), rows, ValueRange{}, [&](Value r, ValueRange) {
+    b.create<memref::StoreOp>(loc, zero, slots, r);
+    return SmallVector<Value>{};
+  });
+  l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
+    Value id = b.create<memref::LoadOp>(loc, ids, i);
+    Value inRange =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, rows);
+    l.guarded(inRange, [&] {
+      Value earlier = b.create<memref::LoadOp>(loc, slots, id);
+      Value first =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, earlier, zero);
+      l.unless(first, [&] {
+        Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
+        Value none = zero;
+        auto constant = [&](int64_t v) {
+          return b.create<arith::ConstantIntOp>(loc, v, 64).getResult();
+        };
+        b.create<func::CallOp>(
+            loc, abi::kBadValue, TypeRange{},
+            ValueRange{constant(int64_t(abi::ValueError::RepeatedId)),
+                       l.i64(id), b.create<arith::SubIOp>(loc, earlier, one),
+                       l.i64(i), none, none, constant(0), constant(0)});
+      });
+      Value entry = b.create<arith::AddIOp>(
+          loc, l.i64(i), b.create<arith::ConstantIntOp>(loc, 1, 64));
+      b.create<memref::StoreOp>(loc, entry, slots, id);
+    });
+    return SmallVector<Value>{};
+  });
+  // (The deallocation pipeline frees the slots.)
+  return entries;
+}
+
 /// Row by row into `dest` itself, as tensor slices: bufferization writes
 /// in place where `dest` is not read afterwards (a state or cache a loop
 /// carries), and copies it once otherwise. Rows of the same static shape
@@ -425,6 +487,7 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
     dest = l.b.create<tensor::CastOp>(l.loc, type, dest);
   Value ids = l.toMemref(op.getIds());
   Value rows = l.b.create<tensor::DimOp>(l.loc, dest, 0);
+  Value entries = checkScatterIds(l, op, ids, rows, /*distinct=*/true);
   SmallVector<OpFoldResult> sizes = {l.b.getIndexAttr(1)},
                             strides(type.getRank(), l.b.getIndexAttr(1));
   for (int64_t size : getItemShape(type))
@@ -435,8 +498,7 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
     return offsets;
   };
   return l.forLoop(
-      l.idx(0), l.dim(ids, 0), ValueRange{dest},
-      [&](Value i, ValueRange state) {
+      l.idx(0), entries, ValueRange{dest}, [&](Value i, ValueRange state) {
         auto [inRange, r] = l.checkedId(ids, i, rows);
         return SmallVector<Value>{l.ifElse(
             inRange,
@@ -475,6 +537,9 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
   Value ids = l.toMemref(op.getIds());
   SmallVector<Value> extents = l.itemExtents(item, {dest});
   Value rows = l.dim(dest.memref, 0);
+  // (On a GPU the ids stay where they are: no host pass over them.)
+  Value entries = checkScatterIds(l, op, ids, rows,
+                                  /*distinct=*/!op.getAdd() && !deviceForm);
   Value out = l.alloc(type, rows, extents);
   if (deviceForm) {
     // On a GPU the copy is a kernel too: on the host it would move the
@@ -500,19 +565,18 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
       saturatedElementCount(item) >= kMinDeviceScatterItem) {
     Value slot = l.badIdSlot();
     l.parallelItems(l.idx(1), extents, [&](Value, ValueRange item) {
-      l.forLoop(l.idx(0), l.dim(ids, 0), ValueRange{},
-                [&](Value i, ValueRange) {
-                  auto [inRange, r] = l.checkedId(ids, i, rows, slot);
-                  l.guarded(inRange, [&] { addItem(i, r, item); });
-                  return SmallVector<Value>{};
-                });
+      l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
+        auto [inRange, r] = l.checkedId(ids, i, rows, slot);
+        l.guarded(inRange, [&] { addItem(i, r, item); });
+        return SmallVector<Value>{};
+      });
     });
     l.reportBadId(slot, ids, rows);
     return l.replaceWithBuffers(op, out);
   }
   if (op.getAdd()) {
     // In list order: repeated ids add up the same on any number of threads.
-    l.forLoop(l.idx(0), l.dim(ids, 0), ValueRange{}, [&](Value i, ValueRange) {
+    l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
       auto [inRange, r] = l.checkedId(ids, i, rows);
       l.guarded(inRange, [&] {
         l.loopNest(extents, [&](ValueRange item) { addItem(i, r, item); });
@@ -521,7 +585,7 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
     });
     return l.replaceWithBuffers(op, out);
   }
-  l.parallel(l.dim(ids, 0), [&](Value i) {
+  l.parallel(entries, [&](Value i) {
     auto [inRange, r] = l.checkedId(ids, i, rows);
     auto guard = l.b.create<scf::IfOp>(l.loc, inRange, /*withElse=*/false);
     OpBuilder::InsertionGuard g(l.b);
