@@ -27,24 +27,12 @@ constexpr llvm::StringLiteral kRowsMismatch = "gnn_rt_rows_mismatch";
 constexpr llvm::StringLiteral kIdOutOfRange = "gnn_rt_id_out_of_range";
 constexpr llvm::StringLiteral kBadCoo = "gnn_rt_bad_coo";
 /// Values that make an upstream op invalid at run time
-/// (gnn-guard-runtime-values): a gnn_rt_value_error, five values, the line
-/// and the column.
+/// (gnn-guard-runtime-values): a gnn_rt_value_error (gnnc/errors.h), five
+/// values, the line and the column.
 constexpr llvm::StringLiteral kBadValue = "gnn_rt_bad_value";
 /// The most bytes one new tensor may take (gnnc/memory.h): () -> i64.
 constexpr llvm::StringLiteral kAllocationLimit =
     "gnn_rt_allocation_limit_bytes";
-/// gnn_rt_value_error's kinds, as the guards pass them.
-enum class ValueError : int64_t {
-  DivisionByZero = 0,
-  DivisionOverflow = 1,
-  IndexOutOfRange = 2,
-  SliceOutOfRange = 3,
-  SliceSourceSize = 4,
-  ReshapeCount = 5,
-  AllocationTooLarge = 6,
-  DimOutOfRange = 7,
-  RepeatedId = 8,
-};
 /// Dense layers and the attention tiles' GEMM (gnnc/dense.h), called
 /// through their C-interface (`_mlir_ciface_`) wrappers.
 constexpr llvm::StringLiteral kLinear = "gnn_rt_linear";

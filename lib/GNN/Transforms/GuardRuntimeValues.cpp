@@ -16,6 +16,7 @@
 #include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
+#include "gnnc/errors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -37,7 +38,6 @@ namespace mlir::gnn {
 
 using namespace mlir;
 namespace abi = mlir::gnn::abi;
-using abi::ValueError;
 
 namespace {
 
@@ -111,7 +111,8 @@ public:
   }
 
   /// The call that reports `kind` with up to five values (missing ones 0).
-  void emitReport(OpBuilder &at, ValueError kind, ArrayRef<Value> values) {
+  void emitReport(OpBuilder &at, gnn_rt_value_error kind,
+                  ArrayRef<Value> values) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(at.getInsertionBlock(), at.getInsertionPoint());
     auto [line, column] = lineAndColumn(loc);
@@ -126,7 +127,7 @@ public:
   }
 
   /// Reports `kind` when `bad` holds.
-  void reportIf(Value bad, ValueError kind, ArrayRef<Value> values) {
+  void reportIf(Value bad, gnn_rt_value_error kind, ArrayRef<Value> values) {
     auto ifOp = b.create<scf::IfOp>(loc, bad, /*withElseRegion=*/false);
     OpBuilder inside = ifOp.getThenBodyBuilder();
     emitReport(inside, kind, values);
@@ -136,7 +137,7 @@ public:
   /// report naming the first failed check.
   template <typename StandIn>
   void runIf(Value ok, ArrayRef<std::pair<Value, SmallVector<Value>>> failures,
-             ValueError kind, StandIn standIn) {
+             gnn_rt_value_error kind, StandIn standIn) {
     auto ifOp = b.create<scf::IfOp>(loc, op->getResultTypes(), ok,
                                     /*withElseRegion=*/true);
     // (Without results, a store's, the branches come with their yields and
@@ -209,7 +210,7 @@ void guardDivision(Operation *op) {
   };
   Value zero = literal(APInt::getZero(width));
   Value isZero = g.cmp(arith::CmpIPredicate::eq, divisor, zero);
-  g.reportIf(isZero, ValueError::DivisionByZero, {dividend});
+  g.reportIf(isZero, GNN_RT_DIVISION_BY_ZERO, {dividend});
   Value bad = isZero;
   if (isSigned) {
     // (One statement each: the IR comes out in a fixed order.)
@@ -218,7 +219,7 @@ void guardDivision(Operation *op) {
     Value isMinusOne = g.cmp(arith::CmpIPredicate::eq, divisor,
                              literal(APInt::getAllOnes(width)));
     Value overflows = g.both(isSmallest, isMinusOne);
-    g.reportIf(overflows, ValueError::DivisionOverflow, {dividend, divisor});
+    g.reportIf(overflows, GNN_RT_DIVISION_OVERFLOW, {dividend, divisor});
     bad = g.either(bad, overflows);
   }
   Value one = literal(APInt(width, 1));
@@ -338,7 +339,7 @@ void guardAccess(Operation *op, Value tensor, ValueRange indices,
     ok = ok ? g.both(ok, in) : in;
     failures.push_back({g.negate(in), {i, size, g.index(dim)}});
   }
-  g.runIf(ok, failures, ValueError::IndexOutOfRange, standIn);
+  g.runIf(ok, failures, GNN_RT_INDEX_OUT_OF_RANGE, standIn);
 }
 
 void guardExtract(tensor::ExtractOp op) {
@@ -379,8 +380,8 @@ void guardDim(tensor::DimOp op) {
   Guard g(op);
   Value rank = g.index(type.getRank());
   Value ok = g.cmp(arith::CmpIPredicate::ult, op.getIndex(), rank);
-  g.runIf(ok, {{g.negate(ok), {op.getIndex(), rank}}},
-          ValueError::DimOutOfRange, [&](OpBuilder &b) {
+  g.runIf(ok, {{g.negate(ok), {op.getIndex(), rank}}}, GNN_RT_DIM_OUT_OF_RANGE,
+          [&](OpBuilder &b) {
             return b.create<arith::ConstantIndexOp>(op.getLoc(), 0).getResult();
           });
 }
@@ -496,7 +497,7 @@ void guardExtractSlice(tensor::ExtractSliceOp op) {
   SliceChecks checks = checkSlice(g, op, source);
   if (checks.failures.empty())
     return;
-  g.reportIf(g.negate(checks.ok), ValueError::SliceOutOfRange,
+  g.reportIf(g.negate(checks.ok), GNN_RT_SLICE_OUT_OF_RANGE,
              g.firstOf(checks.failures));
 
   auto sourceType = cast<RankedTensorType>(source.getType());
@@ -572,7 +573,7 @@ void guardInsertSlice(tensor::InsertSliceOp op) {
                *size <= destType.getDimSize(dim);
       });
   if (clampable) {
-    g.reportIf(g.negate(checks.ok), ValueError::SliceOutOfRange,
+    g.reportIf(g.negate(checks.ok), GNN_RT_SLICE_OUT_OF_RANGE,
                g.firstOf(checks.failures));
     SmallVector<OpFoldResult> offsets = op.getMixedOffsets(),
                               strides = op.getMixedStrides();
@@ -587,7 +588,7 @@ void guardInsertSlice(tensor::InsertSliceOp op) {
     return;
   }
   if (checks.failures.empty()) {
-    g.runIf(ok, sourceFailures, ValueError::SliceSourceSize, keepDest);
+    g.runIf(ok, sourceFailures, GNN_RT_SLICE_SOURCE_SIZE, keepDest);
     return;
   }
   if (!sourceFailures.empty()) {
@@ -596,10 +597,10 @@ void guardInsertSlice(tensor::InsertSliceOp op) {
     Value sourceBad;
     for (auto &f : sourceFailures)
       sourceBad = sourceBad ? g.either(sourceBad, f.first) : f.first;
-    g.reportIf(g.both(sourceBad, checks.ok), ValueError::SliceSourceSize,
+    g.reportIf(g.both(sourceBad, checks.ok), GNN_RT_SLICE_SOURCE_SIZE,
                g.firstOf(sourceFailures));
   }
-  g.runIf(ok, checks.failures, ValueError::SliceOutOfRange, keepDest);
+  g.runIf(ok, checks.failures, GNN_RT_SLICE_OUT_OF_RANGE, keepDest);
 }
 
 //===----------------------------------------------------------------------===//
@@ -655,7 +656,7 @@ void guardReshape(tensor::ReshapeOp op) {
       g.both(g.negate(want.overflows),
              g.cmp(arith::CmpIPredicate::eq, want.elements, have.elements));
   g.runIf(ok, {{g.negate(ok), {wantOrFlag, have.elements}}},
-          ValueError::ReshapeCount,
+          GNN_RT_RESHAPE_COUNT,
           [&](OpBuilder &b) { return emptyOf(b, op.getLoc(), resultType); });
 }
 
@@ -688,7 +689,7 @@ void guardAllocation(Operation *op, MutableOperandRange sizes,
       count.overflows, g.cmp(arith::CmpIPredicate::sgt, count.elements, most));
   Value shown = g.b.create<arith::SelectOp>(g.loc, count.overflows,
                                             g.constant(-1), count.elements);
-  g.reportIf(tooLarge, ValueError::AllocationTooLarge,
+  g.reportIf(tooLarge, GNN_RT_ALLOCATION_TOO_LARGE,
              {shown, g.constant(elementBytes), limit});
   Value zero = g.index(0);
   for (OpOperand &size : sizes)

@@ -462,9 +462,9 @@ static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
         };
         b.create<func::CallOp>(
             loc, abi::kBadValue, TypeRange{},
-            ValueRange{constant(int64_t(abi::ValueError::RepeatedId)),
-                       l.i64(id), b.create<arith::SubIOp>(loc, earlier, one),
-                       l.i64(i), none, none, constant(0), constant(0)});
+            ValueRange{constant(GNN_RT_REPEATED_ID), l.i64(id),
+                       b.create<arith::SubIOp>(loc, earlier, one), l.i64(i),
+                       none, none, constant(0), constant(0)});
       });
       Value entry = b.create<arith::AddIOp>(
           loc, l.i64(i), b.create<arith::ConstantIntOp>(loc, 1, 64));
