@@ -342,24 +342,15 @@ void guardAccess(Operation *op, Value tensor, ValueRange indices,
   g.runIf(ok, failures, GNN_RT_INDEX_OUT_OF_RANGE, standIn);
 }
 
-void guardExtract(tensor::ExtractOp op) {
-  Type element = op.getType();
-  TypedAttr zero =
-      dyn_cast_or_null<TypedAttr>(OpBuilder(op).getZeroAttr(element));
+/// A read (tensor.extract, memref.load) out of range gives 0 (elements
+/// without a zero attribute are left unguarded).
+void guardRead(Operation *op, Value shaped, ValueRange indices) {
+  TypedAttr zero = dyn_cast_or_null<TypedAttr>(
+      OpBuilder(op).getZeroAttr(op->getResult(0).getType()));
   if (!zero)
     return;
-  guardAccess(op, op.getTensor(), op.getIndices(), [&](OpBuilder &b) {
-    return b.create<arith::ConstantOp>(op.getLoc(), zero).getResult();
-  });
-}
-
-void guardLoad(memref::LoadOp op) {
-  TypedAttr zero =
-      dyn_cast_or_null<TypedAttr>(OpBuilder(op).getZeroAttr(op.getType()));
-  if (!zero)
-    return;
-  guardAccess(op, op.getMemRef(), op.getIndices(), [&](OpBuilder &b) {
-    return b.create<arith::ConstantOp>(op.getLoc(), zero).getResult();
+  guardAccess(op, shaped, indices, [&](OpBuilder &b) {
+    return b.create<arith::ConstantOp>(op->getLoc(), zero).getResult();
   });
 }
 
@@ -760,31 +751,24 @@ struct GuardRuntimeValuesPass
 
     for (Operation *op : ops) {
       llvm::TypeSwitch<Operation *>(op)
-          .Case<tensor::ExtractOp>(guardExtract)
+          .Case([](tensor::ExtractOp e) {
+            guardRead(e, e.getTensor(), e.getIndices());
+          })
           .Case<tensor::InsertOp>(guardInsert)
-          .Case<memref::LoadOp>(guardLoad)
+          .Case([](memref::LoadOp l) {
+            guardRead(l, l.getMemRef(), l.getIndices());
+          })
           .Case<memref::StoreOp>(guardStore)
           .Case<tensor::DimOp>(guardDim)
           .Case<tensor::ExtractSliceOp>(guardExtractSlice)
           .Case<tensor::InsertSliceOp>(guardInsertSlice)
           .Case<tensor::ReshapeOp>(guardReshape)
-          .Case([](tensor::EmptyOp e) {
-            guardAllocation(e, e.getDynamicSizesMutable(), e.getType());
-          })
-          .Case([](tensor::SplatOp s) {
-            guardAllocation(s, s.getDynamicSizesMutable(), s.getType());
+          .Case<tensor::EmptyOp, tensor::SplatOp, bufferization::AllocTensorOp,
+                memref::AllocOp, memref::AllocaOp>([](auto a) {
+            guardAllocation(a, a.getDynamicSizesMutable(), a.getType());
           })
           .Case([](tensor::GenerateOp gen) {
             guardAllocation(gen, gen.getDynamicExtentsMutable(), gen.getType());
-          })
-          .Case([](bufferization::AllocTensorOp a) {
-            guardAllocation(a, a.getDynamicSizesMutable(), a.getType());
-          })
-          .Case([](memref::AllocOp a) {
-            guardAllocation(a, a.getDynamicSizesMutable(), a.getType());
-          })
-          .Case([](memref::AllocaOp a) {
-            guardAllocation(a, a.getDynamicSizesMutable(), a.getType());
           })
           .Default([](Operation *division) { guardDivision(division); });
     }
