@@ -6,14 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/errors.h"
+#include "gnnc/memory.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <new>
 #include <string>
-
-#include <unistd.h>
 
 struct gnn_rt_context {
   std::mutex mutex;
@@ -68,12 +67,8 @@ extern "C" void gnn_rt_context_set_tape_budget(gnn_rt_context *context,
 
 extern "C" int64_t gnn_rt_context_tape_budget(gnn_rt_context *context) {
   int64_t set = orDefault(context)->tapeBudget;
-  if (set > 0)
-    return set;
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || pageSize <= 0)
-    return INT64_MAX;
-  return int64_t(uint64_t(pages) / 2 * uint64_t(pageSize));
+  // Half of the machine's memory (the allocation limit).
+  return set > 0 ? set : gnn_rt_allocation_limit_bytes() / 2;
 }
 
 extern "C" int gnn_rt_context_take_error(gnn_rt_context *context, char *err,
