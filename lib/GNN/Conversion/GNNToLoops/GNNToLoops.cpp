@@ -454,20 +454,18 @@ static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
       Value earlier = b.create<memref::LoadOp>(loc, slots, id);
       Value first =
           b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, earlier, zero);
+      Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
       l.unless(first, [&] {
-        Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
-        Value none = zero;
-        auto constant = [&](int64_t v) {
-          return b.create<arith::ConstantIntOp>(loc, v, 64).getResult();
-        };
+        // (id, the earlier entry, this entry; no other values, no place.)
+        Value kind =
+            b.create<arith::ConstantIntOp>(loc, GNN_RT_REPEATED_ID, 64);
         b.create<func::CallOp>(
             loc, abi::kBadValue, TypeRange{},
-            ValueRange{constant(GNN_RT_REPEATED_ID), l.i64(id),
+            ValueRange{kind, l.i64(id),
                        b.create<arith::SubIOp>(loc, earlier, one), l.i64(i),
-                       none, none, constant(0), constant(0)});
+                       zero, zero, zero, zero});
       });
-      Value entry = b.create<arith::AddIOp>(
-          loc, l.i64(i), b.create<arith::ConstantIntOp>(loc, 1, 64));
+      Value entry = b.create<arith::AddIOp>(loc, l.i64(i), one);
       b.create<memref::StoreOp>(loc, entry, slots, id);
     });
     return SmallVector<Value>{};
