@@ -7,7 +7,9 @@
 #ifndef GNN_BENCH_BENCHUTIL_H
 #define GNN_BENCH_BENCHUTIL_H
 
+#include "GNN/Support/Environment.h"
 #include "gnnc/graph.h"
+#include "gnnc/runtime.h"
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +23,25 @@ struct GraphDeleter {
   void operator()(gnn_graph *g) const { gnn_graph_free(g); }
 };
 using GraphPtr = std::unique_ptr<gnn_graph, GraphDeleter>;
+
+/// What gnnc's tools do at start-up, once: the process set up as the
+/// environment asks, and a runtime instance with its settings that lives
+/// as long as the process.
+inline gnn_rt_runtime *benchRuntime() {
+  static gnn_rt_runtime *runtime = [] {
+    mlir::gnn::EnvironmentOptions environment = mlir::gnn::readEnvironment();
+    mlir::gnn::prepareProcess(environment);
+    return gnn_rt_runtime_create(&environment.runtime);
+  }();
+  return runtime;
+}
+
+/// A context of benchRuntime() for the runtime's functions that a
+/// benchmark calls itself.
+inline gnn_rt_context *benchContext() {
+  static gnn_rt_context *context = gnn_rt_context_create_in(benchRuntime());
+  return context;
+}
 
 /// The median wall time of `runs` calls of `fn`, after one warm-up call.
 inline double medianSeconds(const std::function<void()> &fn, int runs) {

@@ -103,14 +103,15 @@ int main(int argc, char **argv) {
   auto module = parseSourceString<ModuleOp>(source(), ParserConfig(&context));
   if (!module)
     return 1;
+  CompileOptions options;
+  options.runtime = benchRuntime();
   auto compiled = JitProgram::compile(std::move(module),
-                                      {"compacted", "masked", "all"}, {});
+                                      {"compacted", "masked", "all"}, options);
   if (!compiled) {
     llvm::errs() << llvm::toString(compiled.takeError()) << "\n";
     return 1;
   }
   JitProgram &program = **compiled;
-  JitProgram::setThreads(threads);
 
   std::mt19937 rng(11);
   std::normal_distribution<double> length(15.0, 3.0);
@@ -162,7 +163,8 @@ int main(int argc, char **argv) {
     std::copy(active.begin(), active.end(), activeIds.as<int64_t>());
     auto time = [&](const char *entry, std::vector<Argument> args) {
       return medianSeconds(
-          [&] { (void)llvm::cantFail(program.run(entry, args)); }, repeats);
+          [&] { (void)llvm::cantFail(program.run(entry, args, threads)); },
+          repeats);
     };
     double compacted = time("compacted", {{graph.get(), nullptr},
                                           {nullptr, &activeIds},

@@ -80,8 +80,7 @@ double measurePeakGflops() {
   gnn_memref2d_f32 x = matrix(a), y = matrix(b), z = matrix(c);
   double seconds = medianSeconds(
       [&] {
-        _mlir_ciface_gnn_rt_gemm(gnn_rt_default_context(), &x, &y, &z, 0, 1.0f,
-                                 0.0f);
+        _mlir_ciface_gnn_rt_gemm(benchContext(), &x, &y, &z, 0, 1.0f, 0.0f);
       },
       3);
   return 2.0 * n * n * double(n) / seconds / 1e9;
@@ -318,6 +317,7 @@ int main(int argc, char **argv) {
     CompileOptions options;
     options.fuse = fuse;
     options.device = onGPU ? Device::CUDA : Device::CPU;
+    options.runtime = benchRuntime();
     auto program = JitProgram::compile(std::move(module), "main", {}, options);
     if (!program) {
       llvm::errs() << llvm::toString(program.takeError()) << "\n";
@@ -345,6 +345,7 @@ int main(int argc, char **argv) {
     CompileOptions options;
     options.fuse = fuse;
     options.device = onGPU ? Device::CUDA : Device::CPU;
+    options.runtime = benchRuntime();
     auto program =
         JitProgram::compile(std::move(module), {"main_grad"}, options);
     if (!program) {
@@ -363,7 +364,7 @@ int main(int argc, char **argv) {
            std::pair<std::unique_ptr<JitProgram>, std::unique_ptr<JitProgram>>>
       programs;
   const char *core = gnn_rt_blas_core();
-  const char *small = gnn_rt_small_gemm_target();
+  const char *small = gnn_rt_small_gemm_target(benchRuntime());
   fmt::print("machine: {} hardware threads; OpenBLAS ({} kernels) sgemm "
              "peak {:.1f} GFLOP/s; tiles' small GEMMs: {}\n",
              std::thread::hardware_concurrency(), core ? core : "?", peak,

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchUtil.h"
 #include "GNN/InitAll.h"
 #include "GNN/Models/ModelConfig.h"
 #include "GNN/Models/Trainer.h"
@@ -97,6 +98,7 @@ CompileInfo compileOnce(MLIRContext &context, const ModelConfig &config,
       entries.push_back(fn.getSymName().str());
   CompileOptions options;
   options.cache = cache;
+  options.runtime = gnnbench::benchRuntime();
   auto program = JitProgram::compile(std::move(module), entries, options);
   if (!program) {
     llvm::errs() << llvm::toString(program.takeError()) << "\n";

@@ -113,10 +113,10 @@ struct Operands {
     dwm = matrix(dw, layer.in, layer.out);
   }
 
-  /// Reports of sizes that do not fit go to the default context, which
+  /// Reports of sizes that do not fit go to the benchmark's context, which
   /// timeProduct checks.
   void run(int p) {
-    gnn_rt_context *context = gnn_rt_default_context();
+    gnn_rt_context *context = gnnbench::benchContext();
     if (p == 0)
       _mlir_ciface_gnn_rt_linear_nobias(context, &xm, &wm, &ym);
     else if (p == 1)
@@ -176,7 +176,7 @@ double timeProduct(const Layer &layer, int p) {
   for (std::thread &t : others)
     t.join();
   char err[256];
-  if (gnn_rt_take_error(err, sizeof(err))) {
+  if (gnn_rt_context_take_error(gnnbench::benchContext(), err, sizeof(err))) {
     fmt::print(stderr, "gnn-bench-dense: {}\n", err);
     std::exit(1);
   }
@@ -280,6 +280,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   // Every call on this thread, as compiled programs make them.
+  gnn_rt_runtime *runtime = gnnbench::benchRuntime();
   gnn_rt_set_dense_threads(1);
   if (child) {
     for (const Layer &layer : layers)
@@ -288,7 +289,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  const char *target = gnn_rt_small_gemm_target();
+  const char *target = gnn_rt_small_gemm_target(runtime);
   const char *core = gnn_rt_blas_core();
   fmt::print("{} rows a thread, {} at once, operands {}; libxsmm target {}, "
              "OpenBLAS {} kernels; median of {} runs (per-thread rates)\n\n",

@@ -12,6 +12,7 @@
 #include "GNN/Models/TransformerRunner.h"
 #include "GNN/Runner/CompileThreads.h"
 #include "GNN/Runner/JitRunner.h"
+#include "GNN/Support/Environment.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
@@ -39,15 +40,16 @@ size_t processThreads() {
 TEST(CompileThreads, BoundTheContextsPool) {
   DialectRegistry registry;
   {
-    // All cores, or OMP_NUM_THREADS of them: counted before OpenMP starts
-    // (which may bind this thread to one core).
+    // All cores, or OMP_NUM_THREADS of them as the environment's options
+    // count them: counted before OpenMP starts (which may bind this thread
+    // to one core).
     unsigned cores = llvm::hardware_concurrency().compute_thread_count();
     const char *set = std::getenv("OMP_NUM_THREADS");
-    CompileThreads all(0);
+    CompileThreads all(readEnvironment().compileThreads(0));
     EXPECT_EQ(all.count(),
               set ? std::min(unsigned(std::atoi(set)), cores) : cores);
-    // It reads OMP_NUM_THREADS without starting OpenMP, which would have
-    // bound this thread, and so the pool's threads, to one core.
+    // Reading OMP_NUM_THREADS does not start OpenMP, which would have bound
+    // this thread, and so the pool's threads, to one core.
     EXPECT_EQ(llvm::hardware_concurrency().compute_thread_count(), cores);
     MLIRContext context(registry);
     all.attach(context);
@@ -73,6 +75,8 @@ TEST(CompileThreads, BoundTheContextsPool) {
 /// Compiles the bundled copy-task Transformer (no compile cache) with
 /// `threads` compile threads; returns how many threads the process gained.
 size_t threadsStartedCompiling(unsigned threads) {
+  // As the tools do at start-up: OpenBLAS loaded with no threads of its own.
+  prepareProcess(readEnvironment());
   CompileThreads bound(threads);
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);

@@ -14,6 +14,7 @@
 #include "GNN/Runner/CompileThreads.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/Environment.h"
 #include "GNN/Support/SafeTensors.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -56,6 +57,10 @@ py::array toArray(HostTensor tensor);
 TensorMap borrowDict(const py::dict &arrays, const char *what);
 py::dict toDict(TensorMap tensors);
 
+/// What the environment asked for when the package was imported (read
+/// once, as the tools do at start-up).
+const mlir::gnn::EnvironmentOptions &environment();
+
 /// Where and how compiled code is made for one Python object: its own
 /// MLIR context on its own compile threads (objects compile concurrently),
 /// and the compile cache it was given.
@@ -72,6 +77,9 @@ public:
 
 private:
   int runThreads;
+  /// The runtime instance this object's programs run with (its pool, its
+  /// threads, its errors): declared first, so it outlives them.
+  mlir::gnn::RuntimeInstance runtime;
   mlir::gnn::Device device = mlir::gnn::Device::CPU;
   std::unique_ptr<mlir::gnn::CompileThreads> compileThreads;
   std::unique_ptr<mlir::MLIRContext> mlirContext;

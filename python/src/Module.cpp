@@ -7,6 +7,7 @@
 #include "Bindings.h"
 
 #include "GNN/InitAll.h"
+#include "GNN/Support/Environment.h"
 #include "gnnc/cuda.h"
 
 using namespace gnnc::python;
@@ -17,9 +18,18 @@ void gnnc::python::raise(llvm::Error error) {
 
 void gnnc::python::raise(const std::string &message) { throw Error(message); }
 
+const mlir::gnn::EnvironmentOptions &gnnc::python::environment() {
+  static const mlir::gnn::EnvironmentOptions read =
+      mlir::gnn::readEnvironment();
+  return read;
+}
+
 CompileSession::CompileSession(int threads, const std::string &deviceName,
                                std::optional<std::string> cacheDir)
     : runThreads(threads) {
+  gnn_rt_settings settings = environment().runtime;
+  settings.threads = threads;
+  runtime = take(mlir::gnn::createRuntime(settings));
   if (deviceName == "cuda") {
     char why[256];
     if (!gnn_cuda_init(why, sizeof(why)))
@@ -28,8 +38,8 @@ CompileSession::CompileSession(int threads, const std::string &deviceName,
   } else if (deviceName != "cpu") {
     raise("device must be 'cpu' or 'cuda', not '" + deviceName + "'");
   }
-  compileThreads =
-      std::make_unique<mlir::gnn::CompileThreads>(unsigned(threads));
+  compileThreads = std::make_unique<mlir::gnn::CompileThreads>(
+      environment().compileThreads(unsigned(threads)));
   mlir::DialectRegistry registry;
   mlir::gnn::registerAllDialectsAndExtensions(registry);
   mlirContext = std::make_unique<mlir::MLIRContext>(registry);
@@ -51,12 +61,16 @@ mlir::gnn::CompileOptions CompileSession::compileOptions(bool fuse) const {
   options.device = device;
   options.cache = cache.get();
   options.compileThreads = compileThreads->count();
+  options.runtime = runtime.get();
+  options.asyncLaunches = environment().asyncLaunches;
+  options.perfMap = environment().perfMap;
   return options;
 }
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "gnnc's compiler, models and trainer (the library API); use "
             "the gnnc package, not this module";
+  mlir::gnn::prepareProcess(environment());
   static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {

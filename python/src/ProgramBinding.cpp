@@ -83,7 +83,6 @@ public:
     llvm::Expected<TensorMap> results = TensorMap();
     {
       py::gil_scoped_release released;
-      mlir::gnn::JitProgram::setThreads(session.threads());
       results =
           program->run(graphs.empty() ? nullptr : &graphTensors, inputTensors);
     }

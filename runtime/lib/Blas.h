@@ -1,13 +1,14 @@
 //===- Blas.h - OpenBLAS, loaded at run time --------------------*- C++ -*-===//
 //
-// Part of gnnc's runtime. OpenBLAS is opened with dlopen when the runtime
-// loads, after the runtime has named its kernels for CPUs that OpenBLAS
-// does not know (see Blas.cpp), so the library is not linked.
+// Part of gnnc's runtime. OpenBLAS is opened with dlopen on first use (see
+// Blas.cpp), so the library is not linked.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GNNC_RUNTIME_BLAS_H
 #define GNNC_RUNTIME_BLAS_H
+
+#include "gnnc/errors.h"
 
 #include <cblas.h>
 
@@ -19,9 +20,10 @@ struct Blas {
   decltype(&openblas_get_corename) coreName = nullptr;
 };
 
-/// OpenBLAS, or null after reporting why it cannot be loaded (through
-/// gnn_rt_report, so the running program fails with that message).
-const Blas *blas();
+/// OpenBLAS, or null after reporting why it cannot be loaded into
+/// `context` (null: the thread's bound context), so that the running
+/// program fails with that message.
+const Blas *blas(gnn_rt_context *context);
 } // namespace gnnc
 
 #endif // GNNC_RUNTIME_BLAS_H

@@ -13,6 +13,7 @@
 #include "DynamicLibrary.h"
 #include "gnnc/errors.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -224,10 +225,12 @@ void freeUnified(void *pointer) {
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
 }
 
+/// gnn_cuda_set_pool_limit's bytes.
+std::atomic<uint64_t> poolLimit{uint64_t(512) << 20};
+
 /// Never destroyed: compiled code may free buffers during exit.
 Pool &pool() {
-  static Pool *p =
-      new Pool(allocateUnified, freeUnified, poolLimitFromEnvironment());
+  static Pool *p = new Pool(allocateUnified, freeUnified, poolLimit.load());
   return *p;
 }
 
@@ -273,6 +276,10 @@ extern "C" void gnn_cuda_free(void *pointer) {
     freedInFlight().push_back(pointer); // see freedInFlight
   else
     pool().give(pointer);
+}
+
+extern "C" void gnn_cuda_set_pool_limit(uint64_t bytes) {
+  poolLimit.store(bytes);
 }
 
 extern "C" uint64_t gnn_cuda_cached_memory_bytes(void) {

@@ -61,16 +61,3 @@ uint64_t Pool::keptBytes() {
   std::lock_guard<std::mutex> lock(mutex);
   return blocks.keptBytes();
 }
-
-uint64_t gnnc::cuda::poolLimitFromEnvironment() {
-  if (const char *setting = std::getenv("GNNC_CUDA_POOL");
-      setting && std::strcmp(setting, "off") == 0)
-    return 0;
-  if (const char *setting = std::getenv("GNNC_CUDA_POOL_MB")) {
-    char *end = nullptr;
-    unsigned long long mb = std::strtoull(setting, &end, 10);
-    if (end != setting && *end == 0 && mb > 0 && mb < (UINT64_MAX >> 20))
-      return uint64_t(mb) << 20;
-  }
-  return uint64_t(512) << 20;
-}

@@ -6,8 +6,8 @@
 // microseconds. Freed blocks are kept by size class (SizeClasses.h) and
 // handed out again for a request they exceed by at most a quarter. What is
 // kept stays within what the program had live at most and no longer has,
-// or 512 MB if that is more (GNNC_CUDA_POOL_MB to change; GNNC_CUDA_POOL=off
-// keeps nothing).
+// or 512 MB if that is more (gnn_cuda_set_pool_limit to change; 0 keeps
+// nothing).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +43,6 @@ private:
   KeptBlocks blocks;
 };
 
-/// The limit the environment sets (see above).
-uint64_t poolLimitFromEnvironment();
 } // namespace gnnc::cuda
 
 #endif // GNNC_RUNTIME_CUDAPOOL_H

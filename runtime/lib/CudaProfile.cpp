@@ -6,6 +6,7 @@
 
 #include "CudaProfile.h"
 #include "ExitReport.h"
+#include "gnnc/cuda.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -92,13 +93,13 @@ Profile &profileState() {
   static Profile p;
   return p;
 }
+
+gnnc::ExitReport<profileState> exitReport;
 } // namespace
 
-bool profile::enabled() {
-  static const bool on =
-      gnnc::reportAtExitIfAsked<profileState>("GNNC_CUDA_PROFILE");
-  return on;
-}
+bool profile::enabled() { return exitReport.enabled(); }
+
+extern "C" void gnn_cuda_profile_enable(void) { exitReport.enable(); }
 
 void profile::nameFunction(CUfunction function, const char *name) {
   if (!enabled() || !function)

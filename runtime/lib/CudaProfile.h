@@ -1,7 +1,8 @@
 //===- CudaProfile.h - where a GPU program's time goes ----------*- C++ -*-===//
 //
-// Part of gnnc's runtime (internal). With GNNC_CUDA_PROFILE=1 in the
-// environment, the runtime times every kernel launch on the device (CUDA
+// Part of gnnc's runtime (internal). Once the host turns the profile on
+// (gnn_cuda_profile_enable; gnnc's tools on GNNC_CUDA_PROFILE=1), the
+// runtime times every kernel launch on the device (CUDA
 // events) and every runtime call that blocks the host (unified allocations,
 // frees, synchronizations, cuBLAS), and prints both tables to stderr when
 // the process exits: what to look at before optimizing a program that runs
@@ -17,7 +18,7 @@
 #include <chrono>
 
 namespace gnnc::cuda::profile {
-/// Whether GNNC_CUDA_PROFILE asks for a profile (read once).
+/// Whether the profile is on.
 bool enabled();
 
 /// Remembers the kernel name of `function` for the report.

@@ -8,11 +8,17 @@
 #include "Blas.h"
 #include "DenseProfile.h"
 #include "LinearShapes.h"
+#include "RuntimeInstance.h"
 #include "SmallGemm.h"
 #include "gnnc/errors.h"
 
 namespace {
 using namespace gnnc;
+
+/// Whether the run's instance lets products go to libxsmm's kernels.
+bool smallKernels(gnn_rt_context *context) {
+  return runtimeOf(context).settings.small_gemm != 0;
+}
 
 /// Element (i, j) of a memref matrix, any strides.
 float &at(const gnn_memref2d_f32 *m, int64_t i, int64_t j) {
@@ -22,14 +28,14 @@ float &at(const gnn_memref2d_f32 *m, int64_t i, int64_t j) {
 /// c = alpha * op(a) @ op(b) + beta * c for sizes that fit: one OpenBLAS
 /// sgemm for row-major views, a plain loop for strided ones (lowered code
 /// never produces them today).
-void multiply(const gnn_memref2d_f32 *a, const gnn_memref2d_f32 *b,
-              gnn_memref2d_f32 *c, bool transposeB, float alpha, float beta,
-              bool transposeA = false) {
+void multiply(gnn_rt_context *context, const gnn_memref2d_f32 *a,
+              const gnn_memref2d_f32 *b, gnn_memref2d_f32 *c, bool transposeB,
+              float alpha, float beta, bool transposeA = false) {
   Matrix x, y, z;
   bool dense = view(a, x) & view(b, y) & view(c, z);
   int64_t inner = transposeA ? x.rows : x.cols;
   if (dense) {
-    const Blas *api = blas();
+    const Blas *api = blas(context);
     if (!api)
       return;
     api->sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
@@ -70,9 +76,10 @@ void linear(gnn_rt_context *context, const gnn_memref2d_f32 *input,
         at(out, n, o) = b[o * bias->strides[0]];
     beta = 1.0f;
   }
-  if (!dense || !layerGemm(x, w, y, /*transposeA=*/false,
-                           /*transposeB=*/true, 1.0f, beta))
-    multiply(input, weight, out, /*transposeB=*/true, 1.0f, beta);
+  if (!dense || !smallKernels(context) ||
+      !layerGemm(x, w, y, /*transposeA=*/false,
+                 /*transposeB=*/true, 1.0f, beta))
+    multiply(context, input, weight, out, /*transposeB=*/true, 1.0f, beta);
 }
 
 /// Where a product may go besides OpenBLAS.
@@ -106,11 +113,12 @@ void gemm(gnn_rt_context *context, const gnn_memref2d_f32 *a,
                                    ? dense_profile::Kind::Tile
                                    : dense_profile::Kind::Layer,
                                transposeA, transposeB, z.rows, z.cols, inner);
-  if (dense && (kernels == Kernels::Small
-                    ? smallGemm(x, y, z, transposeA, transposeB, alpha, beta)
-                    : layerGemm(x, y, z, transposeA, transposeB, alpha, beta)))
+  if (dense && smallKernels(context) &&
+      (kernels == Kernels::Small
+           ? smallGemm(x, y, z, transposeA, transposeB, alpha, beta)
+           : layerGemm(x, y, z, transposeA, transposeB, alpha, beta)))
     return;
-  multiply(a, b, c, transposeB, alpha, beta, transposeA);
+  multiply(context, a, b, c, transposeB, alpha, beta, transposeA);
 }
 } // namespace
 
@@ -167,6 +175,6 @@ extern "C" void _mlir_ciface_gnn_rt_linear_nobias(gnn_rt_context *context,
 }
 
 extern "C" void gnn_rt_set_dense_threads(int threads) {
-  if (const Blas *api = threads > 0 ? blas() : nullptr)
+  if (const Blas *api = threads > 0 ? blas(nullptr) : nullptr)
     api->setNumThreads(threads);
 }

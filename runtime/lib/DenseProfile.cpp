@@ -6,6 +6,7 @@
 
 #include "DenseProfile.h"
 #include "ExitReport.h"
+#include "gnnc/dense.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -93,15 +94,12 @@ Profile &profileState() {
   return p;
 }
 
-// Read with the runtime, while the process has one thread.
-[[gnu::constructor]] void loadWithTheRuntime() { (void)enabled(); }
+gnnc::ExitReport<profileState> exitReport;
 } // namespace
 
-bool gnnc::dense_profile::enabled() {
-  static const bool on =
-      gnnc::reportAtExitIfAsked<profileState>("GNNC_DENSE_PROFILE");
-  return on;
-}
+bool gnnc::dense_profile::enabled() { return exitReport.enabled(); }
+
+extern "C" void gnn_rt_dense_profile_enable(void) { exitReport.enable(); }
 
 Product::Product(Kind kind, bool transposeA, bool transposeB, int64_t rows,
                  int64_t cols, int64_t inner)

@@ -1,7 +1,8 @@
 //===- DenseProfile.h - time of the host's dense products ------*- C++ -*-===//
 //
-// Part of gnnc's runtime (internal). With GNNC_DENSE_PROFILE=1 in the
-// environment, the runtime times every dense product on the host (the
+// Part of gnnc's runtime (internal). Once the host turns the profile on
+// (gnn_rt_dense_profile_enable; gnnc's tools on GNNC_DENSE_PROFILE=1), the
+// runtime times every dense product on the host (the
 // layers, their gradients and the attention tiles) and prints, when the
 // process exits, one row per product shape: calls, seconds, the share of
 // all products' time and the rate of a call in GFLOP/s, to hold against
@@ -17,7 +18,7 @@
 #include <cstdint>
 
 namespace gnnc::dense_profile {
-/// Whether GNNC_DENSE_PROFILE asks for a profile (read once).
+/// Whether the profile is on.
 bool enabled();
 
 /// What computes a product.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/errors.h"
+#include "RuntimeInstance.h"
 #include "gnnc/memory.h"
 
 #include <cstdint>
@@ -13,12 +14,6 @@
 #include <mutex>
 #include <new>
 #include <string>
-
-struct gnn_rt_context {
-  std::mutex mutex;
-  std::string pending;    // empty: no error
-  int64_t tapeBudget = 0; // 0: the default
-};
 
 namespace {
 gnn_rt_context *orDefault(gnn_rt_context *context) {
@@ -39,7 +34,7 @@ void reportf(gnn_rt_context *context, const char *format, Args... args) {
 } // namespace
 
 extern "C" gnn_rt_context *gnn_rt_context_create(void) {
-  return new (std::nothrow) gnn_rt_context();
+  return gnn_rt_context_create_in(nullptr);
 }
 
 extern "C" void gnn_rt_context_destroy(gnn_rt_context *context) {
@@ -48,8 +43,8 @@ extern "C" void gnn_rt_context_destroy(gnn_rt_context *context) {
 }
 
 extern "C" gnn_rt_context *gnn_rt_default_context(void) {
-  static gnn_rt_context process;
-  return &process;
+  static gnn_rt_context *process = new gnn_rt_context(gnn_rt_default_runtime());
+  return process;
 }
 
 extern "C" void gnn_rt_context_report(gnn_rt_context *context,
@@ -66,7 +61,10 @@ extern "C" void gnn_rt_context_set_tape_budget(gnn_rt_context *context,
 }
 
 extern "C" int64_t gnn_rt_context_tape_budget(gnn_rt_context *context) {
-  int64_t set = orDefault(context)->tapeBudget;
+  context = orDefault(context);
+  int64_t set = context->tapeBudget > 0
+                    ? context->tapeBudget
+                    : context->runtime->settings.tape_budget_bytes;
   // Half of the machine's memory (the allocation limit).
   return set > 0 ? set : gnn_rt_allocation_limit_bytes() / 2;
 }
@@ -229,7 +227,7 @@ extern "C" void gnn_rt_bad_value(gnn_rt_context *context, int64_t kind,
 }
 
 extern "C" void gnn_rt_report(const char *message) {
-  gnn_rt_context_report(nullptr, message);
+  gnn_rt_context_report(gnnc::boundContext(), message);
 }
 
 extern "C" int gnn_rt_take_error(char *err, size_t errSize) {

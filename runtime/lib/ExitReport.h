@@ -1,29 +1,37 @@
 //===- ExitReport.h - profiles printed when the process exits ---*- C++ -*-===//
 //
-// Part of gnnc's runtime (internal). The runtime's profiles
-// (GNNC_CUDA_PROFILE, GNNC_DENSE_PROFILE) are asked for in the environment
-// and print their tables at exit.
+// Part of gnnc's runtime (internal). The runtime's profiles (of dense
+// products, of CUDA calls) are turned on by the host and print their
+// tables at exit.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GNNC_RUNTIME_EXITREPORT_H
 #define GNNC_RUNTIME_EXITREPORT_H
 
+#include <atomic>
 #include <cstdlib>
-#include <cstring>
+#include <mutex>
 
 namespace gnnc {
-/// Whether `variable` asks for a profile (set, not empty, not "0"); if so,
-/// `state()`'s report() runs at exit. The state is constructed first, so
-/// that it is destroyed after the report.
-template <auto &state> bool reportAtExitIfAsked(const char *variable) {
-  const char *setting = std::getenv(variable);
-  if (!setting || !*setting || std::strcmp(setting, "0") == 0)
-    return false;
-  state();
-  std::atexit([] { state().report(); });
-  return true;
-}
+/// A profile that records once turned on and prints `state()`'s report()
+/// when the process exits (the state is constructed first, so that it is
+/// destroyed after the report).
+template <auto &state> class ExitReport {
+public:
+  bool enabled() const { return on.load(std::memory_order_relaxed); }
+  void enable() {
+    std::call_once(once, [this] {
+      state();
+      std::atexit([] { state().report(); });
+      on.store(true);
+    });
+  }
+
+private:
+  std::atomic<bool> on{false};
+  std::once_flag once;
+};
 } // namespace gnnc
 
 #endif // GNNC_RUNTIME_EXITREPORT_H

@@ -75,6 +75,13 @@ void KeptBlocks::dropAll() {
   peakLiveBytes = liveBytes;
 }
 
+std::unordered_map<void *, uint64_t> KeptBlocks::takeLive() {
+  std::unordered_map<void *, uint64_t> taken;
+  taken.swap(live);
+  liveBytes = 0;
+  return taken;
+}
+
 void KeptBlocks::trim() {
   uint64_t freedSincePeak = peakLiveBytes - liveBytes;
   uint64_t keep =

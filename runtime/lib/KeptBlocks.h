@@ -48,6 +48,9 @@ public:
   /// Drops every kept block and forgets the peak (a full device or
   /// address space, or the program asking for its memory back).
   void dropAll();
+  /// The blocks handed out and not kept yet, with their capacities, which
+  /// this pool then no longer knows (another pool adopts them).
+  std::unordered_map<void *, uint64_t> takeLive();
 
   uint64_t keptBytes() const { return kept; }
   uint64_t bound() const { return boundBytes; }

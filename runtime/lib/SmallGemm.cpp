@@ -15,6 +15,7 @@
 #include "SmallGemm.h"
 
 #include "gnnc/dense.h"
+#include "gnnc/runtime.h"
 
 #include <libxsmm.h>
 
@@ -25,26 +26,8 @@
 #include <new>
 
 namespace {
-struct Settings {
-  bool enabled = true;
-};
-
-Settings load() {
-  Settings s;
-  const char *setting = std::getenv("GNNC_SMALL_GEMM");
-  s.enabled = !(setting && std::strcmp(setting, "off") == 0);
-  if (s.enabled)
-    libxsmm_init();
-  return s;
-}
-
-const Settings &settings() {
-  static const Settings s = load();
-  return s;
-}
-
-// Read and initialized with the runtime, while the process has one thread.
-[[gnu::constructor]] void loadWithTheRuntime() { (void)settings(); }
+// Initialized with the runtime, while the process has one thread.
+[[gnu::constructor]] void loadWithTheRuntime() { libxsmm_init(); }
 
 /// b as the kernels read it: where it lies, or transposed into a buffer of
 /// its own (on the stack up to kOnStack floats, else on the heap).
@@ -80,7 +63,7 @@ private:
 };
 
 bool kernelApplies(float alpha, float beta) {
-  return settings().enabled && alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
+  return alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
 }
 
 /// The row-major c[rows x cols] = op(a)[rows x k] @ b[k x cols] + beta * c
@@ -177,6 +160,8 @@ void gnnc::transpose(const Matrix &in, const Matrix &out) {
                  out.ld);
 }
 
-extern "C" const char *gnn_rt_small_gemm_target(void) {
-  return settings().enabled ? libxsmm_get_target_arch() : nullptr;
+extern "C" const char *gnn_rt_small_gemm_target(const gnn_rt_runtime *runtime) {
+  gnn_rt_settings settings;
+  gnn_rt_runtime_settings(runtime, &settings);
+  return settings.small_gemm ? libxsmm_get_target_arch() : nullptr;
 }

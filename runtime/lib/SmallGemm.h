@@ -31,8 +31,8 @@ constexpr int64_t kSmallGemmQuantum = 8;
 /// buffer of its own). Returns false, writing nothing, where no kernel
 /// applies: alpha other than 1, beta other than 0 or 1, a side above
 /// kSmallGemmMaxSide or not a multiple of kSmallGemmQuantum, no kernel for
-/// this CPU, or small kernels turned off
-/// (GNNC_SMALL_GEMM=off). Sizes must fit (gemmSizesFit) and be non-zero.
+/// this CPU. The caller asks only where its runtime instance's settings
+/// allow small kernels. Sizes must fit (gemmSizesFit) and be non-zero.
 bool smallGemm(const Matrix &a, const Matrix &b, const Matrix &c,
                bool transposeA, bool transposeB, float alpha, float beta);
 
@@ -56,7 +56,7 @@ constexpr int64_t kLayerMaxWidth = 256;
 /// other sides are the layer's widths, any value up to kLayerMaxWidth: a
 /// layer compiles a few kernels (its full blocks and each remainder) for
 /// the process's life. Returns false, writing nothing, where no kernel
-/// applies (alpha, beta and the setting as for smallGemm, wider layers, or
+/// applies (alpha and beta as for smallGemm, wider layers, or
 /// an empty product). Sizes must fit (gemmSizesFit).
 bool layerGemm(const Matrix &a, const Matrix &b, const Matrix &c,
                bool transposeA, bool transposeB, float alpha, float beta);

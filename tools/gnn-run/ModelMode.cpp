@@ -214,16 +214,9 @@ static llvm::Error readInputs(const ModelRunOptions &o,
 static Expected<std::unique_ptr<TransformerModel>>
 loadModel(MLIRContext &context, const ModelRunOptions &o,
           const ModelConfig &config, int64_t maxLen) {
-  // Dense layers run on these threads too (JitProgram splits them).
-  if (o.threads > 0)
-    setenv("OMP_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
   ModelOptions options;
-  options.compile.fuse = o.fuse;
+  options.compile = o.compile;
   options.compile.parallel = o.threads != 1;
-  options.compile.device = o.device;
-  options.compile.cache = o.cache;
-  options.compile.checked = o.checked;
-  options.compile.compileThreads = o.compileThreads;
   options.weightsPath = o.weights;
   options.irPath = o.ir;
   options.positions = maxLen;
@@ -351,7 +344,7 @@ static llvm::Error writeStats(const ModelRunOptions &o, size_t sequences,
   const char *modes[] = {"forward", "greedy", "beam"};
   llvm::json::Object stats{
       {"mode", modes[int(o.mode)]},
-      {"fused", o.fuse},
+      {"fused", o.compile.fuse},
       {"sequences", int64_t(sequences)},
       {"tokens", out.tokens},
       {"seconds", seconds},
@@ -382,7 +375,7 @@ static void printSummary(const ModelRunOptions &o, size_t sequences,
                << llvm::format("%.2f", compileSeconds) << " s ("
                << (compile.cacheHit ? "compile cache hit" : "compiled")
                << ", code " << llvm::format("%.2f", compile.seconds) << " s), "
-               << (o.fuse ? "fused" : "unfused");
+               << (o.compile.fuse ? "fused" : "unfused");
   if (o.repeat > 1)
     llvm::errs() << "; median of " << o.repeat << " runs, min "
                  << llvm::format("%.4f", sorted.front()) << " s, max "

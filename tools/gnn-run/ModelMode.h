@@ -22,18 +22,16 @@ constexpr int64_t kMaxThreads = 1024;
 
 struct ModelRunOptions {
   std::string config, weights, ir, src, tgt, out;
-  mlir::gnn::Device device = mlir::gnn::Device::CPU;
-  bool ids = false, emitIR = false, fuse = true, incremental = false;
+  /// How the model compiles (fusion, device, cache, checked mode, code
+  /// generation threads) and the runtime instance it runs with.
+  mlir::gnn::CompileOptions compile;
+  bool ids = false, emitIR = false, incremental = false;
   Mode mode = Mode::Greedy;
   int64_t beamSize = 4, maxLen = 0, batchSize = 64, threads = 0;
-  /// Code generation threads (CompileThreads::count()).
-  unsigned compileThreads = 0;
   /// Runs the whole input this many times (timing); the last run's output
   /// is written.
   int64_t repeat = 1;
   double alpha = 0.6;
-  /// Compiled code checks every memory access (slow; for debugging).
-  bool checked = false;
   /// Sequences longer than max_len are cut to it (DGL's example) instead
   /// of rejected.
   bool truncate = false;
@@ -46,8 +44,6 @@ struct ModelRunOptions {
   std::string attentionOut, attentionSeqs = "0";
   /// Run weights that hold NaN or infinity.
   bool allowNonFinite = false;
-  /// The compile cache (none: compile every time).
-  mlir::gnn::CompileCache *cache = nullptr;
 };
 
 /// Runs gnn-run's model mode; returns the exit code.

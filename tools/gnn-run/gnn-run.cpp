@@ -21,8 +21,8 @@
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Runner/Program.h"
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/Environment.h"
 #include "GNN/Support/FatalErrors.h"
-#include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "ModelMode.h"
@@ -97,13 +97,6 @@ static cl::opt<bool>
             cl::desc("check every memory access of compiled code against "
                      "its buffer's bounds (slow; a failed check names the op "
                      "and aborts)"));
-
-/// --checked, or GNNC_CHECKED=1 in the environment: the sanitizer job runs
-/// whole test suites with every access of compiled code checked.
-static bool checkedMode() {
-  const char *env = std::getenv("GNNC_CHECKED");
-  return checked || (env && llvm::StringRef(env) == "1");
-}
 
 static cl::opt<int64_t>
     repeat("repeat", cl::init(1), cl::cat(category),
@@ -314,13 +307,14 @@ static bool sameFile(llvm::StringRef a, llvm::StringRef b) {
   return !ra.empty() && ra == resolved(b);
 }
 
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
 /// The model mode's options from the flags.
 static llvm::Expected<gnnrun::ModelRunOptions>
-modelRunOptions(int64_t threads, Device target, unsigned compileThreads,
-                CompileCache *cache, const std::string &statsJson) {
-  auto bad = [](const llvm::Twine &m) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), m);
-  };
+modelRunOptions(int64_t threads, const CompileOptions &compile,
+                const std::string &statsJson) {
   gnnrun::ModelRunOptions o;
   o.config = configFile;
   o.weights = weightsFile;
@@ -328,30 +322,26 @@ modelRunOptions(int64_t threads, Device target, unsigned compileThreads,
   o.src = srcFile;
   o.tgt = tgtFile;
   o.out = outFile;
-  o.device = target;
+  o.compile = compile;
   o.ids = idsInput;
   o.emitIR = emitIR;
-  o.fuse = !noFuse;
   o.incremental = incremental;
   o.mode = mode;
   o.beamSize = beamSize;
   // Left out, the config's max_len; 0 is not a limit of its own.
   if (maxLen.getNumOccurrences() && maxLen == 0)
-    return bad("--max-len must be at least 1 (without it: the config's "
-               "max_len)");
+    return error("--max-len must be at least 1 (without it: the config's "
+                 "max_len)");
   o.maxLen = maxLen;
   o.batchSize = batchSize;
   // --serial is --threads 1; any other --threads with it is a mistake (and
   // is still range-checked).
   if (serial && threads != 0 && threads != 1)
-    return bad("--serial runs on one core; it contradicts --threads " +
-               llvm::Twine(threads));
+    return error("--serial runs on one core; it contradicts --threads " +
+                 llvm::Twine(threads));
   o.threads = serial ? 1 : threads;
-  o.compileThreads = compileThreads;
   o.alpha = alpha;
   o.repeat = repeat;
-  o.cache = cache;
-  o.checked = checkedMode();
   o.truncate = truncateInputs;
   o.quiet = quiet;
   o.statsJson = statsJson;
@@ -366,8 +356,9 @@ modelRunOptions(int64_t threads, Device target, unsigned compileThreads,
   for (size_t i = 0; i < std::size(outputs); ++i)
     for (size_t j = i + 1; j < std::size(outputs); ++j)
       if (sameFile(outputs[i].second, outputs[j].second))
-        return bad(llvm::Twine(outputs[i].first) + " and " + outputs[j].first +
-                   " name the same file '" + outputs[j].second + "'");
+        return error(llvm::Twine(outputs[i].first) + " and " +
+                     outputs[j].first + " name the same file '" +
+                     outputs[j].second + "'");
   return o;
 }
 
@@ -382,8 +373,56 @@ static void renameLLVMOptions() {
       it->second->setArgStr(renamed);
 }
 
+/// The device --device names.
+static llvm::Expected<Device> chosenDevice() {
+  if (device == "cpu")
+    return Device::CPU;
+  if (device != "cuda")
+    return error("--device must be cpu or cuda, not '" + device + "'");
+  char why[256];
+  if (!gnn_cuda_init(why, sizeof(why)))
+    return error("--device cuda: " + llvm::Twine(why) +
+                 "; run with --device cpu");
+  return Device::CUDA;
+}
+
+/// How programs and models compile and run, from the flags and the
+/// environment; `cache` is made here when the flags ask for one.
+static llvm::Expected<CompileOptions>
+compileOptions(const EnvironmentOptions &environment,
+               std::optional<CompileCache> &cache) {
+  if (repeat < 1 || repeat > 1000)
+    return error("--repeat must be between 1 and 1000");
+  llvm::Expected<Device> target = chosenDevice();
+  if (!target)
+    return target.takeError();
+  if (cacheMaxMB < 1 || cacheMaxMB > (int64_t(1) << 30))
+    return error("--cache-max-mb must be between 1 and 2^30");
+  std::string cachePath =
+      cacheDir.empty() ? defaultCompileCacheDirectory() : cacheDir.getValue();
+  if (!noCache && !cachePath.empty())
+    cache.emplace(cachePath, uint64_t(cacheMaxMB) << 20);
+  if (grad && !configFile.empty())
+    return error("--grad differentiates a program, not a model (--config)");
+  if (deviceLoops && (!configFile.empty() || *target != Device::CPU))
+    return error("--device-loops runs a program (not a model) on the CPU");
+  CompileOptions options;
+  options.fuse = !noFuse;
+  options.parallel = !serial;
+  options.device = *target;
+  options.cache = cache ? &*cache : nullptr;
+  // The sanitizer job runs whole test suites with every access of compiled
+  // code checked (GNNC_CHECKED=1).
+  options.checked = checked || environment.checked;
+  options.deviceLoops = deviceLoops;
+  options.asyncLaunches = environment.asyncLaunches;
+  options.perfMap = environment.perfMap;
+  return options;
+}
+
 static int run(int argc, char **argv) {
-  keepFreedHeapForReuse();
+  const EnvironmentOptions environment = readEnvironment();
+  prepareProcess(environment);
   renameLLVMOptions();
   cl::opt<int64_t> threads("threads", cl::init(0), cl::cat(modelCategory),
                            cl::desc("threads (default: all cores)"));
@@ -396,7 +435,7 @@ static int run(int argc, char **argv) {
   // A failed check prints its message through C's stdout and aborts, which
   // would lose a buffered message when stdout is a pipe or a file.
   // LLVM's crash banner would call that a bug in gnn-run.
-  if (checkedMode()) {
+  if (checked || environment.checked) {
     std::setvbuf(stdout, nullptr, _IONBF, 0);
     llvm::setBugReportMsg("gnn-run: aborted; in checked mode, the message "
                           "above names the access that failed.\n");
@@ -409,53 +448,33 @@ static int run(int argc, char **argv) {
     cores = 1;
   else if (!configFile.empty() && threads > 0 && threads <= gnnrun::kMaxThreads)
     cores = unsigned(threads);
-  CompileThreads compileThreads(cores);
+  CompileThreads compileThreads(environment.compileThreads(cores));
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
   MLIRContext context(registry);
   compileThreads.attach(context);
   context.loadAllAvailableDialects();
 
-  if (repeat < 1 || repeat > 1000)
-    return fail("--repeat must be between 1 and 1000");
-  Device target = Device::CPU;
-  if (device == "cuda") {
-    char why[256];
-    if (!gnn_cuda_init(why, sizeof(why)))
-      return fail("--device cuda: " + llvm::Twine(why) +
-                  "; run with --device cpu");
-    target = Device::CUDA;
-  } else if (device != "cpu") {
-    return fail("--device must be cpu or cuda, not '" + device + "'");
-  }
-  if (cacheMaxMB < 1 || cacheMaxMB > (int64_t(1) << 30))
-    return fail("--cache-max-mb must be between 1 and 2^30");
-  std::string cachePath =
-      cacheDir.empty() ? defaultCompileCacheDirectory() : cacheDir.getValue();
   std::optional<CompileCache> cache;
-  if (!noCache && !cachePath.empty())
-    cache.emplace(cachePath, uint64_t(cacheMaxMB) << 20);
-  CompileCache *compileCache = cache ? &*cache : nullptr;
-  if (grad && !configFile.empty())
-    return fail("--grad differentiates a program, not a model (--config)");
-  if (deviceLoops && (!configFile.empty() || target != Device::CPU))
-    return fail("--device-loops runs a program (not a model) on the CPU");
+  llvm::Expected<CompileOptions> options = compileOptions(environment, cache);
+  if (!options)
+    return fail(llvm::toString(options.takeError()));
+  options->compileThreads = compileThreads.count();
+  // Programs run on all cores, or one with --serial; a model's calls name
+  // their threads themselves.
+  gnn_rt_settings settings = environment.runtime;
+  settings.threads = serial ? 1 : 0;
+  llvm::Expected<RuntimeInstance> runtime = createRuntime(settings);
+  if (!runtime)
+    return fail(llvm::toString(runtime.takeError()));
+  options->runtime = runtime->get();
   if (!configFile.empty()) {
-    auto o = modelRunOptions(threads, target, compileThreads.count(),
-                             compileCache, statsJson);
+    auto o = modelRunOptions(threads, *options, statsJson);
     if (!o)
       return fail(llvm::toString(o.takeError()));
     return gnnrun::runModel(context, *o);
   }
-  CompileOptions options;
-  options.fuse = !noFuse;
-  options.parallel = !serial;
-  options.device = target;
-  options.cache = compileCache;
-  options.compileThreads = compileThreads.count();
-  options.checked = checkedMode();
-  options.deviceLoops = deviceLoops;
-  return runProgram(context, options);
+  return runProgram(context, *options);
 }
 
 int main(int argc, char **argv) {

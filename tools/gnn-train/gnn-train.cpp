@@ -28,8 +28,8 @@
 #include "GNN/Models/TransformerRunner.h"
 #include "GNN/Runner/CompileThreads.h"
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/Environment.h"
 #include "GNN/Support/FatalErrors.h"
-#include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "gnnc/cuda.h"
@@ -188,11 +188,11 @@ private:
 llvm::Error writeAttentionMaps(MLIRContext &context, const ModelConfig &config,
                                const std::string &weights,
                                const TrainingExample &pair, int64_t index,
-                               CompileCache *cache, unsigned compileThreads,
-                               int64_t epoch) {
+                               const CompileOptions &compile, int64_t epoch) {
   ModelOptions options;
-  options.compile.cache = cache;
-  options.compile.compileThreads = compileThreads;
+  options.compile.cache = compile.cache;
+  options.compile.compileThreads = compile.compileThreads;
+  options.compile.runtime = compile.runtime;
   options.weightsPath = weights;
   options.positions = config.maxLen;
   options.attentionWeights = true;
@@ -262,8 +262,7 @@ llvm::Error checkOptions(int threads) {
 }
 
 /// The trainer's options from the flags.
-TrainerOptions trainerOptions(int threads, unsigned compileThreads,
-                              CompileCache *cache) {
+TrainerOptions trainerOptions(int threads, const CompileOptions &compile) {
   TrainerOptions options;
   options.seed = seed;
   options.batchSize = batchSize;
@@ -276,11 +275,10 @@ TrainerOptions trainerOptions(int threads, unsigned compileThreads,
   options.actLossWeight = actLossWeight;
   options.shuffle = shuffle;
   options.threads = threads;
+  options.compile = compile;
   options.compile.parallel = threads != 1;
-  options.compile.compileThreads = compileThreads;
   options.compile.device = device == "cuda" ? Device::CUDA : Device::CPU;
   options.compile.deviceLoops = deviceLoops;
-  options.compile.cache = cache;
   return options;
 }
 
@@ -339,8 +337,8 @@ struct ExchangeTime {
 /// on rank 0 alone).
 int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
                 llvm::ArrayRef<TrainingExample> train,
-                llvm::ArrayRef<TrainingExample> valid, CompileCache *cache,
-                unsigned compileThreads) {
+                llvm::ArrayRef<TrainingExample> valid,
+                const CompileOptions &compile) {
   std::optional<Progress> progress;
   ExchangeTime exchange;
   FitCallbacks callbacks;
@@ -363,7 +361,7 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
                                     int64_t epoch) -> llvm::Error {
       if (llvm::Error e =
               writeAttentionMaps(context, config, checkpoint, valid[vizSeq],
-                                 vizSeq, cache, compileThreads, epoch))
+                                 vizSeq, compile, epoch))
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "--viz-seq: " +
                                            llvm::toString(std::move(e)));
@@ -444,8 +442,7 @@ int train(MLIRContext &context, const ModelConfig &config,
       return fail(std::move(e));
   if (leader())
     printStart(t, train.size(), valid.size(), compileSeconds);
-  return trainEpochs(t, context, config, train, valid, options.compile.cache,
-                     options.compile.compileThreads);
+  return trainEpochs(t, context, config, train, valid, options.compile);
 }
 
 /// A digest of the file at `path` (empty: not given), for comparing ranks.
@@ -548,9 +545,10 @@ llvm::Error initDevice() {
 } // namespace
 
 static int run(int argc, char **argv) {
-  keepFreedHeapForReuse();
+  const EnvironmentOptions environment = readEnvironment();
+  prepareProcess(environment);
   std::unique_ptr<Communicator> joined;
-  if (startedByMPILauncher(::getenv)) {
+  if (environment.mpiLaunched) {
     auto opened = openMPIWorld(argc, argv);
     if (!opened)
       return fail(opened.takeError());
@@ -588,9 +586,7 @@ static int run(int argc, char **argv) {
     return fail(std::move(e));
 
   int threads = threadsPerProcess(threadsFlag);
-  if (threads > 0)
-    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
-  CompileThreads compileThreads{unsigned(threads)};
+  CompileThreads compileThreads{environment.compileThreads(unsigned(threads))};
   DialectRegistry registry;
   registerAllDialectsAndExtensions(registry);
   MLIRContext context(registry);
@@ -600,8 +596,18 @@ static int run(int argc, char **argv) {
   std::string cachePath = defaultCompileCacheDirectory();
   if (!cachePath.empty())
     cache.emplace(cachePath);
-  TrainerOptions options = trainerOptions(threads, compileThreads.count(),
-                                          cache ? &*cache : nullptr);
+  gnn_rt_settings settings = environment.runtime;
+  settings.threads = threads;
+  llvm::Expected<RuntimeInstance> runtime = createRuntime(settings);
+  if (!runtime)
+    return fail(runtime.takeError());
+  CompileOptions compile;
+  compile.cache = cache ? &*cache : nullptr;
+  compile.compileThreads = compileThreads.count();
+  compile.runtime = runtime->get();
+  compile.asyncLaunches = environment.asyncLaunches;
+  compile.perfMap = environment.perfMap;
+  TrainerOptions options = trainerOptions(threads, compile);
   // K ranks, each summing --grad-accum batches: K x A batches an update.
   if (world)
     options.gradAccum *= world->size();

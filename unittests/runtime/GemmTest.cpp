@@ -10,6 +10,7 @@
 
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
+#include "gnnc/runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -244,14 +245,16 @@ TEST(RuntimeLinear, MatchesNaiveLoops) {
 }
 
 // Where libxsmm compiles kernels for this CPU's vector units, the runtime
-// uses them (unless GNNC_SMALL_GEMM=off).
+// uses them, unless the runtime instance's settings turn them off.
 TEST(RuntimeGemm, SmallKernelsTargetTheCpusVectorUnits) {
-  const char *target = gnn_rt_small_gemm_target();
-  const char *setting = std::getenv("GNNC_SMALL_GEMM");
-  if (setting && std::string(setting) == "off") {
-    EXPECT_EQ(target, nullptr);
-    return;
-  }
+  gnn_rt_settings settings;
+  gnn_rt_settings_init(&settings);
+  settings.small_gemm = 0;
+  gnn_rt_runtime *openBlasOnly = gnn_rt_runtime_create(&settings);
+  ASSERT_NE(openBlasOnly, nullptr);
+  EXPECT_EQ(gnn_rt_small_gemm_target(openBlasOnly), nullptr);
+  gnn_rt_runtime_destroy(openBlasOnly);
+  const char *target = gnn_rt_small_gemm_target(nullptr);
   ASSERT_NE(target, nullptr);
 #if defined(__x86_64__)
   // libxsmm's names: skx, clx, cpx (AVX-512 Xeons, and AMD's Zen 4 with
@@ -266,6 +269,41 @@ TEST(RuntimeGemm, SmallKernelsTargetTheCpusVectorUnits) {
     EXPECT_EQ(arch, "hsw");
   }
 #endif
+}
+
+// An instance without small kernels multiplies on OpenBLAS alone: the same
+// products within float rounding, while another instance's calls keep
+// theirs.
+TEST(RuntimeGemm, AnInstanceWithoutSmallKernelsGivesTheSameProducts) {
+  gnn_rt_settings settings;
+  gnn_rt_settings_init(&settings);
+  settings.small_gemm = 0;
+  gnn_rt_runtime *openBlasOnly = gnn_rt_runtime_create(&settings);
+  ASSERT_NE(openBlasOnly, nullptr);
+  gnn_rt_context *plain = gnn_rt_context_create_in(openBlasOnly),
+                 *small = gnn_rt_context_create();
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist;
+  for (int64_t n : {8, 64, 128}) {
+    std::vector<float> as(n * n), bs(n * n), c1(n * n), c2(n * n);
+    for (float &v : as)
+      v = dist(rng);
+    for (float &v : bs)
+      v = dist(rng);
+    gnn_memref2d_f32 a = view(as, 0, n, n, n), b = view(bs, 0, n, n, n),
+                     x = view(c1, 0, n, n, n), y = view(c2, 0, n, n, n);
+    _mlir_ciface_gnn_rt_gemm(small, &a, &b, &x, GNN_GEMM_TRANSPOSE_B, 1.0f,
+                             0.0f);
+    _mlir_ciface_gnn_rt_gemm(plain, &a, &b, &y, GNN_GEMM_TRANSPOSE_B, 1.0f,
+                             0.0f);
+    EXPECT_EQ(gnn_rt_context_take_error(small, nullptr, 0), 0);
+    EXPECT_EQ(gnn_rt_context_take_error(plain, nullptr, 0), 0);
+    for (int64_t i = 0; i < n * n; ++i)
+      ASSERT_NEAR(c1[i], c2[i], 1e-4f * (1.0f + std::fabs(c1[i]))) << n;
+  }
+  gnn_rt_context_destroy(plain);
+  gnn_rt_context_destroy(small);
+  gnn_rt_runtime_destroy(openBlasOnly);
 }
 
 // gnn_rt_transpose on dense views into wider buffers (libxsmm) and on
@@ -397,49 +435,3 @@ TEST(RuntimeGemm, TransposedLeftSumsOuterProductsOfRows) {
     EXPECT_EQ(x, 7.0f);
 }
 } // namespace
-
-// The runtime names OpenBLAS's kernels from the CPU's features before it
-// opens the library, over any OPENBLAS_CORETYPE in the environment (ctest
-// also runs this test with OPENBLAS_CORETYPE=Prescott): on a CPU model
-// newer than the OpenBLAS release, the library's own detection would fall
-// back to its generic SSE3 kernels. GNNC_BLAS_CORETYPE names others (run by
-// ctest as Blas.NamedKernels, which sets GNNC_TEST_EXPECT_CORE).
-TEST(Blas, KernelsUseTheCpusVectorUnits) {
-  const char *core = gnn_rt_blas_core();
-  ASSERT_NE(core, nullptr);
-  if (const char *named = std::getenv("GNNC_BLAS_CORETYPE"); named && *named) {
-    const char *expected = std::getenv("GNNC_TEST_EXPECT_CORE");
-    if (!expected)
-      GTEST_SKIP() << "GNNC_BLAS_CORETYPE=" << named << " names the kernels";
-    EXPECT_STREQ(core, expected);
-    return;
-  }
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    EXPECT_STREQ(core, "SkylakeX");
-  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    EXPECT_STREQ(core, __builtin_cpu_is("amd") ? "Zen" : "Haswell");
-  else if (__builtin_cpu_supports("avx2"))
-    EXPECT_STRNE(core, "Prescott");
-#endif
-}
-
-// Dense layers call OpenBLAS from the runtime's own threads, one call per
-// thread, so the runtime opens it with one thread of its own (not one per
-// core, each with a 128 MiB buffer: on many cores, under an address-space
-// limit, those buffers failed and the process hung at exit), and leaves the
-// environment as it found it.
-TEST(Blas, LoadsWithoutAThreadPool) {
-  ASSERT_NE(gnn_rt_blas_core(), nullptr); // loaded
-  if (std::getenv("OPENBLAS_NUM_THREADS"))
-    GTEST_SKIP() << "OPENBLAS_NUM_THREADS is set: OpenBLAS follows it";
-  void *library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(library, nullptr);
-  auto threads =
-      reinterpret_cast<int (*)()>(dlsym(library, "openblas_get_num_threads"));
-  ASSERT_NE(threads, nullptr);
-  EXPECT_EQ(threads(), 1);
-  dlclose(library);
-}

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/memory.h"
+#include "gnnc/runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +24,7 @@ constexpr uint64_t kLarge = 8 << 20;
 
 TEST(RuntimeMemory, LargeBlocksAreReusedForRequestsOfAboutTheirSize) {
   if (!gnn_rt_pool_recycles())
-    GTEST_SKIP() << "recycling is off (GNNC_POOL=off or AddressSanitizer)";
+    GTEST_SKIP() << "recycling is off (AddressSanitizer)";
   gnn_rt_release_cached_memory();
   void *a = gnn_rt_alloc(kLarge);
   ASSERT_NE(a, nullptr);
@@ -47,23 +48,42 @@ TEST(RuntimeMemory, LargeBlocksAreReusedForRequestsOfAboutTheirSize) {
   EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
 }
 
-// ctest runs this with GNNC_POOL_MB set and the bound it must give, in
-// megabytes or "default", in GNNC_TEST_POOL_LIMIT_MB
-// (unittests/CMakeLists.txt): the pool's bound is read once per process.
-TEST(RuntimeMemory, KeptBlocksStayWithinTheBound) {
-  const char *expected = std::getenv("GNNC_TEST_POOL_LIMIT_MB");
-  if (!expected)
-    GTEST_SKIP() << "run by ctest with GNNC_POOL_MB set";
-  if (!gnn_rt_pool_recycles() && std::strcmp(expected, "0") != 0)
-    GTEST_SKIP() << "recycling is off (GNNC_POOL=off or AddressSanitizer)";
-  uint64_t limit;
-  if (std::strcmp(expected, "default") == 0) {
-    uint64_t physical =
-        uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-    limit = std::min<uint64_t>(physical / 4, uint64_t(512) << 20);
-  } else {
-    limit = std::strtoull(expected, nullptr, 10) << 20;
+/// The calling thread bound, while this lives, to a context of a new
+/// runtime instance with `settings`.
+class BoundInstance {
+public:
+  explicit BoundInstance(const gnn_rt_settings &settings)
+      : runtime(gnn_rt_runtime_create(&settings)),
+        context(gnn_rt_context_create_in(runtime)),
+        before(gnn_rt_context_bind(context)) {}
+  ~BoundInstance() {
+    gnn_rt_context_bind(before);
+    gnn_rt_context_destroy(context);
+    gnn_rt_runtime_destroy(runtime);
   }
+  gnn_rt_runtime *const runtime;
+  gnn_rt_context *const context;
+
+private:
+  gnn_rt_context *const before;
+};
+
+gnn_rt_settings withPoolLimit(uint64_t bytes) {
+  gnn_rt_settings settings;
+  gnn_rt_settings_init(&settings);
+  settings.pool_limit_bytes = bytes;
+  return settings;
+}
+
+bool builtWithAddressSanitizer() {
+  BoundInstance probe(withPoolLimit(GNN_RT_DEFAULT_POOL_LIMIT));
+  return !gnn_rt_pool_recycles();
+}
+
+/// A step's six blocks, the peak and the bound, in an instance whose pool
+/// keeps `limit` bytes.
+void expectKeptBlocksWithin(uint64_t limit) {
+  EXPECT_EQ(gnn_rt_pool_limit_bytes(), limit);
   EXPECT_EQ(gnn_rt_pool_limit_bytes(), limit);
   EXPECT_EQ(gnn_rt_pool_recycles(), limit > 0 ? 1 : 0);
   // A step: six blocks live at once, then all freed. What was live at the
@@ -125,9 +145,66 @@ TEST(RuntimeMemory, KeptBlocksStayWithinTheBound) {
   EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
 }
 
+// Each instance's pool keeps within its own bound (megabytes, 0, the
+// default: 512 MB or a quarter of physical memory).
+TEST(RuntimeMemory, KeptBlocksStayWithinTheBound) {
+  if (builtWithAddressSanitizer())
+    GTEST_SKIP() << "recycling is off (AddressSanitizer)";
+  uint64_t physical =
+      uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  for (auto [setting, limit] :
+       {std::pair{uint64_t(20) << 20, uint64_t(20) << 20},
+        {uint64_t(0), uint64_t(0)},
+        {GNN_RT_DEFAULT_POOL_LIMIT,
+         std::min<uint64_t>(physical / 4, uint64_t(512) << 20)},
+        {uint64_t(7) << 20, uint64_t(7) << 20}}) {
+    SCOPED_TRACE(limit);
+    BoundInstance instance(withPoolLimit(setting));
+    expectKeptBlocksWithin(limit);
+  }
+  // An instance that keeps nothing.
+  gnn_rt_settings off = withPoolLimit(GNN_RT_DEFAULT_POOL_LIMIT);
+  off.keep_freed_blocks = 0;
+  BoundInstance instance(off);
+  EXPECT_EQ(gnn_rt_pool_recycles(), 0);
+  expectKeptBlocksWithin(0);
+}
+
+// A block goes back to the pool of the instance that handed it out,
+// whatever the freeing thread is bound to, and outlives that instance.
+TEST(RuntimeMemory, BlocksGoBackToTheirOwnInstance) {
+  if (builtWithAddressSanitizer())
+    GTEST_SKIP() << "recycling is off (AddressSanitizer)";
+  gnn_rt_settings settings = withPoolLimit(uint64_t(64) << 20);
+  gnn_rt_runtime *first = gnn_rt_runtime_create(&settings),
+                 *second = gnn_rt_runtime_create(&settings);
+  gnn_rt_context *inFirst = gnn_rt_context_create_in(first),
+                 *inSecond = gnn_rt_context_create_in(second);
+  ASSERT_TRUE(first && second && inFirst && inSecond);
+  gnn_rt_context *before = gnn_rt_context_bind(inFirst);
+  void *a = gnn_rt_alloc(kLarge), *kept = gnn_rt_alloc(kLarge);
+  ASSERT_TRUE(a && kept);
+  gnn_rt_context_bind(inSecond);
+  gnn_rt_free(a); // on a thread bound to the second instance
+  EXPECT_EQ(gnn_rt_cached_memory_bytes(), 0u);
+  gnn_rt_context_bind(inFirst);
+  EXPECT_GE(gnn_rt_cached_memory_bytes(), kLarge);
+  gnn_rt_context_bind(nullptr);
+  // Freed on an unbound thread, too.
+  std::thread([&] { gnn_rt_free(gnn_rt_alloc(16)); }).join();
+  gnn_rt_context_bind(before);
+  gnn_rt_context_destroy(inFirst);
+  gnn_rt_context_destroy(inSecond);
+  gnn_rt_runtime_destroy(first);
+  gnn_rt_runtime_destroy(second);
+  // A live block of a destroyed instance stays usable and is freed later.
+  std::memset(kept, 3, kLarge);
+  gnn_rt_free(kept);
+}
+
 TEST(RuntimeMemory, KeptBlocksGrowIntoLargerRequests) {
   if (!gnn_rt_pool_recycles())
-    GTEST_SKIP() << "recycling is off (GNNC_POOL=off or AddressSanitizer)";
+    GTEST_SKIP() << "recycling is off (AddressSanitizer)";
   // A batch a little larger than the last: its buffers' class is above the
   // kept blocks'. A kept block of at least half the request is grown, its
   // pages (and contents) kept; a smaller one is not.
@@ -157,7 +234,7 @@ TEST(RuntimeMemory, KeptBlocksGrowIntoLargerRequests) {
 
 TEST(RuntimeMemory, GrowingRequestsReuseBlocksOfTheirClass) {
   if (!gnn_rt_pool_recycles())
-    GTEST_SKIP() << "recycling is off (GNNC_POOL=off or AddressSanitizer)";
+    GTEST_SKIP() << "recycling is off (AddressSanitizer)";
   // A buffer that grows by 1% per step (a k/v cache while decoding), freed
   // after its successor is allocated: a few classes serve all steps.
   gnn_rt_release_cached_memory();

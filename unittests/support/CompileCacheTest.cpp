@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Support/CompileCache.h"
+#include "GNN/Support/Environment.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GNN/Support/HeapSettings.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/SafeTensors.h"
 #include "GNN/Support/Tokenizer.h"
@@ -21,10 +20,6 @@
 #include <vector>
 
 #include <sys/resource.h>
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 using namespace mlir::gnn;
 
@@ -171,43 +166,4 @@ TEST_F(SupportTest, SafeTensorsRoundTripThroughAtomicWrites) {
   ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
   ASSERT_EQ(read->count("ids"), 1u);
   EXPECT_EQ(read->at("ids").as<int64_t>()[2], 20);
-}
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GNN_TEST_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define GNN_TEST_ASAN 1
-#endif
-
-// What a step frees at the heap's top stays for the next step: with glibc's
-// default trim threshold (128 KiB) the heap would shrink back at the frees.
-TEST(HeapSettingsTest, FreedHeapTopStaysForTheNextStep) {
-#if !defined(__GLIBC__) || defined(GNN_TEST_ASAN)
-  GTEST_SKIP() << "glibc's malloc only";
-#else
-  if (std::getenv("GLIBC_TUNABLES") || std::getenv("MALLOC_TRIM_THRESHOLD_") ||
-      std::getenv("MALLOC_MMAP_THRESHOLD_"))
-    GTEST_SKIP() << "malloc's thresholds are set in the environment";
-  keepFreedHeapForReuse();
-  std::vector<void *> blocks;
-  for (int i = 0; i < 64; ++i) {
-    blocks.push_back(std::malloc(64 << 10));
-    ASSERT_NE(blocks.back(), nullptr);
-    std::memset(blocks.back(), 1, 64 << 10);
-  }
-  size_t grown = mallinfo2().arena;
-  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
-    std::free(*it);
-  EXPECT_GE(mallinfo2().arena + (1 << 20), grown);
-  // A block of 32 MiB is mapped on its own and handed back when freed.
-  size_t before = mallinfo2().hblkhd;
-  void *large = std::malloc(32 << 20);
-  ASSERT_NE(large, nullptr);
-  EXPECT_GE(mallinfo2().hblkhd, before + (32 << 20));
-  std::free(large);
-  EXPECT_EQ(mallinfo2().hblkhd, before);
-#endif
 }

@@ -1,9 +1,9 @@
 //===- Launch.h - joining the processes a launcher started ------*- C++ -*-===//
 //
 // Part of gnnc. A data-parallel run is K processes that an MPI launcher
-// (mpirun, srun) started; this finds out whether this process is one of
-// them and opens the engine's plugin, which gnnc loads at run time so
-// that its tools run where MPI is not installed.
+// (mpirun, srun) started (EnvironmentOptions::mpiLaunched tells whether
+// this process is one of them); this opens the engine's plugin, which gnnc
+// loads at run time so that its tools run where MPI is not installed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,18 +12,11 @@
 
 #include "GNN/Distributed/Communicator.h"
 
-#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
 
 namespace mlir::gnn {
-
-/// Whether an MPI launcher started this process, from the variables it
-/// sets (Open MPI's, PMIx's, PMI's as Slurm and MPICH set them); `getenv`
-/// reads the environment (the tools pass ::getenv).
-bool startedByMPILauncher(
-    llvm::function_ref<const char *(const char *)> getenv);
 
 /// Loads the MPI plugin (kMPIPlugin, found beside the file that holds
 /// gnnc's code, or in its ../lib) and joins the run: MPI_Init with

@@ -25,8 +25,9 @@ namespace mlir::gnn {
 ///   compileThreads.attach(context);
 class CompileThreads {
 public:
-  /// `threads`: at most that many; 0: all cores (counted now), or
-  /// OMP_NUM_THREADS where it is set, as the run counts them.
+  /// `threads`: at most that many; 0: all cores (counted now). A host
+  /// whose "all cores" follows OMP_NUM_THREADS passes that many
+  /// (EnvironmentOptions::compileThreads).
   explicit CompileThreads(unsigned threads);
 
   /// Has `context` run on this object's pool, or on the calling thread

@@ -12,6 +12,7 @@
 
 #include "GNN/Support/HostTensor.h"
 #include "gnnc/graph.h"
+#include "gnnc/runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -90,6 +91,18 @@ std::map<std::string, void *> runtimeSymbols(Device device,
 /// writes it between calls like any tensor. An error without a device.
 llvm::Expected<HostTensor> unifiedCopy(const HostTensor &t);
 
+/// A runtime instance of the host's (gnnc/runtime.h), destroyed with it.
+struct RuntimeDeleter {
+  void operator()(gnn_rt_runtime *runtime) const {
+    gnn_rt_runtime_destroy(runtime);
+  }
+};
+using RuntimeInstance = std::unique_ptr<gnn_rt_runtime, RuntimeDeleter>;
+
+/// A new runtime instance with `settings`; an error if one is out of range
+/// or memory is exhausted.
+llvm::Expected<RuntimeInstance> createRuntime(const gnn_rt_settings &settings);
+
 struct CompileOptions {
   bool fuse = true;
   /// CPU: outer loops on all cores.
@@ -104,8 +117,15 @@ struct CompileOptions {
   /// in unified memory.
   Device device = Device::CPU;
   /// CUDA: kernels launched without waiting for each
-  /// (gnn-gpu-async-launches); also on when GNNC_CUDA_ASYNC_LAUNCHES=1.
+  /// (gnn-gpu-async-launches; the tools on GNNC_CUDA_ASYNC_LAUNCHES=1).
   bool asyncLaunches = false;
+  /// The compiled functions listed in /tmp/perf-PID.map for perf (the
+  /// tools on GNNC_PERF_MAP=1).
+  bool perfMap = false;
+  /// The runtime instance the program runs with (gnnc/runtime.h): its
+  /// threads, pool and tape budget; null for the default instance. It
+  /// must outlive the program.
+  gnn_rt_runtime *runtime = nullptr;
   /// Object code is looked up here first and stored here after compiling
   /// (none: always compile).
   CompileCache *cache = nullptr;
@@ -159,34 +179,45 @@ public:
   const std::vector<Parameter> &getResults() const {
     return entries.front().results;
   }
-  /// Sets the number of threads the next calls run compiled parallel loops
-  /// on (0: all cores, or OMP_NUM_THREADS where set); small calls run
-  /// faster on one.
+  /// Sets the number of threads the calling thread's next calls run
+  /// compiled parallel loops on (0: all cores, or OMP_NUM_THREADS where
+  /// set). run() does so for each call.
   static void setThreads(int threads);
 
   /// The most bytes the tapes of one call may keep for the backward of its
-  /// loops (0: half of the machine's memory).
+  /// loops (0: the runtime instance's budget).
   void setTapeBudget(int64_t bytes) { tapeBudget = bytes; }
+
+  /// A call's thread count that the runtime instance's settings give.
+  static constexpr int kInstanceThreads = -1;
 
   const CompileInfo &getCompileInfo() const { return info; }
 
   /// The signature of entry `name`, or null.
   const EntryPoint *lookup(llvm::StringRef name) const;
 
-  /// Checks the arguments and runs the first entry.
-  llvm::Expected<std::vector<HostTensor>> run(llvm::ArrayRef<Argument> args) {
-    return run(entries.front(), args);
+  /// Checks the arguments and runs the first entry. Every call runs with
+  /// a context of the program's runtime instance, bound to the calling
+  /// thread, which gets the call's errors alone; its parallel loops run on
+  /// `threads` threads (0: all cores; kInstanceThreads: the instance's).
+  llvm::Expected<std::vector<HostTensor>> run(llvm::ArrayRef<Argument> args,
+                                              int threads = kInstanceThreads) {
+    return run(entries.front(), args, threads);
   }
   /// Checks the arguments and runs entry `name`.
   llvm::Expected<std::vector<HostTensor>> run(llvm::StringRef name,
-                                              llvm::ArrayRef<Argument> args);
+                                              llvm::ArrayRef<Argument> args,
+                                              int threads = kInstanceThreads);
 
   /// Runs entry `name` with the argument `bind` gives each parameter (by
   /// position; an error stops the call) and returns the results by name.
   using Binder =
       llvm::function_ref<llvm::Expected<Argument>(const Parameter &, size_t)>;
   llvm::Expected<std::map<std::string, HostTensor>>
-  runNamed(llvm::StringRef name, Binder bind);
+  runNamed(llvm::StringRef name, Binder bind, int threads = kInstanceThreads);
+
+  /// The runtime instance the program runs with.
+  gnn_rt_runtime *getRuntime() const { return runtime; }
 
 private:
   JitProgram() = default;
@@ -195,8 +226,8 @@ private:
   compileModule(OwningOpRef<ModuleOp> module,
                 llvm::ArrayRef<std::string> entries,
                 const CompileOptions &options);
-  llvm::Expected<std::vector<HostTensor>> run(const EntryPoint &entry,
-                                              llvm::ArrayRef<Argument> args);
+  llvm::Expected<std::vector<HostTensor>>
+  run(const EntryPoint &entry, llvm::ArrayRef<Argument> args, int threads);
   /// Sets `placed` to the device copy of constant argument `data`, made at
   /// its first use; false after the runtime reported why not.
   bool placeResident(const void *data, size_t bytes, const void *&placed);
@@ -210,6 +241,7 @@ private:
   /// Its kernels are launched without waiting (gnn-gpu-async-launches).
   bool asyncLaunches = false;
   int64_t tapeBudget = 0;
+  gnn_rt_runtime *runtime = nullptr;
   /// Device copies of constant arguments, by host address (GPU programs).
   struct ResidentCopy {
     void *copy = nullptr;

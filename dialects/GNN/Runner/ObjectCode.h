@@ -105,11 +105,12 @@ public:
 
   /// Links `objects` against `symbols` (by name), the shared libraries
   /// `libraries` and the running process, then runs `_gnn_init` if the
-  /// objects define it.
+  /// objects define it. With `perfMap`, its functions are listed for perf
+  /// (PerfMap.h).
   static llvm::Expected<std::unique_ptr<ObjectJit>>
   load(llvm::ArrayRef<std::string> objects,
        const std::map<std::string, void *> &symbols,
-       llvm::ArrayRef<std::string> libraries);
+       llvm::ArrayRef<std::string> libraries, bool perfMap = false);
 
   using PackedFunction = void (*)(void **);
   /// Entry `name`'s packed wrapper.

@@ -24,11 +24,6 @@
 
 namespace mlir::gnn {
 
-/// Where the cache lives unless a tool is told otherwise: $GNNC_CACHE_DIR,
-/// else $XDG_CACHE_HOME/gnnc, else $HOME/.cache/gnnc; empty when none of
-/// them is set.
-std::string defaultCompileCacheDirectory();
-
 /// Hashes the parts of a key (each length-prefixed, so no two lists of
 /// parts collide by concatenation) into 64 hex digits.
 std::string compileCacheKey(llvm::ArrayRef<llvm::StringRef> parts);

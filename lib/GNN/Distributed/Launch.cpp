@@ -13,21 +13,11 @@
 
 using namespace mlir::gnn;
 
-bool mlir::gnn::startedByMPILauncher(
-    llvm::function_ref<const char *(const char *)> getenv) {
-  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
-                           "PMI_SIZE", "MV2_COMM_WORLD_SIZE"})
-    if (const char *value = getenv(name); value && *value)
-      return true;
-  return false;
-}
-
 /// The directory of the file that holds this code (a tool, or a library
 /// that bindings load).
 static std::string ownDirectory() {
   Dl_info info;
-  if (!dladdr(reinterpret_cast<void *>(&startedByMPILauncher), &info) ||
-      !info.dli_fname)
+  if (!dladdr(reinterpret_cast<void *>(&haveNCCL), &info) || !info.dli_fname)
     return ".";
   return llvm::sys::path::parent_path(info.dli_fname).str();
 }

@@ -354,6 +354,8 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
     return success();
   });
   program->device = options.device;
+  program->runtime =
+      options.runtime ? options.runtime : gnn_rt_default_runtime();
   // What the code depends on besides the program.
   std::string target =
       "device=cpu parallel=" + std::to_string(int(options.parallel)) +
@@ -372,9 +374,7 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
     // PTX: the driver compiles it for the device (and caches the result),
     // so running needs no CUDA toolkit.
     nvvmOptions.format = "isa";
-    const char *async = std::getenv("GNNC_CUDA_ASYNC_LAUNCHES");
-    nvvmOptions.asyncLaunches =
-        options.asyncLaunches || (async && llvm::StringRef(async) == "1");
+    nvvmOptions.asyncLaunches = options.asyncLaunches;
     program->asyncLaunches = nvvmOptions.asyncLaunches;
     target = "device=cuda chip=" + *chip + " format=isa async-launches=" +
              std::to_string(int(nvvmOptions.asyncLaunches));
@@ -483,7 +483,7 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
   if (options.parallel && options.device == Device::CPU)
     libraries.push_back(GNN_OPENMP_LIBRARY);
   llvm::Expected<std::unique_ptr<ObjectJit>> jit =
-      ObjectJit::load(*objects, symbols, libraries);
+      ObjectJit::load(*objects, symbols, libraries, options.perfMap);
   if (!jit)
     return error("JIT compilation failed: " + llvm::toString(jit.takeError()));
   program->jit = std::move(*jit);
@@ -499,6 +499,18 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
   lap(program->info.linkSeconds);
   program->info.seconds = std::chrono::duration<double>(last - start).count();
   return program;
+}
+
+llvm::Expected<RuntimeInstance>
+mlir::gnn::createRuntime(const gnn_rt_settings &settings) {
+  if (settings.threads < 0)
+    return error("a runtime's thread count must not be negative");
+  if (settings.tape_budget_bytes < 0)
+    return error("a runtime's tape budget must not be negative");
+  RuntimeInstance runtime(gnn_rt_runtime_create(&settings));
+  if (!runtime)
+    return error("out of memory for a runtime instance");
+  return runtime;
 }
 
 llvm::Expected<HostTensor> mlir::gnn::unifiedCopy(const HostTensor &t) {
@@ -596,15 +608,16 @@ const EntryPoint *JitProgram::lookup(llvm::StringRef name) const {
 }
 
 llvm::Expected<std::vector<HostTensor>>
-JitProgram::run(llvm::StringRef name, llvm::ArrayRef<Argument> args) {
+JitProgram::run(llvm::StringRef name, llvm::ArrayRef<Argument> args,
+                int threads) {
   const EntryPoint *entry = lookup(name);
   if (!entry)
     return error("the program has no entry '" + name + "'");
-  return run(*entry, args);
+  return run(*entry, args, threads);
 }
 
 llvm::Expected<std::map<std::string, HostTensor>>
-JitProgram::runNamed(llvm::StringRef name, Binder bind) {
+JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads) {
   const EntryPoint *entry = lookup(name);
   if (!entry)
     return error("the program has no entry '" + name + "'");
@@ -615,7 +628,7 @@ JitProgram::runNamed(llvm::StringRef name, Binder bind) {
       return a.takeError();
     args.push_back(*a);
   }
-  llvm::Expected<std::vector<HostTensor>> results = run(*entry, args);
+  llvm::Expected<std::vector<HostTensor>> results = run(*entry, args, threads);
   if (!results)
     return results.takeError();
   std::map<std::string, HostTensor> named;
@@ -698,8 +711,22 @@ llvm::Error check(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
 }
 } // namespace
 
+namespace {
+/// Binds the calling thread to a run's context while it lives.
+class BoundContext {
+public:
+  explicit BoundContext(gnn_rt_context *context)
+      : before(gnn_rt_context_bind(context)) {}
+  ~BoundContext() { gnn_rt_context_bind(before); }
+
+private:
+  gnn_rt_context *before;
+};
+} // namespace
+
 llvm::Expected<std::vector<HostTensor>>
-JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
+JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
+                int threads) {
   if (auto e = check(entry, args))
     return std::move(e);
   const std::vector<Parameter> &parameters = entry.parameters;
@@ -734,18 +761,28 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     pointers.push_back(resultStorage.data());
     packedArgs.push_back(&pointers.back());
   }
-  // This run's errors go into a context of its own (the first argument);
-  // the process-wide one holds the runtime's own failures (libraries, GPU
-  // driver).
+  // This run's errors go into a context of its own (the first argument),
+  // bound to this thread while it runs, so that the runtime's own failures
+  // (libraries, GPU driver) go there too; buffers come from the instance's
+  // pool.
   std::unique_ptr<gnn_rt_context, void (*)(gnn_rt_context *)> context(
-      gnn_rt_context_create(), &gnn_rt_context_destroy);
+      gnn_rt_context_create_in(runtime), &gnn_rt_context_destroy);
   if (!context)
     return error("out of memory for the runtime context");
+  BoundContext bound(context.get());
   gnn_rt_context_set_tape_budget(context.get(), tapeBudget);
+  if (threads == kInstanceThreads) {
+    gnn_rt_settings settings;
+    gnn_rt_runtime_settings(runtime, &settings);
+    threads = settings.threads;
+  }
+  setThreads(threads);
   void *contextArgument = context.get();
   packedArgs.push_back(&contextArgument);
   char message[512];
-  (void)gnn_rt_take_error(message, sizeof(message)); // stale reports
+  auto takeError = [&] {
+    return gnn_rt_context_take_error(context.get(), message, sizeof(message));
+  };
   ArgumentPlacement placement(device);
   auto addBuffer = [&](const void *data, size_t bytes,
                        const std::vector<int64_t> &shape,
@@ -754,7 +791,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     bool resident = constant && device == Device::CUDA;
     if (!(resident ? placeResident(data, bytes, placed)
                    : placement.place(data, bytes, placed))) {
-      (void)gnn_rt_take_error(message, sizeof(message));
+      (void)takeError();
       return error(llvm::Twine("cannot place an argument on the device: ") +
                    message);
     }
@@ -800,9 +837,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
   packed[&entry - entries.data()](packedArgs.data());
   if (device == Device::CUDA)
     (void)gnn_cuda_synchronize(); // failures are reported
-  bool failedInside =
-      gnn_rt_context_take_error(context.get(), message, sizeof(message)) ||
-      gnn_rt_take_error(message, sizeof(message));
+  bool failedInside = takeError();
 
   // The update of writable argument i: a view of the storage the caller
   // handed over (a GPU program's update is copied back into it first,
@@ -813,7 +848,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     if (device == Device::CUDA && in.numBytes() > 0 &&
         in.data() != updatedBuffers[i] &&
         !gnn_cuda_copy(in.data(), updatedBuffers[i], in.numBytes()))
-      failedInside |= gnn_rt_take_error(message, sizeof(message));
+      failedInside |= takeError();
     if (!args[i].updated)
       return std::move(in);
     return in.view();
@@ -874,7 +909,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args) {
     if (onGPU && !gnn_cuda_copy(rowMajor ? t.data() : staged.data(),
                                 aligned + offset * elem,
                                 rowMajor ? count * elem : staged.size()))
-      failedInside |= gnn_rt_take_error(message, sizeof(message));
+      failedInside |= takeError();
     std::vector<int64_t> index(rank, 0);
     if (rowMajor && count > 0 && !onGPU)
       std::memcpy(t.data(), from, count * elem);

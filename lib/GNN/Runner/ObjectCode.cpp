@@ -409,7 +409,7 @@ ObjectJit::~ObjectJit() {
 llvm::Expected<std::unique_ptr<ObjectJit>>
 ObjectJit::load(llvm::ArrayRef<std::string> objects,
                 const std::map<std::string, void *> &symbols,
-                llvm::ArrayRef<std::string> libraries) {
+                llvm::ArrayRef<std::string> libraries, bool perfMap) {
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> target = hostTarget();
   if (!target)
     return target.takeError();
@@ -422,7 +422,8 @@ ObjectJit::load(llvm::ArrayRef<std::string> objects,
   std::unique_ptr<ObjectJit> loaded(new ObjectJit());
   loaded->jit = std::move(*jit);
   llvm::orc::LLJIT &j = *loaded->jit;
-  listFunctionsForPerf(j);
+  if (perfMap)
+    listFunctionsForPerf(j);
   llvm::orc::JITDylib &main = j.getMainJITDylib();
   char prefix = j.getDataLayout().getGlobalPrefix();
   // Given symbols first; then the libraries and the process (libm, libc).

@@ -59,9 +59,6 @@ private:
 } // namespace
 
 void mlir::gnn::listFunctionsForPerf(orc::LLJIT &jit) {
-  const char *setting = std::getenv("GNNC_PERF_MAP");
-  if (!setting || std::strcmp(setting, "1") != 0)
-    return;
   auto *layer = dyn_cast<orc::ObjectLinkingLayer>(&jit.getObjLinkingLayer());
   if (!layer)
     return;

@@ -1,9 +1,9 @@
 //===- PerfMap.h - compiled functions' names for perf -----------*- C++ -*-===//
 //
-// Part of gnnc. With GNNC_PERF_MAP=1 in the environment, every function of
-// the programs a process loads (the outlined parallel bodies included) is
-// listed in /tmp/perf-<pid>.map, the file `perf report` reads to name code
-// it finds outside any mapped file.
+// Part of gnnc. Where asked (CompileOptions::perfMap; the tools ask on
+// GNNC_PERF_MAP=1), every function of the programs a process loads (the
+// outlined parallel bodies included) is listed in /tmp/perf-<pid>.map, the file
+// `perf report` reads to name code it finds outside any mapped file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +17,7 @@ class LLJIT;
 namespace mlir::gnn {
 
 /// Lists the functions `jit` links from now on in perf's map of this
-/// process, if GNNC_PERF_MAP is set to 1 and the JIT links with JITLink.
+/// process, if the JIT links with JITLink.
 void listFunctionsForPerf(llvm::orc::LLJIT &jit);
 
 } // namespace mlir::gnn

@@ -133,24 +133,6 @@ std::optional<std::vector<std::string>> decode(StringRef key, StringRef data) {
 }
 } // namespace
 
-std::string mlir::gnn::defaultCompileCacheDirectory() {
-  if (std::optional<std::string> dir = sys::Process::GetEnv("GNNC_CACHE_DIR"))
-    return *dir;
-  SmallString<256> path;
-  if (std::optional<std::string> xdg = sys::Process::GetEnv("XDG_CACHE_HOME");
-      xdg && !xdg->empty()) {
-    path = *xdg;
-  } else if (std::optional<std::string> home = sys::Process::GetEnv("HOME");
-             home && !home->empty()) {
-    path = *home;
-    sys::path::append(path, ".cache");
-  } else {
-    return "";
-  }
-  sys::path::append(path, "gnnc");
-  return std::string(path);
-}
-
 std::string mlir::gnn::compileCacheKey(ArrayRef<StringRef> parts) {
   SHA256 hash;
   for (StringRef part : parts) {

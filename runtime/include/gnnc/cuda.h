@@ -40,10 +40,16 @@ GNNC_EXPORT int gnn_cuda_device_name(char *name, size_t name_size);
 
 /* Unified memory, accessible from the host and the device; its pages are
  * placed on the device when handed out. Freed blocks are kept for reuse
- * (see runtime/lib/CudaPool.h: GNNC_CUDA_POOL=off, GNNC_CUDA_POOL_MB). */
+ * (see runtime/lib/CudaPool.h), one pool per process. */
 GNNC_EXPORT void *gnn_cuda_alloc(size_t bytes);
 GNNC_EXPORT void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes);
 GNNC_EXPORT void gnn_cuda_free(void *pointer);
+/* The bytes of freed unified blocks kept beyond the peak's (default 512
+ * MB; 0 keeps nothing). Takes effect before the first allocation. */
+GNNC_EXPORT void gnn_cuda_set_pool_limit(uint64_t bytes);
+/* Turns on the GPU profile: from now on kernels and blocking calls are
+ * timed, and their tables go to stderr when the process exits. */
+GNNC_EXPORT void gnn_cuda_profile_enable(void);
 /* Bytes of freed unified blocks kept for reuse now. */
 GNNC_EXPORT uint64_t gnn_cuda_cached_memory_bytes(void);
 

@@ -5,7 +5,8 @@
  * Each call multiplies on its calling thread (compiled code splits a
  * layer's rows over its threads): layers up to 256 wide (inputs and
  * outputs) on libxsmm's kernels, 64 rows at a time, others through one
- * OpenBLAS sgemm (GNNC_SMALL_GEMM=off: all of them). Each takes the
+ * OpenBLAS sgemm (all of them where the runtime instance's settings turn
+ * small kernels off). Each takes the
  * calling program's gnn_rt_context first (gnn-pass-runtime-context passes
  * it), which receives the reports of sizes that do not fit.
  *
@@ -91,9 +92,10 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_gemm_at(gnn_rt_context *context,
 
 /* The instruction set libxsmm compiles gnn_rt_gemm's small kernels for
  * ("skx", "clx", "cpx" for AVX-512, "hsw" for AVX2, ...), or null where
- * GNNC_SMALL_GEMM=off (read when the runtime loads) leaves every product to
- * OpenBLAS. */
-GNNC_EXPORT const char *gnn_rt_small_gemm_target(void);
+ * the settings of `runtime` (NULL: the default instance) leave every
+ * product to OpenBLAS (small_gemm = 0, gnnc/runtime.h). */
+GNNC_EXPORT const char *
+gnn_rt_small_gemm_target(const struct gnn_rt_runtime *runtime);
 
 /* out = transpose(a) on the calling thread: a block's keys and values
  * once for all its tiles' products. Sizes that do not fit are reported
@@ -107,11 +109,21 @@ GNNC_EXPORT void gnn_rt_set_dense_threads(int threads);
 
 /* The name of the OpenBLAS kernels the dense layers run ("SkylakeX",
  * "Haswell", ...), or null if OpenBLAS cannot be loaded. The runtime opens
- * OpenBLAS when it loads, after setting OPENBLAS_CORETYPE from the CPU's
- * vector features (OpenBLAS falls back to its generic kernels on CPU models
- * newer than its release), replacing a value the environment gave it;
- * GNNC_BLAS_CORETYPE, where set, is used instead. */
+ * OpenBLAS on first use; OpenBLAS then picks its kernels from
+ * OPENBLAS_CORETYPE, else from the CPU model (falling back to its generic
+ * ones on models newer than its release), and starts OPENBLAS_NUM_THREADS
+ * threads, else one per core. */
 GNNC_EXPORT const char *gnn_rt_blas_core(void);
+
+/* Turns on the profile of the host's dense products: from now on each is
+ * timed, and a table of them by shape goes to stderr when the process
+ * exits. */
+GNNC_EXPORT void gnn_rt_dense_profile_enable(void);
+
+/* The OpenBLAS kernels for this CPU's vector features ("SkylakeX", "Zen",
+ * "Haswell", "Sandybridge"), or null where its generic ones are right: what
+ * a host sets OPENBLAS_CORETYPE to before the first use. */
+GNNC_EXPORT const char *gnn_rt_blas_core_for_cpu(void);
 
 #ifdef __cplusplus
 }

@@ -24,7 +24,8 @@ extern "C" {
  * Each context holds at most one error: the first report wins. */
 typedef struct gnn_rt_context gnn_rt_context;
 
-/* A new context without an error; NULL if memory is exhausted. */
+/* A new context without an error, of the default runtime instance
+ * (gnnc/runtime.h has contexts of others); NULL if memory is exhausted. */
 GNNC_EXPORT gnn_rt_context *gnn_rt_context_create(void);
 GNNC_EXPORT void gnn_rt_context_destroy(gnn_rt_context *context);
 
@@ -38,9 +39,10 @@ GNNC_EXPORT void gnn_rt_context_report(gnn_rt_context *context,
                                        const char *message);
 
 /* The most bytes the tapes of one run may keep for the backward of its
- * loops (gnnc/tape.h): `bytes` > 0, or 0 for the default, half of the
- * machine's physical memory. A tape that would pass it keeps nothing more
- * and reports the error. */
+ * loops (gnnc/tape.h): `bytes` > 0, or 0 for the context's runtime
+ * instance's setting (gnnc/runtime.h), by default half of the machine's
+ * physical memory. A tape that would pass it keeps nothing more and
+ * reports the error. */
 GNNC_EXPORT void gnn_rt_context_set_tape_budget(gnn_rt_context *context,
                                                 int64_t bytes);
 GNNC_EXPORT int64_t gnn_rt_context_tape_budget(gnn_rt_context *context);
@@ -141,8 +143,9 @@ GNNC_EXPORT void gnn_rt_bad_value(gnn_rt_context *context, int64_t kind,
                                   int64_t a, int64_t b, int64_t c, int64_t d,
                                   int64_t e, int64_t line, int64_t column);
 
-/* gnn_rt_context_report and gnn_rt_context_take_error on the default
- * context. */
+/* gnn_rt_context_report into the context bound to the calling thread
+ * (gnnc/runtime.h), else the default context; gnn_rt_context_take_error on
+ * the default context. */
 GNNC_EXPORT void gnn_rt_report(const char *message);
 GNNC_EXPORT int gnn_rt_take_error(char *err, size_t err_size);
 

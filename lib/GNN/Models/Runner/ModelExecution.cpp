@@ -21,9 +21,9 @@ Expected<Outputs> TransformerModel::run(const char *entry, const Inputs &inputs,
     return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
                 "' that the runner does not provide");
   };
-  JitProgram::setThreads(rows >= kParallelRows ? threads : 1);
   return program->runNamed(
-      entry, [&](const Parameter &p, size_t i) -> Expected<Argument> {
+      entry,
+      [&](const Parameter &p, size_t i) -> Expected<Argument> {
         Argument a;
         if (weights[i]) {
           a.tensor = weights[i];
@@ -43,7 +43,8 @@ Expected<Outputs> TransformerModel::run(const char *entry, const Inputs &inputs,
           a.tensor = it->second;
         }
         return a;
-      });
+      },
+      rows >= kParallelRows ? threads : 1);
 }
 
 Expected<TransformerModel::Encoded>

@@ -269,9 +269,9 @@ Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
       {model::kLabelWeights, &batch.labelWeights}};
   if (rng)
     inputs[model::kRng] = rng;
-  JitProgram::setThreads(options.threads);
   return program->runNamed(
-      entry, [&](const Parameter &p, size_t) -> Expected<Argument> {
+      entry,
+      [&](const Parameter &p, size_t) -> Expected<Argument> {
         Argument a;
         llvm::StringRef name(p.name);
         if (p.isGraph) {
@@ -294,7 +294,8 @@ Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
                       "' that the trainer does not provide");
         }
         return a;
-      });
+      },
+      options.threads);
 }
 
 /// Takes the objective (loss + act loss) out of a training entry's
@@ -487,7 +488,6 @@ Error Trainer::applyAccumulated() {
   if (!options.accumulates())
     return fail("@train_apply needs accumulated gradients (grad_accum > 1)");
   HostTensor hyper = adamHyperparameters(/*update=*/true);
-  JitProgram::setThreads(options.threads);
   Expected<Outputs> out = program->runNamed(
       model::kTrainApply,
       [&](const Parameter &p, size_t) -> Expected<Argument> {
@@ -504,7 +504,8 @@ Error Trainer::applyAccumulated() {
                       "', which the trainer does not hold");
         a.updated = &it->second;
         return a;
-      });
+      },
+      options.threads);
   if (!out)
     return out.takeError();
   ++position.step;

@@ -1,0 +1,49 @@
+//===- RuntimeInstance.h - runtime instances and run contexts ---*- C++ -*-===//
+//
+// Part of gnnc's runtime (internal). A run's context points at its
+// runtime instance, whose settings and pool the runtime's functions use; a
+// thread bound to a context (gnn_rt_context_bind) allocates from that
+// instance's pool and reports the runtime's own failures into it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_RUNTIMEINSTANCE_H
+#define GNNC_RUNTIME_RUNTIMEINSTANCE_H
+
+#include "HostPool.h"
+
+#include "gnnc/runtime.h"
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+struct gnn_rt_runtime {
+  explicit gnn_rt_runtime(const gnn_rt_settings &settings)
+      : settings(settings), pool(settings) {}
+  const gnn_rt_settings settings;
+  gnnc::HostPool pool;
+};
+
+struct gnn_rt_context {
+  explicit gnn_rt_context(gnn_rt_runtime *runtime) : runtime(runtime) {}
+  gnn_rt_runtime *const runtime; // never null
+  std::mutex mutex;
+  std::string pending;    // empty: no error
+  int64_t tapeBudget = 0; // 0: the instance's
+};
+
+namespace gnnc {
+/// The context bound to the calling thread, or null.
+gnn_rt_context *boundContext();
+/// `context`'s instance; the default one for null.
+gnn_rt_runtime &runtimeOf(gnn_rt_context *context);
+/// The pool gnn_rt_alloc draws from on this thread: the bound context's
+/// instance's, else the default instance's.
+HostPool &currentPool();
+/// Takes back `block` into whichever instance's pool handed it out; false
+/// if none did.
+bool freeIntoOwningPool(void *block);
+} // namespace gnnc
+
+#endif // GNNC_RUNTIME_RUNTIMEINSTANCE_H
