@@ -1,0 +1,370 @@
+//===- Invocation.cpp - a call of a compiled entry -----------------------===//
+//
+// Part of gnnc. Arguments become the ABI's memref descriptors (placed on
+// the device for a GPU program), the call runs with a context of the
+// program's runtime instance bound to the calling thread, and results come
+// back as host tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunnerDetail.h"
+
+#include "gnnc/cuda.h"
+#include "gnnc/errors.h"
+#include "gnnc/memory.h"
+#include "gnnc/runtime.h"
+
+#include <cstring>
+#include <deque>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::gnn;
+using mlir::gnn::detail::error;
+
+// From libomp, which runs the parallel loops of compiled code.
+extern "C" void omp_set_num_threads(int);
+extern "C" int omp_get_max_threads(void);
+
+namespace {
+/// Where arguments live during a call: in place on the CPU, in unified
+/// memory copies (freed with this object) for a GPU.
+class ArgumentPlacement {
+public:
+  explicit ArgumentPlacement(Device device) : device(device) {}
+  ArgumentPlacement(const ArgumentPlacement &) = delete;
+  ArgumentPlacement &operator=(const ArgumentPlacement &) = delete;
+  ~ArgumentPlacement() {
+    for (void *copy : copies)
+      gnn_cuda_free(copy);
+  }
+
+  /// Sets `placed` to the buffer to hand compiled code (null data stays
+  /// null on the CPU: an empty tensor); false after the runtime reported
+  /// why not. Storage in unified memory (a trainer's parameters and
+  /// moments) is handed over as it is.
+  bool place(const void *data, size_t bytes, const void *&placed) {
+    placed = data;
+    if (device == Device::CPU || gnn_cuda_is_unified(data))
+      return true;
+    void *copy = gnn_cuda_alloc(bytes);
+    if (!copy)
+      return false;
+    copies.push_back(copy);
+    if (!gnn_cuda_copy(copy, data, bytes))
+      return false;
+    placed = copy;
+    return true;
+  }
+
+private:
+  Device device;
+  std::vector<void *> copies;
+};
+
+/// A memref descriptor {allocated, aligned, offset, sizes..., strides...}.
+std::vector<int64_t> descriptor(const void *data,
+                                const std::vector<int64_t> &shape) {
+  std::vector<int64_t> d = {reinterpret_cast<int64_t>(data),
+                            reinterpret_cast<int64_t>(data), 0};
+  d.insert(d.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  d.insert(d.end(), strides.begin(), strides.end());
+  return d;
+}
+
+/// Binds the calling thread to a run's context while it lives.
+class BoundContext {
+public:
+  explicit BoundContext(gnn_rt_context *context)
+      : before(gnn_rt_context_bind(context)) {}
+  ~BoundContext() { gnn_rt_context_bind(before); }
+
+private:
+  gnn_rt_context *before;
+};
+} // namespace
+
+bool JitProgram::placeResident(const void *data, size_t bytes,
+                               const void *&placed) {
+  placed = data;
+  if (gnn_cuda_is_unified(data))
+    return true;
+  std::lock_guard<std::mutex> lock(residentMutex);
+  ResidentCopy &r = resident[data];
+  if (!r.copy || r.bytes != bytes) {
+    gnn_cuda_free(r.copy);
+    r = {gnn_cuda_alloc(bytes), bytes};
+    if (!r.copy || !gnn_cuda_copy(r.copy, data, bytes)) {
+      gnn_cuda_free(r.copy);
+      resident.erase(data);
+      return false;
+    }
+  }
+  placed = r.copy;
+  return true;
+}
+
+void JitProgram::setThreads(int threads) {
+  // "All cores" is OpenMP's own default: OMP_NUM_THREADS where the user set
+  // it (a container's CPU quota does not show in the affinity mask that
+  // OpenMP counts cores by), the cores this process may run on otherwise.
+  // Read before the first call here changes the calling thread's setting.
+  static const int allCores = omp_get_max_threads();
+  omp_set_num_threads(threads > 0 ? threads : allCores);
+}
+
+const EntryPoint *JitProgram::lookup(llvm::StringRef name) const {
+  for (const EntryPoint &e : entries)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+JitProgram::run(llvm::StringRef name, llvm::ArrayRef<Argument> args,
+                int threads) {
+  const EntryPoint *entry = lookup(name);
+  if (!entry)
+    return error("the program has no entry '" + name + "'");
+  return run(*entry, args, threads);
+}
+
+llvm::Expected<std::map<std::string, HostTensor>>
+JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads) {
+  const EntryPoint *entry = lookup(name);
+  if (!entry)
+    return error("the program has no entry '" + name + "'");
+  std::vector<Argument> args;
+  for (auto [i, p] : llvm::enumerate(entry->parameters)) {
+    llvm::Expected<Argument> a = bind(p, i);
+    if (!a)
+      return a.takeError();
+    args.push_back(*a);
+  }
+  llvm::Expected<std::vector<HostTensor>> results = run(*entry, args, threads);
+  if (!results)
+    return results.takeError();
+  std::map<std::string, HostTensor> named;
+  for (auto [p, t] : llvm::zip_equal(entry->results, *results))
+    named[p.name] = std::move(t);
+  return named;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
+                int threads) {
+  if (auto e = detail::checkArguments(entry, args))
+    return std::move(e);
+  const std::vector<Parameter> &parameters = entry.parameters;
+  const std::vector<Parameter> &results = entry.results;
+  // Storage of every argument value, then pointers to each for the packed
+  // call: result pointer first, then descriptors and scalars.
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<int64_t> scalars;
+  descriptors.reserve(args.size() * 6 + 1);
+  scalars.reserve(args.size());
+  std::vector<void *> pointers;
+  pointers.reserve(args.size() * 6 + 1);
+  std::vector<void *> packedArgs;
+  std::set<const void *> inputBuffers;
+  // Writable parameters: the storage the caller handed over, or a private
+  // copy; where the program updated them (the argument's buffer).
+  std::map<unsigned, HostTensor *> updatedTensors;
+  std::map<unsigned, const void *> updatedBuffers;
+  std::deque<HostTensor> privateCopies;
+
+  // Updates of writable arguments are not returned.
+  size_t resultWords = 0;
+  for (const Parameter &r : results)
+    if (!r.updates)
+      resultWords += 3 + 2 * r.shape.size();
+  std::vector<int64_t> resultStorage(std::max<size_t>(resultWords, 1));
+  // A function whose results are all updates returns nothing: no result
+  // pointer.
+  bool returnsResults = llvm::any_of(
+      results, [](const Parameter &r) { return !r.updates.has_value(); });
+  if (returnsResults) {
+    pointers.push_back(resultStorage.data());
+    packedArgs.push_back(&pointers.back());
+  }
+  // This run's errors go into a context of its own (the first argument),
+  // bound to this thread while it runs, so that the runtime's own failures
+  // (libraries, GPU driver) go there too; buffers come from the instance's
+  // pool.
+  std::unique_ptr<gnn_rt_context, void (*)(gnn_rt_context *)> context(
+      gnn_rt_context_create_in(runtime), &gnn_rt_context_destroy);
+  if (!context)
+    return error("out of memory for the runtime context");
+  BoundContext bound(context.get());
+  gnn_rt_context_set_tape_budget(context.get(), tapeBudget);
+  if (threads == kInstanceThreads) {
+    gnn_rt_settings settings;
+    gnn_rt_runtime_settings(runtime, &settings);
+    threads = settings.threads;
+  }
+  setThreads(threads);
+  void *contextArgument = context.get();
+  packedArgs.push_back(&contextArgument);
+  char message[512];
+  auto takeError = [&] {
+    return gnn_rt_context_take_error(context.get(), message, sizeof(message));
+  };
+  ArgumentPlacement placement(device);
+  auto addBuffer = [&](const void *data, size_t bytes,
+                       const std::vector<int64_t> &shape,
+                       bool constant) -> llvm::Error {
+    const void *placed = nullptr;
+    bool resident = constant && device == Device::CUDA;
+    if (!(resident ? placeResident(data, bytes, placed)
+                   : placement.place(data, bytes, placed))) {
+      (void)takeError();
+      return error(llvm::Twine("cannot place an argument on the device: ") +
+                   message);
+    }
+    descriptors.push_back(descriptor(placed, shape));
+    inputBuffers.insert(placed);
+    pointers.push_back(descriptors.back().data());
+    packedArgs.push_back(&pointers.back());
+    return llvm::Error::success();
+  };
+  for (auto [i, p] : llvm::enumerate(parameters)) {
+    if (p.isGraph) {
+      // The parts in gnn_graph_part order (the graph type conversion's).
+      const gnn_graph &g = *args[i].graph;
+      scalars.push_back(g.num_src);
+      packedArgs.push_back(&scalars.back());
+      std::pair<const int64_t *, int64_t> arrays[GNN_GRAPH_NUM_PARTS];
+      arrays[GNN_GRAPH_PART_SRC] = {g.src, g.num_edges};
+      arrays[GNN_GRAPH_PART_DST] = {g.dst, g.num_edges};
+      arrays[GNN_GRAPH_PART_IN_PTR] = {g.in_ptr, g.num_dst + 1};
+      arrays[GNN_GRAPH_PART_IN_SRC] = {g.in_src, g.num_edges};
+      arrays[GNN_GRAPH_PART_IN_EID] = {g.in_eid, g.num_edges};
+      static_assert(GNN_GRAPH_PART_NUM_SRC == 0, "the count comes first");
+      for (int part = GNN_GRAPH_PART_SRC; part < GNN_GRAPH_NUM_PARTS; ++part) {
+        auto [array, n] = arrays[part];
+        if (llvm::Error e = addBuffer(array, n * sizeof(int64_t), {n},
+                                      /*constant=*/false))
+          return std::move(e);
+      }
+      continue;
+    }
+    const HostTensor *t = args[i].value();
+    if (p.writable)
+      t = updatedTensors[i] =
+          args[i].updated ? args[i].updated : &privateCopies.emplace_back(*t);
+    if (llvm::Error e =
+            addBuffer(t->data(), t->numElements() * dtypeSize(t->dtype),
+                      t->shape, args[i].constant))
+      return std::move(e);
+    if (p.writable)
+      updatedBuffers[i] = reinterpret_cast<const void *>(descriptors.back()[0]);
+  }
+
+  packed[&entry - entries.data()](packedArgs.data());
+  if (device == Device::CUDA)
+    (void)gnn_cuda_synchronize(); // failures are reported
+  bool failedInside = takeError();
+
+  // The update of writable argument i: a view of the storage the caller
+  // handed over (a GPU program's update is copied back into it first,
+  // unless that storage is the unified memory it updated), or the private
+  // copy.
+  auto updatedResult = [&](unsigned i) {
+    HostTensor &in = *updatedTensors[i];
+    if (device == Device::CUDA && in.numBytes() > 0 &&
+        in.data() != updatedBuffers[i] &&
+        !gnn_cuda_copy(in.data(), updatedBuffers[i], in.numBytes()))
+      failedInside |= takeError();
+    if (!args[i].updated)
+      return std::move(in);
+    return in.view();
+  };
+  std::vector<HostTensor> outputs;
+  std::set<void *> released;
+  std::vector<void *> copied;
+  const int64_t *word = resultStorage.data();
+  for (const Parameter &r : results) {
+    if (r.updates) {
+      outputs.push_back(updatedResult(*r.updates));
+      continue;
+    }
+    size_t rank = r.shape.size();
+    auto *allocated = reinterpret_cast<void *>(word[0]);
+    auto *aligned = reinterpret_cast<char *>(word[1]);
+    int64_t offset = word[2];
+    HostTensor t;
+    t.dtype = r.dtype;
+    t.shape.assign(word + 3, word + 3 + rank);
+    const int64_t *strides = word + 3 + rank;
+    word += 3 + 2 * rank;
+    size_t elem = dtypeSize(r.dtype);
+    int64_t count = t.numElements();
+    bool rowMajor = true;
+    for (int64_t d = int64_t(rank) - 1, stride = 1; d >= 0; --d) {
+      rowMajor &= t.shape[d] <= 1 || strides[d] == stride;
+      stride *= t.shape[d];
+    }
+    const char *from = aligned + offset * elem;
+    // Buffers the program allocated are ours: a row-major CPU result is
+    // taken over as it is (the first result in a buffer; the runtime's pool
+    // gets it back when the tensor goes); others are freed once every result
+    // is copied (results may share a buffer). An input handed back is not
+    // ours.
+    bool owned = allocated && !inputBuffers.count(allocated) &&
+                 !released.count(allocated);
+    if (owned)
+      released.insert(allocated);
+    if (owned && rowMajor && device == Device::CPU) {
+      t.adopt(allocated, const_cast<char *>(from), &gnn_rt_free);
+      outputs.push_back(std::move(t));
+      continue;
+    }
+    t.allocate();
+    // Strided results are copied element by element in row order. A GPU
+    // result comes to the host by the copy engines: a row-major one straight
+    // into the tensor, a strided one as all the elements it spans.
+    std::vector<char> staged;
+    bool onGPU = device == Device::CUDA && count > 0;
+    if (onGPU && !rowMajor) {
+      int64_t span = 1;
+      for (size_t d = 0; d < rank; ++d)
+        span += (t.shape[d] - 1) * strides[d];
+      staged.resize(span * elem);
+      from = staged.data();
+    }
+    if (onGPU && !gnn_cuda_copy(rowMajor ? t.data() : staged.data(),
+                                aligned + offset * elem,
+                                rowMajor ? count * elem : staged.size()))
+      failedInside |= takeError();
+    std::vector<int64_t> index(rank, 0);
+    if (rowMajor && count > 0 && !onGPU)
+      std::memcpy(t.data(), from, count * elem);
+    for (int64_t n = 0; !rowMajor && n < count; ++n) {
+      int64_t at = 0;
+      for (size_t d = 0; d < rank; ++d)
+        at += index[d] * strides[d];
+      std::memcpy(static_cast<char *>(t.data()) + n * elem, from + at * elem,
+                  elem);
+      for (int d = int(rank) - 1; d >= 0; --d) {
+        if (++index[d] < t.shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    if (owned)
+      copied.push_back(allocated);
+    outputs.push_back(std::move(t));
+  }
+  for (void *buffer : copied) {
+    if (device == Device::CUDA)
+      gnn_cuda_free(buffer);
+    else
+      gnn_rt_free(buffer);
+  }
+  if (failedInside)
+    return error(llvm::Twine(message));
+  return outputs;
+}
