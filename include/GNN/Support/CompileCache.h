@@ -34,6 +34,15 @@ std::string compileCacheKey(llvm::ArrayRef<llvm::StringRef> parts);
 /// build compiled.
 std::string executableIdentity();
 
+/// An entry's bytes: a magic, the key, the objects' count and sizes, the
+/// objects, then a SHA-256 of all that.
+std::string encodeCacheEntry(llvm::StringRef key,
+                             llvm::ArrayRef<std::string> objects);
+/// The objects of an entry encodeCacheEntry made for `key`; nothing for
+/// any other bytes (truncated, corrupt, another key's or format's).
+std::optional<std::vector<std::string>>
+decodeCacheEntry(llvm::StringRef key, llvm::StringRef data);
+
 class CompileCache {
 public:
   static constexpr uint64_t kDefaultMaxBytes = 512ull << 20;

@@ -86,7 +86,10 @@ private:
   bool good = true;
 };
 
-std::string encode(StringRef key, ArrayRef<std::string> objects) {
+} // namespace
+
+std::string mlir::gnn::encodeCacheEntry(StringRef key,
+                                        ArrayRef<std::string> objects) {
   std::string out(kMagic);
   putU32(out, key.size());
   out += key;
@@ -100,7 +103,8 @@ std::string encode(StringRef key, ArrayRef<std::string> objects) {
   return out;
 }
 
-std::optional<std::vector<std::string>> decode(StringRef key, StringRef data) {
+std::optional<std::vector<std::string>>
+mlir::gnn::decodeCacheEntry(StringRef key, StringRef data) {
   if (data.size() < kMagic.size() + kDigestBytes)
     return std::nullopt;
   StringRef body = data.drop_back(kDigestBytes);
@@ -131,7 +135,6 @@ std::optional<std::vector<std::string>> decode(StringRef key, StringRef data) {
     return std::nullopt;
   return objects;
 }
-} // namespace
 
 std::string mlir::gnn::compileCacheKey(ArrayRef<StringRef> parts) {
   SHA256 hash;
@@ -206,7 +209,7 @@ std::optional<std::vector<std::string>> CompileCache::load(StringRef key) {
     return std::nullopt;
   }
   std::optional<std::vector<std::string>> objects =
-      decode(key, file->getBuffer());
+      decodeCacheEntry(key, file->getBuffer());
   if (!objects) {
     // Recompiled and stored again by the caller.
     (void)sys::fs::remove(path);
@@ -228,7 +231,7 @@ Error CompileCache::store(StringRef key, ArrayRef<std::string> objects) {
     return error("no cache directory (set GNNC_CACHE_DIR or HOME)");
   if (std::error_code ec = sys::fs::create_directories(directory))
     return error("cannot create '" + directory + "': " + ec.message());
-  std::string entry = encode(key, objects);
+  std::string entry = encodeCacheEntry(key, objects);
   // Written beside the entry and renamed over it: a reader sees the old
   // entry or the whole new one, and concurrent writers of one key each
   // rename a complete file.
