@@ -12,12 +12,14 @@
 #include "GNN/InitAll.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
 #include "SameTensors.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -202,4 +204,52 @@ TEST_F(FitTest, AStateForMoreDataIsRefused) {
   ASSERT_FALSE(bool(end));
   EXPECT_NE(llvm::toString(end.takeError()).find("the training data makes 2"),
             std::string::npos);
+}
+
+// gnn-train's flags and gnnc.train's options are checked by one function;
+// each names the option as its users spell it.
+TEST(TrainingSettings, OneCheckNamesOptionsAsEachCallerSpellsThem) {
+  auto flag = [](llvm::StringRef option) {
+    return "--" + llvm::join(llvm::split(option, '_'), "-");
+  };
+  auto python = [](llvm::StringRef option) { return option.str(); };
+  EXPECT_FALSE(bool(checkTrainingSettings(TrainingSettings(), flag)));
+  auto message = [](const TrainingSettings &s, auto name) {
+    llvm::Error e = checkTrainingSettings(s, name);
+    return e ? llvm::toString(std::move(e)) : std::string();
+  };
+  TrainingSettings s;
+  s.trainer.batchSize = 0;
+  EXPECT_EQ(message(s, flag), "--batch-size must be between 1 and 2^24");
+  EXPECT_EQ(message(s, python), "batch_size must be between 1 and 2^24");
+  s = TrainingSettings();
+  s.trainer.lrFactor = std::nan("");
+  EXPECT_EQ(message(s, flag), "--lr-factor must be a positive number");
+  s = TrainingSettings();
+  s.trainer.dropout = 1.0;
+  EXPECT_EQ(message(s, python), "dropout must be in [0, 1)");
+  s = TrainingSettings();
+  s.maxSteps = 0;
+  EXPECT_EQ(message(s, flag), "--max-steps must be at least 1");
+  s.maxSteps = std::nullopt;
+  s.trainer.gradAccum = 1000001;
+  EXPECT_EQ(message(s, python), "grad_accum must be between 1 and 10^6");
+  s = TrainingSettings();
+  s.resume = s.init = true;
+  EXPECT_EQ(message(s, flag),
+            "--resume continues from the state; it takes no --init");
+  s = TrainingSettings();
+  s.device = "tpu";
+  EXPECT_EQ(message(s, python), "device must be cpu or cuda, not 'tpu'");
+  s = TrainingSettings();
+  s.trainer.actLossWeight = -1;
+  EXPECT_EQ(message(s, flag),
+            "--act-loss-weight must be a non-negative number");
+  s = TrainingSettings();
+  s.trainer.threads = 5000;
+  EXPECT_EQ(message(s, flag),
+            "--threads must be between 0 (all cores) and 4096");
+  s = TrainingSettings();
+  s.epochs = 0;
+  EXPECT_EQ(message(s, python), "epochs must be between 1 and 10^6");
 }

@@ -157,7 +157,7 @@ void gnnc::python::bindTraining(py::module_ &m) {
       [](const std::string &config, const std::string &trainSrc,
          const std::string &trainTgt, const std::string &outDir,
          const std::string &validSrc, const std::string &validTgt,
-         int64_t epochs, int64_t maxSteps, int64_t batchSize,
+         int64_t epochs, std::optional<int64_t> maxSteps, int64_t batchSize,
          double labelSmoothing, double dropout, double lrFactor, int64_t warmup,
          int64_t gradAccum, bool tieWeights, double actLossWeight,
          uint64_t seed, int threads, const std::string &init, bool resume,
@@ -172,7 +172,7 @@ void gnnc::python::bindTraining(py::module_ &m) {
         r.validSrc = validSrc;
         r.validTgt = validTgt;
         r.epochs = epochs;
-        r.maxSteps = maxSteps;
+        r.maxSteps = maxSteps.value_or(0);
         r.options.batchSize = batchSize;
         r.options.labelSmoothing = labelSmoothing;
         r.options.dropout = dropout;
@@ -189,6 +189,19 @@ void gnnc::python::bindTraining(py::module_ &m) {
         r.device = device;
         r.ids = ids;
         r.cacheDir = std::move(cacheDir);
+        // gnn-train's checks, in the options' names.
+        mlir::gnn::TrainingSettings settings;
+        settings.trainer = r.options;
+        settings.epochs = epochs;
+        settings.maxSteps = maxSteps;
+        settings.device = device;
+        settings.resume = resume;
+        settings.init = !init.empty();
+        if (llvm::Error e = mlir::gnn::checkTrainingSettings(
+                settings, [](llvm::StringRef name) { return name.str(); }))
+          raise(std::move(e));
+        if (resume && outDir.empty())
+          raise("resume needs out_dir (the state is read from it)");
         return train(r, std::move(callback), std::move(print));
       },
       py::arg("config"), py::arg("train_src"), py::arg("train_tgt"),

@@ -213,6 +213,30 @@ llvm::Error writeAttentionMaps(MLIRContext &context, const ModelConfig &config,
       maps.tensors);
 }
 
+/// The training settings of the flags (checkTrainingSettings checks them,
+/// as it does gnnc.train's options).
+TrainingSettings trainingSettings(int threads) {
+  TrainingSettings s;
+  s.trainer.batchSize = batchSize;
+  s.trainer.labelSmoothing = labelSmoothing;
+  s.trainer.dropout = dropout;
+  s.trainer.lrFactor = lrFactor;
+  s.trainer.warmup = warmup;
+  s.trainer.gradAccum = gradAccum;
+  s.trainer.actLossWeight = actLossWeight;
+  s.trainer.seed = seed;
+  s.trainer.tieWeights = tieWeights;
+  s.trainer.shuffle = shuffle;
+  s.trainer.threads = threads;
+  s.epochs = epochs;
+  if (maxSteps.getNumOccurrences())
+    s.maxSteps = maxSteps;
+  s.device = device;
+  s.resume = resume;
+  s.init = !initFile.empty();
+  return s;
+}
+
 llvm::Error checkOptions(int threads) {
   auto bad = [](const llvm::Twine &m) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), m);
@@ -228,33 +252,13 @@ llvm::Error checkOptions(int threads) {
   if (vizSeq >= 0 && validSrc.empty())
     return bad("--viz-seq names a validation pair: give --valid-src and "
                "--valid-tgt");
-  if (epochs < 1 || epochs > 1000000)
-    return bad("--epochs must be between 1 and 10^6");
-  // Not given is no limit; a limit of no updates would train nothing.
-  if (maxSteps.getNumOccurrences() && maxSteps < 1)
-    return bad("--max-steps must be at least 1");
-  if (batchSize < 1 || batchSize > (int64_t(1) << 24))
-    return bad("--batch-size must be between 1 and 2^24");
-  if (!(labelSmoothing >= 0 && labelSmoothing < 1))
-    return bad("--label-smoothing must be in [0, 1)");
-  if (!(dropout >= 0 && dropout < 1))
-    return bad("--dropout must be in [0, 1)");
-  if (!(lrFactor > 0 && std::isfinite(lrFactor.getValue())))
-    return bad("--lr-factor must be a positive number");
-  if (warmup < 1)
-    return bad("--warmup must be at least 1");
-  if (gradAccum < 1 || gradAccum > 1000000)
-    return bad("--grad-accum must be between 1 and 10^6");
-  if (!(actLossWeight >= 0 && std::isfinite(actLossWeight.getValue())))
-    return bad("--act-loss-weight must be a non-negative number");
-  if (threads < 0 || threads > 4096)
-    return bad("--threads must be between 0 (all cores) and 4096");
-  if (device != "cpu" && device != "cuda")
-    return bad("--device must be cpu or cuda, not '" + device + "'");
+  if (llvm::Error e = checkTrainingSettings(
+          trainingSettings(threads), [](llvm::StringRef option) {
+            return "--" + llvm::join(llvm::split(option, '_'), "-");
+          }))
+    return e;
   if (deviceLoops && device != "cpu")
     return bad("--device-loops runs the GPU form on the CPU (--device cpu)");
-  if (resume && !initFile.empty())
-    return bad("--resume continues from the state; it takes no --init");
   if (resume && !gradsOut.empty())
     return bad("--grads-out computes gradients of the given weights; it "
                "takes no --resume");
@@ -263,18 +267,7 @@ llvm::Error checkOptions(int threads) {
 
 /// The trainer's options from the flags.
 TrainerOptions trainerOptions(int threads, const CompileOptions &compile) {
-  TrainerOptions options;
-  options.seed = seed;
-  options.batchSize = batchSize;
-  options.labelSmoothing = labelSmoothing;
-  options.dropout = dropout;
-  options.lrFactor = lrFactor;
-  options.warmup = warmup;
-  options.gradAccum = gradAccum;
-  options.tieWeights = tieWeights;
-  options.actLossWeight = actLossWeight;
-  options.shuffle = shuffle;
-  options.threads = threads;
+  TrainerOptions options = trainingSettings(threads).trainer;
   options.compile = compile;
   options.compile.parallel = threads != 1;
   options.compile.device = device == "cuda" ? Device::CUDA : Device::CPU;

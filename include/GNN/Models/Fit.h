@@ -15,6 +15,7 @@
 #include "GNN/Models/Trainer.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,28 @@ std::string formatEpochLine(const EpochReport &report);
 /// Makes `dir` (and its parents) where missing and checks that files can
 /// be written in it; `what` names it in errors ("--out-dir").
 llvm::Error prepareRunDirectory(const std::string &dir, llvm::StringRef what);
+
+/// A training run's settings as gnn-train's flags and gnnc.train's options
+/// give them, checked alike by checkTrainingSettings.
+struct TrainingSettings {
+  TrainerOptions trainer;
+  int64_t epochs = 10;
+  /// A limit on updates, where one is given.
+  std::optional<int64_t> maxSteps;
+  std::string device = "cpu";
+  bool resume = false, init = false;
+};
+
+/// The ranges of the settings and what contradicts what (epochs 1..10^6,
+/// a step limit of at least 1, batch size 1..2^24, label smoothing and
+/// dropout in [0, 1), a positive finite learning-rate factor, a warm-up of
+/// at least 1, accumulation 1..10^6, a non-negative finite ACT loss
+/// weight, threads 0..4096, device cpu or cuda, no init to resume). The
+/// message names an option as `name` spells it from its snake_case name
+/// (`--batch-size` for the tool, `batch_size` for Python).
+llvm::Error
+checkTrainingSettings(const TrainingSettings &settings,
+                      llvm::function_ref<std::string(llvm::StringRef)> name);
 
 /// How fit() ended.
 enum class FitEnd {

@@ -477,3 +477,39 @@ Error mlir::gnn::prepareRunDirectory(const std::string &dir,
   llvm::sys::fs::remove(probe);
   return Error::success();
 }
+
+Error mlir::gnn::checkTrainingSettings(
+    const TrainingSettings &s,
+    llvm::function_ref<std::string(llvm::StringRef)> name) {
+  auto bad = [&](llvm::StringRef option, const llvm::Twine &rule) {
+    return fail(name(option) + " " + rule);
+  };
+  const TrainerOptions &o = s.trainer;
+  if (s.epochs < 1 || s.epochs > 1000000)
+    return bad("epochs", "must be between 1 and 10^6");
+  // Not given is no limit; a limit of no updates would train nothing.
+  if (s.maxSteps && *s.maxSteps < 1)
+    return bad("max_steps", "must be at least 1");
+  if (o.batchSize < 1 || o.batchSize > (int64_t(1) << 24))
+    return bad("batch_size", "must be between 1 and 2^24");
+  if (!(o.labelSmoothing >= 0 && o.labelSmoothing < 1))
+    return bad("label_smoothing", "must be in [0, 1)");
+  if (!(o.dropout >= 0 && o.dropout < 1))
+    return bad("dropout", "must be in [0, 1)");
+  if (!(o.lrFactor > 0 && std::isfinite(o.lrFactor)))
+    return bad("lr_factor", "must be a positive number");
+  if (o.warmup < 1)
+    return bad("warmup", "must be at least 1");
+  if (o.gradAccum < 1 || o.gradAccum > 1000000)
+    return bad("grad_accum", "must be between 1 and 10^6");
+  if (!(o.actLossWeight >= 0 && std::isfinite(o.actLossWeight)))
+    return bad("act_loss_weight", "must be a non-negative number");
+  if (o.threads < 0 || o.threads > 4096)
+    return bad("threads", "must be between 0 (all cores) and 4096");
+  if (s.device != "cpu" && s.device != "cuda")
+    return bad("device", "must be cpu or cuda, not '" + s.device + "'");
+  if (s.resume && s.init)
+    return bad("resume",
+               "continues from the state; it takes no " + name("init"));
+  return Error::success();
+}
