@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GNN/Conversion/RuntimeABI.h"
+#include "GNN/Conversion/RuntimeReports.h"
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
 #include "gnnc/errors.h"
@@ -40,19 +40,6 @@ using namespace mlir;
 namespace abi = mlir::gnn::abi;
 
 namespace {
-
-/// The first file position in `loc` (0, 0 if it has none).
-std::pair<int64_t, int64_t> lineAndColumn(Location loc) {
-  std::pair<int64_t, int64_t> place{0, 0};
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      place = {file.getLine(), file.getColumn()};
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return place;
-}
 
 /// Bytes of one element of `type` (a guess of 8 for types without a
 /// width: a limit check needs only the order of magnitude).
@@ -115,15 +102,10 @@ public:
                   ArrayRef<Value> values) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(at.getInsertionBlock(), at.getInsertionPoint());
-    auto [line, column] = lineAndColumn(loc);
-    SmallVector<Value> arguments = {constant(int64_t(kind))};
+    SmallVector<Value> wide;
     for (Value v : values)
-      arguments.push_back(i64(v));
-    while (arguments.size() < 6)
-      arguments.push_back(constant(0));
-    arguments.push_back(constant(line));
-    arguments.push_back(constant(column));
-    b.create<func::CallOp>(loc, abi::kBadValue, TypeRange{}, arguments);
+      wide.push_back(i64(v));
+    gnn::buildBadValueReport(b, loc, kind, wide);
   }
 
   /// Reports `kind` when `bad` holds.

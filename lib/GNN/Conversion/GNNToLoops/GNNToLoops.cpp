@@ -9,6 +9,7 @@
 
 #include "Attention.h"
 #include "GNN/Conversion/Passes.h"
+#include "GNN/Conversion/RuntimeReports.h"
 #include "GNN/IR/GNNOps.h"
 #include "InEdges.h"
 #include "Lowering.h"
@@ -456,14 +457,10 @@ static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
           b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, earlier, zero);
       Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
       l.unless(first, [&] {
-        // (id, the earlier entry, this entry; no other values, no place.)
-        Value kind =
-            b.create<arith::ConstantIntOp>(loc, GNN_RT_REPEATED_ID, 64);
-        b.create<func::CallOp>(
-            loc, abi::kBadValue, TypeRange{},
-            ValueRange{kind, l.i64(id),
-                       b.create<arith::SubIOp>(loc, earlier, one), l.i64(i),
-                       zero, zero, zero, zero});
+        // The id, the earlier entry and this one, at the op's place.
+        buildBadValueReport(
+            b, loc, GNN_RT_REPEATED_ID,
+            {l.i64(id), b.create<arith::SubIOp>(loc, earlier, one), l.i64(i)});
       });
       Value entry = b.create<arith::AddIOp>(loc, l.i64(i), one);
       b.create<memref::StoreOp>(loc, entry, slots, id);
