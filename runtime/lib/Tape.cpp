@@ -68,6 +68,8 @@ struct gnn_rt_tape {
   /// tape keeps nothing more.
   int64_t budget = INT64_MAX;
   bool overBudget = false;
+  /// A push found no memory for its value.
+  bool lostValue = false;
 };
 
 static void *hostAlloc(size_t bytes) { return gnn_rt_alloc(bytes); }
@@ -160,6 +162,7 @@ void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
                   "for its backward",
                   static_cast<long long>(e.bytes));
     gnn_rt_context_report(tape->context, message);
+    tape->lostValue = true;
     return;
   }
   const char *from = d->aligned + d->offset * element_bytes;
@@ -273,4 +276,8 @@ int64_t gnn_rt_tape_size(const gnn_rt_tape *tape) {
 
 int64_t gnn_rt_tape_bytes(const gnn_rt_tape *tape) {
   return tape ? tape->bytes : 0;
+}
+
+extern "C" int32_t gnn_rt_tape_refused(const gnn_rt_tape *tape) {
+  return !tape || tape->overBudget || tape->lostValue;
 }

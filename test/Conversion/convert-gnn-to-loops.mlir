@@ -707,6 +707,7 @@ func.func @dropout(%x: tensor<?x19xf32>, %seed: i64, %offset: i64) -> tensor<?x1
 // CHECK-DAG: func.func private @gnn_rt_tape_pop_f32_r2(!llvm.ptr, i64, i64, memref<8xi64>) -> memref<?x?xf32> attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @gnn_rt_tape_pop_index_r0(!llvm.ptr, i64, i64, memref<8xi64>) -> memref<index> attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @gnn_rt_tape_free(!llvm.ptr)
+// CHECK-DAG: func.func private @gnn_rt_tape_refused(!llvm.ptr) -> i32
 // CHECK-LABEL: func @tape(
 // CHECK-NEXT: %[[SHAPE:.*]] = memref.alloca() : memref<8xi64>
 // CHECK: %[[DYN:.*]] = arith.constant -1 : i64
@@ -720,18 +721,22 @@ func.func @dropout(%x: tensor<?x19xf32>, %seed: i64, %offset: i64) -> tensor<?x1
 // CHECK: %[[C4:.*]] = arith.constant 4 : i64
 // CHECK: call @gnn_rt_tape_push_f32(%[[T]], %[[U]], %[[C4]])
 // CHECK: call @gnn_rt_tape_push_index(%[[T]],
+// CHECK: %[[R:.*]] = call @gnn_rt_tape_refused(%[[T]]) : (!llvm.ptr) -> i32
+// CHECK: %[[FULL:.*]] = arith.cmpi ne, %[[R]], %{{.*}} : i32
 // CHECK: call @gnn_rt_tape_pop_index_r0(%[[T]], %{{.*}}, %{{.*}}, %[[SCALAR]])
 // CHECK: %[[P:.*]] = call @gnn_rt_tape_pop_f32_r2(%[[T]], %{{.*}}, %{{.*}}, %[[SHAPE]]) : (!llvm.ptr, i64, i64, memref<8xi64>) -> memref<?x?xf32>
 // CHECK: %[[S:.*]] = memref.cast %[[P]] : memref<?x?xf32> to memref<?x128xf32>
 // CHECK: bufferization.to_tensor %[[S]] restrict writable
 // CHECK: call @gnn_rt_tape_free(%[[T]])
+// CHECK: return %{{.*}}, %{{.*}}, %[[FULL]]
 // CHECK-NOT: unrealized_conversion_cast
-func.func @tape(%h: tensor<?x128xf32>, %i: tensor<index>) -> (tensor<?x128xf32>, tensor<index>) {
+func.func @tape(%h: tensor<?x128xf32>, %i: tensor<index>) -> (tensor<?x128xf32>, tensor<index>, i1) {
   %t = gnn.tape_create : !gnn.tape
   gnn.tape_push %t, %h : tensor<?x128xf32>
   gnn.tape_push %t, %i : tensor<index>
+  %full = gnn.tape_refused %t
   %j = gnn.tape_pop %t : tensor<index>
   %g = gnn.tape_pop %t : tensor<?x128xf32>
   gnn.tape_free %t
-  return %g, %j : tensor<?x128xf32>, tensor<index>
+  return %g, %j, %full : tensor<?x128xf32>, tensor<index>, i1
 }

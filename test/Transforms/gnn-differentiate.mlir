@@ -220,12 +220,16 @@ func.func @branch(%x: tensor<?x4xf32> {gnn.differentiable}, %c: i1) -> tensor<f3
 // condition is a copy that computes only the flag, and the state is passed
 // once) and its body's residuals, and counts itself; the backward pops
 // them in reverse, as many iterations as the forward ran, and frees the
-// tape. No iteration is unrolled or recomputed.
+// tape. No iteration is unrolled or recomputed. The forward stops once the
+// tape has refused a value (past the run's budget: the call fails).
 // CHECK-LABEL: func @counted_grad(
 // CHECK: %[[TAPE:.*]] = gnn.tape_create : !gnn.tape
 // CHECK: %[[W:.*]]:3 = scf.while (%[[S:[^ ]*]] = %arg0, %[[I:[^ ]*]] = %c0, %[[N:[^ ]*]] = %c0
 // CHECK: %[[C:.*]] = func.call @counted_grad_loop_cond_computed(%[[S]], %[[I]], {{.*}}) : ({{.*}}) -> i1
-// CHECK: scf.condition(%[[C]]) %[[S]], %[[I]], %[[N]] : tensor<?x4xf32>, index, index
+// CHECK-NEXT: %[[FULL:.*]] = gnn.tape_refused %[[TAPE]]
+// CHECK-NEXT: %[[ROOM:.*]] = arith.xori %[[FULL]], %true : i1
+// CHECK-NEXT: %[[GO:.*]] = arith.andi %[[C]], %[[ROOM]] : i1
+// CHECK: scf.condition(%[[GO]]) %[[S]], %[[I]], %[[N]] : tensor<?x4xf32>, index, index
 // CHECK: ^bb0(%[[SS:[^:]*]]: tensor<?x4xf32>, %[[SI:[^:]*]]: index, %[[SN:[^:]*]]: index):
 // CHECK-NEXT: gnn.tape_push %[[TAPE]], %[[SS]] : tensor<?x4xf32>
 // CHECK-NEXT: %[[E:.*]] = tensor.from_elements %[[SI]] : tensor<index>

@@ -209,8 +209,12 @@ TEST(RuntimeTape, ABudgetStopsTheTapeWithOneReport) {
   Tape tape(gnn_rt_tape_create(context.get()));
   std::vector<float> row(256, 1.0f); // 1 KiB a push
   Descriptor<float, 1> d{row.data(), row.data(), 0, {256}, {1}};
-  for (int i = 0; i < 100; ++i)
+  // The loop filling the tape asks whether it was refused, and stops.
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(gnn_rt_tape_refused(tape.get()), i < 4 ? 0 : 1) << i;
     gnn_rt_tape_push(tape.get(), 1, &d, sizeof(float));
+  }
+  EXPECT_NE(gnn_rt_tape_refused(nullptr), 0);
   // Three pushes and their bookkeeping fit in 4 KiB, the fourth does not;
   // nothing after it is kept either.
   EXPECT_EQ(gnn_rt_tape_size(tape.get()), 3);

@@ -788,6 +788,22 @@ def GNN_TapePopOp : GNN_Op<"tape_pop"> {
   let hasVerifier = 1;
 }
 
+def GNN_TapeRefusedOp : GNN_Op<"tape_refused"> {
+  let summary = "whether a tape has refused a value";
+  let description = [{
+    True once a push could not keep its value (the run's tape budget
+    passed, or no memory): the run fails, and the loop that fills the tape
+    can stop.
+
+    ```mlir
+    %full = gnn.tape_refused %tape
+    ```
+  }];
+  let arguments = (ins Arg<GNN_TapeType, "", [MemRead]>:$tape);
+  let results = (outs I1:$refused);
+  let assemblyFormat = "$tape attr-dict";
+}
+
 def GNN_TapeFreeOp : GNN_Op<"tape_free"> {
   let summary = "releases a tape and what is still on it";
   let description = [{

@@ -60,6 +60,7 @@ constexpr llvm::StringLiteral kWaitForLaunches = "gnn_cuda_wait_for_launches";
 /// The runner binds every such name to gnn_rt_tape_push / gnn_rt_tape_pop.
 constexpr llvm::StringLiteral kTapeCreate = "gnn_rt_tape_create";
 constexpr llvm::StringLiteral kTapeFree = "gnn_rt_tape_free";
+constexpr llvm::StringLiteral kTapeRefused = "gnn_rt_tape_refused";
 constexpr llvm::StringLiteral kTapePush = "gnn_rt_tape_push";
 constexpr llvm::StringLiteral kTapePop = "gnn_rt_tape_pop";
 /// The element types a tape holds, as MLIR prints them (TapeType::canHold).
@@ -106,6 +107,7 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kTranspose, true, true, 0},
     {kTapeCreate, false, true, 0},
     {kTapeFree, false, false, 0},
+    {kTapeRefused, false, false, 0},
     {kWaitForLaunches, false, false, 0},
 };
 

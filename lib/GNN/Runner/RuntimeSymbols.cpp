@@ -56,6 +56,7 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
       // A GPU program's tape keeps its buffers in unified memory.
       {abi::kTapeCreate, fn(&gnn_rt_tape_create), fn(&gnn_cuda_tape_create)},
       {abi::kTapeFree, fn(&gnn_rt_tape_free), fn(&gnn_rt_tape_free)},
+      {abi::kTapeRefused, fn(&gnn_rt_tape_refused), fn(&gnn_rt_tape_refused)},
       // Only GPU programs call it; on the CPU nothing is ever in flight.
       {abi::kWaitForLaunches, fn(&gnn_cuda_wait_for_launches),
        fn(&gnn_cuda_wait_for_launches)},

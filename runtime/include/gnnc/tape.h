@@ -70,6 +70,11 @@ GNNC_EXPORT void gnn_rt_tape_pop(void *result, gnn_rt_tape *tape, int64_t rank,
                                  int64_t element_bytes,
                                  const gnn_tape_shape *shape);
 
+/* Non-zero once the tape has refused a value (past its budget, or out of
+ * memory; a null tape keeps nothing): the call fails, and the loop that
+ * fills the tape can stop. */
+GNNC_EXPORT int32_t gnn_rt_tape_refused(const gnn_rt_tape *tape);
+
 /* The number of buffers on the tape, and their bytes (for tests). */
 GNNC_EXPORT int64_t gnn_rt_tape_size(const gnn_rt_tape *tape);
 GNNC_EXPORT int64_t gnn_rt_tape_bytes(const gnn_rt_tape *tape);

@@ -266,6 +266,7 @@ func.func @fused_attention_grad(%g: !gnn.graph<causal>, %q: tensor<?x2x16xf32>, 
 // CHECK: %[[T:.*]] = gnn.tape_create : !gnn.tape
 // CHECK: gnn.tape_push %[[T]], %{{.*}} : tensor<?x128xf32>
 // CHECK: gnn.tape_push %[[T]], %{{.*}} : tensor<index>
+// CHECK: %{{.*}} = gnn.tape_refused %[[T]]
 // CHECK: gnn.tape_pop %[[T]] : tensor<index>
 // CHECK: gnn.tape_pop %[[T]] : tensor<?x128xf32>
 // CHECK: gnn.tape_free %[[T]]
@@ -273,6 +274,7 @@ func.func @tape(%h: tensor<?x128xf32>, %i: tensor<index>) -> tensor<?x128xf32> {
   %t = gnn.tape_create : !gnn.tape
   gnn.tape_push %t, %h : tensor<?x128xf32>
   gnn.tape_push %t, %i : tensor<index>
+  %full = gnn.tape_refused %t
   %j = gnn.tape_pop %t : tensor<index>
   %g = gnn.tape_pop %t : tensor<?x128xf32>
   gnn.tape_free %t

@@ -984,6 +984,7 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<TapePushOp>(patterns, lowerTapePush);
   addLowering<TapePopOp>(patterns, lowerTapePop);
   addLowering<TapeFreeOp>(patterns, lowerTapeFree);
+  addLowering<TapeRefusedOp>(patterns, lowerTapeRefused);
 }
 
 namespace {

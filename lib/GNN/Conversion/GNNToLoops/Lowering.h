@@ -674,6 +674,7 @@ LogicalResult lowerTapeCreate(TapeCreateOp op, RewriterBase &rewriter);
 LogicalResult lowerTapePush(TapePushOp op, RewriterBase &rewriter);
 LogicalResult lowerTapePop(TapePopOp op, RewriterBase &rewriter);
 LogicalResult lowerTapeFree(TapeFreeOp op, RewriterBase &rewriter);
+LogicalResult lowerTapeRefused(TapeRefusedOp op, RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

@@ -118,6 +118,24 @@ LogicalResult loops::lowerTapePop(TapePopOp op, RewriterBase &rewriter) {
   return l.replaceWithBuffers(op, buffer);
 }
 
+LogicalResult loops::lowerTapeRefused(TapeRefusedOp op,
+                                      RewriterBase &rewriter) {
+  FailureOr<Value> tape = tapePointer(op, op.getTape());
+  if (failed(tape))
+    return failure();
+  Lowering l(op, rewriter);
+  declareFunction(op->getParentOfType<ModuleOp>(), abi::kTapeRefused,
+                  {(*tape).getType()}, {l.b.getI32Type()},
+                  /*cInterface=*/false);
+  Value answer = l.b.create<func::CallOp>(l.loc, abi::kTapeRefused,
+                                          TypeRange{l.b.getI32Type()}, *tape)
+                     .getResult(0);
+  rewriter.replaceOpWithNewOp<arith::CmpIOp>(
+      op, arith::CmpIPredicate::ne, answer,
+      l.b.create<arith::ConstantIntOp>(l.loc, 0, 32));
+  return success();
+}
+
 LogicalResult loops::lowerTapeFree(TapeFreeOp op, RewriterBase &rewriter) {
   FailureOr<Value> tape = tapePointer(op, op.getTape());
   if (failed(tape))

@@ -199,7 +199,15 @@ WhileAdjoint::reverseWithTape(ArrayRef<Value> dResults) {
     auto c = call(b, computedCondition(), cond->getArguments().drop_back());
     SmallVector<Value> values(c.getResults().drop_front());
     llvm::append_range(values, cond->getArguments());
-    b.create<scf::ConditionOp>(loc, c.getResult(0), values);
+    // A tape past its budget has failed the run: the loop stops rather
+    // than run out its trip count (from the inputs, perhaps 10^9) for
+    // nothing.
+    Value refused = b.create<TapeRefusedOp>(loc, b.getI1Type(), tape);
+    Value go = b.create<arith::AndIOp>(
+        loc, c.getResult(0),
+        b.create<arith::XOrIOp>(loc, refused,
+                                b.create<arith::ConstantIntOp>(loc, 1, 1)));
+    b.create<scf::ConditionOp>(loc, go, values);
 
     Block *step = b.createBlock(&taped.getAfter(), {}, passedOn,
                                 SmallVector<Location>(k + n + 1, loc));
