@@ -13,6 +13,7 @@
 
 #include "AttentionProgram.h"
 #include "GNN/InitAll.h"
+#include "GNN/Support/Environment.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -100,6 +101,8 @@ HostTensor features(FuzzedDataProvider &in, int64_t n, bool huge) {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  // As the tools do at start-up (OpenBLAS with one thread of its own).
+  prepareProcess(readEnvironment());
   DialectRegistry registry;
   gnn::registerAllDialectsAndExtensions(registry);
   context = std::make_unique<MLIRContext>(registry);

@@ -13,6 +13,7 @@
 
 #include "GNN/InitAll.h"
 #include "GNN/Models/Trainer.h"
+#include "GNN/Support/Environment.h"
 #include "GNN/Support/SafeTensors.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -78,6 +79,8 @@ bool sameTensors(const TensorMap &a, const TensorMap &b) {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  // As the tools do at start-up (OpenBLAS with one thread of its own).
+  prepareProcess(readEnvironment());
   (void)fixture();
   return 0;
 }
