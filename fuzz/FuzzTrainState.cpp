@@ -49,9 +49,9 @@ Fixture &fixture() {
     options.batchSize = 2;
     options.threads = 1;
     options.gradAccum = 3; // pending sums are part of the state
-    auto trainer = Trainer::create(
-        made->context, config, Trainer::initialWeights(config, 3, false),
-        options);
+    auto trainer =
+        Trainer::create(made->context, config,
+                        Trainer::initialWeights(config, 3, false), options);
     if (!trainer)
       std::abort();
     made->trainer = std::move(*trainer);
