@@ -23,37 +23,35 @@ _programs = {}
 _programs_lock = threading.Lock()
 
 
-def _text(heads, d, dv, element, scale, clamp, with_loss):
+def _text(heads, d, dv, element, scale, clamp, backward):
     q = f"tensor<?x{heads}x{d}x{element}>"
     o = f"tensor<?x{heads}x{dv}x{element}>"
     clamped = "" if clamp is None else f"clamp({-clamp:e}, {clamp:e}) "
-    attention = (f"gnn.fused_attention %g, %q, %k, %v scale({scale:e}) "
-                 f"{clamped}normalize : (!gnn.graph<general>, {q}, {q}, {o}) "
-                 f"-> {o}")
-    if not with_loss:
-        return (f"func.func @main(%g: !gnn.graph<general>, %q: {q}, %k: {q}, "
-                f"%v: {o}) -> {o} {{\n  %o = {attention}\n"
+    if not backward:
+        return (f"func.func @main(%g: !gnn.graph<general>, %q: {q}, "
+                f"%k: {q}, %v: {o}) -> {o} {{\n"
+                f"  %o = gnn.fused_attention %g, %q, %k, %v "
+                f"scale({scale:e}) {clamped}normalize : "
+                f"(!gnn.graph<general>, {q}, {q}, {o}) -> {o}\n"
                 f"  return %o : {o}\n}}\n")
-    # sum(o * go): its gradients are the vector-Jacobian products.
+    # The fused backward alone: one pass over each destination's in-edges
+    # (the softmax's statistics recomputed), one over each source's
+    # out-edges; no forward is run again.
     return (f"func.func @main(%g: !gnn.graph<general>, %q: {q}, %k: {q}, "
-            f"%v: {o}, %go: {o}) -> tensor<{element}> {{\n"
-            f"  %o = {attention}\n"
-            f"  %p = gnn.apply_nodes(%o, %go) {{\n"
-            f"  ^bb0(%a: {element}, %b: {element}):\n"
-            f"    %r = arith.mulf %a, %b : {element}\n"
-            f"    gnn.yield %r : {element}\n"
-            f"  }} : ({o}, {o}) -> {o}\n"
-            f"  %l = gnn.sum_to %p : {o} -> tensor<{element}>\n"
-            f"  return %l : tensor<{element}>\n}}\n")
+            f"%v: {o}, %go: {o}) -> ({q}, {q}, {o}) {{\n"
+            f"  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %v, %go "
+            f"scale({scale:e}) {clamped}normalize : (!gnn.graph<general>, "
+            f"{q}, {q}, {o}, {o}) -> ({q}, {q}, {o})\n"
+            f"  return %dq, %dk, %dv : {q}, {q}, {o}\n}}\n")
 
 
-def _program(key, with_loss):
-    """The compiled forward (or loss for the backward) of `key`, once."""
+def _program(key, backward):
+    """The compiled forward (or backward) of `key`, once."""
     with _programs_lock:
-        program = _programs.get((key, with_loss))
+        program = _programs.get((key, backward))
         if program is None:
-            program = _compile(_text(*key, with_loss))
-            _programs[(key, with_loss)] = program
+            program = _compile(_text(*key, backward))
+            _programs[(key, backward)] = program
         return program
 
 
@@ -118,10 +116,11 @@ class FusedAttention(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         q, k, v = ctx.saved_tensors
-        grads = _program(ctx.key, True).grad(
+        grads = _program(ctx.key, True)(
             graph=ctx.graph, q=q.detach(), k=k.detach(), v=v.detach(),
             go=grad_out.detach().contiguous())
-        return grads["grad.q"], grads["grad.k"], grads["grad.v"], None, None
+        return (grads["result0"], grads["result1"], grads["result2"], None,
+                None)
 
 
 def fused_attention(graph, q, k, v, clamp=5.0, scale=None):
