@@ -5,8 +5,10 @@ for every destination node, the softmax over its in-edges of the scaled
 scores ``scale * <k[src], q[dst]>`` (clamped to [-clamp, clamp] first, as
 DGL's Transformer does, or the exact softmax with ``clamp=None``) weighs
 the values ``v[src]``. gnnc compiles it to one fused kernel, and its
-backward to gnnc's fused backward. The op is registered with PyTorch as
-``torch.ops.gnnc.fused_attention`` (the forward); gradients come through
+backward to gnnc's fused backward, which takes the forward's
+log-sum-exp. The forward is registered with PyTorch as
+``torch.ops.gnnc.fused_attention`` (and, with the log-sum-exp of each
+destination, ``torch.ops.gnnc.fused_attention_lse``); gradients come through
 ``fused_attention``, a ``torch.autograd.Function``.
 """
 
@@ -26,22 +28,25 @@ _programs_lock = threading.Lock()
 def _text(heads, d, dv, element, scale, clamp, backward):
     q = f"tensor<?x{heads}x{d}x{element}>"
     o = f"tensor<?x{heads}x{dv}x{element}>"
+    lse = f"tensor<?x{heads}x1x{element}>"
     clamped = "" if clamp is None else f"clamp({-clamp:e}, {clamp:e}) "
     if not backward:
+        # The output and each destination's log-sum-exp, which the backward
+        # takes instead of recomputing it.
         return (f"func.func @main(%g: !gnn.graph<general>, %q: {q}, "
-                f"%k: {q}, %v: {o}) -> {o} {{\n"
-                f"  %o = gnn.fused_attention %g, %q, %k, %v "
+                f"%k: {q}, %v: {o}) -> ({o}, {lse}) {{\n"
+                f"  %o, %lse = gnn.fused_attention %g, %q, %k, %v "
                 f"scale({scale:e}) {clamped}normalize : "
-                f"(!gnn.graph<general>, {q}, {q}, {o}) -> {o}\n"
-                f"  return %o : {o}\n}}\n")
-    # The fused backward alone: one pass over each destination's in-edges
-    # (the softmax's statistics recomputed), one over each source's
-    # out-edges; no forward is run again.
+                f"(!gnn.graph<general>, {q}, {q}, {o}) -> ({o}, {lse})\n"
+                f"  return %o, %lse : {o}, {lse}\n}}\n")
+    # The fused backward alone: one pass over each destination's in-edges,
+    # one over each source's out-edges; no forward is run again.
     return (f"func.func @main(%g: !gnn.graph<general>, %q: {q}, %k: {q}, "
-            f"%v: {o}, %go: {o}) -> ({q}, {q}, {o}) {{\n"
+            f"%v: {o}, %go: {o}, %lse: {lse}) -> ({q}, {q}, {o}) {{\n"
             f"  %dq, %dk, %dv = gnn.fused_attention_grad %g, %q, %k, %v, %go "
-            f"scale({scale:e}) {clamped}normalize : (!gnn.graph<general>, "
-            f"{q}, {q}, {o}, {o}) -> ({q}, {q}, {o})\n"
+            f"scale({scale:e}) {clamped}normalize saved(%lse) : "
+            f"(!gnn.graph<general>, {q}, {q}, {o}, {o}, {lse}) -> "
+            f"({q}, {q}, {o})\n"
             f"  return %dq, %dk, %dv : {q}, {q}, {o}\n}}\n")
 
 
@@ -97,9 +102,10 @@ def _check(graph, q, k, v, clamp, scale):
 
 
 def _forward(graph, q, k, v, key):
+    """The output and the log-sum-exp of each destination."""
     out = _program(key, False)(graph=graph, q=q.detach(), k=k.detach(),
                                v=v.detach())
-    return out["result0"]
+    return out["result0"], out["result1"]
 
 
 class FusedAttention(torch.autograd.Function):
@@ -107,18 +113,20 @@ class FusedAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, graph, key):
-        ctx.save_for_backward(q, k, v)
-        ctx.graph, ctx.key = graph, key
-        return torch.ops.gnnc.fused_attention(
+        out, lse = torch.ops.gnnc.fused_attention_lse(
             graph.src_tensor, graph.dst_tensor, graph.num_src, graph.num_dst,
             q, k, v, key[5], key[4])
+        ctx.save_for_backward(q, k, v, lse)
+        ctx.graph, ctx.key = graph, key
+        ctx.mark_non_differentiable(lse)
+        return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        q, k, v = ctx.saved_tensors
+        q, k, v, lse = ctx.saved_tensors
         grads = _program(ctx.key, True)(
             graph=ctx.graph, q=q.detach(), k=k.detach(), v=v.detach(),
-            go=grad_out.detach().contiguous())
+            go=grad_out.detach().contiguous(), lse=lse)
         return (grads["result0"], grads["result1"], grads["result2"], None,
                 None)
 
@@ -142,12 +150,18 @@ class _TensorGraph(Graph):
         self.dst_tensor = torch.from_numpy(graph.dst.copy())
 
 
-def _registered_forward(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
-                        scale=None):
+def _registered_forward_lse(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
+                            scale=None):
     # PyTorch leaves out arguments equal to the schema's defaults.
     graph = Graph.from_coo(src, dst, num_src=num_src, num_dst=num_dst)
     graph, key = _check(graph, q, k, v, clamp, scale)
     return _forward(graph, q, k, v, key)
+
+
+def _registered_forward(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
+                        scale=None):
+    return _registered_forward_lse(src, dst, num_src, num_dst, q, k, v,
+                                   clamp, scale)[0]
 
 
 _library = torch.library.Library("gnnc", "DEF")
@@ -156,5 +170,12 @@ _library.define(
     "Tensor q, Tensor k, Tensor v, float? clamp=5.0, float? scale=None) "
     "-> Tensor")
 _library.impl("fused_attention", _registered_forward, "CPU")
+# The output and each destination's log-sum-exp [num_dst, heads, 1], which
+# the backward takes.
+_library.define(
+    "fused_attention_lse(Tensor src, Tensor dst, int num_src, int num_dst, "
+    "Tensor q, Tensor k, Tensor v, float? clamp=5.0, float? scale=None) "
+    "-> (Tensor, Tensor)")
+_library.impl("fused_attention_lse", _registered_forward_lse, "CPU")
 
 __all__ = ["fused_attention", "FusedAttention"]

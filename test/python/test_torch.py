@@ -85,6 +85,27 @@ def test_registered_op_matches():
         torch.testing.assert_close(direct, gt.fused_attention(g, q, k, v))
 
 
+def test_registered_op_with_log_sum_exp():
+    # The forward the backward takes: the output, and each destination's
+    # log-sum-exp of its (clamped, scaled) scores.
+    src, dst, q, k, v = inputs(6, 5, 3, 2, 4, 4, torch.float64)
+    g = gnnc.Graph.from_coo(src, dst, num_src=5, num_dst=3)
+    scale = 0.5
+    for clamp in (None, 0.3):
+        with torch.no_grad():
+            out, lse = torch.ops.gnnc.fused_attention_lse(src, dst, 5, 3, q, k,
+                                                          v, clamp, scale)
+        assert lse.shape == (3, 2, 1)
+        torch.testing.assert_close(
+            out, reference(src, dst, 3, q, k, v, clamp, scale),
+            rtol=1e-10, atol=1e-10)
+        s = (k[src] * q[dst]).sum(-1) * scale
+        if clamp is not None:
+            s = s.clamp(-clamp, clamp)
+        want = torch.zeros(3, 2, dtype=s.dtype).index_add(0, dst, s.exp()).log()
+        torch.testing.assert_close(lse[..., 0], want, rtol=1e-10, atol=1e-10)
+
+
 def train_losses(attention, steps=30):
     torch.manual_seed(0)
     n, heads, d = 16, 2, 8
