@@ -40,8 +40,8 @@ std::string encodeCacheEntry(llvm::StringRef key,
                              llvm::ArrayRef<std::string> objects);
 /// The objects of an entry encodeCacheEntry made for `key`; nothing for
 /// any other bytes (truncated, corrupt, another key's or format's).
-std::optional<std::vector<std::string>>
-decodeCacheEntry(llvm::StringRef key, llvm::StringRef data);
+std::optional<std::vector<std::string>> decodeCacheEntry(llvm::StringRef key,
+                                                         llvm::StringRef data);
 
 class CompileCache {
 public:
