@@ -17,8 +17,6 @@
 #include "Blas.h"
 #include "DynamicLibrary.h"
 
-#include "RuntimeInstance.h"
-
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
@@ -61,8 +59,10 @@ const Loaded &loaded() {
 const Blas *gnnc::blas(gnn_rt_context *context) {
   const Loaded &l = loaded();
   if (!l.why.empty()) {
-    gnn_rt_context_report(context ? context : gnnc::boundContext(),
-                          l.why.c_str());
+    if (context)
+      gnn_rt_context_report(context, l.why.c_str());
+    else
+      gnn_rt_report(l.why.c_str()); // the thread's bound context
     return nullptr;
   }
   return &l.api;
