@@ -18,7 +18,6 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/Threading.h"
 
 #include <algorithm>
@@ -60,18 +59,14 @@ unsigned ompNumThreads() {
 } // namespace
 
 std::string mlir::gnn::defaultCompileCacheDirectory() {
-  if (std::optional<std::string> dir =
-          llvm::sys::Process::GetEnv("GNNC_CACHE_DIR"))
-    return *dir;
+  // Set, even to nothing, it is the choice (empty: no cache).
+  if (isSet("GNNC_CACHE_DIR"))
+    return variable("GNNC_CACHE_DIR").str();
   llvm::SmallString<256> path;
-  if (std::optional<std::string> xdg =
-          llvm::sys::Process::GetEnv("XDG_CACHE_HOME");
-      xdg && !xdg->empty()) {
-    path = *xdg;
-  } else if (std::optional<std::string> home =
-                 llvm::sys::Process::GetEnv("HOME");
-             home && !home->empty()) {
-    path = *home;
+  if (llvm::StringRef xdg = variable("XDG_CACHE_HOME"); !xdg.empty()) {
+    path = xdg;
+  } else if (llvm::StringRef home = variable("HOME"); !home.empty()) {
+    path = home;
     llvm::sys::path::append(path, ".cache");
   } else {
     return "";
