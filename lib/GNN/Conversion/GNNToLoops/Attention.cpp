@@ -68,61 +68,56 @@ FailureOr<AttentionPlan> loops::planAttention(Lowering &l,
 Value loops::attentionScore(Lowering &l, const AttentionPlan &p, Value dot) {
   // Scalars or vectors of dot products.
   auto constant = [&](double x) { return l.floatConst(dot.getType(), x); };
-  Value s = l.b.create<arith::MulFOp>(l.loc, dot, constant(p.scale));
+  Value s = l.b.create<arith::MulFOp>(dot, constant(p.scale));
   if (!p.clamp)
     return s;
-  s = l.b.create<arith::MaximumFOp>(l.loc, s, constant(p.clamp->first));
-  return l.b.create<arith::MinimumFOp>(l.loc, s, constant(p.clamp->second));
+  s = l.b.create<arith::MaximumFOp>(s, constant(p.clamp->first));
+  return l.b.create<arith::MinimumFOp>(s, constant(p.clamp->second));
 }
 
 SoftmaxStep loops::softmaxStep(Lowering &l, const AttentionPlan &p, Value max,
                                Value score) {
   if (!p.online)
-    return {l.b.create<math::ExpOp>(l.loc, score), Value(), max};
+    return {l.b.create<math::ExpOp>(score), Value(), max};
   // Rescale what was summed so far when the maximum grows.
-  Value newMax = l.b.create<arith::MaximumFOp>(l.loc, max, score);
-  Value rescale = l.b.create<math::ExpOp>(
-      l.loc, l.b.create<arith::SubFOp>(l.loc, max, newMax));
-  Value weight = l.b.create<math::ExpOp>(
-      l.loc, l.b.create<arith::SubFOp>(l.loc, score, newMax));
+  Value newMax = l.b.create<arith::MaximumFOp>(max, score);
+  Value rescale =
+      l.b.create<math::ExpOp>(l.b.create<arith::SubFOp>(max, newMax));
+  Value weight =
+      l.b.create<math::ExpOp>(l.b.create<arith::SubFOp>(score, newMax));
   return {weight, rescale, newMax};
 }
 
 Value loops::inverseSum(Lowering &l, Value z) {
   Type t = z.getType();
-  Value positive = l.b.create<arith::CmpFOp>(l.loc, arith::CmpFPredicate::OGT,
-                                             z, l.floatConst(t, 0.0));
+  Value positive = l.b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, z,
+                                             l.floatConst(t, 0.0));
   return l.b.create<arith::SelectOp>(
-      l.loc, positive,
-      l.b.create<arith::DivFOp>(l.loc, l.floatConst(t, 1.0), z),
+      positive, l.b.create<arith::DivFOp>(l.floatConst(t, 1.0), z),
       l.floatConst(t, 0.0));
 }
 
 SourceRange loops::sourceRange(Lowering &l, const GraphParts &g, Value first,
                                Value degree) {
-  Value hasSlots = l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ugt,
-                                             degree, l.idx(0));
+  Value hasSlots =
+      l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ugt, degree, l.idx(0));
   // Loaded only with slots: `first` may be one past the last slot.
   Value lo = l.ifElse(
       hasSlots,
       [&] {
-        return SmallVector<Value>{
-            l.b.create<memref::LoadOp>(l.loc, g.inSrc, first)};
+        return SmallVector<Value>{l.b.create<memref::LoadOp>(g.inSrc, first)};
       },
       [&] { return SmallVector<Value>{l.idx(0)}; })[0];
-  Value contiguous =
-      l.forLoop(l.idx(0), degree,
-                ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, 1, 1)},
-                [&](Value j, ValueRange ok) {
-                  Value u = l.b.create<memref::LoadOp>(
-                      l.loc, g.inSrc,
-                      ValueRange{l.b.create<arith::AddIOp>(l.loc, first, j)});
-                  Value expected = l.b.create<arith::AddIOp>(l.loc, lo, j);
-                  return SmallVector<Value>{l.b.create<arith::AndIOp>(
-                      l.loc, ok[0],
-                      l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::eq,
-                                                u, expected))};
-                })[0];
+  Value contiguous = l.forLoop(
+      l.idx(0), degree, ValueRange{l.b.create<arith::ConstantIntOp>(1, 1)},
+      [&](Value j, ValueRange ok) {
+        Value u = l.b.create<memref::LoadOp>(
+            g.inSrc, ValueRange{l.b.create<arith::AddIOp>(first, j)});
+        Value expected = l.b.create<arith::AddIOp>(lo, j);
+        return SmallVector<Value>{l.b.create<arith::AndIOp>(
+            ok[0],
+            l.b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, u, expected))};
+      })[0];
   return {lo, contiguous};
 }
 
@@ -136,24 +131,23 @@ SmallVector<Value> loops::rowStart(Lowering &l, Value row, ValueRange head,
 
 Value loops::logSumExp(Lowering &l, const AttentionPlan &p, Value max,
                        Value z) {
-  Value logZ = l.b.create<math::LogOp>(l.loc, z);
-  return p.online ? l.b.create<arith::AddFOp>(l.loc, max, logZ) : logZ;
+  Value logZ = l.b.create<math::LogOp>(z);
+  return p.online ? l.b.create<arith::AddFOp>(max, logZ) : logZ;
 }
 
 void loops::storeVectorResult(Lowering &l, const AttentionPlan &p, Value acc,
                               Value z, Value max, ValueRange index) {
   if (p.zOut) {
-    l.b.create<vector::StoreOp>(l.loc, acc, p.out, index);
-    l.b.create<memref::StoreOp>(l.loc, z, p.zOut, index);
+    l.b.create<vector::StoreOp>(acc, p.out, index);
+    l.b.create<memref::StoreOp>(z, p.zOut, index);
     return;
   }
   if (p.lseOut)
-    l.b.create<memref::StoreOp>(l.loc, logSumExp(l, p, max, z), p.lseOut,
-                                index);
+    l.b.create<memref::StoreOp>(logSumExp(l, p, max, z), p.lseOut, index);
   Value inverse =
-      l.b.create<vector::BroadcastOp>(l.loc, acc.getType(), inverseSum(l, z));
-  l.b.create<vector::StoreOp>(
-      l.loc, l.b.create<arith::MulFOp>(l.loc, acc, inverse), p.out, index);
+      l.b.create<vector::BroadcastOp>(acc.getType(), inverseSum(l, z));
+  l.b.create<vector::StoreOp>(l.b.create<arith::MulFOp>(acc, inverse), p.out,
+                              index);
 }
 
 /// Rows of q, k and v are contiguous vectors and an edge subset is given (a
@@ -168,32 +162,28 @@ static void vectorizedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
     l.loopNest(p.heads, [&](ValueRange head) {
       auto at = [&](Value row) { return rowStart(l, row, head); };
       auto broadcast = [&](Value x) {
-        return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
+        return l.b.create<vector::BroadcastOp>(vType, x);
       };
-      Value qRow = l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
+      Value qRow = l.b.create<vector::LoadOp>(qType, p.q.memref, at(v));
       Value zeroVec = l.floatConst(vType, 0.0);
       Value negInf = l.floatConst(t, -std::numeric_limits<double>::infinity());
       SmallVector<Value> init = {l.floatConst(t, 0.0), negInf, zeroVec};
       SmallVector<Value> carried = l.forEachInEdge(
           p.g, v, p.mask, init, [&](Value u, Value, ValueRange state) {
             Value z = state[0], acc = state[2];
-            Value kRow =
-                l.b.create<vector::LoadOp>(l.loc, qType, p.k.memref, at(u));
+            Value kRow = l.b.create<vector::LoadOp>(qType, p.k.memref, at(u));
             Value dot = l.b.create<vector::ReductionOp>(
-                l.loc, vector::CombiningKind::ADD,
-                l.b.create<arith::MulFOp>(l.loc, kRow, qRow));
+                vector::CombiningKind::ADD,
+                l.b.create<arith::MulFOp>(kRow, qRow));
             SoftmaxStep step =
                 softmaxStep(l, p, state[1], attentionScore(l, p, dot));
             if (step.rescale) {
-              z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
-              acc = l.b.create<arith::MulFOp>(l.loc, acc,
-                                              broadcast(step.rescale));
+              z = l.b.create<arith::MulFOp>(z, step.rescale);
+              acc = l.b.create<arith::MulFOp>(acc, broadcast(step.rescale));
             }
-            Value vRow =
-                l.b.create<vector::LoadOp>(l.loc, vType, p.val.memref, at(u));
-            acc = l.b.create<vector::FMAOp>(l.loc, broadcast(step.weight), vRow,
-                                            acc);
-            z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
+            Value vRow = l.b.create<vector::LoadOp>(vType, p.val.memref, at(u));
+            acc = l.b.create<vector::FMAOp>(broadcast(step.weight), vRow, acc);
+            z = l.b.create<arith::AddFOp>(z, step.weight);
             return SmallVector<Value>{z, step.max, acc};
           });
       storeVectorResult(l, p, carried[2], carried[0], carried[1], at(v));
@@ -212,11 +202,10 @@ Value loops::chunkDots(Lowering &l, Type elem, int64_t d, Value a, Value row,
   auto at = [&](Value r, int64_t c) { return rowStart(l, r, head, c); };
   SmallVector<Value> partial(kChunk, l.floatConst(pieceType, 0.0));
   for (int64_t c = 0; c < d; c += kChunk) {
-    Value x = l.b.create<vector::LoadOp>(l.loc, pieceType, a, at(row, c));
+    Value x = l.b.create<vector::LoadOp>(pieceType, a, at(row, c));
     for (int64_t j = 0; j < kChunk; ++j) {
-      Value y = l.b.create<vector::LoadOp>(l.loc, pieceType, bFeature,
-                                           at(rows[j], c));
-      partial[j] = l.b.create<vector::FMAOp>(l.loc, y, x, partial[j]);
+      Value y = l.b.create<vector::LoadOp>(pieceType, bFeature, at(rows[j], c));
+      partial[j] = l.b.create<vector::FMAOp>(y, x, partial[j]);
     }
   }
   // Each level adds neighbouring groups of lanes of two vectors, halving
@@ -234,9 +223,9 @@ Value loops::chunkDots(Lowering &l, Type elem, int64_t d, Value a, Value row,
         lo.push_back(from + base);
         hi.push_back(from + base + group);
       }
-      Value even = l.b.create<vector::ShuffleOp>(l.loc, in[i], in[i + 1], lo);
-      Value odd = l.b.create<vector::ShuffleOp>(l.loc, in[i], in[i + 1], hi);
-      out.push_back(l.b.create<arith::AddFOp>(l.loc, even, odd));
+      Value even = l.b.create<vector::ShuffleOp>(in[i], in[i + 1], lo);
+      Value odd = l.b.create<vector::ShuffleOp>(in[i], in[i + 1], hi);
+      out.push_back(l.b.create<arith::AddFOp>(even, odd));
     }
     return out;
   };
@@ -249,21 +238,19 @@ Value loops::chunkDots(Lowering &l, Type elem, int64_t d, Value a, Value row,
 EdgeChunk loops::edgeChunk(Lowering &l, const GraphParts &g, Value slot,
                            Value last) {
   EdgeChunk chunk;
-  Value count = l.b.create<arith::SubIOp>(l.loc, last, slot);
+  Value count = l.b.create<arith::SubIOp>(last, slot);
   for (int64_t j = 0; j < kChunk; ++j) {
     // The first slot of a chunk is always an edge.
-    Value s =
-        j == 0 ? slot
-               : l.b.create<arith::SelectOp>(
-                     l.loc,
-                     l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::slt,
-                                               l.idx(j), count),
-                     l.b.create<arith::AddIOp>(l.loc, slot, l.idx(j)), slot);
-    chunk.neighbors.push_back(l.b.create<memref::LoadOp>(l.loc, g.inSrc, s));
+    Value s = j == 0 ? slot
+                     : l.b.create<arith::SelectOp>(
+                           l.b.create<arith::CmpIOp>(arith::CmpIPredicate::slt,
+                                                     l.idx(j), count),
+                           l.b.create<arith::AddIOp>(slot, l.idx(j)), slot);
+    chunk.neighbors.push_back(l.b.create<memref::LoadOp>(g.inSrc, s));
   }
   chunk.valid = l.b.create<vector::CreateMaskOp>(
-      l.loc, VectorType::get({kChunk}, l.b.getI1Type()),
-      ValueRange{l.b.create<arith::MinUIOp>(l.loc, count, l.idx(kChunk))});
+      VectorType::get({kChunk}, l.b.getI1Type()),
+      ValueRange{l.b.create<arith::MinUIOp>(count, l.idx(kChunk))});
   return chunk;
 }
 
@@ -283,13 +270,12 @@ ChunkedSums loops::chunkedSoftmaxRow(Lowering &l, const AttentionPlan &p,
   auto [first, last] = l.inSlots(p.g, v);
   auto at = [&](Value row) { return rowStart(l, row, head); };
   auto broadcast = [&](Value x) {
-    return l.b.create<vector::BroadcastOp>(l.loc, vType, x);
+    return l.b.create<vector::BroadcastOp>(vType, x);
   };
   // chunkDots takes q and k in pieces; otherwise whole q rows.
   bool inPieces = d % kChunk == 0;
   Value qRow =
-      inPieces ? Value()
-               : l.b.create<vector::LoadOp>(l.loc, qType, p.q.memref, at(v));
+      inPieces ? Value() : l.b.create<vector::LoadOp>(qType, p.q.memref, at(v));
   SmallVector<Value> init = {l.floatConst(t, 0.0), l.floatConst(t, negInf),
                              l.floatConst(vType, 0.0)};
   ValueRange result = l.forLoop(
@@ -304,49 +290,43 @@ ChunkedSums loops::chunkedSoftmaxRow(Lowering &l, const AttentionPlan &p,
         } else {
           dots = l.floatConst(chunkType, 0.0);
           for (auto [j, u] : llvm::enumerate(chunk.neighbors)) {
-            Value kRow =
-                l.b.create<vector::LoadOp>(l.loc, qType, p.k.memref, at(u));
+            Value kRow = l.b.create<vector::LoadOp>(qType, p.k.memref, at(u));
             dots = l.b.create<vector::InsertElementOp>(
-                l.loc,
                 l.b.create<vector::ReductionOp>(
-                    l.loc, vector::CombiningKind::ADD,
-                    l.b.create<arith::MulFOp>(l.loc, kRow, qRow)),
-                dots, l.b.create<arith::ConstantIndexOp>(l.loc, j));
+                    vector::CombiningKind::ADD,
+                    l.b.create<arith::MulFOp>(kRow, qRow)),
+                dots, l.b.create<arith::ConstantIndexOp>(j));
           }
         }
         // Slots past the last edge score -inf (weight 0).
-        Value scores = l.b.create<arith::SelectOp>(
-            l.loc, chunk.valid, attentionScore(l, p, dots),
-            l.floatConst(chunkType, negInf));
+        Value scores =
+            l.b.create<arith::SelectOp>(chunk.valid, attentionScore(l, p, dots),
+                                        l.floatConst(chunkType, negInf));
         Value weights;
         if (p.online) {
           Value newMax = l.b.create<arith::MaximumFOp>(
-              l.loc, max,
-              l.b.create<vector::ReductionOp>(
-                  l.loc, vector::CombiningKind::MAXIMUMF, scores));
-          Value rescale = l.b.create<math::ExpOp>(
-              l.loc, l.b.create<arith::SubFOp>(l.loc, max, newMax));
-          weights = l.b.create<math::ExpOp>(
-              l.loc, l.b.create<arith::SubFOp>(l.loc, scores,
-                                               l.b.create<vector::BroadcastOp>(
-                                                   l.loc, chunkType, newMax)));
-          z = l.b.create<arith::MulFOp>(l.loc, z, rescale);
-          acc = l.b.create<arith::MulFOp>(l.loc, acc, broadcast(rescale));
+              max, l.b.create<vector::ReductionOp>(
+                       vector::CombiningKind::MAXIMUMF, scores));
+          Value rescale =
+              l.b.create<math::ExpOp>(l.b.create<arith::SubFOp>(max, newMax));
+          weights = l.b.create<math::ExpOp>(l.b.create<arith::SubFOp>(
+              scores, l.b.create<vector::BroadcastOp>(chunkType, newMax)));
+          z = l.b.create<arith::MulFOp>(z, rescale);
+          acc = l.b.create<arith::MulFOp>(acc, broadcast(rescale));
           max = newMax;
         } else {
-          weights = l.b.create<math::ExpOp>(l.loc, scores);
+          weights = l.b.create<math::ExpOp>(scores);
         }
         for (int64_t j = 0; j < kChunk; ++j) {
           Value w = l.b.create<vector::ExtractElementOp>(
-              l.loc, weights, l.b.create<arith::ConstantIndexOp>(l.loc, j));
-          Value vRow = l.b.create<vector::LoadOp>(l.loc, vType, p.val.memref,
+              weights, l.b.create<arith::ConstantIndexOp>(j));
+          Value vRow = l.b.create<vector::LoadOp>(vType, p.val.memref,
                                                   at(chunk.neighbors[j]));
-          acc = l.b.create<vector::FMAOp>(l.loc, broadcast(w), vRow, acc);
+          acc = l.b.create<vector::FMAOp>(broadcast(w), vRow, acc);
         }
         z = l.b.create<arith::AddFOp>(
-            l.loc, z,
-            l.b.create<vector::ReductionOp>(l.loc, vector::CombiningKind::ADD,
-                                            weights));
+            z, l.b.create<vector::ReductionOp>(vector::CombiningKind::ADD,
+                                               weights));
         return SmallVector<Value>{z, max, acc};
       },
       l.idx(kChunk));
@@ -365,13 +345,11 @@ void loops::chunkedAttentionRow(Lowering &l, const AttentionPlan &p, int64_t d,
 static void chunkedAttention(Lowering &l, const AttentionPlan &p, int64_t d,
                              int64_t dv) {
   constexpr int64_t kDstTile = 32;
-  Value tiles =
-      l.b.create<arith::CeilDivUIOp>(l.loc, p.g.numDst, l.idx(kDstTile));
+  Value tiles = l.b.create<arith::CeilDivUIOp>(p.g.numDst, l.idx(kDstTile));
   l.parallel(tiles, [&](Value tile) {
-    Value lo = l.b.create<arith::MulIOp>(l.loc, tile, l.idx(kDstTile));
+    Value lo = l.b.create<arith::MulIOp>(tile, l.idx(kDstTile));
     Value hi = l.b.create<arith::MinUIOp>(
-        l.loc, l.b.create<arith::AddIOp>(l.loc, lo, l.idx(kDstTile)),
-        p.g.numDst);
+        l.b.create<arith::AddIOp>(lo, l.idx(kDstTile)), p.g.numDst);
     l.loopNest(p.heads, [&](ValueRange head) {
       l.serial(lo, hi,
                [&](Value v) { chunkedAttentionRow(l, p, d, dv, v, head); });
@@ -393,13 +371,12 @@ static void scalarAttention(Lowering &l, const AttentionPlan &p) {
       // out[v, head, :] = f(out[v, head, :]).
       auto updateRow = [&](function_ref<Value(Value, Value)> f) {
         l.loopNest({p.dv}, [&](ValueRange c) {
-          Value acc = l.b.create<memref::LoadOp>(l.loc, p.out, at(v, c[0]));
-          l.b.create<memref::StoreOp>(l.loc, f(acc, c[0]), p.out, at(v, c[0]));
+          Value acc = l.b.create<memref::LoadOp>(p.out, at(v, c[0]));
+          l.b.create<memref::StoreOp>(f(acc, c[0]), p.out, at(v, c[0]));
         });
       };
       l.loopNest({p.dv}, [&](ValueRange c) {
-        l.b.create<memref::StoreOp>(l.loc, l.floatConst(t, 0.0), p.out,
-                                    at(v, c[0]));
+        l.b.create<memref::StoreOp>(l.floatConst(t, 0.0), p.out, at(v, c[0]));
       });
       Value negInf = l.floatConst(t, -std::numeric_limits<double>::infinity());
       SmallVector<Value> init = {l.floatConst(t, 0.0), negInf};
@@ -407,49 +384,43 @@ static void scalarAttention(Lowering &l, const AttentionPlan &p) {
           p.g, v, p.mask, init, [&](Value u, Value, ValueRange state) {
             Value z = state[0];
             auto dot = l.b.create<scf::ForOp>(
-                l.loc, l.idx(0), p.d, l.idx(1),
-                ValueRange{l.floatConst(t, 0.0)},
+                l.idx(0), p.d, l.idx(1), ValueRange{l.floatConst(t, 0.0)},
                 [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
                   OpBuilder::InsertionGuard guard(l.b);
                   l.b.setInsertionPoint(nested.getInsertionBlock(),
                                         nested.getInsertionPoint());
-                  Value x =
-                      l.b.create<memref::LoadOp>(l.loc, p.k.memref, at(u, i));
-                  Value y =
-                      l.b.create<memref::LoadOp>(l.loc, p.q.memref, at(v, i));
-                  l.b.create<scf::YieldOp>(
-                      l.loc, ValueRange{l.b.create<arith::AddFOp>(
-                                 l.loc, acc[0],
-                                 l.b.create<arith::MulFOp>(l.loc, x, y))});
+                  Value x = l.b.create<memref::LoadOp>(p.k.memref, at(u, i));
+                  Value y = l.b.create<memref::LoadOp>(p.q.memref, at(v, i));
+                  l.b.create<scf::YieldOp>(ValueRange{l.b.create<arith::AddFOp>(
+                      acc[0], l.b.create<arith::MulFOp>(x, y))});
                 });
             SoftmaxStep step = softmaxStep(
                 l, p, state[1], attentionScore(l, p, dot.getResult(0)));
             if (step.rescale) {
-              z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
+              z = l.b.create<arith::MulFOp>(z, step.rescale);
               updateRow([&](Value acc, Value) {
-                return l.b.create<arith::MulFOp>(l.loc, acc, step.rescale);
+                return l.b.create<arith::MulFOp>(acc, step.rescale);
               });
             }
-            z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
+            z = l.b.create<arith::AddFOp>(z, step.weight);
             updateRow([&](Value acc, Value c) {
-              Value x =
-                  l.b.create<memref::LoadOp>(l.loc, p.val.memref, at(u, c));
+              Value x = l.b.create<memref::LoadOp>(p.val.memref, at(u, c));
               return l.b.create<arith::AddFOp>(
-                  l.loc, acc, l.b.create<arith::MulFOp>(l.loc, step.weight, x));
+                  acc, l.b.create<arith::MulFOp>(step.weight, x));
             });
             return SmallVector<Value>{z, step.max};
           });
       Value z = carried[0];
       if (p.zOut) {
-        l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v, l.idx(0)));
+        l.b.create<memref::StoreOp>(z, p.zOut, at(v, l.idx(0)));
         return;
       }
       if (p.lseOut)
-        l.b.create<memref::StoreOp>(l.loc, logSumExp(l, p, carried[1], z),
-                                    p.lseOut, at(v, l.idx(0)));
+        l.b.create<memref::StoreOp>(logSumExp(l, p, carried[1], z), p.lseOut,
+                                    at(v, l.idx(0)));
       Value inv = inverseSum(l, z);
       updateRow([&](Value acc, Value) {
-        return l.b.create<arith::MulFOp>(l.loc, acc, inv);
+        return l.b.create<arith::MulFOp>(acc, inv);
       });
     });
   });

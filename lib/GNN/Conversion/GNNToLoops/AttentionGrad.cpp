@@ -36,21 +36,19 @@ public:
 private:
   /// The dot product of two row vectors.
   Value dot(Value a, Value b) {
-    return l.b.create<vector::ReductionOp>(
-        l.loc, vector::CombiningKind::ADD,
-        l.b.create<arith::MulFOp>(l.loc, a, b));
+    return l.b.create<vector::ReductionOp>(vector::CombiningKind::ADD,
+                                           l.b.create<arith::MulFOp>(a, b));
   }
   Value vload(VectorType type, Value memref, Value row, ValueRange head) {
-    return l.b.create<vector::LoadOp>(l.loc, type, memref,
-                                      rowStart(l, row, head));
+    return l.b.create<vector::LoadOp>(type, memref, rowStart(l, row, head));
   }
   Value splat(VectorType type, Value x) {
-    return l.b.create<vector::BroadcastOp>(l.loc, type, x);
+    return l.b.create<vector::BroadcastOp>(type, x);
   }
   Value c(double x) { return l.floatConst(p.elem, x); }
   /// The scaled score before the clamp.
   Value score(Value qRow, Value kRow) {
-    return l.b.create<arith::MulFOp>(l.loc, dot(kRow, qRow), c(p.scale));
+    return l.b.create<arith::MulFOp>(dot(kRow, qRow), c(p.scale));
   }
   Value clamped(Value s) { return clampScore(l, p, s); }
   /// The weight of an edge with unclamped score `s` and the gradient of
@@ -88,8 +86,8 @@ Value loops::clampScore(Lowering &l, const AttentionGradPlan &p, Value s) {
     return s;
   Value lo = l.floatConst(s.getType(), p.clamp->first);
   Value hi = l.floatConst(s.getType(), p.clamp->second);
-  return l.b.create<arith::MinimumFOp>(
-      l.loc, l.b.create<arith::MaximumFOp>(l.loc, s, lo), hi);
+  return l.b.create<arith::MinimumFOp>(l.b.create<arith::MaximumFOp>(s, lo),
+                                       hi);
 }
 
 Value loops::throughClamp(Lowering &l, const AttentionGradPlan &p, Value s,
@@ -99,10 +97,9 @@ Value loops::throughClamp(Lowering &l, const AttentionGradPlan &p, Value s,
   Value lo = l.floatConst(s.getType(), p.clamp->first);
   Value hi = l.floatConst(s.getType(), p.clamp->second);
   Value in = l.b.create<arith::AndIOp>(
-      l.loc, l.b.create<arith::CmpFOp>(l.loc, arith::CmpFPredicate::OGE, s, lo),
-      l.b.create<arith::CmpFOp>(l.loc, arith::CmpFPredicate::OLE, s, hi));
-  return l.b.create<arith::SelectOp>(l.loc, in, ds,
-                                     l.floatConst(ds.getType(), 0.0));
+      l.b.create<arith::CmpFOp>(arith::CmpFPredicate::OGE, s, lo),
+      l.b.create<arith::CmpFOp>(arith::CmpFPredicate::OLE, s, hi));
+  return l.b.create<arith::SelectOp>(in, ds, l.floatConst(ds.getType(), 0.0));
 }
 
 std::pair<Value, Value>
@@ -114,28 +111,28 @@ AttentionGrad::edgeGradient(Value s, Value vRow, Value dst, ValueRange head) {
     Value prob = attentionWeights(l, p, s, lse);
     Value dOut = vload(vType, p.grads[0].memref, dst, head);
     Value dP = dot(dOut, vRow);
-    Value ds = l.b.create<arith::MulFOp>(
-        l.loc, prob, l.b.create<arith::SubFOp>(l.loc, dP, outDot));
+    Value ds =
+        l.b.create<arith::MulFOp>(prob, l.b.create<arith::SubFOp>(dP, outDot));
     return {prob, throughClamp(l, p, s, ds)};
   }
   // w = exp(sc); ds = w (dwv . v + dz).
-  Value w = l.b.create<math::ExpOp>(l.loc, sc);
+  Value w = l.b.create<math::ExpOp>(sc);
   Value dwv = vload(vType, p.grads[0].memref, dst, head);
-  Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
-                                        rowStart(l, dst, head));
-  Value dw = l.b.create<arith::AddFOp>(l.loc, dot(dwv, vRow), dz);
-  return {w, throughClamp(l, p, s, l.b.create<arith::MulFOp>(l.loc, w, dw))};
+  Value dz =
+      l.b.create<memref::LoadOp>(p.grads[1].memref, rowStart(l, dst, head));
+  Value dw = l.b.create<arith::AddFOp>(dot(dwv, vRow), dz);
+  return {w, throughClamp(l, p, s, l.b.create<arith::MulFOp>(w, dw))};
 }
 
 void loops::storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
                         ValueRange head, Value out) {
   auto vType = cast<VectorType>(out.getType());
-  Value dOut = l.b.create<vector::LoadOp>(l.loc, vType, p.grads[0].memref,
+  Value dOut = l.b.create<vector::LoadOp>(vType, p.grads[0].memref,
                                           rowStart(l, dst, head));
-  storeOffset(l, p, dst, head,
-              l.b.create<vector::ReductionOp>(
-                  l.loc, vector::CombiningKind::ADD,
-                  l.b.create<arith::MulFOp>(l.loc, dOut, out)));
+  storeOffset(
+      l, p, dst, head,
+      l.b.create<vector::ReductionOp>(vector::CombiningKind::ADD,
+                                      l.b.create<arith::MulFOp>(dOut, out)));
 }
 
 void loops::storeOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
@@ -143,45 +140,41 @@ void loops::storeOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
   // d lse / d score = P: the log-sum-exp's gradient shifts dP as D does.
   if (p.grads.size() == 2)
     outDot = l.b.create<arith::SubFOp>(
-        l.loc, outDot,
-        l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
-                                   rowStart(l, dst, head)));
-  l.b.create<memref::StoreOp>(l.loc, outDot, p.outDot, rowStart(l, dst, head));
+        outDot,
+        l.b.create<memref::LoadOp>(p.grads[1].memref, rowStart(l, dst, head)));
+  l.b.create<memref::StoreOp>(outDot, p.outDot, rowStart(l, dst, head));
 }
 
 Value loops::attentionWeights(Lowering &l, const AttentionGradPlan &p,
                               Value scaledScores, Value shift) {
   return l.b.create<math::ExpOp>(
-      l.loc,
-      l.b.create<arith::SubFOp>(l.loc, clampScore(l, p, scaledScores), shift));
+      l.b.create<arith::SubFOp>(clampScore(l, p, scaledScores), shift));
 }
 
 void loops::storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
                             ValueRange head, Value max, Value z, Value acc) {
   auto vType = cast<VectorType>(acc.getType());
   Value out = l.b.create<arith::MulFOp>(
-      l.loc, acc,
-      l.b.create<vector::BroadcastOp>(l.loc, vType, inverseSum(l, z)));
-  Value logSum =
-      l.b.create<arith::AddFOp>(l.loc, max, l.b.create<math::LogOp>(l.loc, z));
-  l.b.create<memref::StoreOp>(l.loc, logSum, p.lse, rowStart(l, dst, head));
+      acc, l.b.create<vector::BroadcastOp>(vType, inverseSum(l, z)));
+  Value logSum = l.b.create<arith::AddFOp>(max, l.b.create<math::LogOp>(z));
+  l.b.create<memref::StoreOp>(logSum, p.lse, rowStart(l, dst, head));
   storeOutDot(l, p, dst, head, out);
 }
 
 Value loops::weightShift(Lowering &l, const AttentionGradPlan &p, Value dst,
                          ValueRange head) {
   if (p.normalize)
-    return l.b.create<memref::LoadOp>(l.loc, p.lse, rowStart(l, dst, head));
+    return l.b.create<memref::LoadOp>(p.lse, rowStart(l, dst, head));
   return l.floatConst(p.elem, 0.0);
 }
 
 Value loops::dpOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
                       ValueRange head) {
   if (p.normalize)
-    return l.b.create<memref::LoadOp>(l.loc, p.outDot, rowStart(l, dst, head));
-  Value dz = l.b.create<memref::LoadOp>(l.loc, p.grads[1].memref,
-                                        rowStart(l, dst, head));
-  return l.b.create<arith::NegFOp>(l.loc, dz);
+    return l.b.create<memref::LoadOp>(p.outDot, rowStart(l, dst, head));
+  Value dz =
+      l.b.create<memref::LoadOp>(p.grads[1].memref, rowStart(l, dst, head));
+  return l.b.create<arith::NegFOp>(dz);
 }
 
 std::pair<Value, Value> loops::shiftAndOffset(Lowering &l,
@@ -199,16 +192,14 @@ std::pair<Value, Value> loops::scoreGradients(Lowering &l,
   Type type = dots.getType();
   Value zeros = l.floatConst(type, 0.0);
   Value scale = l.floatConst(type, p.scale);
-  Value s = l.b.create<arith::MulFOp>(l.loc, dots, scale);
+  Value s = l.b.create<arith::MulFOp>(dots, scale);
   Value w = weights ? weights : attentionWeights(l, p, s, shift);
-  Value ds =
-      throughClamp(l, p, s,
-                   l.b.create<arith::MulFOp>(
-                       l.loc, w, l.b.create<arith::SubFOp>(l.loc, dP, offset)));
-  return {
-      l.b.create<arith::SelectOp>(l.loc, valid, w, zeros),
-      l.b.create<arith::SelectOp>(
-          l.loc, valid, l.b.create<arith::MulFOp>(l.loc, ds, scale), zeros)};
+  Value ds = throughClamp(
+      l, p, s,
+      l.b.create<arith::MulFOp>(w, l.b.create<arith::SubFOp>(dP, offset)));
+  return {l.b.create<arith::SelectOp>(valid, w, zeros),
+          l.b.create<arith::SelectOp>(
+              valid, l.b.create<arith::MulFOp>(ds, scale), zeros)};
 }
 
 void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
@@ -231,18 +222,16 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
           auto [dots, dP] = scoresAndDP(chunk);
           Value w = attentionWeights(
               l, p,
-              l.b.create<arith::MulFOp>(l.loc, dots,
-                                        l.floatConst(chunkType, p.scale)),
+              l.b.create<arith::MulFOp>(dots, l.floatConst(chunkType, p.scale)),
               shifts);
-          w = l.b.create<arith::SelectOp>(l.loc, chunk.valid, w,
+          w = l.b.create<arith::SelectOp>(chunk.valid, w,
                                           l.floatConst(chunkType, 0.0));
-          return SmallVector<Value>{
-              l.b.create<vector::FMAOp>(l.loc, w, dP, state[0])};
+          return SmallVector<Value>{l.b.create<vector::FMAOp>(w, dP, state[0])};
         },
         l.idx(kVectorLanes))[0];
-    storeOffset(l, p, dst, head,
-                l.b.create<vector::ReductionOp>(
-                    l.loc, vector::CombiningKind::ADD, sum));
+    storeOffset(
+        l, p, dst, head,
+        l.b.create<vector::ReductionOp>(vector::CombiningKind::ADD, sum));
   } else if (p.normalize) {
     // The forward's chunked softmax gives the log-sum-exp and the output.
     AttentionPlan forward;
@@ -271,14 +260,14 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
         Value acc = state[0];
         for (auto [j, src] : llvm::enumerate(chunk.neighbors)) {
           Value f = l.b.create<vector::ExtractElementOp>(
-              l.loc, ds, l.b.create<arith::ConstantIndexOp>(l.loc, j));
+              ds, l.b.create<arith::ConstantIndexOp>(j));
           acc = l.b.create<vector::FMAOp>(
-              l.loc, splat(qType, f), vload(qType, p.k.memref, src, head), acc);
+              splat(qType, f), vload(qType, p.k.memref, src, head), acc);
         }
         return SmallVector<Value>{acc};
       },
       l.idx(kVectorLanes))[0];
-  l.b.create<vector::StoreOp>(l.loc, sum, p.dq, rowStart(l, dst, head));
+  l.b.create<vector::StoreOp>(sum, p.dq, rowStart(l, dst, head));
 }
 
 void AttentionGrad::chunkedSourceRow(Value src, ValueRange head) {
@@ -298,31 +287,28 @@ void AttentionGrad::chunkedSourceRow(Value src, ValueRange head) {
         Value shifts = l.floatConst(chunkType, 0.0), offsets = shifts;
         for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
           auto [shift, offset] = shiftAndOffset(l, p, dst, head);
-          Value lane = l.b.create<arith::ConstantIndexOp>(l.loc, j);
-          shifts =
-              l.b.create<vector::InsertElementOp>(l.loc, shift, shifts, lane);
-          offsets =
-              l.b.create<vector::InsertElementOp>(l.loc, offset, offsets, lane);
+          Value lane = l.b.create<arith::ConstantIndexOp>(j);
+          shifts = l.b.create<vector::InsertElementOp>(shift, shifts, lane);
+          offsets = l.b.create<vector::InsertElementOp>(offset, offsets, lane);
         }
         auto [w, ds] =
             scoreGradients(l, p, dots, dP, shifts, offsets, chunk.valid);
         Value dkSum = state[0], dvSum = state[1];
         for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
-          Value lane = l.b.create<arith::ConstantIndexOp>(l.loc, j);
-          Value f = l.b.create<vector::ExtractElementOp>(l.loc, ds, lane);
-          Value weight = l.b.create<vector::ExtractElementOp>(l.loc, w, lane);
-          dkSum = l.b.create<vector::FMAOp>(l.loc, splat(qType, f),
-                                            vload(qType, p.q.memref, dst, head),
-                                            dkSum);
+          Value lane = l.b.create<arith::ConstantIndexOp>(j);
+          Value f = l.b.create<vector::ExtractElementOp>(ds, lane);
+          Value weight = l.b.create<vector::ExtractElementOp>(w, lane);
+          dkSum = l.b.create<vector::FMAOp>(
+              splat(qType, f), vload(qType, p.q.memref, dst, head), dkSum);
           dvSum = l.b.create<vector::FMAOp>(
-              l.loc, splat(vType, weight),
-              vload(vType, p.grads[0].memref, dst, head), dvSum);
+              splat(vType, weight), vload(vType, p.grads[0].memref, dst, head),
+              dvSum);
         }
         return SmallVector<Value>{dkSum, dvSum};
       },
       l.idx(kVectorLanes));
-  l.b.create<vector::StoreOp>(l.loc, sums[0], p.dk, rowStart(l, src, head));
-  l.b.create<vector::StoreOp>(l.loc, sums[1], p.dv, rowStart(l, src, head));
+  l.b.create<vector::StoreOp>(sums[0], p.dk, rowStart(l, src, head));
+  l.b.create<vector::StoreOp>(sums[1], p.dv, rowStart(l, src, head));
 }
 
 void AttentionGrad::destinationRow(Value dst, ValueRange head) {
@@ -339,8 +325,7 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
           Value w = attentionWeights(
               l, p, score(qRow, vload(qType, p.k.memref, src, head)), lse);
           Value dP = dot(dOut, vload(vType, p.v.memref, src, head));
-          return SmallVector<Value>{
-              l.b.create<math::FmaOp>(l.loc, w, dP, state[0])};
+          return SmallVector<Value>{l.b.create<math::FmaOp>(w, dP, state[0])};
         })[0];
     storeOffset(l, p, dst, head, outDot);
   } else if (p.normalize) {
@@ -350,17 +335,15 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
     SmallVector<Value> sums = l.forEachInEdge(
         p.g, dst, p.mask, init, [&](Value src, Value, ValueRange state) {
           Value sc = clamped(score(qRow, vload(qType, p.k.memref, src, head)));
-          Value max = l.b.create<arith::MaximumFOp>(l.loc, state[0], sc);
-          Value rescale = l.b.create<math::ExpOp>(
-              l.loc, l.b.create<arith::SubFOp>(l.loc, state[0], max));
-          Value w = l.b.create<math::ExpOp>(
-              l.loc, l.b.create<arith::SubFOp>(l.loc, sc, max));
+          Value max = l.b.create<arith::MaximumFOp>(state[0], sc);
+          Value rescale =
+              l.b.create<math::ExpOp>(l.b.create<arith::SubFOp>(state[0], max));
+          Value w = l.b.create<math::ExpOp>(l.b.create<arith::SubFOp>(sc, max));
           Value z = l.b.create<arith::AddFOp>(
-              l.loc, l.b.create<arith::MulFOp>(l.loc, state[1], rescale), w);
+              l.b.create<arith::MulFOp>(state[1], rescale), w);
           Value acc = l.b.create<vector::FMAOp>(
-              l.loc, splat(vType, w), vload(vType, p.v.memref, src, head),
-              l.b.create<arith::MulFOp>(l.loc, state[2],
-                                        splat(vType, rescale)));
+              splat(vType, w), vload(vType, p.v.memref, src, head),
+              l.b.create<arith::MulFOp>(state[2], splat(vType, rescale)));
           return SmallVector<Value>{max, z, acc};
         });
     storeStatistics(l, p, dst, head, sums[0], sums[1], sums[2]);
@@ -373,11 +356,11 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
         Value ds =
             edgeGradient(s, vload(vType, p.v.memref, src, head), dst, head)
                 .second;
-        Value f = l.b.create<arith::MulFOp>(l.loc, ds, c(p.scale));
+        Value f = l.b.create<arith::MulFOp>(ds, c(p.scale));
         return SmallVector<Value>{
-            l.b.create<vector::FMAOp>(l.loc, splat(qType, f), kRow, state[0])};
+            l.b.create<vector::FMAOp>(splat(qType, f), kRow, state[0])};
       })[0];
-  l.b.create<vector::StoreOp>(l.loc, sum, p.dq, rowStart(l, dst, head));
+  l.b.create<vector::StoreOp>(sum, p.dq, rowStart(l, dst, head));
 }
 
 void AttentionGrad::sourceRow(Value src, ValueRange head) {
@@ -393,16 +376,16 @@ void AttentionGrad::sourceRow(Value src, ValueRange head) {
       p.r, src, p.mask, init, [&](Value dst, Value, ValueRange state) {
         Value qRow = vload(qType, p.q.memref, dst, head);
         auto [weight, ds] = edgeGradient(score(qRow, kRow), vRow, dst, head);
-        Value f = l.b.create<arith::MulFOp>(l.loc, ds, c(p.scale));
+        Value f = l.b.create<arith::MulFOp>(ds, c(p.scale));
         Value dkSum =
-            l.b.create<vector::FMAOp>(l.loc, splat(qType, f), qRow, state[0]);
+            l.b.create<vector::FMAOp>(splat(qType, f), qRow, state[0]);
         Value upstream = vload(vType, p.grads[0].memref, dst, head);
-        Value dvSum = l.b.create<vector::FMAOp>(l.loc, splat(vType, weight),
-                                                upstream, state[1]);
+        Value dvSum =
+            l.b.create<vector::FMAOp>(splat(vType, weight), upstream, state[1]);
         return SmallVector<Value>{dkSum, dvSum};
       });
-  l.b.create<vector::StoreOp>(l.loc, sums[0], p.dk, rowStart(l, src, head));
-  l.b.create<vector::StoreOp>(l.loc, sums[1], p.dv, rowStart(l, src, head));
+  l.b.create<vector::StoreOp>(sums[0], p.dk, rowStart(l, src, head));
+  l.b.create<vector::StoreOp>(sums[1], p.dv, rowStart(l, src, head));
 }
 
 LogicalResult AttentionGrad::build(bool blockTiles) {
@@ -456,8 +439,8 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
       if (ShapedType::isDynamic(size))
         dynamic.push_back(p.heads[i]);
     if (!p.lse)
-      p.lse = l.b.create<memref::AllocOp>(l.loc, statsType, dynamic);
-    p.outDot = l.b.create<memref::AllocOp>(l.loc, statsType, dynamic);
+      p.lse = l.b.create<memref::AllocOp>(statsType, dynamic);
+    p.outDot = l.b.create<memref::AllocOp>(statsType, dynamic);
   }
 
   SmallVector<SizeCheck> checks = {

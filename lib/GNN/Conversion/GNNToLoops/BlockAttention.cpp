@@ -29,17 +29,17 @@ void SoftmaxRunTiles::allocate() {
   scores = tiles.stackTile(kTileCols, t);
   sums = tiles.stackTile(dv, t);
   auto rowType = MemRefType::get({kTileRows}, t);
-  maxima = b.create<memref::AllocaOp>(loc, rowType);
-  weightSums = b.create<memref::AllocaOp>(loc, rowType);
+  maxima = b.create<memref::AllocaOp>(rowType);
+  weightSums = b.create<memref::AllocaOp>(rowType);
 }
 
 void SoftmaxRunTiles::compute(Value q, Value k, Value v, Value r0, Value rows,
                               Value lo, Value hi, ValueRange head) {
   auto sumType = VectorType::get({dv}, t);
   l.serial(l.idx(0), rows, [&](Value r) {
-    b.create<memref::StoreOp>(loc, l.floatConst(t, kNegInf), maxima, r);
-    b.create<memref::StoreOp>(loc, l.floatConst(t, 0.0), weightSums, r);
-    b.create<vector::StoreOp>(loc, l.floatConst(sumType, 0.0), sums,
+    b.create<memref::StoreOp>(l.floatConst(t, kNegInf), maxima, r);
+    b.create<memref::StoreOp>(l.floatConst(t, 0.0), weightSums, r);
+    b.create<vector::StoreOp>(l.floatConst(sumType, 0.0), sums,
                               ValueRange{r, l.idx(0)});
   });
   Value qRows = tiles.view(q, tiles.graphRow(r0), rows, head, d);
@@ -49,7 +49,7 @@ void SoftmaxRunTiles::compute(Value q, Value k, Value v, Value r0, Value rows,
                /*transposeB=*/true, /*beta=*/0.0);
     l.serial(l.idx(0), rows, [&](Value r) {
       auto [begin, end] =
-          tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+          tiles.rowColumns(b.create<arith::AddIOp>(r0, r), c, cols);
       softmaxRow(r, cols, begin, end);
     });
     tiles.gemm(tileScores, tiles.view(v, c, cols, head, dv),
@@ -71,8 +71,8 @@ void SoftmaxRunTiles::softmaxRow(Value r, Value cols, Value begin, Value end) {
         l.idx(0), padded, ValueRange{zeros},
         [&](Value j, ValueRange s) {
           Value w = weight(j);
-          b.create<vector::StoreOp>(loc, w, scores, at(j));
-          return SmallVector<Value>{b.create<arith::AddFOp>(loc, s[0], w)};
+          b.create<vector::StoreOp>(w, scores, at(j));
+          return SmallVector<Value>{b.create<arith::AddFOp>(s[0], w)};
         },
         step)[0];
   };
@@ -81,9 +81,9 @@ void SoftmaxRunTiles::softmaxRow(Value r, Value cols, Value begin, Value end) {
   if (!online) {
     // Bounded scores: weights exp(score) unshifted, in one sweep.
     rowSum = storeWeights([&](Value j) -> Value {
-      Value raw = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
-      return b.create<arith::SelectOp>(loc, tiles.laneMask(begin, end, j),
-                                       b.create<math::ExpOp>(loc, score(raw)),
+      Value raw = b.create<vector::LoadOp>(laneType, scores, at(j));
+      return b.create<arith::SelectOp>(tiles.laneMask(begin, end, j),
+                                       b.create<math::ExpOp>(score(raw)),
                                        zeros);
     });
   } else {
@@ -93,47 +93,41 @@ void SoftmaxRunTiles::softmaxRow(Value r, Value cols, Value begin, Value end) {
     Value rowMax = l.forLoop(
         l.idx(0), padded, ValueRange{l.floatConst(laneType, kNegInf)},
         [&](Value j, ValueRange s) {
-          Value raw = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
+          Value raw = b.create<vector::LoadOp>(laneType, scores, at(j));
           Value scored = b.create<arith::SelectOp>(
-              loc, tiles.laneMask(begin, end, j), score(raw),
+              tiles.laneMask(begin, end, j), score(raw),
               l.floatConst(laneType, kNegInf));
-          b.create<vector::StoreOp>(loc, scored, scores, at(j));
-          return SmallVector<Value>{
-              b.create<arith::MaximumFOp>(loc, s[0], scored)};
+          b.create<vector::StoreOp>(scored, scores, at(j));
+          return SmallVector<Value>{b.create<arith::MaximumFOp>(s[0], scored)};
         },
         step)[0];
     Value oldMax = tiles.load(maxima, r);
     Value newMax = b.create<arith::MaximumFOp>(
-        loc, oldMax,
-        b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXIMUMF,
-                                      rowMax));
-    Value none = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, newMax,
+        oldMax,
+        b.create<vector::ReductionOp>(vector::CombiningKind::MAXIMUMF, rowMax));
+    Value none = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, newMax,
                                          l.floatConst(t, kNegInf));
-    Value shift =
-        b.create<arith::SelectOp>(loc, none, l.floatConst(t, 0.0), newMax);
-    b.create<memref::StoreOp>(loc, newMax, maxima, r);
-    Value shiftLanes = b.create<vector::BroadcastOp>(loc, laneType, shift);
+    Value shift = b.create<arith::SelectOp>(none, l.floatConst(t, 0.0), newMax);
+    b.create<memref::StoreOp>(newMax, maxima, r);
+    Value shiftLanes = b.create<vector::BroadcastOp>(laneType, shift);
     rowSum = storeWeights([&](Value j) -> Value {
-      Value scored = b.create<vector::LoadOp>(loc, laneType, scores, at(j));
-      return b.create<math::ExpOp>(
-          loc, b.create<arith::SubFOp>(loc, scored, shiftLanes));
+      Value scored = b.create<vector::LoadOp>(laneType, scores, at(j));
+      return b.create<math::ExpOp>(b.create<arith::SubFOp>(scored, shiftLanes));
     });
     Value rescale =
-        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, oldMax, shift));
-    z = b.create<arith::MulFOp>(loc, z, rescale);
+        b.create<math::ExpOp>(b.create<arith::SubFOp>(oldMax, shift));
+    z = b.create<arith::MulFOp>(z, rescale);
     auto sumType = VectorType::get({dv}, t);
     Value acc =
-        b.create<vector::LoadOp>(loc, sumType, sums, ValueRange{r, l.idx(0)});
+        b.create<vector::LoadOp>(sumType, sums, ValueRange{r, l.idx(0)});
     b.create<vector::StoreOp>(
-        loc,
         b.create<arith::MulFOp>(
-            loc, acc, b.create<vector::BroadcastOp>(loc, sumType, rescale)),
+            acc, b.create<vector::BroadcastOp>(sumType, rescale)),
         sums, ValueRange{r, l.idx(0)});
   }
   z = b.create<arith::AddFOp>(
-      loc, z,
-      b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, rowSum));
-  b.create<memref::StoreOp>(loc, z, weightSums, r);
+      z, b.create<vector::ReductionOp>(vector::CombiningKind::ADD, rowSum));
+  b.create<memref::StoreOp>(z, weightSums, r);
 }
 
 bool loops::blockTileable(const AttentionPlan &p) {
@@ -158,8 +152,8 @@ void loops::blockTiledAttention(Lowering &l, const AttentionPlan &p, int64_t d,
         softmax.compute(p.q.memref, p.k.memref, p.val.memref, r0, rows, lo, hi,
                         head);
         l.serial(l.idx(0), rows, [&](Value r) {
-          Value v = tiles.graphRow(l.b.create<arith::AddIOp>(l.loc, r0, r));
-          Value acc = l.b.create<vector::LoadOp>(l.loc, sumType, softmax.sums,
+          Value v = tiles.graphRow(l.b.create<arith::AddIOp>(r0, r));
+          Value acc = l.b.create<vector::LoadOp>(sumType, softmax.sums,
                                                  ValueRange{r, l.idx(0)});
           storeVectorResult(l, p, acc, tiles.load(softmax.weightSums, r),
                             tiles.load(softmax.maxima, r),

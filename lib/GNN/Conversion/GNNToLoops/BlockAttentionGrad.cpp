@@ -111,19 +111,19 @@ private:
   /// The per-tile-row buffers of shifts and offsets (in `prepare`).
   void allocateRowStatistics() {
     auto rowType = MemRefType::get({kTileRows}, t);
-    rowShift = b.create<memref::AllocaOp>(loc, rowType);
-    rowOffset = b.create<memref::AllocaOp>(loc, rowType);
+    rowShift = b.create<memref::AllocaOp>(rowType);
+    rowOffset = b.create<memref::AllocaOp>(rowType);
   }
   /// beta of a GEMM that accumulates over chunks starting at `lo`: 0 for
   /// the first chunk (the output is not initialized), 1 after.
   Value accumulateAfter(Value c, Value lo) {
     return b.create<arith::SelectOp>(
-        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, c, lo),
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, c, lo),
         l.floatConst(t, 0.0), l.floatConst(t, 1.0));
   }
 
   Lowering &l;
-  OpBuilder &b;
+  ImplicitLocOpBuilder &b;
   Location loc;
   const AttentionGradPlan &p;
   Type t;
@@ -147,13 +147,13 @@ void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
   l.serial(
       l.idx(0), tiles.paddedColumns(cols),
       [&](Value j) {
-        SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(loc, col, j)};
-        auto [w, ds] = scoreGradients(
-            l, p, b.create<vector::LoadOp>(loc, laneType, scores, at),
-            b.create<vector::LoadOp>(loc, laneType, dprobs, at), shift(j),
-            offset(j), tiles.laneMask(begin, end, j));
-        b.create<vector::StoreOp>(loc, w, scores, at);
-        b.create<vector::StoreOp>(loc, ds, dprobs, at);
+        SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(col, j)};
+        auto [w, ds] =
+            scoreGradients(l, p, b.create<vector::LoadOp>(laneType, scores, at),
+                           b.create<vector::LoadOp>(laneType, dprobs, at),
+                           shift(j), offset(j), tiles.laneMask(begin, end, j));
+        b.create<vector::StoreOp>(w, scores, at);
+        b.create<vector::StoreOp>(ds, dprobs, at);
       },
       kTileLanes);
 }
@@ -162,11 +162,11 @@ void BlockGrad::destinationRows(BlockTiles &tiles, Value r0, Value rows,
                                 Value c, Value col, Value cols) {
   l.serial(l.idx(0), rows, [&](Value r) {
     auto [begin, end] =
-        tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+        tiles.rowColumns(b.create<arith::AddIOp>(r0, r), c, cols);
     Value shift =
-        b.create<vector::BroadcastOp>(loc, laneType, tiles.load(rowShift, r));
+        b.create<vector::BroadcastOp>(laneType, tiles.load(rowShift, r));
     Value offset =
-        b.create<vector::BroadcastOp>(loc, laneType, tiles.load(rowOffset, r));
+        b.create<vector::BroadcastOp>(laneType, tiles.load(rowOffset, r));
     gradientRow(
         tiles, r, col, cols, begin, end, [&](Value) { return shift; },
         [&](Value) { return offset; });
@@ -180,40 +180,36 @@ Value BlockGrad::rowOutDot(BlockTiles &tiles, Value r, Value col, Value cols,
   Value sum = l.forLoop(
       l.idx(0), tiles.paddedColumns(cols), ValueRange{zeros},
       [&](Value j, ValueRange state) {
-        SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(loc, col, j)};
+        SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(col, j)};
         Value w = attentionWeights(
             l, p,
             b.create<arith::MulFOp>(
-                loc, b.create<vector::LoadOp>(loc, laneType, scores, at),
-                scale),
+                b.create<vector::LoadOp>(laneType, scores, at), scale),
             shift);
         // Off the row's columns, dP may be whatever the stack held (an
         // infinity times a zero weight is NaN): both are masked.
         Value inRow = tiles.laneMask(begin, end, j);
         Value dP = b.create<arith::SelectOp>(
-            loc, inRow, b.create<vector::LoadOp>(loc, laneType, dprobs, at),
-            zeros);
-        w = b.create<arith::SelectOp>(loc, inRow, w, zeros);
+            inRow, b.create<vector::LoadOp>(laneType, dprobs, at), zeros);
+        w = b.create<arith::SelectOp>(inRow, w, zeros);
         if (kept)
-          b.create<vector::StoreOp>(loc, w, kept, j);
-        return SmallVector<Value>{
-            b.create<vector::FMAOp>(loc, w, dP, state[0])};
+          b.create<vector::StoreOp>(w, kept, j);
+        return SmallVector<Value>{b.create<vector::FMAOp>(w, dP, state[0])};
       },
       l.idx(kTileLanes))[0];
-  return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, sum);
+  return b.create<vector::ReductionOp>(vector::CombiningKind::ADD, sum);
 }
 
 void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
                                   Value c, Value col, Value cols) {
   l.serial(l.idx(0), rows, [&](Value r) {
     auto [begin, end] =
-        tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+        tiles.rowColumns(b.create<arith::AddIOp>(r0, r), c, cols);
     Value shift =
-        b.create<vector::BroadcastOp>(loc, laneType, tiles.load(rowShift, r));
+        b.create<vector::BroadcastOp>(laneType, tiles.load(rowShift, r));
     b.create<memref::StoreOp>(
-        loc,
         b.create<arith::AddFOp>(
-            loc, tiles.load(rowOffset, r),
+            tiles.load(rowOffset, r),
             rowOutDot(tiles, r, col, cols, begin, end, shift)),
         rowOffset, r);
   });
@@ -222,9 +218,9 @@ void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
 void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
                               ValueRange head) {
   l.serial(l.idx(0), rows, [&](Value r) {
-    Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
+    Value dst = tiles.graphRow(b.create<arith::AddIOp>(r0, r));
     storeOffset(l, p, dst, head, tiles.load(rowOffset, r));
-    b.create<memref::StoreOp>(loc, dpOffset(l, p, dst, head), rowOffset, r);
+    b.create<memref::StoreOp>(dpOffset(l, p, dst, head), rowOffset, r);
   });
 }
 
@@ -234,23 +230,23 @@ void BlockGrad::normalizedRows(BlockTiles &tiles, Value rows, Value lo,
   l.serial(zero, rows, [&](Value r) {
     auto [begin, end] = tiles.rowColumns(r, lo, cols);
     Value dst = tiles.graphRow(r);
-    Value shift = b.create<vector::BroadcastOp>(loc, laneType,
-                                                weightShift(l, p, dst, head));
+    Value shift =
+        b.create<vector::BroadcastOp>(laneType, weightShift(l, p, dst, head));
     storeOffset(l, p, dst, head,
                 rowOutDot(tiles, r, zero, cols, begin, end, shift, rowWeights));
     Value offset =
-        b.create<vector::BroadcastOp>(loc, laneType, dpOffset(l, p, dst, head));
+        b.create<vector::BroadcastOp>(laneType, dpOffset(l, p, dst, head));
     l.serial(
         zero, tiles.paddedColumns(cols),
         [&](Value j) {
           SmallVector<Value, 2> at = {r, j};
           auto [w, ds] = scoreGradients(
-              l, p, b.create<vector::LoadOp>(loc, laneType, scores, at),
-              b.create<vector::LoadOp>(loc, laneType, dprobs, at), shift,
-              offset, tiles.laneMask(begin, end, j),
-              b.create<vector::LoadOp>(loc, laneType, rowWeights, j));
-          b.create<vector::StoreOp>(loc, w, scores, at);
-          b.create<vector::StoreOp>(loc, ds, dprobs, at);
+              l, p, b.create<vector::LoadOp>(laneType, scores, at),
+              b.create<vector::LoadOp>(laneType, dprobs, at), shift, offset,
+              tiles.laneMask(begin, end, j),
+              b.create<vector::LoadOp>(laneType, rowWeights, j));
+          b.create<vector::StoreOp>(w, scores, at);
+          b.create<vector::StoreOp>(ds, dprobs, at);
         },
         kTileLanes);
   });
@@ -264,14 +260,14 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
         allocateTiles(tiles, kKeptCols);
         if (p.normalize)
           rowWeights =
-              b.create<memref::AllocaOp>(loc, MemRefType::get({kKeptCols}, t));
+              b.create<memref::AllocaOp>(MemRefType::get({kKeptCols}, t));
         else
           allocateRowStatistics();
         if (std::max(p.d, p.dvSize) <= kMaxTransposedWidth) {
-          keysT = b.create<memref::AllocaOp>(
-              loc, MemRefType::get({p.d, kKeptCols}, t));
+          keysT =
+              b.create<memref::AllocaOp>(MemRefType::get({p.d, kKeptCols}, t));
           valuesT = b.create<memref::AllocaOp>(
-              loc, MemRefType::get({p.dvSize, kKeptCols}, t));
+              MemRefType::get({p.dvSize, kKeptCols}, t));
         }
       },
       [&](Value first, Value end, Value lo, Value hi, ValueRange head) {
@@ -279,28 +275,26 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
         // them (a causal block's first tiles reach fewer sources), from
         // zeros; a block of one tile writes them once.
         Value tiled = b.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::ugt,
-            b.create<arith::SubIOp>(loc, end, first), l.idx(kTileRows));
+            arith::CmpIPredicate::ugt, b.create<arith::SubIOp>(end, first),
+            l.idx(kTileRows));
         Value sourceBeta = b.create<arith::SelectOp>(
-            loc, tiled, l.floatConst(t, 1.0), l.floatConst(t, 0.0));
-        auto several = b.create<scf::IfOp>(loc, tiled, /*withElse=*/false);
+            tiled, l.floatConst(t, 1.0), l.floatConst(t, 0.0));
+        auto several = b.create<scf::IfOp>(tiled, /*withElse=*/false);
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(several.thenBlock());
           Value dkZeros = l.floatConst(VectorType::get({p.d}, t), 0.0);
           Value dvZeros = l.floatConst(VectorType::get({p.dvSize}, t), 0.0);
           l.serial(lo, hi, [&](Value src) {
-            b.create<vector::StoreOp>(loc, dkZeros, p.dk,
-                                      rowStart(l, src, head));
-            b.create<vector::StoreOp>(loc, dvZeros, p.dv,
-                                      rowStart(l, src, head));
+            b.create<vector::StoreOp>(dkZeros, p.dk, rowStart(l, src, head));
+            b.create<vector::StoreOp>(dvZeros, p.dv, rowStart(l, src, head));
           });
           // Its keys and values transposed once for all its tiles, whose S
           // and dP products then read them as they lie. (One tile's
           // products would read such a copy once: they take K and V
           // transposed themselves.)
           if (keysT) {
-            Value width = b.create<arith::SubIOp>(loc, hi, lo);
+            Value width = b.create<arith::SubIOp>(hi, lo);
             tiles.transpose(tiles.view(p.k.memref, lo, width, head, p.d),
                             tiles.tileView(keysT, l.idx(p.d), width));
             tiles.transpose(tiles.view(p.v.memref, lo, width, head, p.dvSize),
@@ -309,7 +303,7 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
         }
         tiles.forEachBlockTile(first, end, lo, [&](Value rows, Value e) {
           Value zero = l.idx(0);
-          Value cols = b.create<arith::SubIOp>(loc, e, lo);
+          Value cols = b.create<arith::SubIOp>(e, lo);
           Value dst = tiles.graphRow(zero);
           Value qRows = tiles.view(p.q.memref, dst, rows, head, p.d);
           Value dOutRows =
@@ -321,11 +315,11 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
           if (keysT) {
             auto operand = [&](Value copy, int64_t width, Value rowsOf) {
               return b.create<arith::SelectOp>(
-                  loc, tiled, tiles.tileView(copy, l.idx(width), cols), rowsOf);
+                  tiled, tiles.tileView(copy, l.idx(width), cols), rowsOf);
             };
             Value flags = b.create<arith::SelectOp>(
-                loc, tiled, b.create<arith::ConstantIntOp>(loc, 0, 32),
-                b.create<arith::ConstantIntOp>(loc, abi::kGemmTransposeB, 32));
+                tiled, b.create<arith::ConstantIntOp>(0, 32),
+                b.create<arith::ConstantIntOp>(abi::kGemmTransposeB, 32));
             tiles.gemmWithFlags(qRows, operand(keysT, p.d, kCols), scoreTile,
                                 flags, /*beta=*/0.0);
             tiles.gemmWithFlags(dOutRows, operand(valuesT, p.dvSize, vCols),
@@ -342,10 +336,10 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
           } else {
             l.serial(zero, rows, [&](Value r) {
               Value dst = tiles.graphRow(r);
-              b.create<memref::StoreOp>(loc, weightShift(l, p, dst, head),
-                                        rowShift, r);
-              b.create<memref::StoreOp>(loc, dpOffset(l, p, dst, head),
-                                        rowOffset, r);
+              b.create<memref::StoreOp>(weightShift(l, p, dst, head), rowShift,
+                                        r);
+              b.create<memref::StoreOp>(dpOffset(l, p, dst, head), rowOffset,
+                                        r);
             });
             destinationRows(tiles, zero, rows, lo, zero, cols);
           }
@@ -367,9 +361,9 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
   SoftmaxRunTiles softmax(
       tiles, l, t, p.d, p.dvSize,
       [&](Value raw) {
-        return clampScore(l, p,
-                          b.create<arith::MulFOp>(
-                              loc, raw, l.floatConst(raw.getType(), p.scale)));
+        return clampScore(
+            l, p,
+            b.create<arith::MulFOp>(raw, l.floatConst(raw.getType(), p.scale)));
       },
       /*online=*/true);
   auto vType = VectorType::get({p.dvSize}, t);
@@ -389,7 +383,7 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
         Value dOutRows =
             tiles.view(p.grads[0].memref, first, rows, head, p.dvSize);
         Value zero = l.idx(0);
-        Value width = b.create<arith::SubIOp>(loc, hi, lo);
+        Value width = b.create<arith::SubIOp>(hi, lo);
         // Where chunk c's S and dP tiles start: side by side when the run's
         // sources fit the tiles (with a saved log-sum-exp), else all at 0.
         Value kept = saved ? tiles.cmp(arith::CmpIPredicate::ule, width,
@@ -398,8 +392,8 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
         auto tileColumn = [&](Value c) -> Value {
           if (!saved)
             return zero;
-          return b.create<arith::SelectOp>(
-              loc, kept, b.create<arith::SubIOp>(loc, c, lo), zero);
+          return b.create<arith::SelectOp>(kept, b.create<arith::SubIOp>(c, lo),
+                                           zero);
         };
         auto scoreTiles = [&](Value c, Value cols, Value col) {
           Value kCols = tiles.view(p.k.memref, c, cols, head, p.d);
@@ -411,7 +405,7 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
         };
         auto clearOffsets = [&] {
           l.serial(l.idx(0), rows, [&](Value r) {
-            b.create<memref::StoreOp>(loc, l.floatConst(t, 0.0), rowOffset, r);
+            b.create<memref::StoreOp>(l.floatConst(t, 0.0), rowOffset, r);
           });
         };
         // With a saved log-sum-exp: whether the second sweep computes the
@@ -420,17 +414,16 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
         Value oneChunk, computeTiles;
         if (saved) {
           l.serial(l.idx(0), rows, [&](Value r) {
-            Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
-            b.create<memref::StoreOp>(loc, weightShift(l, p, dst, head),
-                                      rowShift, r);
+            Value dst = tiles.graphRow(b.create<arith::AddIOp>(r0, r));
+            b.create<memref::StoreOp>(weightShift(l, p, dst, head), rowShift,
+                                      r);
           });
           oneChunk =
               tiles.cmp(arith::CmpIPredicate::ule, width, l.idx(kTileCols));
           computeTiles = b.create<arith::OrIOp>(
-              loc, oneChunk,
+              oneChunk,
               b.create<arith::XOrIOp>(
-                  loc, kept,
-                  b.create<arith::ConstantIntOp>(loc, 1, b.getI1Type())));
+                  kept, b.create<arith::ConstantIntOp>(1, b.getI1Type())));
           // Sources past one chunk: D in a first sweep.
           l.unless(oneChunk, [&] {
             clearOffsets();
@@ -445,19 +438,19 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
           softmax.compute(p.q.memref, p.k.memref, p.v.memref, r0, rows, lo, hi,
                           head);
           l.serial(l.idx(0), rows, [&](Value r) {
-            Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
+            Value dst = tiles.graphRow(b.create<arith::AddIOp>(r0, r));
             storeStatistics(l, p, dst, head, tiles.load(softmax.maxima, r),
                             tiles.load(softmax.weightSums, r),
-                            b.create<vector::LoadOp>(loc, vType, softmax.sums,
+                            b.create<vector::LoadOp>(vType, softmax.sums,
                                                      ValueRange{r, l.idx(0)}));
           });
         }
         if (!saved)
           l.serial(l.idx(0), rows, [&](Value r) {
-            Value dst = tiles.graphRow(b.create<arith::AddIOp>(loc, r0, r));
+            Value dst = tiles.graphRow(b.create<arith::AddIOp>(r0, r));
             auto [shift, offset] = shiftAndOffset(l, p, dst, head);
-            b.create<memref::StoreOp>(loc, shift, rowShift, r);
-            b.create<memref::StoreOp>(loc, offset, rowOffset, r);
+            b.create<memref::StoreOp>(shift, rowShift, r);
+            b.create<memref::StoreOp>(offset, rowOffset, r);
           });
         Value dqRows = tiles.view(p.dq, first, rows, head, p.d);
         tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
@@ -490,8 +483,8 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
       [&] {
         allocateTiles(tiles, kTileCols);
         auto colType = MemRefType::get({kTileCols}, t);
-        colShift = b.create<memref::AllocaOp>(loc, colType);
-        colOffset = b.create<memref::AllocaOp>(loc, colType);
+        colShift = b.create<memref::AllocaOp>(colType);
+        colOffset = b.create<memref::AllocaOp>(colType);
       },
       [&](Value r0, Value rows, Value lo, Value hi, ValueRange head) {
         // Rows are sources, columns destinations.
@@ -503,9 +496,9 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
         tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
           l.serial(l.idx(0), cols, [&](Value j) {
             auto [shift, offset] =
-                shiftAndOffset(l, p, b.create<arith::AddIOp>(loc, c, j), head);
-            b.create<memref::StoreOp>(loc, shift, colShift, j);
-            b.create<memref::StoreOp>(loc, offset, colOffset, j);
+                shiftAndOffset(l, p, b.create<arith::AddIOp>(c, j), head);
+            b.create<memref::StoreOp>(shift, colShift, j);
+            b.create<memref::StoreOp>(offset, colOffset, j);
           });
           Value qCols = tiles.view(p.q.memref, c, cols, head, p.d);
           Value dOutCols =
@@ -516,15 +509,15 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
                      /*transposeB=*/true, /*beta=*/0.0);
           l.serial(l.idx(0), rows, [&](Value r) {
             auto [begin, end] =
-                tiles.rowColumns(b.create<arith::AddIOp>(loc, r0, r), c, cols);
+                tiles.rowColumns(b.create<arith::AddIOp>(r0, r), c, cols);
             // Lanes past `cols` read stale statistics; they are masked.
             gradientRow(
                 tiles, r, l.idx(0), cols, begin, end,
                 [&](Value j) {
-                  return b.create<vector::LoadOp>(loc, laneType, colShift, j);
+                  return b.create<vector::LoadOp>(laneType, colShift, j);
                 },
                 [&](Value j) {
-                  return b.create<vector::LoadOp>(loc, laneType, colOffset, j);
+                  return b.create<vector::LoadOp>(laneType, colOffset, j);
                 });
           });
           Value beta = accumulateAfter(c, lo);

@@ -38,55 +38,52 @@ BlockTiles::BlockTiles(Lowering &l, Type elem)
 
 void BlockTiles::build(const GraphParts &g, ArrayRef<Value> heads,
                        function_ref<void()> prepare, RunBody run, RowBody row) {
-  Value tiles = b.create<arith::CeilDivUIOp>(loc, g.numDst, l.idx(kTileRows));
+  Value tiles = b.create<arith::CeilDivUIOp>(g.numDst, l.idx(kTileRows));
   l.parallel(tiles, [&](Value tile) {
     // Stack buffers are released after each tile.
-    auto scope = b.create<memref::AllocaScopeOp>(loc, TypeRange{});
+    auto scope = b.create<memref::AllocaScopeOp>(TypeRange{});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
-    v0 = b.create<arith::MulIOp>(loc, tile, l.idx(kTileRows));
-    n = b.create<arith::MinUIOp>(loc, l.idx(kTileRows),
-                                 b.create<arith::SubIOp>(loc, g.numDst, v0));
+    v0 = b.create<arith::MulIOp>(tile, l.idx(kTileRows));
+    n = b.create<arith::MinUIOp>(l.idx(kTileRows),
+                                 b.create<arith::SubIOp>(g.numDst, v0));
     prepare();
     buildTile(g, heads, run, row);
-    b.create<memref::AllocaScopeReturnOp>(loc);
+    b.create<memref::AllocaScopeReturnOp>();
   });
 }
 
 Value BlockTiles::stackTile(int64_t columns, Type type) {
   return b.create<memref::AllocaOp>(
-      loc, MemRefType::get({kTileRows, columns}, type));
+      MemRefType::get({kTileRows, columns}, type));
 }
 
 std::pair<Value, Value> BlockTiles::columnRange(const GraphParts &g, Value v) {
   auto [first, last] = l.inSlots(g, v);
-  Value degree = b.create<arith::SubIOp>(loc, last, first);
+  Value degree = b.create<arith::SubIOp>(last, first);
   auto [lo, contiguous] = sourceRange(l, g, first, degree);
   Value ranged = b.create<arith::AndIOp>(
-      loc, contiguous, cmp(arith::CmpIPredicate::ugt, degree, l.idx(0)));
-  return {b.create<arith::SelectOp>(loc, ranged, lo, l.idx(0)),
-          b.create<arith::SelectOp>(
-              loc, ranged, b.create<arith::AddIOp>(loc, lo, degree), l.idx(0))};
+      contiguous, cmp(arith::CmpIPredicate::ugt, degree, l.idx(0)));
+  return {b.create<arith::SelectOp>(ranged, lo, l.idx(0)),
+          b.create<arith::SelectOp>(ranged, b.create<arith::AddIOp>(lo, degree),
+                                    l.idx(0))};
 }
 
 Value BlockTiles::isBlock(const GraphParts &g, Value first, Value end, Value lo,
                           Value hi, Value covered, int64_t maxColumns) {
-  auto sub = [&](Value x, Value y) {
-    return b.create<arith::SubIOp>(loc, x, y);
-  };
+  auto sub = [&](Value x, Value y) { return b.create<arith::SubIOp>(x, y); };
   Value width = sub(hi, lo);
   // The rows' edges all come from [lo, hi); sources that follow the earlier
   // blocks' feed these rows alone (the rows of the blocks before and after
   // have their own sources).
   Value edges = sub(load(g.inPtr, end), load(g.inPtr, first));
-  Value rectangle = b.create<arith::MulIOp>(loc, sub(end, first), width);
+  Value rectangle = b.create<arith::MulIOp>(sub(end, first), width);
   Value ok = b.create<arith::AndIOp>(
-      loc, cmp(arith::CmpIPredicate::ule, width, l.idx(maxColumns)),
+      cmp(arith::CmpIPredicate::ule, width, l.idx(maxColumns)),
       cmp(arith::CmpIPredicate::eq, lo, covered));
   return b.create<arith::AndIOp>(
-      loc, ok,
-      cmp(arith::CmpIPredicate::uge,
-          b.create<arith::MulIOp>(loc, edges, l.idx(2)), rectangle));
+      ok, cmp(arith::CmpIPredicate::uge,
+              b.create<arith::MulIOp>(edges, l.idx(2)), rectangle));
 }
 
 void BlockTiles::buildBlocks(const GraphParts &g, ArrayRef<Value> heads,
@@ -98,18 +95,18 @@ void BlockTiles::buildBlocks(const GraphParts &g, ArrayRef<Value> heads,
   rangeHi = l.idBuffer(rows);
   l.parallel(rows, [&](Value v) {
     auto [lo, hi] = columnRange(g, v);
-    b.create<memref::StoreOp>(loc, lo, rangeLo, v);
-    b.create<memref::StoreOp>(loc, hi, rangeHi, v);
+    b.create<memref::StoreOp>(lo, rangeLo, v);
+    b.create<memref::StoreOp>(hi, rangeHi, v);
   });
 
   // The blocks in one sweep: block i has rows [starts[i], starts[i + 1])
   // and sources [sourceLo[i], sourceHi[i]).
   Value one = l.idx(1);
-  Value starts = l.idBuffer(b.create<arith::AddIOp>(loc, rows, one));
+  Value starts = l.idBuffer(b.create<arith::AddIOp>(rows, one));
   Value sourceLo = l.idBuffer(rows), sourceHi = l.idBuffer(rows);
-  Value yes = b.create<arith::ConstantIntOp>(loc, 1, 1);
+  Value yes = b.create<arith::ConstantIntOp>(1, 1);
   auto select = [&](Value c, Value x, Value y) -> Value {
-    return b.create<arith::SelectOp>(loc, c, x, y);
+    return b.create<arith::SelectOp>(c, x, y);
   };
   // State: blocks so far, all fine, open block's first row and sources,
   // sources covered by the closed blocks.
@@ -118,20 +115,19 @@ void BlockTiles::buildBlocks(const GraphParts &g, ArrayRef<Value> heads,
     Value fine = l.ifElse(
         closing,
         [&] {
-          b.create<memref::StoreOp>(loc, first, starts, count);
-          b.create<memref::StoreOp>(loc, lo, sourceLo, count);
-          b.create<memref::StoreOp>(loc, hi, sourceHi, count);
+          b.create<memref::StoreOp>(first, starts, count);
+          b.create<memref::StoreOp>(lo, sourceLo, count);
+          b.create<memref::StoreOp>(hi, sourceHi, count);
           return SmallVector<Value>{
               isBlock(g, first, end, lo, hi, s[5], maxColumns)};
         },
         [&] { return SmallVector<Value>{yes}; })[0];
     Value zero = l.idx(0);
     return SmallVector<Value>{
-        b.create<arith::AddIOp>(loc, count, select(closing, one, zero)),
-        b.create<arith::AndIOp>(loc, s[1], fine),
+        b.create<arith::AddIOp>(count, select(closing, one, zero)),
+        b.create<arith::AndIOp>(s[1], fine),
         b.create<arith::AddIOp>(
-            loc, s[5],
-            select(closing, b.create<arith::SubIOp>(loc, hi, lo), zero))};
+            s[5], select(closing, b.create<arith::SubIOp>(hi, lo), zero))};
   };
   Value zero = l.idx(0);
   ValueRange swept = l.forLoop(
@@ -139,50 +135,50 @@ void BlockTiles::buildBlocks(const GraphParts &g, ArrayRef<Value> heads,
       [&](Value v, ValueRange s) {
         Value lo = load(rangeLo, v), hi = load(rangeHi, v);
         Value opens =
-            b.create<arith::OrIOp>(loc, cmp(arith::CmpIPredicate::eq, v, zero),
+            b.create<arith::OrIOp>(cmp(arith::CmpIPredicate::eq, v, zero),
                                    cmp(arith::CmpIPredicate::ne, lo, s[3]));
         Value closing = b.create<arith::AndIOp>(
-            loc, opens, cmp(arith::CmpIPredicate::ugt, v, zero));
+            opens, cmp(arith::CmpIPredicate::ugt, v, zero));
         SmallVector<Value> closed = close(s, v, closing);
         return SmallVector<Value>{
             closed[0],
-            b.create<arith::AndIOp>(loc, closed[1],
+            b.create<arith::AndIOp>(closed[1],
                                     cmp(arith::CmpIPredicate::ugt, hi, lo)),
             select(opens, v, s[2]),
             select(opens, lo, s[3]),
-            select(opens, hi, b.create<arith::MaxUIOp>(loc, s[4], hi)),
+            select(opens, hi, b.create<arith::MaxUIOp>(s[4], hi)),
             closed[2]};
       });
   SmallVector<Value> last =
       close(swept, rows, cmp(arith::CmpIPredicate::ugt, rows, zero));
   Value count = last[0];
-  b.create<memref::StoreOp>(loc, rows, starts, count);
+  b.create<memref::StoreOp>(rows, starts, count);
   Value blocks = b.create<arith::AndIOp>(
-      loc, last[1], cmp(arith::CmpIPredicate::eq, last[2], g.numSrc));
+      last[1], cmp(arith::CmpIPredicate::eq, last[2], g.numSrc));
 
-  auto branch = b.create<scf::IfOp>(loc, blocks, /*withElseRegion=*/true);
+  auto branch = b.create<scf::IfOp>(blocks, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&branch.getElseRegion().front());
   otherwise({rangeLo, rangeHi});
   b.setInsertionPointToStart(&branch.getThenRegion().front());
   Value perBlock = one;
   for (Value extent : heads)
-    perBlock = b.create<arith::MulIOp>(loc, perBlock, extent);
-  l.parallel(b.create<arith::MulIOp>(loc, count, perBlock), [&](Value item) {
-    auto scope = b.create<memref::AllocaScopeOp>(loc, TypeRange{});
+    perBlock = b.create<arith::MulIOp>(perBlock, extent);
+  l.parallel(b.create<arith::MulIOp>(count, perBlock), [&](Value item) {
+    auto scope = b.create<memref::AllocaScopeOp>(TypeRange{});
     OpBuilder::InsertionGuard inScope(b);
     b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
-    Value i = b.create<arith::DivUIOp>(loc, item, perBlock);
-    Value rest = b.create<arith::RemUIOp>(loc, item, perBlock);
+    Value i = b.create<arith::DivUIOp>(item, perBlock);
+    Value rest = b.create<arith::RemUIOp>(item, perBlock);
     SmallVector<Value> head(heads.size());
     for (int64_t h = int64_t(heads.size()) - 1; h >= 0; --h) {
-      head[h] = b.create<arith::RemUIOp>(loc, rest, heads[h]);
-      rest = b.create<arith::DivUIOp>(loc, rest, heads[h]);
+      head[h] = b.create<arith::RemUIOp>(rest, heads[h]);
+      rest = b.create<arith::DivUIOp>(rest, heads[h]);
     }
     prepare();
-    block(load(starts, i), load(starts, b.create<arith::AddIOp>(loc, i, one)),
+    block(load(starts, i), load(starts, b.create<arith::AddIOp>(i, one)),
           load(sourceLo, i), load(sourceHi, i), head);
-    b.create<memref::AllocaScopeReturnOp>(loc);
+    b.create<memref::AllocaScopeReturnOp>();
   });
 }
 
@@ -193,20 +189,19 @@ void BlockTiles::forEachBlockTile(
       first, end, ValueRange{},
       [&](Value r0, ValueRange) {
         v0 = r0;
-        n = b.create<arith::MinUIOp>(loc, l.idx(kTileRows),
-                                     b.create<arith::SubIOp>(loc, end, r0));
+        n = b.create<arith::MinUIOp>(l.idx(kTileRows),
+                                     b.create<arith::SubIOp>(end, r0));
         auto rowsOf = [&](Value ranges) -> Value {
           SmallVector<OpFoldResult> offsets = {r0}, sizes = {n},
                                     strides = {b.getIndexAttr(1)};
-          return b.create<memref::SubViewOp>(loc, ranges, offsets, sizes,
-                                             strides);
+          return b.create<memref::SubViewOp>(ranges, offsets, sizes, strides);
         };
         rowLo = rowsOf(rangeLo);
         rowHi = rowsOf(rangeHi);
         Value hi =
             l.forLoop(l.idx(0), n, ValueRange{lo}, [&](Value r, ValueRange s) {
               return SmallVector<Value>{
-                  b.create<arith::MaxUIOp>(loc, s[0], load(rowHi, r))};
+                  b.create<arith::MaxUIOp>(s[0], load(rowHi, r))};
             })[0];
         body(n, hi);
         return SmallVector<Value>{};
@@ -217,20 +212,19 @@ void BlockTiles::forEachBlockTile(
 void BlockTiles::buildTile(const GraphParts &g, ArrayRef<Value> heads,
                            RunBody run, RowBody row) {
   auto indexType = MemRefType::get({kTileRows}, b.getIndexType());
-  rowLo = b.create<memref::AllocaOp>(loc, indexType);
-  rowHi = b.create<memref::AllocaOp>(loc, indexType);
-  inRun = b.create<memref::AllocaOp>(
-      loc, MemRefType::get({kTileRows}, b.getI1Type()));
+  rowLo = b.create<memref::AllocaOp>(indexType);
+  rowHi = b.create<memref::AllocaOp>(indexType);
+  inRun =
+      b.create<memref::AllocaOp>(MemRefType::get({kTileRows}, b.getI1Type()));
 
   // Each row's column range [lo, hi), or [0, 0) if it has none.
   l.serial(l.idx(0), n, [&](Value r) {
     Value v = graphRow(r);
     auto [lo, hi] = rangeLo ? std::pair(load(rangeLo, v), load(rangeHi, v))
                             : columnRange(g, v);
-    b.create<memref::StoreOp>(loc, lo, rowLo, r);
-    b.create<memref::StoreOp>(loc, hi, rowHi, r);
-    b.create<memref::StoreOp>(loc, b.create<arith::ConstantIntOp>(loc, 0, 1),
-                              inRun, r);
+    b.create<memref::StoreOp>(lo, rowLo, r);
+    b.create<memref::StoreOp>(hi, rowHi, r);
+    b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(0, 1), inRun, r);
   });
 
   // Runs of rows that share the first row's start or end (rows without a
@@ -243,23 +237,23 @@ void BlockTiles::buildTile(const GraphParts &g, ArrayRef<Value> heads,
         Value lo = load(rowLo, r0), hi = load(rowHi, r0);
         Value ranged = hasRange(r0);
         Value r1 = l.whileLoop(
-            ValueRange{b.create<arith::AddIOp>(loc, r0, l.idx(1))},
+            ValueRange{b.create<arith::AddIOp>(r0, l.idx(1))},
             [&](ValueRange s) {
               Value r = s[0];
               Value inTile = cmp(arith::CmpIPredicate::ult, r, n);
               // Read a row inside the tile even when r = n.
-              Value safe = b.create<arith::SelectOp>(loc, inTile, r, r0);
+              Value safe = b.create<arith::SelectOp>(inTile, r, r0);
               Value shares = b.create<arith::OrIOp>(
-                  loc, cmp(arith::CmpIPredicate::eq, load(rowLo, safe), lo),
+                  cmp(arith::CmpIPredicate::eq, load(rowLo, safe), lo),
                   cmp(arith::CmpIPredicate::eq, load(rowHi, safe), hi));
-              Value same = b.create<arith::AndIOp>(
-                  loc, shares,
-                  cmp(arith::CmpIPredicate::eq, hasRange(safe), ranged));
-              return b.create<arith::AndIOp>(loc, inTile, same).getResult();
+              Value same =
+                  b.create<arith::AndIOp>(shares, cmp(arith::CmpIPredicate::eq,
+                                                      hasRange(safe), ranged));
+              return b.create<arith::AndIOp>(inTile, same).getResult();
             },
             [&](ValueRange s) {
               return SmallVector<Value>{
-                  b.create<arith::AddIOp>(loc, s[0], l.idx(1))};
+                  b.create<arith::AddIOp>(s[0], l.idx(1))};
             })[0];
         l.guarded(ranged, [&] { buildRun(r0, r1, heads, run); });
         return SmallVector<Value>{r1};
@@ -270,7 +264,7 @@ void BlockTiles::buildTile(const GraphParts &g, ArrayRef<Value> heads,
       l.idx(0), n, ValueRange{},
       [&](Value g0, ValueRange) {
         Value g1 = b.create<arith::MinUIOp>(
-            loc, n, b.create<arith::AddIOp>(loc, g0, l.idx(kRowGroup)));
+            n, b.create<arith::AddIOp>(g0, l.idx(kRowGroup)));
         l.loopNest(heads, [&](ValueRange head) {
           l.serial(g0, g1, [&](Value r) {
             l.unless(load(inRun, r), [&] { row(graphRow(r), head); });
@@ -283,31 +277,29 @@ void BlockTiles::buildTile(const GraphParts &g, ArrayRef<Value> heads,
 
 void BlockTiles::buildRun(Value r0, Value r1, ArrayRef<Value> heads,
                           RunBody run) {
-  Value rows = b.create<arith::SubIOp>(loc, r1, r0);
+  Value rows = b.create<arith::SubIOp>(r1, r0);
   // The union of the rows' ranges is [lo, hi); it pays to compute the
   // whole rows x (hi - lo) rectangle if at least half of it are edges.
-  ValueRange extent =
-      l.forLoop(r0, r1, ValueRange{load(rowLo, r0), load(rowHi, r0), l.idx(0)},
-                [&](Value r, ValueRange s) {
-                  Value lo = load(rowLo, r), hi = load(rowHi, r);
-                  return SmallVector<Value>{
-                      b.create<arith::MinUIOp>(loc, s[0], lo),
-                      b.create<arith::MaxUIOp>(loc, s[1], hi),
-                      b.create<arith::AddIOp>(
-                          loc, s[2], b.create<arith::SubIOp>(loc, hi, lo))};
-                });
+  ValueRange extent = l.forLoop(
+      r0, r1, ValueRange{load(rowLo, r0), load(rowHi, r0), l.idx(0)},
+      [&](Value r, ValueRange s) {
+        Value lo = load(rowLo, r), hi = load(rowHi, r);
+        return SmallVector<Value>{
+            b.create<arith::MinUIOp>(s[0], lo),
+            b.create<arith::MaxUIOp>(s[1], hi),
+            b.create<arith::AddIOp>(s[2], b.create<arith::SubIOp>(hi, lo))};
+      });
   Value lo = extent[0], hi = extent[1], edges = extent[2];
   Value rectangle =
-      b.create<arith::MulIOp>(loc, rows, b.create<arith::SubIOp>(loc, hi, lo));
+      b.create<arith::MulIOp>(rows, b.create<arith::SubIOp>(hi, lo));
   Value dense = cmp(arith::CmpIPredicate::uge,
-                    b.create<arith::MulIOp>(loc, edges, l.idx(2)), rectangle);
+                    b.create<arith::MulIOp>(edges, l.idx(2)), rectangle);
   Value tiled = b.create<arith::AndIOp>(
-      loc, dense, cmp(arith::CmpIPredicate::uge, rows, l.idx(kMinRows)));
+      dense, cmp(arith::CmpIPredicate::uge, rows, l.idx(kMinRows)));
   l.guarded(tiled, [&] {
     l.loopNest(heads, [&](ValueRange head) { run(r0, rows, lo, hi, head); });
     l.serial(r0, r1, [&](Value r) {
-      b.create<memref::StoreOp>(loc, b.create<arith::ConstantIntOp>(loc, 1, 1),
-                                inRun, r);
+      b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(1, 1), inRun, r);
     });
   });
 }
@@ -317,23 +309,20 @@ void BlockTiles::forEachChunk(Value lo, Value hi,
   l.forLoop(
       lo, hi, ValueRange{},
       [&](Value c, ValueRange) {
-        body(c, b.create<arith::MinUIOp>(loc, l.idx(kTileCols),
-                                         b.create<arith::SubIOp>(loc, hi, c)));
+        body(c, b.create<arith::MinUIOp>(l.idx(kTileCols),
+                                         b.create<arith::SubIOp>(hi, c)));
         return SmallVector<Value>{};
       },
       l.idx(kTileCols));
 }
 
-Value BlockTiles::graphRow(Value r) {
-  return b.create<arith::AddIOp>(loc, v0, r);
-}
+Value BlockTiles::graphRow(Value r) { return b.create<arith::AddIOp>(v0, r); }
 
 std::pair<Value, Value> BlockTiles::rowColumns(Value r, Value c, Value cols) {
   auto clip = [&](Value column) {
     return b.create<arith::MinSIOp>(
-        loc, cols,
-        b.create<arith::MaxSIOp>(loc, l.idx(0),
-                                 b.create<arith::SubIOp>(loc, column, c)));
+        cols,
+        b.create<arith::MaxSIOp>(l.idx(0), b.create<arith::SubIOp>(column, c)));
   };
   return {clip(load(rowLo, r)), clip(load(rowHi, r))};
 }
@@ -345,26 +334,22 @@ Value BlockTiles::laneMask(Value begin, Value end, Value j) {
   for (int64_t lane = 0; lane < kTileLanes; ++lane)
     iota[lane] = int32_t(lane);
   Value lanes = b.create<arith::ConstantOp>(
-      loc, laneIds, DenseElementsAttr::get(laneIds, ArrayRef(iota)));
-  Value jI32 = b.create<arith::IndexCastOp>(loc, i32, j);
+      laneIds, DenseElementsAttr::get(laneIds, ArrayRef(iota)));
+  Value jI32 = b.create<arith::IndexCastOp>(i32, j);
   auto relative = [&](Value column) {
     return b.create<vector::BroadcastOp>(
-        loc, laneIds,
-        b.create<arith::SubIOp>(
-            loc, b.create<arith::IndexCastOp>(loc, i32, column), jI32));
+        laneIds, b.create<arith::SubIOp>(
+                     b.create<arith::IndexCastOp>(i32, column), jI32));
   };
   return b.create<arith::AndIOp>(
-      loc,
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lanes,
+      b.create<arith::CmpIOp>(arith::CmpIPredicate::sge, lanes,
                               relative(begin)),
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lanes,
-                              relative(end)));
+      b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, lanes, relative(end)));
 }
 
 Value BlockTiles::paddedColumns(Value cols) {
   return b.create<arith::MulIOp>(
-      loc, b.create<arith::CeilDivUIOp>(loc, cols, l.idx(kTileLanes)),
-      l.idx(kTileLanes));
+      b.create<arith::CeilDivUIOp>(cols, l.idx(kTileLanes)), l.idx(kTileLanes));
 }
 
 Value BlockTiles::view(Value feature, Value row, Value rows, ValueRange head,
@@ -380,9 +365,9 @@ Value BlockTiles::view(Value feature, Value row, Value rows, ValueRange head,
   sizes.push_back(b.getIndexAttr(width));
   auto viewType = memref::SubViewOp::inferRankReducedResultType(
       {ShapedType::kDynamic, width}, type, offsets, sizes, strides);
-  Value sub = b.create<memref::SubViewOp>(loc, cast<MemRefType>(viewType),
-                                          feature, offsets, sizes, strides);
-  return b.create<memref::CastOp>(loc, matrixType, sub);
+  Value sub = b.create<memref::SubViewOp>(cast<MemRefType>(viewType), feature,
+                                          offsets, sizes, strides);
+  return b.create<memref::CastOp>(matrixType, sub);
 }
 
 Value BlockTiles::tileView(Value buffer, Value rows, Value cols, Value col) {
@@ -390,8 +375,8 @@ Value BlockTiles::tileView(Value buffer, Value rows, Value cols, Value col) {
                                        col ? OpFoldResult(col)
                                            : OpFoldResult(b.getIndexAttr(0))},
                             sizes = {rows, cols}, strides(2, b.getIndexAttr(1));
-  Value sub = b.create<memref::SubViewOp>(loc, buffer, offsets, sizes, strides);
-  return b.create<memref::CastOp>(loc, matrixType, sub);
+  Value sub = b.create<memref::SubViewOp>(buffer, offsets, sizes, strides);
+  return b.create<memref::CastOp>(matrixType, sub);
 }
 
 void BlockTiles::gemm(Value a, Value bMatrix, Value c, bool transposeB,
@@ -413,17 +398,17 @@ void BlockTiles::gemmTransposedA(Value a, Value bMatrix, Value c, Value alpha,
 void BlockTiles::transpose(Value a, Value out) {
   declareFunction(module, abi::kTranspose, {matrixType, matrixType}, {},
                   /*cInterface=*/true);
-  b.create<func::CallOp>(loc, abi::kTranspose, TypeRange{}, ValueRange{a, out});
+  b.create<func::CallOp>(abi::kTranspose, TypeRange{}, ValueRange{a, out});
 }
 
 void BlockTiles::callGemm(Value a, Value bMatrix, Value c, int32_t transpose,
                           Value alpha, Value beta) {
-  callGemm(a, bMatrix, c, b.create<arith::ConstantIntOp>(loc, transpose, 32),
-           alpha, beta);
+  callGemm(a, bMatrix, c, b.create<arith::ConstantIntOp>(transpose, 32), alpha,
+           beta);
 }
 
 void BlockTiles::callGemm(Value a, Value bMatrix, Value c, Value transpose,
                           Value alpha, Value beta) {
-  b.create<func::CallOp>(loc, abi::kGemm, TypeRange{},
+  b.create<func::CallOp>(abi::kGemm, TypeRange{},
                          ValueRange{a, bMatrix, c, transpose, alpha, beta});
 }

@@ -134,10 +134,10 @@ public:
   void transpose(Value a, Value out);
 
   Value load(Value buffer, Value i) {
-    return b.create<memref::LoadOp>(loc, buffer, i);
+    return b.create<memref::LoadOp>(buffer, i);
   }
   Value cmp(arith::CmpIPredicate pred, Value x, Value y) {
-    return b.create<arith::CmpIOp>(loc, pred, x, y);
+    return b.create<arith::CmpIOp>(pred, x, y);
   }
   /// A kTileRows x `columns` buffer on the stack (released after the tile).
   Value stackTile(int64_t columns, Type type);
@@ -162,7 +162,7 @@ private:
   }
 
   Lowering &l;
-  OpBuilder &b;
+  ImplicitLocOpBuilder &b;
   Location loc;
   Type t;
   ModuleOp module;
@@ -200,7 +200,7 @@ private:
 
   BlockTiles &tiles;
   Lowering &l;
-  OpBuilder &b;
+  ImplicitLocOpBuilder &b;
   Location loc;
   Type t;
   int64_t d, dv;

@@ -45,20 +45,18 @@ static void forEachThreadBlock(Lowering &l, ModuleOp module, Value rows,
   Type i32 = l.b.getI32Type();
   declareFunction(module, kMaxThreadsFn, {}, {i32}, /*cInterface=*/false);
   Value threads = l.b.create<arith::IndexCastOp>(
-      l.loc, l.b.getIndexType(),
-      l.b.create<func::CallOp>(l.loc, kMaxThreadsFn, TypeRange{i32})
-          .getResult(0));
+      l.b.getIndexType(),
+      l.b.create<func::CallOp>(kMaxThreadsFn, TypeRange{i32}).getResult(0));
   Value perCall = l.b.create<arith::MaxUIOp>(
-      l.loc,
       l.b.create<arith::CeilDivUIOp>(
-          l.loc, rows, l.b.create<arith::MaxUIOp>(l.loc, threads, l.idx(1))),
+          rows, l.b.create<arith::MaxUIOp>(threads, l.idx(1))),
       l.idx(kMinRowsPerCall));
   Value calls = l.b.create<arith::MaxUIOp>(
-      l.loc, l.b.create<arith::CeilDivUIOp>(l.loc, rows, perCall), l.idx(1));
+      l.b.create<arith::CeilDivUIOp>(rows, perCall), l.idx(1));
   l.parallel(calls, [&](Value i) {
-    Value lo = l.b.create<arith::MulIOp>(l.loc, i, perCall);
-    Value n = l.b.create<arith::MinUIOp>(
-        l.loc, perCall, l.b.create<arith::SubIOp>(l.loc, rows, lo));
+    Value lo = l.b.create<arith::MulIOp>(i, perCall);
+    Value n = l.b.create<arith::MinUIOp>(perCall,
+                                         l.b.create<arith::SubIOp>(rows, lo));
     body(lo, n);
   });
 }
@@ -75,9 +73,8 @@ static Value matrixBlock(Lowering &l, Value m, Value row, Value rows, Value col,
   auto viewType = cast<MemRefType>(memref::SubViewOp::inferResultType(
       cast<MemRefType>(m.getType()), offsets, sizes, strides));
   return l.b.create<memref::CastOp>(
-      l.loc, matrix,
-      l.b.create<memref::SubViewOp>(l.loc, viewType, m, offsets, sizes,
-                                    strides));
+      matrix,
+      l.b.create<memref::SubViewOp>(viewType, m, offsets, sizes, strides));
 }
 
 namespace {
@@ -97,21 +94,21 @@ public:
   /// The piece of type `piece` (elem or the vector) at `index`.
   Value load(Type piece, Value memref, ValueRange index) {
     if (piece == elem)
-      return l.b.create<memref::LoadOp>(l.loc, memref, index);
-    return l.b.create<vector::LoadOp>(l.loc, piece, memref, index);
+      return l.b.create<memref::LoadOp>(memref, index);
+    return l.b.create<vector::LoadOp>(piece, memref, index);
   }
 
   void store(Value value, Value memref, ValueRange index) {
     if (value.getType() == elem)
-      l.b.create<memref::StoreOp>(l.loc, value, memref, index);
+      l.b.create<memref::StoreOp>(value, memref, index);
     else
-      l.b.create<vector::StoreOp>(l.loc, value, memref, index);
+      l.b.create<vector::StoreOp>(value, memref, index);
   }
 
   Value splat(Type piece, Value scalar) {
     if (piece == elem)
       return scalar;
-    return l.b.create<vector::BroadcastOp>(l.loc, piece, scalar);
+    return l.b.create<vector::BroadcastOp>(piece, scalar);
   }
 
   /// `term(j, piece)` over the row combined by `kind` (ADD or MAXIMUMF),
@@ -120,8 +117,8 @@ public:
                function_ref<Value(Value, Type)> term) {
     auto combine = [&](Value a, Value b) -> Value {
       if (kind == vector::CombiningKind::ADD)
-        return l.b.create<arith::AddFOp>(l.loc, a, b);
-      return l.b.create<arith::MaximumFOp>(l.loc, a, b);
+        return l.b.create<arith::AddFOp>(a, b);
+      return l.b.create<arith::MaximumFOp>(a, b);
     };
     Value acc = l.floatConst(elem, init);
     if (whole > 0) {
@@ -131,7 +128,7 @@ public:
             return SmallVector<Value>{combine(state[0], term(j, vector))};
           },
           l.idx(kVectorLanes))[0];
-      acc = l.b.create<vector::ReductionOp>(l.loc, kind, lanes);
+      acc = l.b.create<vector::ReductionOp>(kind, lanes);
     }
     return l.forLoop(
         l.idx(whole), width, ValueRange{acc}, [&](Value j, ValueRange state) {
@@ -170,7 +167,7 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
                                              {ShapedType::kDynamic, 1}));
   auto vector = MemRefType::get({ShapedType::kDynamic}, f32);
   auto castTo = [&](Value memref, MemRefType type) {
-    return l.b.create<memref::CastOp>(l.loc, type, memref).getResult();
+    return l.b.create<memref::CastOp>(type, memref).getResult();
   };
   Value input = l.toMemref(op.getInput());
   Value weight = l.toMemref(op.getWeight());
@@ -201,14 +198,14 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
     if (callee == abi::kGemm) {
       // y = x @ weight, or x @ transpose(weight) for a layer's product.
       int32_t flags = abi::kGemmLayer | (transposed ? 0 : abi::kGemmTransposeB);
-      llvm::append_range(
-          args, ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, flags, 32),
-                           l.floatConst(f32, 1.0),
-                           l.floatConst(f32, accumulate ? 1.0 : 0.0)});
+      llvm::append_range(args,
+                         ValueRange{l.b.create<arith::ConstantIntOp>(flags, 32),
+                                    l.floatConst(f32, 1.0),
+                                    l.floatConst(f32, accumulate ? 1.0 : 0.0)});
     }
     declareFunction(module, callee, ValueRange(args).getTypes(), {},
                     /*cInterface=*/true);
-    l.b.create<func::CallOp>(l.loc, callee, TypeRange{}, args);
+    l.b.create<func::CallOp>(callee, TypeRange{}, args);
   };
   // Row r of out becomes addend + out where the product is already there,
   // else addend (+ bias), which the product then adds into.
@@ -216,9 +213,9 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
     row.forEach([&](Value j, Type t) {
       Value sum = row.load(t, addend, {r, j});
       if (withProduct)
-        sum = l.b.create<arith::AddFOp>(l.loc, sum, row.load(t, out, {r, j}));
+        sum = l.b.create<arith::AddFOp>(sum, row.load(t, out, {r, j}));
       else if (bias)
-        sum = l.b.create<arith::AddFOp>(l.loc, sum, row.load(t, bias, j));
+        sum = l.b.create<arith::AddFOp>(sum, row.load(t, bias, j));
       row.store(sum, out, {r, j});
     });
   };
@@ -238,7 +235,7 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
   auto blocks = [&] {
     forEachThreadBlock(l, module, rows, [&](Value lo, Value n) {
       if (accumulate)
-        l.serial(lo, l.b.create<arith::AddIOp>(l.loc, lo, n),
+        l.serial(lo, l.b.create<arith::AddIOp>(lo, n),
                  [&](Value r) { addRow(r, /*withProduct=*/false); });
       // In this order on every compiler (argument order is unspecified).
       Value outRows = matrixBlock(l, out, lo, n, l.idx(0), outCols, matrix);
@@ -262,7 +259,7 @@ LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op, bool parallelDense,
       StridedLayoutAttr::get(l.b.getContext(), ShapedType::kDynamic,
                              {ShapedType::kDynamic, 1}));
   auto asMatrix = [&](Value m) -> Value {
-    return l.b.create<memref::CastOp>(l.loc, matrix, m);
+    return l.b.create<memref::CastOp>(matrix, m);
   };
   Value lhs = l.toMemref(op.getLhs()), rhs = l.toMemref(op.getRhs());
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -273,7 +270,7 @@ LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op, bool parallelDense,
                                l.floatConst(f32, 1.0), l.floatConst(f32, 0.0)};
     declareFunction(op->getParentOfType<ModuleOp>(), abi::kGemmAt,
                     ValueRange(args).getTypes(), {}, /*cInterface=*/true);
-    l.b.create<func::CallOp>(l.loc, abi::kGemmAt, TypeRange{}, args);
+    l.b.create<func::CallOp>(abi::kGemmAt, TypeRange{}, args);
   };
   if (!parallelDense) {
     call(asMatrix(lhs), asMatrix(out));
@@ -296,29 +293,27 @@ LogicalResult mlir::gnn::loops::lowerOuterSum(OuterSumOp op, bool parallelDense,
 static std::pair<Value, Value> rowMoments(Lowering &l, RowPieces &row,
                                           Value input, Value r, Value n,
                                           Value eps) {
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
   Value mean = b.create<arith::DivFOp>(
-      loc, row.reduce(vector::CombiningKind::ADD, 0.0, x), n);
+      row.reduce(vector::CombiningKind::ADD, 0.0, x), n);
   Value var = b.create<arith::DivFOp>(
-      loc,
       row.reduce(vector::CombiningKind::ADD, 0.0,
                  [&](Value j, Type t) {
-                   Value c = b.create<arith::SubFOp>(loc, x(j, t),
-                                                     row.splat(t, mean));
-                   return b.create<arith::MulFOp>(loc, c, c).getResult();
+                   Value c =
+                       b.create<arith::SubFOp>(x(j, t), row.splat(t, mean));
+                   return b.create<arith::MulFOp>(c, c).getResult();
                  }),
       n);
-  Value inv =
-      b.create<math::RsqrtOp>(loc, b.create<arith::AddFOp>(loc, var, eps));
+  Value inv = b.create<math::RsqrtOp>(b.create<arith::AddFOp>(var, eps));
   return {mean, inv};
 }
 
 LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
                                                RewriterBase &rewriter) {
   Lowering l(op, rewriter);
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   Value input = l.toMemref(op.getInput());
   Value weight = l.toMemref(op.getWeight()), bias = l.toMemref(op.getBias());
@@ -330,7 +325,7 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
   Value ok = l.sizesMatch(
       {{weight, 0, width, kItemSizeCode}, {bias, 0, width, kItemSizeCode}});
   Value n = b.create<arith::UIToFPOp>(
-      loc, f, b.create<arith::IndexCastOp>(loc, b.getI64Type(), width));
+      f, b.create<arith::IndexCastOp>(b.getI64Type(), width));
   Value eps = l.floatConst(f, op.getEps().convertToDouble());
   RowPieces row(l, f, type.getDimSize(1), width);
   l.guarded(ok, [&] {
@@ -338,11 +333,11 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
       auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
       auto [mean, inv] = rowMoments(l, row, input, r, n, eps);
       row.forEach([&](Value j, Type t) {
-        Value c = b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, mean));
+        Value c = b.create<arith::SubFOp>(x(j, t), row.splat(t, mean));
         Value s = b.create<arith::MulFOp>(
-            loc, b.create<arith::MulFOp>(loc, c, row.splat(t, inv)),
+            b.create<arith::MulFOp>(c, row.splat(t, inv)),
             row.load(t, weight, j));
-        row.store(b.create<arith::AddFOp>(loc, s, row.load(t, bias, j)), out,
+        row.store(b.create<arith::AddFOp>(s, row.load(t, bias, j)), out,
                   {r, j});
       });
     });
@@ -353,7 +348,7 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
 LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
                                                    RewriterBase &rewriter) {
   Lowering l(op, rewriter);
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   Value input = l.toMemref(op.getInput()), grad = l.toMemref(op.getGrad());
   Value weight = l.toMemref(op.getWeight());
@@ -374,7 +369,7 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
                                            {addend, 1, width, kItemSizeCode}});
   Value ok = l.sizesMatch(checks);
   Value n = b.create<arith::UIToFPOp>(
-      loc, f, b.create<arith::IndexCastOp>(loc, b.getI64Type(), width));
+      f, b.create<arith::IndexCastOp>(b.getI64Type(), width));
   Value eps = l.floatConst(f, op.getEps().convertToDouble());
   RowPieces row(l, f, type.getDimSize(1), width);
   l.guarded(ok, [&] {
@@ -383,34 +378,31 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
       auto dy = [&](Value j, Type t) { return row.load(t, grad, {r, j}); };
       auto [mean, inv] = rowMoments(l, row, input, r, n, eps);
       auto normalized = [&](Value j, Type t) -> Value {
-        Value c = b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, mean));
-        return b.create<arith::MulFOp>(loc, c, row.splat(t, inv));
+        Value c = b.create<arith::SubFOp>(x(j, t), row.splat(t, mean));
+        return b.create<arith::MulFOp>(c, row.splat(t, inv));
       };
       auto g = [&](Value j, Type t) -> Value {
-        return b.create<arith::MulFOp>(loc, dy(j, t), row.load(t, weight, j));
+        return b.create<arith::MulFOp>(dy(j, t), row.load(t, weight, j));
       };
       Value meanG = b.create<arith::DivFOp>(
-          loc, row.reduce(vector::CombiningKind::ADD, 0.0, g), n);
+          row.reduce(vector::CombiningKind::ADD, 0.0, g), n);
       Value meanGX = b.create<arith::DivFOp>(
-          loc,
-          row.reduce(
-              vector::CombiningKind::ADD, 0.0,
-              [&](Value j, Type t) {
-                return b.create<arith::MulFOp>(loc, g(j, t), normalized(j, t))
-                    .getResult();
-              }),
+          row.reduce(vector::CombiningKind::ADD, 0.0,
+                     [&](Value j, Type t) {
+                       return b.create<arith::MulFOp>(g(j, t), normalized(j, t))
+                           .getResult();
+                     }),
           n);
       row.forEach([&](Value j, Type t) {
         Value xh = normalized(j, t);
         Value d = b.create<arith::SubFOp>(
-            loc, b.create<arith::SubFOp>(loc, g(j, t), row.splat(t, meanG)),
-            b.create<arith::MulFOp>(loc, xh, row.splat(t, meanGX)));
-        Value scaled = b.create<arith::MulFOp>(loc, row.splat(t, inv), d);
+            b.create<arith::SubFOp>(g(j, t), row.splat(t, meanG)),
+            b.create<arith::MulFOp>(xh, row.splat(t, meanGX)));
+        Value scaled = b.create<arith::MulFOp>(row.splat(t, inv), d);
         if (addend)
-          scaled =
-              b.create<arith::AddFOp>(loc, scaled, row.load(t, addend, {r, j}));
+          scaled = b.create<arith::AddFOp>(scaled, row.load(t, addend, {r, j}));
         row.store(scaled, dx, {r, j});
-        row.store(b.create<arith::MulFOp>(loc, dy(j, t), xh), dxh, {r, j});
+        row.store(b.create<arith::MulFOp>(dy(j, t), xh), dxh, {r, j});
       });
     });
   });
@@ -420,7 +412,7 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
 LogicalResult mlir::gnn::loops::lowerLogSoftmax(LogSoftmaxOp op,
                                                 RewriterBase &rewriter) {
   Lowering l(op, rewriter);
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   Value input = l.toMemref(op.getInput());
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -436,13 +428,12 @@ LogicalResult mlir::gnn::loops::lowerLogSoftmax(LogSoftmaxOp op,
         row.reduce(vector::CombiningKind::ADD, 0.0, [&](Value j, Type t) {
           return b
               .create<math::ExpOp>(
-                  loc, b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, max)))
+                  loc, b.create<arith::SubFOp>(x(j, t), row.splat(t, max)))
               .getResult();
         });
-    Value shift =
-        b.create<arith::AddFOp>(loc, max, b.create<math::LogOp>(loc, sum));
+    Value shift = b.create<arith::AddFOp>(max, b.create<math::LogOp>(sum));
     row.forEach([&](Value j, Type t) {
-      row.store(b.create<arith::SubFOp>(loc, x(j, t), row.splat(t, shift)), out,
+      row.store(b.create<arith::SubFOp>(x(j, t), row.splat(t, shift)), out,
                 {r, j});
     });
   });

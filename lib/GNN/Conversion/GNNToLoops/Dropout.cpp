@@ -26,8 +26,8 @@ static Value wordConstant(Lowering &l, Type type, uint32_t v) {
   IntegerAttr word = l.b.getI32IntegerAttr(int32_t(v));
   if (auto vector = dyn_cast<VectorType>(type))
     return l.b.create<arith::ConstantOp>(
-        l.loc, DenseElementsAttr::get(vector, ArrayRef<Attribute>(word)));
-  return l.b.create<arith::ConstantOp>(l.loc, word);
+        DenseElementsAttr::get(vector, ArrayRef<Attribute>(word)));
+  return l.b.create<arith::ConstantOp>(word);
 }
 
 /// The four words of Philox-4x32-10 (Salmon et al., SC'11) for the 64-bit
@@ -35,7 +35,7 @@ static Value wordConstant(Lowering &l, Type type, uint32_t v) {
 /// counter per lane), with the upper counter words 0.
 static std::array<Value, 4> philox(Lowering &l, Value c0, Value c1, Value k0,
                                    Value k1) {
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   auto constant = [&](uint32_t v) { return wordConstant(l, c0.getType(), v); };
   Value m0 = constant(0xD2511F53u), m1 = constant(0xCD9E8D57u);
   Value w0 = constant(0x9E3779B9u), w1 = constant(0xBB67AE85u);
@@ -63,12 +63,11 @@ static Value pickWord(Lowering &l, const std::array<Value, 4> &words,
   Type i32 = l.b.getI32Type();
   if (auto vector = dyn_cast<VectorType>(which.getType()))
     i32 = vector.clone(i32);
-  which = l.b.create<arith::TruncIOp>(l.loc, i32, which);
+  which = l.b.create<arith::TruncIOp>(i32, which);
   Value picked = words[3];
   for (int w = 2; w >= 0; --w)
     picked = l.b.create<arith::SelectOp>(
-        l.loc,
-        l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::eq, which,
+        l.b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, which,
                                   wordConstant(l, i32, w)),
         words[w], picked);
   return picked;
@@ -76,9 +75,9 @@ static Value pickWord(Lowering &l, const std::array<Value, 4> &words,
 
 /// The i64 constant `v`, or a vector of it where `like` is a vector.
 static Value indexConstant(Lowering &l, Type like, int64_t v) {
-  Value c = l.b.create<arith::ConstantIntOp>(l.loc, v, 64);
+  Value c = l.b.create<arith::ConstantIntOp>(v, 64);
   if (auto vector = dyn_cast<VectorType>(like))
-    c = l.b.create<vector::BroadcastOp>(l.loc, vector, c);
+    c = l.b.create<vector::BroadcastOp>(vector, c);
   return c;
 }
 
@@ -88,9 +87,9 @@ static std::pair<Value, Value> words(Lowering &l, Value v) {
   if (auto vector = dyn_cast<VectorType>(v.getType()))
     i32 = vector.clone(i32);
   Value shift = indexConstant(l, v.getType(), 32);
-  return {l.b.create<arith::TruncIOp>(l.loc, i32, v),
-          l.b.create<arith::TruncIOp>(
-              l.loc, i32, l.b.create<arith::ShRUIOp>(l.loc, v, shift))};
+  return {
+      l.b.create<arith::TruncIOp>(i32, v),
+      l.b.create<arith::TruncIOp>(i32, l.b.create<arith::ShRUIOp>(v, shift))};
 }
 
 /// Element `e`'s Philox counter, offset + e / 4, and the word of it that
@@ -99,11 +98,10 @@ static std::pair<Value, Value> counterAndWord(Lowering &l, Value offset,
                                               Value e) {
   Type type = e.getType();
   if (isa<VectorType>(type))
-    offset = l.b.create<vector::BroadcastOp>(l.loc, type, offset);
+    offset = l.b.create<vector::BroadcastOp>(type, offset);
   return {l.b.create<arith::AddIOp>(
-              l.loc, offset,
-              l.b.create<arith::ShRUIOp>(l.loc, e, indexConstant(l, type, 2))),
-          l.b.create<arith::AndIOp>(l.loc, e, indexConstant(l, type, 3))};
+              offset, l.b.create<arith::ShRUIOp>(e, indexConstant(l, type, 2))),
+          l.b.create<arith::AndIOp>(e, indexConstant(l, type, 3))};
 }
 
 LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
@@ -120,33 +118,32 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
   int64_t threshold = int64_t(std::ceil(rate * double(1 << 24)));
   auto [k0, k1] = words(l, op.getSeed());
   Type elem = type.getElementType();
-  Value scale = l.b.create<arith::ConstantOp>(
-      l.loc, l.b.getFloatAttr(elem, 1.0 / (1.0 - rate)));
-  Value zero =
-      l.b.create<arith::ConstantOp>(l.loc, l.b.getFloatAttr(elem, 0.0));
+  Value scale =
+      l.b.create<arith::ConstantOp>(l.b.getFloatAttr(elem, 1.0 / (1.0 - rate)));
+  Value zero = l.b.create<arith::ConstantOp>(l.b.getFloatAttr(elem, 0.0));
   if (vectors && !extents.empty()) {
     // kVectorLanes elements of the last dim at a time: Philox on vectors of
     // counters, the row's end masked.
-    OpBuilder &b = l.b;
+    ImplicitLocOpBuilder &b = l.b;
     Location loc = l.loc;
     auto lanes = [&](Type t) { return VectorType::get({kVectorLanes}, t); };
     Type i64 = b.getI64Type(), i32 = b.getI32Type();
     SmallVector<int64_t> laneIds(kVectorLanes);
     std::iota(laneIds.begin(), laneIds.end(), 0);
     Value steps = b.create<arith::ConstantOp>(
-        loc, DenseElementsAttr::get(lanes(i64), ArrayRef(laneIds)));
-    Value vk0 = b.create<vector::BroadcastOp>(loc, lanes(i32), k0);
-    Value vk1 = b.create<vector::BroadcastOp>(loc, lanes(i32), k1);
+        DenseElementsAttr::get(lanes(i64), ArrayRef(laneIds)));
+    Value vk0 = b.create<vector::BroadcastOp>(lanes(i32), k0);
+    Value vk1 = b.create<vector::BroadcastOp>(lanes(i32), k1);
     Value vThreshold = b.create<vector::BroadcastOp>(
-        loc, lanes(i32), b.create<arith::ConstantIntOp>(loc, threshold, 32));
+        lanes(i32), b.create<arith::ConstantIntOp>(threshold, 32));
     Value vShift = b.create<vector::BroadcastOp>(
-        loc, lanes(i32), b.create<arith::ConstantIntOp>(loc, 8, 32));
-    Value vScale = b.create<vector::BroadcastOp>(loc, lanes(elem), scale);
-    Value vZero = b.create<vector::BroadcastOp>(loc, lanes(elem), zero);
+        lanes(i32), b.create<arith::ConstantIntOp>(8, 32));
+    Value vScale = b.create<vector::BroadcastOp>(lanes(elem), scale);
+    Value vZero = b.create<vector::BroadcastOp>(lanes(elem), zero);
     Value last = extents.back();
     auto keepMask = [&](Value x) {
-      return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
-                                     b.create<arith::ShRUIOp>(loc, x, vShift),
+      return b.create<arith::CmpIOp>(arith::CmpIPredicate::uge,
+                                     b.create<arith::ShRUIOp>(x, vShift),
                                      vThreshold);
     };
     l.parallel(rows, [&](Value r) {
@@ -155,32 +152,31 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
         Value rowStart = r;
         for (auto [i, extent] : llvm::zip(outer, extents))
           rowStart = b.create<arith::AddIOp>(
-              loc, b.create<arith::MulIOp>(loc, rowStart, extent), i);
-        rowStart = b.create<arith::MulIOp>(loc, rowStart, last);
-        Value start = b.create<arith::IndexCastOp>(loc, i64, rowStart);
+              b.create<arith::MulIOp>(rowStart, extent), i);
+        rowStart = b.create<arith::MulIOp>(rowStart, last);
+        Value start = b.create<arith::IndexCastOp>(i64, rowStart);
         SmallVector<Value> at = {r};
         llvm::append_range(at, outer);
         // Kept lanes of the row's elements [j, j + kVectorLanes), scaled,
         // the row's end masked.
         auto apply = [&](Value j, Value keep) {
           Value mask = b.create<vector::CreateMaskOp>(
-              loc, lanes(b.getI1Type()),
+              lanes(b.getI1Type()),
               ValueRange{b.create<arith::MinSIOp>(
-                  loc, b.create<arith::SubIOp>(loc, last, j),
-                  l.idx(kVectorLanes))});
+                  b.create<arith::SubIOp>(last, j), l.idx(kVectorLanes))});
           SmallVector<Value> index = at;
           index.push_back(j);
-          Value v = b.create<vector::MaskedLoadOp>(loc, lanes(elem), in.memref,
+          Value v = b.create<vector::MaskedLoadOp>(lanes(elem), in.memref,
                                                    index, mask, vZero);
           Value kept = b.create<arith::SelectOp>(
-              loc, keep, b.create<arith::MulFOp>(loc, v, vScale), vZero);
-          b.create<vector::MaskedStoreOp>(loc, out, index, mask, kept);
+              keep, b.create<arith::MulFOp>(v, vScale), vZero);
+          b.create<vector::MaskedStoreOp>(out, index, mask, kept);
         };
         Value aligned = b.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::eq,
+            arith::CmpIPredicate::eq,
             counterAndWord(l, op.getOffset(), start).second,
             indexConstant(l, i64, 0));
-        auto branch = b.create<scf::IfOp>(loc, aligned, /*withElse=*/true);
+        auto branch = b.create<scf::IfOp>(aligned, /*withElse=*/true);
         OpBuilder::InsertionGuard guard(b);
         // A row starting at a multiple of 4: kVectorLanes counters give
         // the words of 4 * kVectorLanes elements, lane i's word w for
@@ -190,20 +186,19 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
             l.idx(0), last,
             [&](Value j) {
               Value first =
-                  counterAndWord(l, op.getOffset(),
-                                 b.create<arith::AddIOp>(
-                                     loc, start,
-                                     b.create<arith::IndexCastOp>(loc, i64, j)))
+                  counterAndWord(
+                      l, op.getOffset(),
+                      b.create<arith::AddIOp>(
+                          start, b.create<arith::IndexCastOp>(i64, j)))
                       .first;
               Value counters = b.create<arith::AddIOp>(
-                  loc, b.create<vector::BroadcastOp>(loc, lanes(i64), first),
-                  steps);
+                  b.create<vector::BroadcastOp>(lanes(i64), first), steps);
               auto [c0, c1] = words(l, counters);
               std::array<Value, 4> x = philox(l, c0, c1, vk0, vk1);
               // Interleave: elements 8k .. 8k + 7 are lanes 2k and 2k + 1
               // of the four words.
               auto shuffle = [&](Value a, Value c, ArrayRef<int64_t> mask) {
-                return b.create<vector::ShuffleOp>(loc, a, c, mask);
+                return b.create<vector::ShuffleOp>(a, c, mask);
               };
               Value lo01 = shuffle(x[0], x[1], {0, 8, 1, 9, 2, 10, 3, 11});
               Value lo23 = shuffle(x[2], x[3], {0, 8, 1, 9, 2, 10, 3, 11});
@@ -215,10 +210,9 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
                   shuffle(hi01, hi23, {0, 1, 8, 9, 2, 3, 10, 11}),
                   shuffle(hi01, hi23, {4, 5, 12, 13, 6, 7, 14, 15})};
               for (int k = 0; k < 4; ++k) {
-                Value col =
-                    b.create<arith::AddIOp>(loc, j, l.idx(k * kVectorLanes));
-                l.guarded(b.create<arith::CmpIOp>(
-                              loc, arith::CmpIPredicate::ult, col, last),
+                Value col = b.create<arith::AddIOp>(j, l.idx(k * kVectorLanes));
+                l.guarded(b.create<arith::CmpIOp>(arith::CmpIPredicate::ult,
+                                                  col, last),
                           [&] { apply(col, keepMask(elements[k])); });
               }
             },
@@ -229,12 +223,10 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
             l.idx(0), last,
             [&](Value j) {
               Value flat = b.create<arith::AddIOp>(
-                  loc,
                   b.create<vector::BroadcastOp>(
-                      loc, lanes(i64),
+                      lanes(i64),
                       b.create<arith::AddIOp>(
-                          loc, start,
-                          b.create<arith::IndexCastOp>(loc, i64, j))),
+                          start, b.create<arith::IndexCastOp>(i64, j))),
                   steps);
               auto [counters, word] = counterAndWord(l, op.getOffset(), flat);
               auto [c0, c1] = words(l, counters);
@@ -252,24 +244,23 @@ LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
       Value flat = r;
       for (auto [i, extent] : llvm::zip_equal(item, extents))
         flat = l.b.create<arith::AddIOp>(
-            l.loc, l.b.create<arith::MulIOp>(l.loc, flat, extent), i);
+            l.b.create<arith::MulIOp>(flat, extent), i);
       auto [counter, word] = counterAndWord(
           l, op.getOffset(),
-          l.b.create<arith::IndexCastOp>(l.loc, l.b.getI64Type(), flat));
+          l.b.create<arith::IndexCastOp>(l.b.getI64Type(), flat));
       auto [c0, c1] = words(l, counter);
       Value x = pickWord(l, philox(l, c0, c1, k0, k1), word);
       Value top = l.b.create<arith::ShRUIOp>(
-          l.loc, x, l.b.create<arith::ConstantIntOp>(l.loc, 8, 32));
+          x, l.b.create<arith::ConstantIntOp>(8, 32));
       Value keep = l.b.create<arith::CmpIOp>(
-          l.loc, arith::CmpIPredicate::uge, top,
-          l.b.create<arith::ConstantIntOp>(l.loc, threshold, 32));
+          arith::CmpIPredicate::uge, top,
+          l.b.create<arith::ConstantIntOp>(threshold, 32));
       Value v = l.load(in, r, item);
-      Value scaled = l.b.create<arith::MulFOp>(l.loc, v, scale);
+      Value scaled = l.b.create<arith::MulFOp>(v, scale);
       SmallVector<Value> index = {r};
       llvm::append_range(index, item);
       l.b.create<memref::StoreOp>(
-          l.loc, l.b.create<arith::SelectOp>(l.loc, keep, scaled, zero), out,
-          index);
+          l.b.create<arith::SelectOp>(keep, scaled, zero), out, index);
     });
   });
   return l.replaceWithBuffers(op, out);

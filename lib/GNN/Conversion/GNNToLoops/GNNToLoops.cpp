@@ -57,8 +57,8 @@ static LogicalResult lowerApplyEdges(ApplyEdgesOp op, bool elementThreads,
   Value out = l.alloc(resultType, g->numEdges, extents);
 
   auto computeItem = [&](Value e, ValueRange at) {
-    Lowering::EdgeRows rows{l.b.create<memref::LoadOp>(l.loc, g->src, e),
-                            l.b.create<memref::LoadOp>(l.loc, g->dst, e), e};
+    Lowering::EdgeRows rows{l.b.create<memref::LoadOp>(g->src, e),
+                            l.b.create<memref::LoadOp>(g->dst, e), e};
     Value x;
     if (fn) {
       x = l.message(fn, inputs, rows, at, dotExtent);
@@ -73,7 +73,7 @@ static LogicalResult lowerApplyEdges(ApplyEdgesOp op, bool elementThreads,
     }
     SmallVector<Value> index = {e};
     llvm::append_range(index, at);
-    l.b.create<memref::StoreOp>(l.loc, x, out, index);
+    l.b.create<memref::StoreOp>(x, out, index);
   };
   auto computeEdge = [&](Value e) {
     l.loopNest(extents, [&](ValueRange at) { computeItem(e, at); });
@@ -121,28 +121,27 @@ struct Reducer {
     switch (kind) {
     case ReduceKind::Sum:
     case ReduceKind::Mean:
-      return l.b.create<arith::AddFOp>(l.loc, acc, x);
+      return l.b.create<arith::AddFOp>(acc, x);
     case ReduceKind::Max:
-      return l.b.create<arith::MaximumFOp>(l.loc, acc, x);
+      return l.b.create<arith::MaximumFOp>(acc, x);
     case ReduceKind::Min:
-      return l.b.create<arith::MinimumFOp>(l.loc, acc, x);
+      return l.b.create<arith::MinimumFOp>(acc, x);
     }
     llvm_unreachable("unknown reduce kind");
   }
   /// Nodes without messages get 0.
   Value finish(Lowering &l, Value acc, Value count) {
     Type t = acc.getType();
-    Value none = l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::eq,
-                                           count, l.idx(0));
+    Value none =
+        l.b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, count, l.idx(0));
     if (kind == ReduceKind::Mean) {
       Value n = l.b.create<arith::UIToFPOp>(
-          l.loc, t,
-          l.b.create<arith::IndexCastUIOp>(l.loc, l.b.getI64Type(), count));
-      acc = l.b.create<arith::DivFOp>(l.loc, acc, n);
+          t, l.b.create<arith::IndexCastUIOp>(l.b.getI64Type(), count));
+      acc = l.b.create<arith::DivFOp>(acc, n);
     }
     if (kind == ReduceKind::Sum)
       return acc;
-    return l.b.create<arith::SelectOp>(l.loc, none, l.floatConst(t, 0.0), acc);
+    return l.b.create<arith::SelectOp>(none, l.floatConst(t, 0.0), acc);
   }
 };
 } // namespace
@@ -202,8 +201,7 @@ static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
       for (Output &o : outputs) {
         Type t = o.type.getElementType();
         l.loopNest(o.extents, [&](ValueRange item) {
-          l.b.create<memref::StoreOp>(l.loc, o.reducer.init(l, t), o.buffer,
-                                      at(item));
+          l.b.create<memref::StoreOp>(o.reducer.init(l, t), o.buffer, at(item));
         });
       }
       // One walk over the in-edges updates every output row.
@@ -214,21 +212,20 @@ static LogicalResult lowerReceive(Operation *op, Value graphValue, Value edges,
             for (Output &o : outputs)
               l.loopNest(o.extents, [&](ValueRange item) {
                 Value x = l.message(o.fn, o.inputs, rows, item, o.dotExtent);
-                Value acc =
-                    l.b.create<memref::LoadOp>(l.loc, o.buffer, at(item));
-                l.b.create<memref::StoreOp>(l.loc, o.reducer.combine(l, acc, x),
+                Value acc = l.b.create<memref::LoadOp>(o.buffer, at(item));
+                l.b.create<memref::StoreOp>(o.reducer.combine(l, acc, x),
                                             o.buffer, at(item));
               });
             return SmallVector<Value>{
-                l.b.create<arith::AddIOp>(l.loc, carried[0], l.idx(1))};
+                l.b.create<arith::AddIOp>(carried[0], l.idx(1))};
           })[0];
       for (Output &o : outputs) {
         if (o.reducer.kind == ReduceKind::Sum)
           continue;
         l.loopNest(o.extents, [&](ValueRange item) {
-          Value acc = l.b.create<memref::LoadOp>(l.loc, o.buffer, at(item));
-          l.b.create<memref::StoreOp>(l.loc, o.reducer.finish(l, acc, count),
-                                      o.buffer, at(item));
+          Value acc = l.b.create<memref::LoadOp>(o.buffer, at(item));
+          l.b.create<memref::StoreOp>(o.reducer.finish(l, acc, count), o.buffer,
+                                      at(item));
         });
       }
     });
@@ -281,7 +278,7 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, bool elementThreads,
     Value x = l.inlineBody(op.getBody(), scalars)[0];
     SmallVector<Value> index = {r};
     llvm::append_range(index, item);
-    l.b.create<memref::StoreOp>(l.loc, x, out, index);
+    l.b.create<memref::StoreOp>(x, out, index);
   };
   l.guarded(l.sizesMatch(checks), [&] {
     if (elementThreads) {
@@ -310,13 +307,13 @@ static LogicalResult lowerBroadcast(BroadcastOp op, bool elementThreads,
       dynamic.push_back(extents.back());
   }
   Value out = l.b.create<memref::AllocOp>(
-      l.loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
+      MemRefType::get(type.getShape(), type.getElementType()), dynamic);
   auto copyTo = [&](ValueRange at) {
     SmallVector<Value> from;
     for (int64_t d = 0; d < inType.getRank(); ++d)
       from.push_back(inType.getDimSize(d) == 1 ? l.idx(0) : at[offset + d]);
-    Value x = l.b.create<memref::LoadOp>(l.loc, in, from);
-    l.b.create<memref::StoreOp>(l.loc, x, out, at);
+    Value x = l.b.create<memref::LoadOp>(in, from);
+    l.b.create<memref::StoreOp>(x, out, at);
   };
   // A dynamic input dim must be the result's (the verifier cannot know).
   SmallVector<SizeCheck> checks;
@@ -354,7 +351,7 @@ static LogicalResult lowerCount(CountOp op, Value GraphParts::*part,
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
     return failure();
-  l.b.replaceOp(op, (*g).*part);
+  l.rewriter.replaceOp(op, (*g).*part);
   return success();
 }
 
@@ -367,12 +364,12 @@ static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op,
   for (auto [result, part] :
        llvm::zip_equal(op.getResults(), ValueRange{parts[GNN_GRAPH_PART_SRC],
                                                    parts[GNN_GRAPH_PART_DST]}))
-    l.b.replaceAllUsesWith(
-        result, part.getType() == result.getType()
-                    ? part
-                    : l.b.create<tensor::CastOp>(l.loc, result.getType(), part)
-                          .getResult());
-  l.b.eraseOp(op);
+    l.rewriter.replaceAllUsesWith(
+        result,
+        part.getType() == result.getType()
+            ? part
+            : l.b.create<tensor::CastOp>(result.getType(), part).getResult());
+  l.rewriter.eraseOp(op);
   return success();
 }
 
@@ -396,7 +393,7 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, bool deviceForm,
     Value x = l.ifElse(
         inRange, [&] { return SmallVector<Value>{l.load(source, r, item)}; },
         [&] { return SmallVector<Value>{l.zero(type.getElementType())}; })[0];
-    l.b.create<memref::StoreOp>(l.loc, x, out, to);
+    l.b.create<memref::StoreOp>(x, out, to);
   };
   if (deviceForm) {
     Value slot = l.badIdSlot();
@@ -423,47 +420,47 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, bool deviceForm,
 /// source). Repeated ids are only reported (the call fails).
 static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
                              Value rows, bool distinct) {
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   Value count = l.dim(ids, 0);
-  Value sourceRows = b.create<tensor::DimOp>(loc, op.getSource(), 0);
+  Value sourceRows = b.create<tensor::DimOp>(op.getSource(), 0);
   Value same =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, sourceRows, count);
+      b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, sourceRows, count);
   l.unless(same, [&] {
     b.create<func::CallOp>(
-        loc, abi::kRowsMismatch, TypeRange{},
+        abi::kRowsMismatch, TypeRange{},
         ValueRange{l.i64(sourceRows), l.i64(count),
-                   b.create<arith::ConstantIntOp>(loc, kInputRowsCode, 64)});
+                   b.create<arith::ConstantIntOp>(kInputRowsCode, 64)});
   });
-  Value entries = b.create<arith::SelectOp>(loc, same, count, l.idx(0));
+  Value entries = b.create<arith::SelectOp>(same, count, l.idx(0));
   if (!distinct)
     return entries;
   // Slot r: 1 + the entry that named row r, 0 if none did.
   Value slots = b.create<memref::AllocOp>(
-      loc, MemRefType::get({ShapedType::kDynamic}, b.getI64Type()),
+      MemRefType::get({ShapedType::kDynamic}, b.getI64Type()),
       ValueRange{rows});
-  Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
+  Value zero = b.create<arith::ConstantIntOp>(0, 64);
   l.forLoop(l.idx(0), rows, ValueRange{}, [&](Value r, ValueRange) {
-    b.create<memref::StoreOp>(loc, zero, slots, r);
+    b.create<memref::StoreOp>(zero, slots, r);
     return SmallVector<Value>{};
   });
   l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
-    Value id = b.create<memref::LoadOp>(loc, ids, i);
+    Value id = b.create<memref::LoadOp>(ids, i);
     Value inRange =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, rows);
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, rows);
     l.guarded(inRange, [&] {
-      Value earlier = b.create<memref::LoadOp>(loc, slots, id);
+      Value earlier = b.create<memref::LoadOp>(slots, id);
       Value first =
-          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, earlier, zero);
-      Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
+          b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, earlier, zero);
+      Value one = b.create<arith::ConstantIntOp>(1, 64);
       l.unless(first, [&] {
         // The id, the earlier entry and this one, at the op's place.
         buildBadValueReport(
             b, loc, GNN_RT_REPEATED_ID,
-            {l.i64(id), b.create<arith::SubIOp>(loc, earlier, one), l.i64(i)});
+            {l.i64(id), b.create<arith::SubIOp>(earlier, one), l.i64(i)});
       });
-      Value entry = b.create<arith::AddIOp>(loc, l.i64(i), one);
-      b.create<memref::StoreOp>(loc, entry, slots, id);
+      Value entry = b.create<arith::AddIOp>(l.i64(i), one);
+      b.create<memref::StoreOp>(entry, slots, id);
     });
     return SmallVector<Value>{};
   });
@@ -479,9 +476,9 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
   Value dest = op.getDest();
   if (dest.getType() != type)
-    dest = l.b.create<tensor::CastOp>(l.loc, type, dest);
+    dest = l.b.create<tensor::CastOp>(type, dest);
   Value ids = l.toMemref(op.getIds());
-  Value rows = l.b.create<tensor::DimOp>(l.loc, dest, 0);
+  Value rows = l.b.create<tensor::DimOp>(dest, 0);
   Value entries = checkScatterIds(l, op, ids, rows, /*distinct=*/true);
   SmallVector<OpFoldResult> sizes = {l.b.getIndexAttr(1)},
                             strides(type.getRank(), l.b.getIndexAttr(1));
@@ -499,9 +496,9 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
             inRange,
             [&] {
               Value row = l.b.create<tensor::ExtractSliceOp>(
-                  l.loc, op.getSource(), at(i), sizes, strides);
+                  op.getSource(), at(i), sizes, strides);
               return SmallVector<Value>{l.b.create<tensor::InsertSliceOp>(
-                  l.loc, row, state[0], at(r), sizes, strides)};
+                  row, state[0], at(r), sizes, strides)};
             },
             [&] { return SmallVector<Value>{state[0]}; })[0]};
       })[0];
@@ -524,7 +521,7 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
   if (!op.getAdd() &&
       getItemShape(cast<RankedTensorType>(op.getSource().getType())) == item &&
       !llvm::any_of(item, ShapedType::isDynamic)) {
-    l.b.replaceOp(op, scatterRowSlices(l, op));
+    l.rewriter.replaceOp(op, scatterRowSlices(l, op));
     return success();
   }
   Feature source = l.feature(op.getSource());
@@ -542,19 +539,18 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
     l.parallelItems(rows, extents, [&](Value r, ValueRange item) {
       SmallVector<Value> to = {r};
       llvm::append_range(to, item);
-      l.b.create<memref::StoreOp>(l.loc, l.load(dest, r, item), out, to);
+      l.b.create<memref::StoreOp>(l.load(dest, r, item), out, to);
     });
   } else {
-    l.b.create<memref::CopyOp>(l.loc, dest.memref, out);
+    l.b.create<memref::CopyOp>(dest.memref, out);
   }
   // Adds entry i's item element to row r's.
   auto addItem = [&](Value i, Value r, ValueRange item) {
     SmallVector<Value> to = {r};
     llvm::append_range(to, item);
-    Value sum = l.b.create<arith::AddFOp>(
-        l.loc, l.b.create<memref::LoadOp>(l.loc, out, to),
-        l.load(source, i, item));
-    l.b.create<memref::StoreOp>(l.loc, sum, out, to);
+    Value sum = l.b.create<arith::AddFOp>(l.b.create<memref::LoadOp>(out, to),
+                                          l.load(source, i, item));
+    l.b.create<memref::StoreOp>(sum, out, to);
   };
   if (op.getAdd() && deviceForm && !llvm::any_of(item, ShapedType::isDynamic) &&
       saturatedElementCount(item) >= kMinDeviceScatterItem) {
@@ -582,13 +578,13 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
   }
   l.parallel(entries, [&](Value i) {
     auto [inRange, r] = l.checkedId(ids, i, rows);
-    auto guard = l.b.create<scf::IfOp>(l.loc, inRange, /*withElse=*/false);
+    auto guard = l.b.create<scf::IfOp>(inRange, /*withElse=*/false);
     OpBuilder::InsertionGuard g(l.b);
     l.b.setInsertionPointToStart(&guard.getThenRegion().front());
     l.loopNest(extents, [&](ValueRange item) {
       SmallVector<Value> to = {r};
       llvm::append_range(to, item);
-      l.b.create<memref::StoreOp>(l.loc, l.load(source, i, item), out, to);
+      l.b.create<memref::StoreOp>(l.load(source, i, item), out, to);
     });
   });
   return l.replaceWithBuffers(op, out);
@@ -598,12 +594,12 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
 static Value countLoop(Lowering &l, Value n,
                        function_ref<Value(Value, Value)> body) {
   auto loop = l.b.create<scf::ForOp>(
-      l.loc, l.idx(0), n, l.idx(1), ValueRange{l.idx(0)},
+      l.idx(0), n, l.idx(1), ValueRange{l.idx(0)},
       [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
         OpBuilder::InsertionGuard guard(l.b);
         l.b.setInsertionPoint(nested.getInsertionBlock(),
                               nested.getInsertionPoint());
-        l.b.create<scf::YieldOp>(l.loc, body(i, acc[0]));
+        l.b.create<scf::YieldOp>(body(i, acc[0]));
       });
   return loop.getResult(0);
 }
@@ -617,16 +613,16 @@ static Value countLoop(Lowering &l, Value n,
 static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
                                        RewriterBase &rewriter) {
   Lowering l(op, rewriter);
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   Value src = l.toMemref(op.getSrc()), dst = l.toMemref(op.getDst());
   auto cmp = [&](arith::CmpIPredicate p, Value a, Value c) {
-    return b.create<arith::CmpIOp>(loc, p, a, c).getResult();
+    return b.create<arith::CmpIOp>(p, a, c).getResult();
   };
   auto all = [&](ValueRange flags) {
     Value r = flags.front();
     for (Value f : flags.drop_front())
-      r = b.create<arith::AndIOp>(loc, r, f);
+      r = b.create<arith::AndIOp>(r, f);
     return r;
   };
   // Shapes and counts first: nothing is read or allocated from them before
@@ -634,7 +630,7 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
   Value srcLength = l.dim(src, 0), dstLength = l.dim(dst, 0);
   Value lengthsOk = cmp(arith::CmpIPredicate::eq, srcLength, dstLength);
   l.unless(lengthsOk, [&] {
-    b.create<func::CallOp>(loc, abi::kBadCoo, TypeRange{},
+    b.create<func::CallOp>(abi::kBadCoo, TypeRange{},
                            ValueRange{l.i64(l.idx(GNN_RT_COO_LENGTHS)),
                                       l.i64(srcLength), l.i64(dstLength)});
   });
@@ -644,38 +640,38 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
                     cmp(arith::CmpIPredicate::sle, n, maxCount)});
     l.unless(ok, [&] {
       b.create<func::CallOp>(
-          loc, abi::kBadCoo, TypeRange{},
+          abi::kBadCoo, TypeRange{},
           ValueRange{l.i64(l.idx(kind)), l.i64(n), l.i64(maxCount)});
     });
     return ok;
   };
   Value shapeOk = all({lengthsOk, countOk(op.getNumSrc(), GNN_RT_COO_SRC_COUNT),
                        countOk(op.getNumDst(), GNN_RT_COO_DST_COUNT)});
-  Value edges = b.create<arith::SelectOp>(loc, shapeOk, srcLength, l.idx(0));
+  Value edges = b.create<arith::SelectOp>(shapeOk, srcLength, l.idx(0));
   auto lt = [&](Value a, Value c) {
     return cmp(arith::CmpIPredicate::ult, a, c);
   };
   Value valid = countLoop(l, edges, [&](Value e, Value n) {
-    Value s = b.create<memref::LoadOp>(loc, src, e);
-    Value d = b.create<memref::LoadOp>(loc, dst, e);
+    Value s = b.create<memref::LoadOp>(src, e);
+    Value d = b.create<memref::LoadOp>(dst, e);
     Value okSrc = lt(s, op.getNumSrc()), okDst = lt(d, op.getNumDst());
-    Value ok = b.create<arith::AndIOp>(loc, okSrc, okDst);
+    Value ok = b.create<arith::AndIOp>(okSrc, okDst);
     l.unless(ok, [&] {
       Value badSrc = l.logicalNot(okSrc);
-      Value node = b.create<arith::SelectOp>(loc, badSrc, s, d);
-      Value bound = b.create<arith::SelectOp>(loc, badSrc, op.getNumSrc(),
-                                              op.getNumDst());
+      Value node = b.create<arith::SelectOp>(badSrc, s, d);
+      Value bound =
+          b.create<arith::SelectOp>(badSrc, op.getNumSrc(), op.getNumDst());
       b.create<func::CallOp>(
-          loc, abi::kEdgeOutOfRange, TypeRange{},
+          abi::kEdgeOutOfRange, TypeRange{},
           ValueRange{l.i64(e), l.i64(node), l.i64(bound),
-                     b.create<arith::ExtUIOp>(loc, b.getI64Type(), badSrc)});
+                     b.create<arith::ExtUIOp>(b.getI64Type(), badSrc)});
     });
     return b.create<arith::AddIOp>(
-        loc, n, b.create<arith::SelectOp>(loc, ok, l.idx(1), l.idx(0)));
+        n, b.create<arith::SelectOp>(ok, l.idx(1), l.idx(0)));
   });
   Value allValid = all({shapeOk, cmp(arith::CmpIPredicate::eq, valid, edges)});
   auto orZero = [&](Value ok, Value v) {
-    return b.create<arith::SelectOp>(loc, ok, v, l.idx(0)).getResult();
+    return b.create<arith::SelectOp>(ok, v, l.idx(0)).getResult();
   };
   Value wantEdges = orZero(allValid, edges),
         wantDst = orZero(allValid, op.getNumDst());
@@ -694,14 +690,12 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
   Value numEdges = orZero(ok, edges), numSrc = orZero(ok, op.getNumSrc()),
         numDst = orZero(ok, op.getNumDst());
   fillInEdges(l, src, dst, numEdges, numDst, index, [&](Value e) {
-    b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, src, e), src2,
-                              e);
-    b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, dst, e), dst2,
-                              e);
+    b.create<memref::StoreOp>(b.create<memref::LoadOp>(src, e), src2, e);
+    b.create<memref::StoreOp>(b.create<memref::LoadOp>(dst, e), dst2, e);
   });
   Value inPtr = index.inPtr, inSrc = index.inSrc, inEid = index.inEid;
   l.replaceGraph(op.getResult(), numSrc, {src2, dst2, inPtr, inSrc, inEid});
-  l.b.eraseOp(op);
+  l.rewriter.eraseOp(op);
   return success();
 }
 
@@ -714,62 +708,60 @@ static LogicalResult lowerInSubgraph(InSubgraphOp op, RewriterBase &rewriter) {
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
     return failure();
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   Value nodes = l.toMemref(op.getNodes());
   Value n = l.dim(nodes, 0), one = l.idx(1);
-  Value inPtr = l.idBuffer(b.create<arith::AddIOp>(loc, n, one));
-  b.create<memref::StoreOp>(loc, l.idx(0), inPtr, l.idx(0));
+  Value inPtr = l.idBuffer(b.create<arith::AddIOp>(n, one));
+  b.create<memref::StoreOp>(l.idx(0), inPtr, l.idx(0));
   /// The in-degree of listed node i (0 for a bad id, which is reported).
   auto degreeOf = [&](Value i) -> Value {
     auto [ok, v] = l.checkedId(nodes, i, g->numDst);
-    Value first = b.create<memref::LoadOp>(loc, g->inPtr, v);
+    Value first = b.create<memref::LoadOp>(g->inPtr, v);
     Value last = b.create<memref::LoadOp>(
-        loc, g->inPtr, ValueRange{b.create<arith::AddIOp>(loc, v, one)});
-    Value degree = b.create<arith::SubIOp>(loc, last, first);
-    return b.create<arith::SelectOp>(loc, ok, degree, l.idx(0));
+        g->inPtr, ValueRange{b.create<arith::AddIOp>(v, one)});
+    Value degree = b.create<arith::SubIOp>(last, first);
+    return b.create<arith::SelectOp>(ok, degree, l.idx(0));
   };
   auto prefix = b.create<scf::ForOp>(
-      loc, l.idx(0), n, one, ValueRange{l.idx(0)},
+      l.idx(0), n, one, ValueRange{l.idx(0)},
       [&](OpBuilder &nested, Location, Value i, ValueRange acc) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
-        Value end = b.create<arith::AddIOp>(loc, acc[0], degreeOf(i));
-        b.create<memref::StoreOp>(
-            loc, end, inPtr, ValueRange{b.create<arith::AddIOp>(loc, i, one)});
-        b.create<scf::YieldOp>(loc, end);
+        Value end = b.create<arith::AddIOp>(acc[0], degreeOf(i));
+        b.create<memref::StoreOp>(end, inPtr,
+                                  ValueRange{b.create<arith::AddIOp>(i, one)});
+        b.create<scf::YieldOp>(end);
       });
   Value numEdges = prefix.getResult(0);
   Value src = l.idBuffer(numEdges), dst = l.idBuffer(numEdges),
         inSrc = l.idBuffer(numEdges), inEid = l.idBuffer(numEdges),
         eids = l.idBuffer(numEdges);
   l.parallel(n, [&](Value i) {
-    Value first = b.create<memref::LoadOp>(loc, nodes, i);
+    Value first = b.create<memref::LoadOp>(nodes, i);
     first = b.create<arith::SelectOp>(
-        loc,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, first,
-                                g->numDst),
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, first, g->numDst),
         first, l.idx(0));
-    Value from = b.create<memref::LoadOp>(loc, g->inPtr, first);
-    Value begin = b.create<memref::LoadOp>(loc, inPtr, i);
+    Value from = b.create<memref::LoadOp>(g->inPtr, first);
+    Value begin = b.create<memref::LoadOp>(inPtr, i);
     Value end = b.create<memref::LoadOp>(
-        loc, inPtr, ValueRange{b.create<arith::AddIOp>(loc, i, one)});
+        inPtr, ValueRange{b.create<arith::AddIOp>(i, one)});
     l.serial(begin, end, [&](Value slot) {
-      Value at = b.create<arith::AddIOp>(
-          loc, from, b.create<arith::SubIOp>(loc, slot, begin));
-      Value u = b.create<memref::LoadOp>(loc, g->inSrc, at);
-      b.create<memref::StoreOp>(loc, u, src, slot);
-      b.create<memref::StoreOp>(loc, i, dst, slot);
-      b.create<memref::StoreOp>(loc, u, inSrc, slot);
-      b.create<memref::StoreOp>(loc, slot, inEid, slot);
-      b.create<memref::StoreOp>(
-          loc, b.create<memref::LoadOp>(loc, g->inEid, at), eids, slot);
+      Value at =
+          b.create<arith::AddIOp>(from, b.create<arith::SubIOp>(slot, begin));
+      Value u = b.create<memref::LoadOp>(g->inSrc, at);
+      b.create<memref::StoreOp>(u, src, slot);
+      b.create<memref::StoreOp>(i, dst, slot);
+      b.create<memref::StoreOp>(u, inSrc, slot);
+      b.create<memref::StoreOp>(slot, inEid, slot);
+      b.create<memref::StoreOp>(b.create<memref::LoadOp>(g->inEid, at), eids,
+                                slot);
     });
   });
   l.replaceGraph(op.getResult(), g->numSrc, {src, dst, inPtr, inSrc, inEid});
-  l.b.replaceAllUsesWith(op.getEids(), l.toTensor(eids));
-  l.b.eraseOp(op);
+  l.rewriter.replaceAllUsesWith(op.getEids(), l.toTensor(eids));
+  l.rewriter.eraseOp(op);
   return success();
 }
 
@@ -781,15 +773,15 @@ static Value filterIds(Lowering &l, Value count, Value candidates, Value limit,
   auto keepAt = [&](Value i) -> std::pair<Value, Value> {
     if (!candidates)
       return {i, keep(i)};
-    Value id = l.b.create<memref::LoadOp>(l.loc, candidates, i);
+    Value id = l.b.create<memref::LoadOp>(candidates, i);
     Value inRange =
-        l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult, id, limit);
+        l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, limit);
     auto branch = l.b.create<scf::IfOp>(
-        l.loc, inRange,
+        inRange,
         [&](OpBuilder &t, Location) {
           OpBuilder::InsertionGuard g(l.b);
           l.b.setInsertionPoint(t.getInsertionBlock(), t.getInsertionPoint());
-          l.b.create<scf::YieldOp>(l.loc, keep(id));
+          l.b.create<scf::YieldOp>(keep(id));
         },
         [&](OpBuilder &f, Location) {
           f.create<scf::YieldOp>(
@@ -800,14 +792,14 @@ static Value filterIds(Lowering &l, Value count, Value candidates, Value limit,
   auto walk = [&](function_ref<void(Value, Value, Value)> onKept,
                   bool counting) {
     auto loop = l.b.create<scf::ForOp>(
-        l.loc, l.idx(0), count, l.idx(1), ValueRange{l.idx(0)},
+        l.idx(0), count, l.idx(1), ValueRange{l.idx(0)},
         [&](OpBuilder &nested, Location, Value i, ValueRange n) {
           OpBuilder::InsertionGuard guard(l.b);
           l.b.setInsertionPoint(nested.getInsertionBlock(),
                                 nested.getInsertionPoint());
           auto [id, kept] = keepAt(i);
           auto branch = l.b.create<scf::IfOp>(
-              l.loc, kept,
+              kept,
               [&](OpBuilder &t, Location) {
                 OpBuilder::InsertionGuard g(l.b);
                 l.b.setInsertionPoint(t.getInsertionBlock(),
@@ -815,21 +807,20 @@ static Value filterIds(Lowering &l, Value count, Value candidates, Value limit,
                 if (!counting)
                   onKept(id, n[0], kept);
                 l.b.create<scf::YieldOp>(
-                    l.loc, ValueRange{l.b.create<arith::AddIOp>(l.loc, n[0],
-                                                                l.idx(1))});
+                    ValueRange{l.b.create<arith::AddIOp>(n[0], l.idx(1))});
               },
               [&](OpBuilder &f, Location) {
                 f.create<scf::YieldOp>(l.loc, n[0]);
               });
-          l.b.create<scf::YieldOp>(l.loc, branch.getResults());
+          l.b.create<scf::YieldOp>(branch.getResults());
         });
     return loop.getResult(0);
   };
   Value total = walk({}, /*counting=*/true);
   auto type = MemRefType::get({ShapedType::kDynamic}, l.b.getIndexType());
-  Value out = l.b.create<memref::AllocOp>(l.loc, type, ValueRange{total});
+  Value out = l.b.create<memref::AllocOp>(type, ValueRange{total});
   walk([&](Value id, Value slot,
-           Value) { l.b.create<memref::StoreOp>(l.loc, id, out, slot); },
+           Value) { l.b.create<memref::StoreOp>(id, out, slot); },
        /*counting=*/false);
   return out;
 }
@@ -838,7 +829,7 @@ static Value filterIds(Lowering &l, Value count, Value candidates, Value limit,
 static Value loadPredicateInput(Lowering &l, const Feature &f, Value row) {
   SmallVector<Value> index = {row};
   index.append(f.type.getRank() - 1, l.idx(0));
-  return l.b.create<memref::LoadOp>(l.loc, f.memref, index);
+  return l.b.create<memref::LoadOp>(f.memref, index);
 }
 
 static LogicalResult lowerFilterNodes(FilterNodesOp op,
@@ -869,8 +860,8 @@ static LogicalResult lowerFilterEdges(FilterEdgesOp op,
       op.getCandidates() ? l.toMemref(op.getCandidates()) : Value();
   Value count = candidates ? l.dim(candidates, 0) : g->numEdges;
   Value out = filterIds(l, count, candidates, g->numEdges, [&](Value e) {
-    Lowering::EdgeRows rows{l.b.create<memref::LoadOp>(l.loc, g->src, e),
-                            l.b.create<memref::LoadOp>(l.loc, g->dst, e), e};
+    Lowering::EdgeRows rows{l.b.create<memref::LoadOp>(g->src, e),
+                            l.b.create<memref::LoadOp>(g->dst, e), e};
     SmallVector<Value> scalars;
     for (auto [i, f] : llvm::enumerate(inputs))
       scalars.push_back(loadPredicateInput(

@@ -42,9 +42,7 @@ constexpr int64_t kBlockThreads = 128;
 constexpr int64_t kTileRegisterFloats = 192;
 
 Value shuffleXor(Lowering &l, Value x, int64_t offset) {
-  auto i32 = [&](int64_t c) {
-    return l.b.create<arith::ConstantIntOp>(l.loc, c, 32);
-  };
+  auto i32 = [&](int64_t c) { return l.b.create<arith::ConstantIntOp>(c, 32); };
   return l.b
       .create<gpu::ShuffleOp>(l.loc, x, i32(offset), i32(kWarp),
                               gpu::ShuffleMode::XOR)
@@ -88,7 +86,7 @@ struct CsrRow {
 CsrRow csrRow(Lowering &l, const AttentionPlan &p, Value v, Value valid) {
   auto [first, last] = l.inSlots(p.g, v);
   Value degree = l.b.create<arith::SelectOp>(
-      l.loc, valid, l.b.create<arith::SubIOp>(l.loc, last, first), l.idx(0));
+      valid, l.b.create<arith::SubIOp>(last, first), l.idx(0));
   return {first, degree};
 }
 
@@ -112,13 +110,13 @@ SmallVector<Value> softmaxAccumulate(Lowering &l, const AttentionPlan &p,
   Value z = state[0];
   SmallVector<Value> acc(state.drop_front(2));
   if (step.rescale) {
-    z = l.b.create<arith::MulFOp>(l.loc, z, step.rescale);
+    z = l.b.create<arith::MulFOp>(z, step.rescale);
     for (Value &a : acc)
-      a = l.b.create<arith::MulFOp>(l.loc, a, step.rescale);
+      a = l.b.create<arith::MulFOp>(a, step.rescale);
   }
-  z = l.b.create<arith::AddFOp>(l.loc, z, step.weight);
+  z = l.b.create<arith::AddFOp>(z, step.weight);
   for (auto [a, x] : llvm::zip_equal(acc, vRow))
-    a = l.b.create<math::FmaOp>(l.loc, step.weight, x, a);
+    a = l.b.create<math::FmaOp>(step.weight, x, a);
   SmallVector<Value> next = {z, step.max};
   llvm::append_range(next, acc);
   return next;
@@ -155,44 +153,43 @@ private:
                            ArrayRef<Value> qRegs, ValueRange state) {
     Type t = p.elem;
     Value hasEdge =
-        l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult, i, degree);
+        l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, i, degree);
     // (listed, source, partial dot) of the edge; loads only for real edges.
     auto edge = l.b.create<scf::IfOp>(
-        l.loc, hasEdge,
+        hasEdge,
         [&](OpBuilder &b, Location) {
           OpBuilder::InsertionGuard guard(l.b);
           l.b.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
-          Value slot = l.b.create<arith::AddIOp>(l.loc, first, i);
-          Value u = l.b.create<memref::LoadOp>(l.loc, p.g.inSrc, slot);
-          Value listed = l.b.create<arith::ConstantIntOp>(l.loc, 1, 1);
+          Value slot = l.b.create<arith::AddIOp>(first, i);
+          Value u = l.b.create<memref::LoadOp>(p.g.inSrc, slot);
+          Value listed = l.b.create<arith::ConstantIntOp>(1, 1);
           if (p.mask) {
-            Value e = l.b.create<memref::LoadOp>(l.loc, p.g.inEid, slot);
+            Value e = l.b.create<memref::LoadOp>(p.g.inEid, slot);
             listed = l.b.create<arith::CmpIOp>(
-                l.loc, arith::CmpIPredicate::ne,
-                l.b.create<memref::LoadOp>(l.loc, p.mask, e),
-                l.b.create<arith::ConstantIntOp>(l.loc, 0, 8));
+                arith::CmpIPredicate::ne, l.b.create<memref::LoadOp>(p.mask, e),
+                l.b.create<arith::ConstantIntOp>(0, 8));
           }
           Value partial = l.floatConst(t, 0.0);
           for (auto [j, qj] : llvm::enumerate(qRegs))
             partial = l.b.create<math::FmaOp>(
-                l.loc, qj, loadMasked(p.k.memref, u, j, shape.d), partial);
-          l.b.create<scf::YieldOp>(l.loc, ValueRange{listed, u, partial});
+                qj, loadMasked(p.k.memref, u, j, shape.d), partial);
+          l.b.create<scf::YieldOp>(ValueRange{listed, u, partial});
         },
         [&](OpBuilder &b, Location) {
           OpBuilder::InsertionGuard guard(l.b);
           l.b.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
           l.b.create<scf::YieldOp>(
-              l.loc, ValueRange{l.b.create<arith::ConstantIntOp>(l.loc, 0, 1),
-                                l.idx(0), l.floatConst(t, 0.0)});
+              ValueRange{l.b.create<arith::ConstantIntOp>(0, 1), l.idx(0),
+                         l.floatConst(t, 0.0)});
         });
     Value listed = edge.getResult(0), u = edge.getResult(1);
     Value score = attentionScore(l, p, groupSum(edge.getResult(2)));
     auto update = l.b.create<scf::IfOp>(
-        l.loc, listed,
+        listed,
         [&](OpBuilder &b, Location) {
           OpBuilder::InsertionGuard guard(l.b);
           l.b.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
-          l.b.create<scf::YieldOp>(l.loc, accumulate(u, score, state));
+          l.b.create<scf::YieldOp>(accumulate(u, score, state));
         },
         [&](OpBuilder &b, Location) { b.create<scf::YieldOp>(l.loc, state); });
     return update.getResults();
@@ -215,29 +212,28 @@ private:
         Value c = column(j);
         Value x = state[2 + j];
         if (scale)
-          x = l.b.create<arith::MulFOp>(l.loc, x, scale);
-        l.guarded(below(c, shape.dv), [&] {
-          l.b.create<memref::StoreOp>(l.loc, x, p.out, at(v, c));
-        });
+          x = l.b.create<arith::MulFOp>(x, scale);
+        l.guarded(below(c, shape.dv),
+                  [&] { l.b.create<memref::StoreOp>(x, p.out, at(v, c)); });
       }
       if (p.zOut)
         l.guarded(below(lane, 1), [&] {
-          l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v, l.idx(0)));
+          l.b.create<memref::StoreOp>(z, p.zOut, at(v, l.idx(0)));
         });
       if (p.lseOut)
         l.guarded(below(lane, 1), [&] {
-          l.b.create<memref::StoreOp>(l.loc, logSumExp(l, p, state[1], z),
-                                      p.lseOut, at(v, l.idx(0)));
+          l.b.create<memref::StoreOp>(logSumExp(l, p, state[1], z), p.lseOut,
+                                      at(v, l.idx(0)));
         });
     });
   }
 
   Value column(int64_t j) {
-    return l.b.create<arith::AddIOp>(l.loc, lane, l.idx(j * shape.lanes));
+    return l.b.create<arith::AddIOp>(lane, l.idx(j * shape.lanes));
   }
 
   Value below(Value c, int64_t bound) {
-    return l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult, c,
+    return l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, c,
                                      l.idx(bound));
   }
 
@@ -252,14 +248,14 @@ private:
   /// Element j of this lane's slice of a row; the last element stands in for
   /// columns past the end (only lanes beyond a row's size read it).
   Value loadClamped(Value memref, Value row, int64_t j, int64_t size) {
-    Value c = l.b.create<arith::MinUIOp>(l.loc, column(j), l.idx(size - 1));
-    return l.b.create<memref::LoadOp>(l.loc, memref, at(row, c));
+    Value c = l.b.create<arith::MinUIOp>(column(j), l.idx(size - 1));
+    return l.b.create<memref::LoadOp>(memref, at(row, c));
   }
 
   /// As loadClamped, but 0 past the end.
   Value loadMasked(Value memref, Value row, int64_t j, int64_t size) {
     Value x = loadClamped(memref, row, j, size);
-    return l.b.create<arith::SelectOp>(l.loc, below(column(j), size), x,
+    return l.b.create<arith::SelectOp>(below(column(j), size), x,
                                        l.floatConst(p.elem, 0.0));
   }
 
@@ -267,7 +263,7 @@ private:
   /// the group size stay within the (aligned) group.
   Value groupSum(Value x) {
     for (int64_t offset = shape.lanes / 2; offset > 0; offset /= 2)
-      x = l.b.create<arith::AddFOp>(l.loc, x, shuffleXor(l, x, offset));
+      x = l.b.create<arith::AddFOp>(x, shuffleXor(l, x, offset));
     return x;
   }
 
@@ -275,10 +271,10 @@ private:
   Value warpMax(Value n) {
     if (shape.lanes == kWarp)
       return n; // one group per warp
-    Value x = l.b.create<arith::IndexCastUIOp>(l.loc, l.b.getI32Type(), n);
+    Value x = l.b.create<arith::IndexCastUIOp>(l.b.getI32Type(), n);
     for (int64_t offset = kWarp / 2; offset > 0; offset /= 2)
-      x = l.b.create<arith::MaxUIOp>(l.loc, x, shuffleXor(l, x, offset));
-    return l.b.create<arith::IndexCastUIOp>(l.loc, l.b.getIndexType(), x);
+      x = l.b.create<arith::MaxUIOp>(x, shuffleXor(l, x, offset));
+    return l.b.create<arith::IndexCastUIOp>(l.b.getIndexType(), x);
   }
 
   Lowering &l;
@@ -300,15 +296,15 @@ public:
     Value first = slots.first, degree = slots.degree;
     Value hasEdges = cmp(arith::CmpIPredicate::ugt, degree, l.idx(0));
     auto [lo, contiguous] = sourceRange(l, p.g, first, degree);
-    Value tiled = l.b.create<arith::AndIOp>(l.loc, hasEdges, contiguous);
-    Value myLo = l.b.create<arith::SelectOp>(l.loc, tiled, lo, l.idx(0));
+    Value tiled = l.b.create<arith::AndIOp>(hasEdges, contiguous);
+    Value myLo = l.b.create<arith::SelectOp>(tiled, lo, l.idx(0));
     Value myHi = l.b.create<arith::SelectOp>(
-        l.loc, tiled, l.b.create<arith::AddIOp>(l.loc, lo, degree), l.idx(0));
+        tiled, l.b.create<arith::AddIOp>(lo, degree), l.idx(0));
     // The warp walks the union of its tiled lanes' ranges.
-    Value tileLo = warpReduce(
-        l.b.create<arith::SelectOp>(l.loc, tiled, lo,
-                                    l.idx(std::numeric_limits<int64_t>::max())),
-        /*max=*/false);
+    Value tileLo =
+        warpReduce(l.b.create<arith::SelectOp>(
+                       tiled, lo, l.idx(std::numeric_limits<int64_t>::max())),
+                   /*max=*/false);
     Value tileHi = warpReduce(myHi, /*max=*/true);
 
     SmallVector<Value> qRegs = row(p.q.memref, v, shape.d);
@@ -318,7 +314,7 @@ public:
                     // Loaded by every lane (the same row): outside the branch.
                     Value score = attentionScore(l, p, dot(qRegs, u));
                     Value inRange = l.b.create<arith::AndIOp>(
-                        l.loc, cmp(arith::CmpIPredicate::uge, u, myLo),
+                        cmp(arith::CmpIPredicate::uge, u, myLo),
                         cmp(arith::CmpIPredicate::ult, u, myHi));
                     return SmallVector<Value>(l.ifElse(
                         inRange, [&] { return accumulate(u, score, state); },
@@ -326,9 +322,8 @@ public:
                   });
     // Destinations whose row breaks the promise go edge by edge.
     Value perEdge = l.b.create<arith::AndIOp>(
-        l.loc, hasEdges,
-        l.b.create<arith::XOrIOp>(
-            l.loc, contiguous, l.b.create<arith::ConstantIntOp>(l.loc, 1, 1)));
+        hasEdges, l.b.create<arith::XOrIOp>(
+                      contiguous, l.b.create<arith::ConstantIntOp>(1, 1)));
     state = l.ifElse(
         perEdge,
         [&] {
@@ -344,7 +339,7 @@ public:
 
 private:
   Value cmp(arith::CmpIPredicate pred, Value a, Value b) {
-    return l.b.create<arith::CmpIOp>(l.loc, pred, a, b);
+    return l.b.create<arith::CmpIOp>(pred, a, b);
   }
 
   SmallVector<Value> at(Value row, int64_t c) {
@@ -359,11 +354,11 @@ private:
   /// load: a single address per row, not one per element, so that the
   /// element offsets stay constants instead of registers.
   SmallVector<Value> row(Value memref, Value r, int64_t size) {
-    Value x = l.b.create<vector::LoadOp>(l.loc, VectorType::get({size}, p.elem),
+    Value x = l.b.create<vector::LoadOp>(VectorType::get({size}, p.elem),
                                          memref, at(r, 0));
     SmallVector<Value> elements;
     for (int64_t j = 0; j < size; ++j)
-      elements.push_back(l.b.create<vector::ExtractOp>(l.loc, x, j));
+      elements.push_back(l.b.create<vector::ExtractOp>(x, j));
     return elements;
   }
 
@@ -374,11 +369,10 @@ private:
     SmallVector<Value> sums(std::min(kChains, qRegs.size()),
                             l.floatConst(p.elem, 0.0));
     for (auto [j, qj] : llvm::enumerate(qRegs))
-      sums[j % kChains] =
-          l.b.create<math::FmaOp>(l.loc, qj, k[j], sums[j % kChains]);
+      sums[j % kChains] = l.b.create<math::FmaOp>(qj, k[j], sums[j % kChains]);
     Value sum = sums.front();
     for (Value partial : llvm::drop_begin(sums))
-      sum = l.b.create<arith::AddFOp>(l.loc, sum, partial);
+      sum = l.b.create<arith::AddFOp>(sum, partial);
     return sum;
   }
 
@@ -395,26 +389,26 @@ private:
       for (int64_t j = 0; j < shape.dv; ++j) {
         Value x = state[2 + j];
         if (scale)
-          x = l.b.create<arith::MulFOp>(l.loc, x, scale);
-        l.b.create<memref::StoreOp>(l.loc, x, p.out, at(v, j));
+          x = l.b.create<arith::MulFOp>(x, scale);
+        l.b.create<memref::StoreOp>(x, p.out, at(v, j));
       }
       if (p.zOut)
-        l.b.create<memref::StoreOp>(l.loc, z, p.zOut, at(v, 0));
+        l.b.create<memref::StoreOp>(z, p.zOut, at(v, 0));
       if (p.lseOut)
-        l.b.create<memref::StoreOp>(l.loc, logSumExp(l, p, state[1], z),
-                                    p.lseOut, at(v, 0));
+        l.b.create<memref::StoreOp>(logSumExp(l, p, state[1], z), p.lseOut,
+                                    at(v, 0));
     });
   }
 
   /// The minimum or maximum of a node id over the warp, in every lane.
   Value warpReduce(Value n, bool max) {
-    Value x = l.b.create<arith::IndexCastOp>(l.loc, l.b.getI64Type(), n);
+    Value x = l.b.create<arith::IndexCastOp>(l.b.getI64Type(), n);
     for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
       Value other = shuffleXor(l, x, offset);
-      x = max ? l.b.create<arith::MaxSIOp>(l.loc, x, other).getResult()
-              : l.b.create<arith::MinSIOp>(l.loc, x, other).getResult();
+      x = max ? l.b.create<arith::MaxSIOp>(x, other).getResult()
+              : l.b.create<arith::MinSIOp>(x, other).getResult();
     }
-    return l.b.create<arith::IndexCastOp>(l.loc, l.b.getIndexType(), x);
+    return l.b.create<arith::IndexCastOp>(l.b.getIndexType(), x);
   }
 
   Lowering &l;
@@ -435,55 +429,51 @@ bool tileable(FusedAttentionOp op, const AttentionPlan &p,
 /// Launches one warp per 32 destinations and head (see TileBody).
 void launchTiles(Lowering &l, const AttentionPlan &p, const KernelShape &shape,
                  Value numHeads) {
-  Value tiles = l.b.create<arith::CeilDivUIOp>(l.loc, p.g.numDst, l.idx(kWarp));
+  Value tiles = l.b.create<arith::CeilDivUIOp>(p.g.numDst, l.idx(kWarp));
   Value one = l.idx(1);
-  auto launch = l.b.create<gpu::LaunchOp>(l.loc, tiles, numHeads, one,
-                                          l.idx(kWarp), one, one);
+  auto launch =
+      l.b.create<gpu::LaunchOp>(tiles, numHeads, one, l.idx(kWarp), one, one);
   OpBuilder::InsertionGuard guard(l.b);
   l.b.setInsertionPointToStart(&launch.getBody().front());
   Value v = l.b.create<arith::AddIOp>(
-      l.loc,
-      l.b.create<arith::MulIOp>(l.loc, launch.getBlockIds().x, l.idx(kWarp)),
+      l.b.create<arith::MulIOp>(launch.getBlockIds().x, l.idx(kWarp)),
       launch.getThreadIds().x);
   // Lanes past the last destination take part in the warp's reductions.
-  Value valid = l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult, v,
-                                          p.g.numDst);
-  Value safeV = l.b.create<arith::SelectOp>(l.loc, valid, v, l.idx(0));
+  Value valid =
+      l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, v, p.g.numDst);
+  Value safeV = l.b.create<arith::SelectOp>(valid, v, l.idx(0));
   Value head = p.heads.empty() ? Value() : launch.getBlockIds().y;
   TileBody(l, p, shape, valid, safeV, head).build();
-  l.b.create<gpu::TerminatorOp>(l.loc);
+  l.b.create<gpu::TerminatorOp>();
 }
 } // namespace
 
 /// Launches a group of lanes per destination and head (see GroupBody).
 static void launchGroups(Lowering &l, const AttentionPlan &p,
                          const KernelShape &shape, Value numHeads) {
-  Value groups = l.b.create<arith::MulIOp>(l.loc, p.g.numDst, numHeads);
+  Value groups = l.b.create<arith::MulIOp>(p.g.numDst, numHeads);
   int64_t groupsPerBlock = kBlockThreads / shape.lanes;
-  Value blocks =
-      l.b.create<arith::CeilDivUIOp>(l.loc, groups, l.idx(groupsPerBlock));
+  Value blocks = l.b.create<arith::CeilDivUIOp>(groups, l.idx(groupsPerBlock));
   Value one = l.idx(1);
-  auto launch = l.b.create<gpu::LaunchOp>(l.loc, blocks, one, one,
+  auto launch = l.b.create<gpu::LaunchOp>(blocks, one, one,
                                           l.idx(kBlockThreads), one, one);
   OpBuilder::InsertionGuard guard(l.b);
   l.b.setInsertionPointToStart(&launch.getBody().front());
   Value tid = launch.getThreadIds().x;
   Value group = l.b.create<arith::AddIOp>(
-      l.loc,
-      l.b.create<arith::MulIOp>(l.loc, launch.getBlockIds().x,
-                                l.idx(groupsPerBlock)),
-      l.b.create<arith::DivUIOp>(l.loc, tid, l.idx(shape.lanes)));
-  Value lane = l.b.create<arith::RemUIOp>(l.loc, tid, l.idx(shape.lanes));
+      l.b.create<arith::MulIOp>(launch.getBlockIds().x, l.idx(groupsPerBlock)),
+      l.b.create<arith::DivUIOp>(tid, l.idx(shape.lanes)));
+  Value lane = l.b.create<arith::RemUIOp>(tid, l.idx(shape.lanes));
   // Groups past the end run the warp's loop without edges (see GroupBody).
-  Value valid = l.b.create<arith::CmpIOp>(l.loc, arith::CmpIPredicate::ult,
-                                          group, groups);
-  Value safeGroup = l.b.create<arith::SelectOp>(l.loc, valid, group, l.idx(0));
-  Value v = l.b.create<arith::DivUIOp>(l.loc, safeGroup, numHeads);
+  Value valid =
+      l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, group, groups);
+  Value safeGroup = l.b.create<arith::SelectOp>(valid, group, l.idx(0));
+  Value v = l.b.create<arith::DivUIOp>(safeGroup, numHeads);
   Value head = p.heads.empty()
                    ? Value()
-                   : l.b.create<arith::RemUIOp>(l.loc, safeGroup, numHeads);
+                   : l.b.create<arith::RemUIOp>(safeGroup, numHeads);
   GroupBody(l, p, shape, valid, v, head, lane).build();
-  l.b.create<gpu::TerminatorOp>(l.loc);
+  l.b.create<gpu::TerminatorOp>();
 }
 
 LogicalResult loops::lowerFusedAttentionToGPU(FusedAttentionOp op,
@@ -498,9 +488,9 @@ LogicalResult loops::lowerFusedAttentionToGPU(FusedAttentionOp op,
   Value numHeads = p->heads.empty() ? l.idx(1) : p->heads.front();
   // A launch needs at least one block.
   Value nonEmpty = l.b.create<arith::CmpIOp>(
-      l.loc, arith::CmpIPredicate::ugt,
-      l.b.create<arith::MulIOp>(l.loc, p->g.numDst, numHeads), l.idx(0));
-  l.guarded(l.b.create<arith::AndIOp>(l.loc, p->inputsOk, nonEmpty), [&] {
+      arith::CmpIPredicate::ugt,
+      l.b.create<arith::MulIOp>(p->g.numDst, numHeads), l.idx(0));
+  l.guarded(l.b.create<arith::AndIOp>(p->inputsOk, nonEmpty), [&] {
     if (tileable(op, *p, *shape))
       launchTiles(l, *p, *shape, numHeads);
     else

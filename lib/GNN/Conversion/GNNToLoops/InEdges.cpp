@@ -13,7 +13,7 @@ using namespace mlir::gnn::loops;
 InEdgeIndex loops::allocateInEdges(Lowering &l, Value numEdges, Value numDst,
                                    SmallVectorImpl<SizedBuffer> &buffers,
                                    Chunking chunking) {
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   auto ids = [&](Value n) {
     Value buffer = l.idBuffer(n);
@@ -22,119 +22,116 @@ InEdgeIndex loops::allocateInEdges(Lowering &l, Value numEdges, Value numDst,
   };
   Value one = l.idx(1);
   InEdgeIndex index;
-  index.inPtr = ids(b.create<arith::AddIOp>(loc, numDst, one));
+  index.inPtr = ids(b.create<arith::AddIOp>(numDst, one));
   index.inSrc = ids(numEdges);
   index.inEid = ids(numEdges);
   // At most countsPerEdge x edges / destinations chunks, so that the counts
   // take room in proportion to the edges. (One op per statement: the IR's
   // order must not depend on the compiler's order of evaluating arguments.)
   Value slots =
-      b.create<arith::MulIOp>(loc, numEdges, l.idx(chunking.countsPerEdge));
-  Value destinations = b.create<arith::MaxUIOp>(loc, numDst, one);
-  Value perDestination = b.create<arith::DivUIOp>(loc, slots, destinations);
+      b.create<arith::MulIOp>(numEdges, l.idx(chunking.countsPerEdge));
+  Value destinations = b.create<arith::MaxUIOp>(numDst, one);
+  Value perDestination = b.create<arith::DivUIOp>(slots, destinations);
   Value most = l.idx(chunking.maxChunks);
   index.chunks = b.create<arith::MaxUIOp>(
-      loc, one, b.create<arith::MinUIOp>(loc, most, perDestination));
-  index.counts = ids(b.create<arith::MulIOp>(loc, index.chunks, numDst));
+      one, b.create<arith::MinUIOp>(most, perDestination));
+  index.counts = ids(b.create<arith::MulIOp>(index.chunks, numDst));
   return index;
 }
 
 Value loops::checkAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers,
                             InEdgeIndex &index, int64_t badCooKind, Value nodes,
                             Value edges) {
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
-  Value all = b.create<arith::ConstantIntOp>(loc, 1, 1);
+  Value all = b.create<arith::ConstantIntOp>(1, 1);
   for (auto [buffer, n] : buffers) {
     Value address = b.create<arith::IndexCastOp>(
-        loc, b.getI64Type(),
-        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+        b.getI64Type(),
+        b.create<memref::ExtractAlignedPointerAsIndexOp>(buffer));
     Value ok = b.create<arith::OrIOp>(
-        loc,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, address,
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, address,
                                 l.i64(l.idx(0))),
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, n, l.idx(0)));
-    all = b.create<arith::AndIOp>(loc, all, ok);
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, n, l.idx(0)));
+    all = b.create<arith::AndIOp>(all, ok);
   }
   l.unless(all, [&] {
     b.create<func::CallOp>(
-        loc, abi::kBadCoo, TypeRange{},
+        abi::kBadCoo, TypeRange{},
         ValueRange{l.i64(l.idx(badCooKind)), l.i64(nodes), l.i64(edges)});
   });
   index.inPtr =
-      b.create<arith::SelectOp>(loc, all, index.inPtr, l.idBuffer(l.idx(1)));
+      b.create<arith::SelectOp>(all, index.inPtr, l.idBuffer(l.idx(1)));
   return all;
 }
 
 void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
                         Value numDst, const InEdgeIndex &index,
                         function_ref<void(Value)> perEdge) {
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   Value one = l.idx(1);
   auto load = [&](Value buffer, Value i) -> Value {
-    return b.create<memref::LoadOp>(loc, buffer, i);
+    return b.create<memref::LoadOp>(buffer, i);
   };
   auto add = [&](Value x, Value y) -> Value {
-    return b.create<arith::AddIOp>(loc, x, y);
+    return b.create<arith::AddIOp>(x, y);
   };
   Value chunks = index.chunks, counts = index.counts, inPtr = index.inPtr;
-  Value chunkSize = b.create<arith::CeilDivUIOp>(loc, numEdges, chunks);
+  Value chunkSize = b.create<arith::CeilDivUIOp>(numEdges, chunks);
   // Chunk c's edges and its count of destination d.
   auto forChunk = [&](Value c, function_ref<void(Value)> body) {
-    Value lo = b.create<arith::MinUIOp>(
-        loc, numEdges, b.create<arith::MulIOp>(loc, c, chunkSize));
-    l.serial(lo, b.create<arith::MinUIOp>(loc, numEdges, add(lo, chunkSize)),
-             body);
+    Value lo = b.create<arith::MinUIOp>(numEdges,
+                                        b.create<arith::MulIOp>(c, chunkSize));
+    l.serial(lo, b.create<arith::MinUIOp>(numEdges, add(lo, chunkSize)), body);
   };
   auto countAt = [&](Value c, Value d) {
-    return add(b.create<arith::MulIOp>(loc, c, numDst), d);
+    return add(b.create<arith::MulIOp>(c, numDst), d);
   };
   l.parallel(chunks, [&](Value c) {
     l.serial(l.idx(0), numDst, [&](Value d) {
-      b.create<memref::StoreOp>(loc, l.idx(0), counts, countAt(c, d));
+      b.create<memref::StoreOp>(l.idx(0), counts, countAt(c, d));
     });
     forChunk(c, [&](Value e) {
       if (perEdge)
         perEdge(e);
       Value at = countAt(c, load(dst, e));
-      b.create<memref::StoreOp>(loc, add(load(counts, at), one), counts, at);
+      b.create<memref::StoreOp>(add(load(counts, at), one), counts, at);
     });
   });
   // Per destination, its in-degree, and each chunk's first slot among the
   // destination's (chunks in order: slots follow edge ids).
-  b.create<memref::StoreOp>(loc, l.idx(0), inPtr, l.idx(0));
+  b.create<memref::StoreOp>(l.idx(0), inPtr, l.idx(0));
   l.parallel(numDst, [&](Value d) {
-    Value degree =
-        l.forLoop(l.idx(0), chunks, ValueRange{l.idx(0)},
-                  [&](Value c, ValueRange before) {
-                    Value at = countAt(c, d);
-                    Value n = load(counts, at);
-                    b.create<memref::StoreOp>(loc, before[0], counts, at);
-                    return SmallVector<Value>{add(before[0], n)};
-                  })[0];
-    b.create<memref::StoreOp>(loc, degree, inPtr, add(d, one));
+    Value degree = l.forLoop(l.idx(0), chunks, ValueRange{l.idx(0)},
+                             [&](Value c, ValueRange before) {
+                               Value at = countAt(c, d);
+                               Value n = load(counts, at);
+                               b.create<memref::StoreOp>(before[0], counts, at);
+                               return SmallVector<Value>{add(before[0], n)};
+                             })[0];
+    b.create<memref::StoreOp>(degree, inPtr, add(d, one));
   });
   l.serial(one, add(numDst, one), [&](Value v) {
-    Value prev = load(inPtr, b.create<arith::SubIOp>(loc, v, one));
-    b.create<memref::StoreOp>(loc, add(prev, load(inPtr, v)), inPtr, v);
+    Value prev = load(inPtr, b.create<arith::SubIOp>(v, one));
+    b.create<memref::StoreOp>(add(prev, load(inPtr, v)), inPtr, v);
   });
   l.parallel(chunks, [&](Value c) {
     forChunk(c, [&](Value e) {
       Value d = load(dst, e);
       Value at = countAt(c, d);
       Value k = load(counts, at);
-      b.create<memref::StoreOp>(loc, add(k, one), counts, at);
+      b.create<memref::StoreOp>(add(k, one), counts, at);
       Value slot = add(load(inPtr, d), k);
-      b.create<memref::StoreOp>(loc, load(src, e), index.inSrc, slot);
-      b.create<memref::StoreOp>(loc, e, index.inEid, slot);
+      b.create<memref::StoreOp>(load(src, e), index.inSrc, slot);
+      b.create<memref::StoreOp>(e, index.inEid, slot);
     });
   });
 }
 
 GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
                                Chunking chunking) {
-  OpBuilder &b = l.b;
+  ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   // The reversal's destinations are g's sources.
   SmallVector<SizedBuffer> buffers;
@@ -143,7 +140,7 @@ GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
   Value ok = checkAllocated(l, buffers, index, GNN_RT_COO_NO_MEMORY_REVERSAL,
                             g.numSrc, g.numEdges);
   auto orZero = [&](Value v) -> Value {
-    return b.create<arith::SelectOp>(loc, ok, v, l.idx(0));
+    return b.create<arith::SelectOp>(ok, v, l.idx(0));
   };
   GraphParts r;
   r.numSrc = g.numDst;

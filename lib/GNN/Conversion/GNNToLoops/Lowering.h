@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <limits>
 
@@ -55,11 +56,12 @@ class Lowering {
 public:
   /// Lowers `op` through `rewriter` (a pattern's), building before it.
   Lowering(Operation *op, RewriterBase &rewriter)
-      : b(rewriter), loc(op->getLoc()) {
+      : rewriter(rewriter), b(op->getLoc(), rewriter), loc(op->getLoc()) {
+    rewriter.setInsertionPoint(op);
     b.setInsertionPoint(op);
   }
 
-  Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(v); }
 
   /// The buffer of an op's input. Lowered ops only read their inputs (they
   /// write fresh buffers), so bufferization need not copy one that is read
@@ -67,7 +69,7 @@ public:
   Value toMemref(Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
+    return b.create<bufferization::ToMemrefOp>(memrefType, tensor,
                                                /*read_only=*/true);
   }
 
@@ -85,7 +87,7 @@ public:
         StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
     auto memrefType =
         MemRefType::get(type.getShape(), type.getElementType(), layout);
-    return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
+    return b.create<bufferization::ToMemrefOp>(memrefType, tensor,
                                                /*read_only=*/true);
   }
 
@@ -98,12 +100,12 @@ public:
   }
 
   Value toTensor(Value memref) {
-    return b.create<bufferization::ToTensorOp>(loc, memref, /*restrict=*/true,
+    return b.create<bufferization::ToTensorOp>(memref, /*restrict=*/true,
                                                /*writable=*/true);
   }
 
   Value dim(Value memref, int64_t i) {
-    return b.create<memref::DimOp>(loc, memref, i);
+    return b.create<memref::DimOp>(memref, i);
   }
 
   /// The arrays of a graph: after gnn-decompose-graphs and the lowering of
@@ -121,7 +123,7 @@ public:
     parts.inPtr = toMemref(p[GNN_GRAPH_PART_IN_PTR]);
     parts.inSrc = toMemref(p[GNN_GRAPH_PART_IN_SRC]);
     parts.inEid = toMemref(p[GNN_GRAPH_PART_IN_EID]);
-    parts.numDst = b.create<arith::SubIOp>(loc, dim(parts.inPtr, 0), idx(1));
+    parts.numDst = b.create<arith::SubIOp>(dim(parts.inPtr, 0), idx(1));
     parts.numEdges = dim(parts.src, 0);
     return parts;
   }
@@ -169,7 +171,7 @@ public:
     size_t offset = item.size() - fItem.size();
     for (auto [j, size] : llvm::enumerate(fItem))
       indices.push_back(size == 1 ? idx(0) : item[offset + j]);
-    return b.create<memref::LoadOp>(loc, f.memref, indices);
+    return b.create<memref::LoadOp>(f.memref, indices);
   }
 
   Value alloc(RankedTensorType type, Value rows, ArrayRef<Value> extents) {
@@ -180,23 +182,21 @@ public:
       if (type.isDynamicDim(i + 1))
         dynamic.push_back(extent);
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    return b.create<memref::AllocOp>(loc, memrefType, dynamic);
+    return b.create<memref::AllocOp>(memrefType, dynamic);
   }
 
   /// A float constant, or a splat of one for a vector type.
   Value floatConst(Type type, double value) {
     if (auto vector = dyn_cast<VectorType>(type))
       return b.create<arith::ConstantOp>(
-          loc, vector,
-          DenseElementsAttr::get(
-              vector, b.getFloatAttr(vector.getElementType(), value)));
-    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+          vector, DenseElementsAttr::get(
+                      vector, b.getFloatAttr(vector.getElementType(), value)));
+    return b.create<arith::ConstantOp>(b.getFloatAttr(type, value));
   }
 
   /// The zero of any element type (float, integer or index).
   Value zero(Type type) {
-    return b.create<arith::ConstantOp>(loc,
-                                       cast<TypedAttr>(b.getZeroAttr(type)));
+    return b.create<arith::ConstantOp>(cast<TypedAttr>(b.getZeroAttr(type)));
   }
 
   Value applyUnary(UnaryFnAttr fn, Value x) {
@@ -204,19 +204,19 @@ public:
     switch (fn.getKind()) {
     case UnaryKind::Scale:
       return b.create<arith::MulFOp>(
-          loc, x, floatConst(t, fn.getA().convertToDouble()));
+          x, floatConst(t, fn.getA().convertToDouble()));
     case UnaryKind::Clamp: {
       Value lo = b.create<arith::MaximumFOp>(
-          loc, x, floatConst(t, fn.getA().convertToDouble()));
+          x, floatConst(t, fn.getA().convertToDouble()));
       return b.create<arith::MinimumFOp>(
-          loc, lo, floatConst(t, fn.getB().convertToDouble()));
+          lo, floatConst(t, fn.getB().convertToDouble()));
     }
     case UnaryKind::Exp:
-      return b.create<math::ExpOp>(loc, x);
+      return b.create<math::ExpOp>(x);
     case UnaryKind::Relu:
-      return b.create<arith::MaximumFOp>(loc, x, floatConst(t, 0.0));
+      return b.create<arith::MaximumFOp>(x, floatConst(t, 0.0));
     case UnaryKind::Neg:
-      return b.create<arith::NegFOp>(loc, x);
+      return b.create<arith::NegFOp>(x);
     }
     llvm_unreachable("unknown unary kind");
   }
@@ -226,14 +226,14 @@ public:
     case BinaryOp::Copy:
       return x;
     case BinaryOp::Add:
-      return b.create<arith::AddFOp>(loc, x, y);
+      return b.create<arith::AddFOp>(x, y);
     case BinaryOp::Sub:
-      return b.create<arith::SubFOp>(loc, x, y);
+      return b.create<arith::SubFOp>(x, y);
     case BinaryOp::Mul:
     case BinaryOp::Dot:
-      return b.create<arith::MulFOp>(loc, x, y);
+      return b.create<arith::MulFOp>(x, y);
     case BinaryOp::Div:
-      return b.create<arith::DivFOp>(loc, x, y);
+      return b.create<arith::DivFOp>(x, y);
     }
     llvm_unreachable("unknown binary op");
   }
@@ -259,7 +259,7 @@ public:
     // Sum over the last dim of the broadcast operands.
     Type elem = operands[0].type.getElementType();
     auto loop = b.create<scf::ForOp>(
-        loc, idx(0), dotExtent, idx(1), ValueRange{floatConst(elem, 0.0)},
+        idx(0), dotExtent, idx(1), ValueRange{floatConst(elem, 0.0)},
         [&](OpBuilder &nested, Location, Value d, ValueRange acc) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
@@ -268,9 +268,9 @@ public:
           at.push_back(d);
           Value x = load(operands[0], rows.of(fn.getLhs()), at);
           Value y = load(operands[1], rows.of(fn.getRhs()), at);
-          Value sum = b.create<arith::AddFOp>(
-              loc, acc[0], b.create<arith::MulFOp>(loc, x, y));
-          b.create<scf::YieldOp>(loc, sum);
+          Value sum =
+              b.create<arith::AddFOp>(acc[0], b.create<arith::MulFOp>(x, y));
+          b.create<scf::YieldOp>(sum);
         });
     return loop.getResult(0);
   }
@@ -291,13 +291,13 @@ public:
   /// A sequential scf.for over [lo, hi) by `step`.
   void serial(Value lo, Value hi, function_ref<void(Value)> body,
               int64_t step = 1) {
-    b.create<scf::ForOp>(loc, lo, hi, idx(step), ValueRange{},
+    b.create<scf::ForOp>(lo, hi, idx(step), ValueRange{},
                          [&](OpBuilder &nested, Location, Value i, ValueRange) {
                            OpBuilder::InsertionGuard guard(b);
                            b.setInsertionPoint(nested.getInsertionBlock(),
                                                nested.getInsertionPoint());
                            body(i);
-                           b.create<scf::YieldOp>(loc);
+                           b.create<scf::YieldOp>();
                          });
   }
 
@@ -310,35 +310,34 @@ public:
   /// make sure nothing is read through it when `bound` is 0).
   std::pair<Value, Value> checkedId(Value ids, Value i, Value bound,
                                     Value badSlot = Value()) {
-    Value id = b.create<memref::LoadOp>(loc, ids, i);
-    Value ok =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, bound);
+    Value id = b.create<memref::LoadOp>(ids, i);
+    Value ok = b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, bound);
     unless(ok, [&] {
       if (badSlot)
-        b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::minu, i64(i),
+        b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, i64(i),
                                       badSlot, ValueRange{idx(0)});
       else
-        b.create<func::CallOp>(loc, abi::kIdOutOfRange, TypeRange{},
+        b.create<func::CallOp>(abi::kIdOutOfRange, TypeRange{},
                                ValueRange{i64(i), i64(id), i64(bound)});
     });
-    return {ok, b.create<arith::SelectOp>(loc, ok, id, idx(0))};
+    return {ok, b.create<arith::SelectOp>(ok, id, idx(0))};
   }
 
   /// The slot of checkedId's device form, and its report after the loop.
   Value badIdSlot() {
     Value slot =
-        b.create<memref::AllocOp>(loc, MemRefType::get({1}, b.getI64Type()));
-    b.create<memref::StoreOp>(loc, noBadId(), slot, idx(0));
+        b.create<memref::AllocOp>(MemRefType::get({1}, b.getI64Type()));
+    b.create<memref::StoreOp>(noBadId(), slot, idx(0));
     return slot;
   }
   void reportBadId(Value slot, Value ids, Value bound) {
-    Value position = b.create<memref::LoadOp>(loc, slot, idx(0));
-    Value bad = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, position,
-                                        noBadId());
+    Value position = b.create<memref::LoadOp>(slot, idx(0));
+    Value bad =
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position, noBadId());
     guarded(bad, [&] {
-      Value at = b.create<arith::IndexCastOp>(loc, b.getIndexType(), position);
-      Value id = b.create<memref::LoadOp>(loc, ids, at);
-      b.create<func::CallOp>(loc, abi::kIdOutOfRange, TypeRange{},
+      Value at = b.create<arith::IndexCastOp>(b.getIndexType(), position);
+      Value id = b.create<memref::LoadOp>(ids, at);
+      b.create<func::CallOp>(abi::kIdOutOfRange, TypeRange{},
                              ValueRange{position, i64(id), i64(bound)});
     });
   }
@@ -349,20 +348,20 @@ public:
     SmallVector<Value> parts = {numSrc};
     for (Value buffer : buffers)
       parts.push_back(toTensor(buffer));
-    auto cast = b.create<UnrealizedConversionCastOp>(
-        loc, TypeRange{graph.getType()}, parts);
-    b.replaceAllUsesWith(graph, cast.getResult(0));
+    auto cast =
+        b.create<UnrealizedConversionCastOp>(TypeRange{graph.getType()}, parts);
+    rewriter.replaceAllUsesWith(graph, cast.getResult(0));
   }
 
   /// A new 1-D index buffer of `n` entries.
   Value idBuffer(Value n) {
     auto type = MemRefType::get({ShapedType::kDynamic}, b.getIndexType());
-    return b.create<memref::AllocOp>(loc, type, ValueRange{n});
+    return b.create<memref::AllocOp>(type, ValueRange{n});
   }
 
   /// scf.parallel over [0, n).
   void parallel(Value n, function_ref<void(Value)> body) {
-    b.create<scf::ParallelOp>(loc, ValueRange{idx(0)}, ValueRange{n},
+    b.create<scf::ParallelOp>(ValueRange{idx(0)}, ValueRange{n},
                               ValueRange{idx(1)},
                               [&](OpBuilder &nested, Location, ValueRange ivs) {
                                 OpBuilder::InsertionGuard guard(b);
@@ -380,12 +379,12 @@ public:
                      function_ref<void(Value, ValueRange)> body) {
     Value total = n;
     for (Value e : extents)
-      total = b.create<arith::MulIOp>(loc, total, e);
+      total = b.create<arith::MulIOp>(total, e);
     parallel(total, [&](Value flat) {
       SmallVector<Value> item(extents.size());
       for (size_t i = extents.size(); i-- > 0;) {
-        item[i] = b.create<arith::RemUIOp>(loc, flat, extents[i]);
-        flat = b.create<arith::DivUIOp>(loc, flat, extents[i]);
+        item[i] = b.create<arith::RemUIOp>(flat, extents[i]);
+        flat = b.create<arith::DivUIOp>(flat, extents[i]);
       }
       body(flat, item);
     });
@@ -412,7 +411,7 @@ public:
       loopNest(extents, [&](ValueRange item) {
         SmallVector<Value> at = {r};
         llvm::append_range(at, item);
-        b.create<memref::StoreOp>(loc, z, memref, at);
+        b.create<memref::StoreOp>(z, memref, at);
       });
     });
   }
@@ -422,13 +421,13 @@ public:
   Value edgeMask(Value edges, Value numEdges) {
     Value ids = toMemref(edges);
     auto type = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
-    Value mask = b.create<memref::AllocOp>(loc, type, ValueRange{numEdges});
-    Value zero = b.create<arith::ConstantIntOp>(loc, 0, 8);
-    Value one = b.create<arith::ConstantIntOp>(loc, 1, 8);
+    Value mask = b.create<memref::AllocOp>(type, ValueRange{numEdges});
+    Value zero = b.create<arith::ConstantIntOp>(0, 8);
+    Value one = b.create<arith::ConstantIntOp>(1, 8);
     parallel(numEdges,
-             [&](Value e) { b.create<memref::StoreOp>(loc, zero, mask, e); });
+             [&](Value e) { b.create<memref::StoreOp>(zero, mask, e); });
     forEachListedEdge(ids, numEdges, [&](Value e) {
-      b.create<memref::StoreOp>(loc, one, mask, e);
+      b.create<memref::StoreOp>(one, mask, e);
     });
     return mask;
   }
@@ -439,10 +438,10 @@ public:
   void forEachListedEdge(Value ids, Value numEdges,
                          function_ref<void(Value)> body) {
     parallel(dim(ids, 0), [&](Value i) {
-      Value e = b.create<memref::LoadOp>(loc, ids, i);
+      Value e = b.create<memref::LoadOp>(ids, i);
       Value inRange =
-          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e, numEdges);
-      auto guard = b.create<scf::IfOp>(loc, inRange, /*withElse=*/false);
+          b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, e, numEdges);
+      auto guard = b.create<scf::IfOp>(inRange, /*withElse=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&guard.getThenRegion().front());
       body(e);
@@ -451,9 +450,9 @@ public:
 
   /// Destination v's CSR slots [first, last).
   std::pair<Value, Value> inSlots(const GraphParts &g, Value v) {
-    Value first = b.create<memref::LoadOp>(loc, g.inPtr, v);
+    Value first = b.create<memref::LoadOp>(g.inPtr, v);
     Value last = b.create<memref::LoadOp>(
-        loc, g.inPtr, ValueRange{b.create<arith::AddIOp>(loc, v, idx(1))});
+        g.inPtr, ValueRange{b.create<arith::AddIOp>(v, idx(1))});
     return {first, last};
   }
 
@@ -464,33 +463,32 @@ public:
       function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
     auto [first, last] = inSlots(g, v);
     auto loop = b.create<scf::ForOp>(
-        loc, first, last, idx(1), init,
+        first, last, idx(1), init,
         [&](OpBuilder &nested, Location, Value slot, ValueRange carried) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
                               nested.getInsertionPoint());
-          Value u = b.create<memref::LoadOp>(loc, g.inSrc, slot);
-          Value e = b.create<memref::LoadOp>(loc, g.inEid, slot);
+          Value u = b.create<memref::LoadOp>(g.inSrc, slot);
+          Value e = b.create<memref::LoadOp>(g.inEid, slot);
           if (!mask) {
-            b.create<scf::YieldOp>(loc, body(u, e, carried));
+            b.create<scf::YieldOp>(body(u, e, carried));
             return;
           }
           Value listed = b.create<arith::CmpIOp>(
-              loc, arith::CmpIPredicate::ne,
-              b.create<memref::LoadOp>(loc, mask, e),
-              b.create<arith::ConstantIntOp>(loc, 0, 8));
+              arith::CmpIPredicate::ne, b.create<memref::LoadOp>(mask, e),
+              b.create<arith::ConstantIntOp>(0, 8));
           auto branch = b.create<scf::IfOp>(
-              loc, listed,
+              listed,
               [&](OpBuilder &t, Location) {
                 OpBuilder::InsertionGuard g2(b);
                 b.setInsertionPoint(t.getInsertionBlock(),
                                     t.getInsertionPoint());
-                b.create<scf::YieldOp>(loc, body(u, e, carried));
+                b.create<scf::YieldOp>(body(u, e, carried));
               },
               [&](OpBuilder &f, Location) {
                 f.create<scf::YieldOp>(loc, carried);
               });
-          b.create<scf::YieldOp>(loc, branch.getResults());
+          b.create<scf::YieldOp>(branch.getResults());
         });
     return loop.getResults();
   }
@@ -499,18 +497,18 @@ public:
   /// tensor built inside the program may not); reports the first mismatch
   /// to the runtime. Returns whether all match.
   Value sizesMatch(ArrayRef<SizeCheck> checks) {
-    Value all = b.create<arith::ConstantIntOp>(loc, 1, 1);
+    Value all = b.create<arith::ConstantIntOp>(1, 1);
     for (auto [memref, dimension, expected, target] : checks) {
       Value rows = dim(memref, dimension);
-      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rows,
-                                         expected);
+      Value ok =
+          b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, rows, expected);
       unless(ok, [&] {
         b.create<func::CallOp>(
-            loc, abi::kRowsMismatch, TypeRange{},
+            abi::kRowsMismatch, TypeRange{},
             ValueRange{i64(rows), i64(expected),
-                       b.create<arith::ConstantIntOp>(loc, target, 64)});
+                       b.create<arith::ConstantIntOp>(target, 64)});
       });
-      all = b.create<arith::AndIOp>(loc, all, ok);
+      all = b.create<arith::AndIOp>(all, ok);
     }
     return all;
   }
@@ -532,13 +530,12 @@ public:
     SmallVector<Value> tensors;
     for (Value buffer : buffers)
       tensors.push_back(toTensor(buffer));
-    b.replaceOp(op, tensors);
+    rewriter.replaceOp(op, tensors);
     return success();
   }
 
   Value logicalNot(Value flag) {
-    return b.create<arith::XOrIOp>(loc, flag,
-                                   b.create<arith::ConstantIntOp>(loc, 1, 1));
+    return b.create<arith::XOrIOp>(flag, b.create<arith::ConstantIntOp>(1, 1));
   }
 
   /// Runs `report` only if `ok` is false.
@@ -548,12 +545,12 @@ public:
 
   /// badIdSlot's value while no entry is bad.
   Value noBadId() {
-    return b.create<arith::ConstantIntOp>(
-        loc, std::numeric_limits<int64_t>::max(), 64);
+    return b.create<arith::ConstantIntOp>(std::numeric_limits<int64_t>::max(),
+                                          64);
   }
 
   Value i64(Value index) {
-    return b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
+    return b.create<arith::IndexCastOp>(b.getI64Type(), index);
   }
 
   /// An scf.for over [lb, ub) by `step` (1 if null) carrying `init`;
@@ -568,7 +565,7 @@ public:
               OpBuilder::InsertionGuard guard(b);
               b.setInsertionPoint(nested.getInsertionBlock(),
                                   nested.getInsertionPoint());
-              b.create<scf::YieldOp>(loc, body(i, state));
+              b.create<scf::YieldOp>(body(i, state));
             })
         .getResults();
   }
@@ -587,13 +584,11 @@ public:
         .create<scf::WhileOp>(
             loc, init.getTypes(), init,
             [&](OpBuilder &nested, Location, ValueRange state) {
-              inBlock(nested, [&] {
-                b.create<scf::ConditionOp>(loc, cond(state), state);
-              });
+              inBlock(nested,
+                      [&] { b.create<scf::ConditionOp>(cond(state), state); });
             },
             [&](OpBuilder &nested, Location, ValueRange state) {
-              inBlock(nested,
-                      [&] { b.create<scf::YieldOp>(loc, body(state)); });
+              inBlock(nested, [&] { b.create<scf::YieldOp>(body(state)); });
             })
         .getResults();
   }
@@ -606,7 +601,7 @@ public:
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
-        b.create<scf::YieldOp>(loc, values());
+        b.create<scf::YieldOp>(values());
       };
     };
     return b
@@ -616,7 +611,7 @@ public:
 
   /// Runs `body` only if `ok`.
   void guarded(Value ok, function_ref<void()> body) {
-    auto branch = b.create<scf::IfOp>(loc, ok, /*withElse=*/false);
+    auto branch = b.create<scf::IfOp>(ok, /*withElse=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&branch.getThenRegion().front());
     body();
@@ -642,8 +637,11 @@ public:
                               : g.numEdges;
   }
 
-  /// The pattern's rewriter: every op is built and replaced through it.
-  RewriterBase &b;
+  /// The pattern's rewriter: ops are replaced and erased through it.
+  RewriterBase &rewriter;
+  /// Builds at the op's location; a copy of the rewriter's builder, so the
+  /// rewriter hears of every op created.
+  ImplicitLocOpBuilder b;
   Location loc;
 };
 

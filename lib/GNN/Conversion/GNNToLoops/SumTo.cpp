@@ -93,21 +93,21 @@ private:
   Value laneMask(Value j, Value extent) {
     if (lanes == 1)
       return {};
-    Value left = b.create<arith::SubIOp>(loc, extent, j);
+    Value left = b.create<arith::SubIOp>(extent, j);
     return b.create<vector::CreateMaskOp>(
-        loc, VectorType::get({lanes}, b.getI1Type()),
-        ValueRange{b.create<arith::MinSIOp>(loc, left, l.idx(lanes))});
+        VectorType::get({lanes}, b.getI1Type()),
+        ValueRange{b.create<arith::MinSIOp>(left, l.idx(lanes))});
   }
   /// The lanes of the input at `at` under `mask` (0 in the others).
   Value load(ArrayRef<Value> at, Value mask) {
     if (lanes == 1)
-      return b.create<memref::LoadOp>(loc, in.memref, at);
-    return b.create<vector::MaskedLoadOp>(loc, vType, in.memref, at, mask,
+      return b.create<memref::LoadOp>(in.memref, at);
+    return b.create<vector::MaskedLoadOp>(vType, in.memref, at, mask,
                                           l.floatConst(vType, 0.0));
   }
 
   Lowering &l;
-  OpBuilder &b;
+  ImplicitLocOpBuilder &b;
   Location loc;
   Feature in;
   RankedTensorType type;
@@ -124,11 +124,10 @@ Value SumToLowering::build() {
     if (type.isDynamicDim(d - offset))
       dynamic.push_back(extents[d]);
   Value out = b.create<memref::AllocOp>(
-      loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
+      MemRefType::get(type.getShape(), type.getElementType()), dynamic);
   if (rank == 0) {
-    b.create<memref::StoreOp>(
-        loc, b.create<memref::LoadOp>(loc, in.memref, ValueRange{}), out,
-        ValueRange{});
+    b.create<memref::StoreOp>(b.create<memref::LoadOp>(in.memref, ValueRange{}),
+                              out, ValueRange{});
     return out;
   }
   if (rank > 1 && summed.size() == 1 && summed[0] == 0)
@@ -167,13 +166,13 @@ void SumToLowering::forKept(bool withLast,
   for (int64_t d : kept) {
     Value extent = extents[d];
     if (d == rank - 1 && withLast)
-      extent = b.create<arith::CeilDivUIOp>(loc, extent, l.idx(group()));
+      extent = b.create<arith::CeilDivUIOp>(extent, l.idx(group()));
     counts.push_back(extent);
   }
   auto withIndices = [&](ValueRange ivs) {
     SmallVector<Value> at(ivs);
     if (withLast && !at.empty())
-      at.back() = b.create<arith::MulIOp>(loc, at.back(), l.idx(group()));
+      at.back() = b.create<arith::MulIOp>(at.back(), l.idx(group()));
     body(at);
   };
   if (counts.empty())
@@ -215,29 +214,27 @@ void SumToLowering::sumGroup(ArrayRef<Value> keptAt,
   // Vector u covers the lanes from column keptAt.back() + u * lanes.
   SmallVector<Value> columns, masks;
   for (int64_t u = 0; u < vectors; ++u) {
-    columns.push_back(
-        b.create<arith::AddIOp>(loc, keptAt.back(), l.idx(u * lanes)));
+    columns.push_back(b.create<arith::AddIOp>(keptAt.back(), l.idx(u * lanes)));
     masks.push_back(laneMask(columns.back(), extents[rank - 1]));
   }
-  SmallVector<Value> sums =
-      sumOver(bounds, SmallVector<Value>(vectors, zero),
-              [&](ValueRange ivs, ValueRange acc) {
-                SmallVector<Value> next;
-                for (int64_t u = 0; u < vectors; ++u) {
-                  SmallVector<Value> at = inputIndices(keptAt, ivs, {});
-                  at.back() = columns[u];
-                  next.push_back(
-                      b.create<arith::AddFOp>(loc, acc[u], load(at, masks[u])));
-                }
-                return next;
-              });
+  SmallVector<Value> sums = sumOver(
+      bounds, SmallVector<Value>(vectors, zero),
+      [&](ValueRange ivs, ValueRange acc) {
+        SmallVector<Value> next;
+        for (int64_t u = 0; u < vectors; ++u) {
+          SmallVector<Value> at = inputIndices(keptAt, ivs, {});
+          at.back() = columns[u];
+          next.push_back(b.create<arith::AddFOp>(acc[u], load(at, masks[u])));
+        }
+        return next;
+      });
   for (int64_t u = 0; u < vectors; ++u) {
     SmallVector<Value> at(outAt);
-    at.back() = b.create<arith::AddIOp>(loc, outAt.back(), l.idx(u * lanes));
+    at.back() = b.create<arith::AddIOp>(outAt.back(), l.idx(u * lanes));
     if (lanes == 1)
-      b.create<memref::StoreOp>(loc, sums[u], out, at);
+      b.create<memref::StoreOp>(sums[u], out, at);
     else
-      b.create<vector::MaskedStoreOp>(loc, out, at, masks[u], sums[u]);
+      b.create<vector::MaskedStoreOp>(out, at, masks[u], sums[u]);
   }
 }
 
@@ -251,7 +248,7 @@ void SumToLowering::sumOverRowBlocks(Value out) {
   // partial[i] sums rows [i * kRowBlock, (i + 1) * kRowBlock) (buffer
   // deallocation frees it).
   Value rows = extents[0];
-  Value blocks = b.create<arith::CeilDivUIOp>(loc, rows, l.idx(kRowBlock));
+  Value blocks = b.create<arith::CeilDivUIOp>(rows, l.idx(kRowBlock));
   SmallVector<int64_t> shape(in.type.getShape());
   shape[0] = ShapedType::kDynamic;
   auto partialType = MemRefType::get(shape, type.getElementType());
@@ -259,11 +256,11 @@ void SumToLowering::sumOverRowBlocks(Value out) {
   for (int64_t d = 1; d < rank; ++d)
     if (partialType.isDynamicDim(d))
       dynamic.push_back(extents[d]);
-  Value partial = b.create<memref::AllocOp>(loc, partialType, dynamic);
+  Value partial = b.create<memref::AllocOp>(partialType, dynamic);
   auto rowsOf = [&](Value block) {
-    Value lo = b.create<arith::MulIOp>(loc, block, l.idx(kRowBlock));
+    Value lo = b.create<arith::MulIOp>(block, l.idx(kRowBlock));
     Value hi = b.create<arith::MinUIOp>(
-        loc, rows, b.create<arith::AddIOp>(loc, lo, l.idx(kRowBlock)));
+        rows, b.create<arith::AddIOp>(lo, l.idx(kRowBlock)));
     return std::make_pair(lo, hi);
   };
   if (lanes == 1) {
@@ -304,22 +301,23 @@ void SumToLowering::sumWithinRows(Value out) {
   Value zero = l.floatConst(vType, 0.0);
   Value lastExtent = extents[rank - 1];
   forKept(/*withLast=*/false, [&](ArrayRef<Value> keptAt) {
-    Value sum = sumOver(wholeDims(ArrayRef(summed).drop_back()),
-                        ValueRange{zero}, [&](ValueRange ivs, ValueRange acc) {
-                          return SmallVector<Value>{l.forLoop(
-                              l.idx(0), lastExtent, acc,
-                              [&](Value j, ValueRange state) {
-                                Value x = load(inputIndices(keptAt, ivs, j),
-                                               laneMask(j, lastExtent));
-                                return SmallVector<Value>{
-                                    b.create<arith::AddFOp>(loc, state[0], x)};
-                              },
-                              l.idx(lanes))[0]};
-                        })[0];
-    Value total = lanes == 1 ? sum
-                             : b.create<vector::ReductionOp>(
-                                   loc, vector::CombiningKind::ADD, sum);
-    b.create<memref::StoreOp>(loc, total, out, outputIndices(keptAt));
+    Value sum = sumOver(
+        wholeDims(ArrayRef(summed).drop_back()), ValueRange{zero},
+        [&](ValueRange ivs, ValueRange acc) {
+          return SmallVector<Value>{l.forLoop(
+              l.idx(0), lastExtent, acc,
+              [&](Value j, ValueRange state) {
+                Value x =
+                    load(inputIndices(keptAt, ivs, j), laneMask(j, lastExtent));
+                return SmallVector<Value>{b.create<arith::AddFOp>(state[0], x)};
+              },
+              l.idx(lanes))[0]};
+        })[0];
+    Value total =
+        lanes == 1
+            ? sum
+            : b.create<vector::ReductionOp>(vector::CombiningKind::ADD, sum);
+    b.create<memref::StoreOp>(total, out, outputIndices(keptAt));
   });
 }
 

@@ -49,9 +49,10 @@ LogicalResult loops::lowerTapeCreate(TapeCreateOp op, RewriterBase &rewriter) {
   auto ptr = LLVM::LLVMPointerType::get(l.b.getContext());
   auto module = op->getParentOfType<ModuleOp>();
   declareFunction(module, abi::kTapeCreate, {}, {ptr}, /*cInterface=*/false);
-  Value tape = l.b.create<func::CallOp>(l.loc, abi::kTapeCreate, TypeRange{ptr})
-                   .getResult(0);
-  l.b.replaceOpWithNewOp<UnrealizedConversionCastOp>(op, op.getType(), tape);
+  Value tape =
+      l.b.create<func::CallOp>(abi::kTapeCreate, TypeRange{ptr}).getResult(0);
+  l.rewriter.replaceOpWithNewOp<UnrealizedConversionCastOp>(op, op.getType(),
+                                                            tape);
   return success();
 }
 
@@ -63,14 +64,14 @@ LogicalResult loops::lowerTapePush(TapePushOp op, RewriterBase &rewriter) {
   auto type = cast<RankedTensorType>(op.getValue().getType());
   auto [element, bytes] = elementOf(type);
   Value buffer = l.b.create<memref::CastOp>(
-      l.loc, UnrankedMemRefType::get(type.getElementType(), 0),
+      UnrankedMemRefType::get(type.getElementType(), 0),
       l.toMemref(op.getValue()));
-  SmallVector<Value> args = {
-      *tape, buffer, l.b.create<arith::ConstantIntOp>(l.loc, bytes, 64)};
+  SmallVector<Value> args = {*tape, buffer,
+                             l.b.create<arith::ConstantIntOp>(bytes, 64)};
   std::string name = abi::tapePushName(element);
   declareFunction(op->getParentOfType<ModuleOp>(), name,
                   ValueRange(args).getTypes(), {}, /*cInterface=*/false);
-  l.b.create<func::CallOp>(l.loc, name, TypeRange{}, args);
+  l.b.create<func::CallOp>(name, TypeRange{}, args);
   rewriter.eraseOp(op);
   return success();
 }
@@ -95,26 +96,26 @@ LogicalResult loops::lowerTapePop(TapePopOp op, RewriterBase &rewriter) {
     auto fn = op->getParentOfType<FunctionOpInterface>();
     l.b.setInsertionPointToStart(&fn.getFunctionBody().front());
     auto shapeType = MemRefType::get({abi::kTapeMaxRank}, l.b.getI64Type());
-    shape = l.b.create<memref::AllocaOp>(l.loc, shapeType);
+    shape = l.b.create<memref::AllocaOp>(shapeType);
     for (auto [i, size] : llvm::enumerate(type.getShape())) {
       // In this order on every compiler (argument order is unspecified).
       Value position = l.idx(i);
       Value value = l.b.create<arith::ConstantIntOp>(
-          l.loc, ShapedType::isDynamic(size) ? -1 : size, 64);
-      l.b.create<memref::StoreOp>(l.loc, value, shape, position);
+          ShapedType::isDynamic(size) ? -1 : size, 64);
+      l.b.create<memref::StoreOp>(value, shape, position);
     }
   }
   SmallVector<Value> args = {
-      *tape, l.b.create<arith::ConstantIntOp>(l.loc, type.getRank(), 64),
-      l.b.create<arith::ConstantIntOp>(l.loc, bytes, 64), shape};
+      *tape, l.b.create<arith::ConstantIntOp>(type.getRank(), 64),
+      l.b.create<arith::ConstantIntOp>(bytes, 64), shape};
   std::string name = abi::tapePopName(element, type.getRank());
   declareFunction(op->getParentOfType<ModuleOp>(), name,
                   ValueRange(args).getTypes(), {popped}, /*cInterface=*/true);
-  Value buffer = l.b.create<func::CallOp>(l.loc, name, TypeRange{popped}, args)
-                     .getResult(0);
+  Value buffer =
+      l.b.create<func::CallOp>(name, TypeRange{popped}, args).getResult(0);
   auto typed = MemRefType::get(type.getShape(), type.getElementType());
   if (typed != popped)
-    buffer = l.b.create<memref::CastOp>(l.loc, typed, buffer);
+    buffer = l.b.create<memref::CastOp>(typed, buffer);
   return l.replaceWithBuffers(op, buffer);
 }
 
@@ -127,12 +128,12 @@ LogicalResult loops::lowerTapeRefused(TapeRefusedOp op,
   declareFunction(op->getParentOfType<ModuleOp>(), abi::kTapeRefused,
                   {(*tape).getType()}, {l.b.getI32Type()},
                   /*cInterface=*/false);
-  Value answer = l.b.create<func::CallOp>(l.loc, abi::kTapeRefused,
+  Value answer = l.b.create<func::CallOp>(abi::kTapeRefused,
                                           TypeRange{l.b.getI32Type()}, *tape)
                      .getResult(0);
   rewriter.replaceOpWithNewOp<arith::CmpIOp>(
       op, arith::CmpIPredicate::ne, answer,
-      l.b.create<arith::ConstantIntOp>(l.loc, 0, 32));
+      l.b.create<arith::ConstantIntOp>(0, 32));
   return success();
 }
 
@@ -143,7 +144,7 @@ LogicalResult loops::lowerTapeFree(TapeFreeOp op, RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   declareFunction(op->getParentOfType<ModuleOp>(), abi::kTapeFree,
                   {(*tape).getType()}, {}, /*cInterface=*/false);
-  l.b.create<func::CallOp>(l.loc, abi::kTapeFree, TypeRange{}, *tape);
+  l.b.create<func::CallOp>(abi::kTapeFree, TypeRange{}, *tape);
   rewriter.eraseOp(op);
   return success();
 }
