@@ -3,7 +3,7 @@
 // RUN: gnn-opt %s -convert-gnn-to-loops=attention-blocks=false -split-input-file | FileCheck %s --check-prefix=NOBLOCKS
 // RUN: gnn-opt %s -gnn-lower-to-cpu -split-input-file | FileCheck %s --check-prefix=LLVM
 // RUN: gnn-opt %s -gnn-lower-to-cpu=fuse=false -split-input-file | FileCheck %s --check-prefix=LLVM
-// RUN: gnn-opt %s -convert-gnn-to-loops=gpu-kernels -split-input-file | FileCheck %s --check-prefix=GPUK
+// RUN: gnn-opt %s -convert-gnn-to-gpu -split-input-file | FileCheck %s --check-prefix=GPUK
 
 // A graph argument becomes its index arrays; edge-wise ops loop over edges
 // in parallel, reading the endpoints of each edge.

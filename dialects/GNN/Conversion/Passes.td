@@ -92,7 +92,7 @@ def GNNPassRuntimeContextPass : Pass<"gnn-pass-runtime-context", "ModuleOp"> {
 def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
   let summary = "Lowers gnn ops to loops over the graph's index arrays";
   let description = [{
-    Rewrites every gnn op into `scf` loops over memrefs (with
+    Rewrites every gnn op into `scf` loops over memrefs for CPU cores (with
     `bufferization.to_memref`/`to_tensor` at the tensor boundary, for
     one-shot bufferization to finish): edge-wise ops loop over edges,
     receiving ops loop over destination nodes and their in-edges through
@@ -129,12 +129,8 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"gpuKernels", "gpu-kernels", "bool", /*default=*/"false",
-           "Lower gnn.fused_attention to a gpu.launch kernel with a group "
-           "of lanes per destination and head (warp shuffles reduce the "
-           "dot products) instead of loops">,
     Option<"attentionBlocks", "attention-blocks", "bool", /*default=*/"true",
-           "On the CPU, let runs of destinations whose CSR rows list one "
+           "Let runs of destinations whose CSR rows list one "
            "shared range of sources (found at run time: the blocks of "
            "complete, causal and bipartite batches) compute "
            "gnn.fused_attention in tiles: scores of up to 64 destinations "
@@ -145,14 +141,77 @@ def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
            "Split the rows of each gnn.linear into one runtime call per "
            "OpenMP thread (omp_get_max_threads) inside an scf.parallel; the "
            "runtime's BLAS then runs single-threaded in each, so a program's "
-           "loops and its dense layers share one thread pool">,
-    Option<"deviceLoops", "device-loops", "bool", /*default=*/"false",
-           "Lower the ops whose GPU form is plain loops (gnn.sum_to, "
-           "gnn.dropout, gnn.fused_attention_grad, the in-edge index of "
-           "graph_from_coo; apply_nodes, apply_edges and broadcast, an "
-           "iteration per row and item) as for GPU kernels, without gpu-kernels' "
-           "gpu.launch of attention: the CPU then runs the GPU form's "
-           "arithmetic, which is how tests check it without a GPU">
+           "loops and its dense layers share one thread pool">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// GNNToGPU
+//===----------------------------------------------------------------------===//
+
+def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
+  let summary = "Lowers gnn ops to the forms that GPU threads run: attention "
+                "kernels and a parallel iteration per element";
+  let description = [{
+    The GPU's lowering of every gnn op, with graphs decomposed into their
+    parts as `convert-gnn-to-loops` does (the same loop builders, asked for
+    GPU threads instead of CPU cores):
+
+    - `gnn.fused_attention` becomes a `gpu.launch`: a group of lanes (a
+      power of two up to a warp) per destination and head, the dot products
+      reduced by butterfly shuffles (`gpu.shuffle xor`) within the group,
+      the online softmax kept by every lane; graphs whose rows are blocks of
+      one source range take a warp per 32 destinations walking the sources
+      in lockstep. Layouts the kernel does not take become loops.
+    - Element-wise ops (`apply_edges`, `apply_nodes`, `broadcast`,
+      `gather_rows`, `dropout`, `sum_to`, adding `scatter_rows` of wide
+      rows) get an `scf.parallel` iteration per row and item, scalar code,
+      bad ids reported after the loop; the attention backward's passes over
+      nodes and the in-edge index of `graph_from_coo` work in 4096 chunks.
+
+    `gnn-parallel-loops-to-gpu` then maps the parallel loops to kernels.
+    With `attention-kernels=false` attention takes its loop form, so that
+    the CPU can run every other GPU form (`gnn-lower-to-cpu{device-loops}`,
+    how tests check their arithmetic without a GPU).
+
+    ```mlir
+    %h = gnn.apply_nodes %x : tensor<?x4xf32> -> tensor<?x4xf32> {
+    ^bb0(%a: f32):
+      %e = math.exp %a : f32
+      gnn.yield %e : f32
+    }
+    // becomes an iteration per row and item
+    scf.parallel (%r, %i) = (%c0, %c0) to (%rows, %c4) step (%c1, %c1) {
+      %a = memref.load %x[%r, %i] : memref<?x4xf32, strided<[4, 1], offset: ?>>
+      %e = math.exp %a : f32
+      memref.store %e, %h[%r, %i] : memref<?x4xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"attentionKernels", "attention-kernels", "bool",
+           /*default=*/"true",
+           "Lower gnn.fused_attention to gpu.launch kernels; without, to "
+           "its loop form (for running the other GPU forms on a CPU)">,
+    Option<"attentionBlocks", "attention-blocks", "bool", /*default=*/"false",
+           "Where attention takes its loop form, compute runs of block rows "
+           "in GEMM tiles through the runtime, as convert-gnn-to-loops does "
+           "(a CPU call: for the CPU runs of attention-kernels=false)">,
+    Option<"parallelDense", "parallel-dense", "bool", /*default=*/"false",
+           "Split gnn.linear into one runtime call per OpenMP thread, as "
+           "convert-gnn-to-loops does (for the CPU runs of "
+           "attention-kernels=false)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -7,6 +7,8 @@
 #ifndef GNN_CONVERSION_PASSES_H
 #define GNN_CONVERSION_PASSES_H
 
+#include "GNN/Conversion/LoopTarget.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +20,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
 
 namespace mlir::gnn {
 
@@ -27,25 +30,24 @@ namespace mlir::gnn {
 #define GEN_PASS_REGISTRATION
 #include "GNN/Conversion/Passes.h.inc"
 
-/// How convert-gnn-to-loops lowers what has a choice (its pass options).
-struct GNNToLoopsOptions {
-  /// gnn.fused_attention as GPU kernels (gpu.launch) instead of loops.
-  bool gpuKernels = false;
-  /// Fused attention over complete and causal blocks as GEMM tiles.
-  bool attentionBlocks = true;
-  /// Dense layers split over the cores.
-  bool parallelDense = false;
-  /// The ops whose GPU form is plain loops take it (implied by gpuKernels).
-  bool deviceLoops = false;
-};
-
 /// The op lowerings of convert-gnn-to-loops as rewrite patterns, one per gnn
-/// op outside element bodies: each builds loops over buffers and replaces
-/// its op. Graph operands must already be in parts (the pass first
-/// decomposes graphs with populateGraphDecompositionPatterns), and a graph's
-/// producer must be lowered before its users.
+/// op outside element bodies, in the forms that suit `target`: each builds
+/// loops over buffers and replaces its op. Graph operands must already be in
+/// parts, and a graph's producer lowered before its users (lowerGNNOps).
 void populateGNNToLoopsPatterns(RewritePatternSet &patterns,
-                                const GNNToLoopsOptions &options);
+                                const LoopTarget &target);
+
+/// The GPU kernels of convert-gnn-to-gpu (gnn.fused_attention as a
+/// gpu.launch), which take precedence over the loop patterns they join.
+void populateGNNToGPUPatterns(RewritePatternSet &patterns);
+
+/// Decomposes `module`'s graphs into their parts, then lowers every gnn op
+/// outside an element body with the best of `patterns` that applies, in
+/// program order; an op that none applies to is an error naming
+/// `targetName`.
+LogicalResult lowerGNNOps(ModuleOp module,
+                          const FrozenRewritePatternSet &patterns,
+                          StringRef targetName);
 
 } // namespace mlir::gnn
 

@@ -29,9 +29,9 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<bool> deviceLoops{
       *this, "device-loops",
-      llvm::cl::desc("Lower the ops whose GPU form is plain loops as for GPU "
-                     "kernels (convert-gnn-to-loops' device-loops): the GPU "
-                     "form's arithmetic, run on the CPU for tests"),
+      llvm::cl::desc("Lower gnn ops in their GPU forms, attention as loops "
+                     "(convert-gnn-to-gpu{attention-kernels=false}): the "
+                     "GPU forms' arithmetic, run on the CPU for tests"),
       llvm::cl::init(false)};
 };
 

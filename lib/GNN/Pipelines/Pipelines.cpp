@@ -40,9 +40,21 @@ void addTosaToLinalg(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tosa::createTosaToArith());
 }
 
+/// Which gnn-to-loops conversion a lowering runs.
+enum class OpForms {
+  /// convert-gnn-to-loops: CPU cores.
+  Cpu,
+  /// convert-gnn-to-gpu: GPU kernels.
+  Gpu,
+  /// convert-gnn-to-gpu without attention kernels: the GPU's forms on the
+  /// CPU, for tests.
+  GpuOnCpu,
+};
+
 /// gnn ops to loops (and, for GPUs, attention kernels) over fresh buffers.
-void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
-                          bool parallelDense, bool deviceLoops = false) {
+void addLoweringToBuffers(OpPassManager &pm, OpForms forms,
+                          bool parallelDense) {
+  bool gpuKernels = forms == OpForms::Gpu;
   // Dimension queries outside their operand's rank are undefined behavior
   // that upstream canonicalizations do not guard against: rejected as
   // written, and again once folding has made more indices constant.
@@ -61,11 +73,18 @@ void addLoweringToBuffers(OpPassManager &pm, bool gpuKernels,
   gnn::GuardRuntimeValuesPassOptions guards;
   guards.hostOnly = gpuKernels;
   pm.addPass(gnn::createGuardRuntimeValuesPass(guards));
-  gnn::ConvertGNNToLoopsPassOptions loops;
-  loops.gpuKernels = gpuKernels;
-  loops.parallelDense = parallelDense;
-  loops.deviceLoops = deviceLoops;
-  pm.addPass(gnn::createConvertGNNToLoopsPass(loops));
+  if (forms == OpForms::Cpu) {
+    gnn::ConvertGNNToLoopsPassOptions loops;
+    loops.parallelDense = parallelDense;
+    pm.addPass(gnn::createConvertGNNToLoopsPass(loops));
+  } else {
+    gnn::ConvertGNNToGPUPassOptions gpu;
+    gpu.attentionKernels = gpuKernels;
+    // The CPU runs the loops of the GPU forms as its own.
+    gpu.attentionBlocks = !gpuKernels;
+    gpu.parallelDense = parallelDense;
+    pm.addPass(gnn::createConvertGNNToGPUPass(gpu));
+  }
   // Errors go into the context the caller passes.
   pm.addPass(gnn::createGNNPassRuntimeContextPass());
   pm.addPass(createCanonicalizerPass());
@@ -175,8 +194,9 @@ static void addCPULoweringToBuffers(OpPassManager &pm,
                                     const gnn::LowerToCPUOptions &options) {
   // Dense layers split over OpenMP's threads, so BLAS and the loops do not
   // compete for the cores.
-  addLoweringToBuffers(pm, /*gpuKernels=*/false,
-                       /*parallelDense=*/options.parallel, options.deviceLoops);
+  addLoweringToBuffers(pm,
+                       options.deviceLoops ? OpForms::GpuOnCpu : OpForms::Cpu,
+                       /*parallelDense=*/options.parallel);
 }
 
 void mlir::gnn::buildLowerToBuffersPipeline(OpPassManager &pm,
@@ -215,7 +235,7 @@ mlir::gnn::buildLowerToNVVMPipeline(OpPassManager &pm,
 LogicalResult
 mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
                                     const LowerToNVVMOptions &options) {
-  addLoweringToBuffers(pm, /*gpuKernels=*/true, /*parallelDense=*/false);
+  addLoweringToBuffers(pm, OpForms::Gpu, /*parallelDense=*/false);
   ParallelLoopsToGPUPassOptions offload;
   offload.blockSize = options.blockSize;
   pm.addPass(createParallelLoopsToGPUPass(offload));

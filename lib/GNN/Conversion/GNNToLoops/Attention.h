@@ -136,12 +136,6 @@ void blockTiledAttention(Lowering &l, const AttentionPlan &p, int64_t d,
 LogicalResult lowerFusedAttentionToLoops(FusedAttentionOp op, bool blockTiles,
                                          RewriterBase &rewriter);
 
-/// A gpu.launch with a group of lanes per destination and head (warp
-/// shuffles reduce the dot products); falls back to the loops for layouts
-/// the kernel does not cover.
-LogicalResult lowerFusedAttentionToGPU(FusedAttentionOp op,
-                                       RewriterBase &rewriter);
-
 /// Operands, outputs and statistics of one gnn.fused_attention_grad.
 struct AttentionGradPlan {
   /// The graph, and its reversal (the sources' out-edges as in-edges),
@@ -234,11 +228,12 @@ void blockTiledAttentionGrad(Lowering &l, AttentionGradPlan &p,
                              NodeHeadBody sourceRow);
 
 /// gnn.fused_attention_grad as two parallel passes over nodes (CPU and
-/// GPU alike: the parallel loops map to kernels); on the CPU (not
-/// `gpuKernels`), a node's edges in vector chunks where sizes allow; with
-/// `blockTiles`, through blockTiledAttentionGrad where it serves.
-LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op, bool gpuKernels,
-                                      bool blockTiles, RewriterBase &rewriter);
+/// GPU alike: the parallel loops map to kernels); on CPU cores, a node's
+/// edges in vector chunks where sizes allow, and through
+/// blockTiledAttentionGrad where it serves (the target's attention blocks).
+LogicalResult lowerFusedAttentionGrad(FusedAttentionGradOp op,
+                                      const LoopTarget &target,
+                                      RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

@@ -28,10 +28,10 @@ namespace {
 /// sizes (rows as vectors).
 class AttentionGrad {
 public:
-  AttentionGrad(Lowering &l, FusedAttentionGradOp op, bool gpuKernels)
-      : l(l), op(op), gpuKernels(gpuKernels) {}
+  AttentionGrad(Lowering &l, FusedAttentionGradOp op, const LoopTarget &target)
+      : l(l), op(op), target(target) {}
 
-  LogicalResult build(bool blockTiles);
+  LogicalResult build();
 
 private:
   /// The dot product of two row vectors.
@@ -63,7 +63,7 @@ private:
   /// Whether the rows go in chunks of kVectorLanes edges: every edge
   /// counts and feature sizes are whole vectors (chunkDots).
   bool chunked() const {
-    return !gpuKernels && !p.mask && p.d % kVectorLanes == 0 &&
+    return target.vectorLoops() && !p.mask && p.d % kVectorLanes == 0 &&
            p.dvSize % kVectorLanes == 0;
   }
   /// destinationRow and sourceRow in chunks of edges: the chunk's scores,
@@ -77,7 +77,7 @@ private:
   VectorType qType, vType;
   /// Kernels on a GPU take a node per thread: no vector chunks there, and
   /// the reversal in many chunks.
-  bool gpuKernels;
+  const LoopTarget &target;
 };
 } // namespace
 
@@ -388,7 +388,7 @@ void AttentionGrad::sourceRow(Value src, ValueRange head) {
   l.b.create<vector::StoreOp>(sums[1], p.dv, rowStart(l, src, head));
 }
 
-LogicalResult AttentionGrad::build(bool blockTiles) {
+LogicalResult AttentionGrad::build() {
   FailureOr<GraphParts> graph = l.graph(op, op.getGraph());
   if (failed(graph))
     return failure();
@@ -466,21 +466,21 @@ LogicalResult AttentionGrad::build(bool blockTiles) {
   };
   auto sourcePass = [&](Value src, ValueRange head) { sourceRow(src, head); };
   l.guarded(l.sizesMatch(checks), [&] {
-    if (blockTiles && blockTileable(p)) {
+    if (target.attentionGradBlocks() && blockTileable(p)) {
       blockTiledAttentionGrad(l, p, destinationPass, sourcePass);
       return;
     }
     // A parallel iteration per node and head (a GPU thread each).
     l.parallelItems(p.g.numDst, p.heads, destinationPass);
-    p.r = reverseGraph(l, p.g, gpuKernels ? kDeviceChunks : kThreadChunks);
+    p.r = reverseGraph(l, p.g, chunksFor(target));
     l.parallelItems(p.r.numDst, p.heads, sourcePass);
   });
   return l.replaceWithBuffers(op, {p.dq, p.dk, p.dv});
 }
 
 LogicalResult loops::lowerFusedAttentionGrad(FusedAttentionGradOp op,
-                                             bool gpuKernels, bool blockTiles,
+                                             const LoopTarget &target,
                                              RewriterBase &rewriter) {
   Lowering l(op, rewriter);
-  return AttentionGrad(l, op, gpuKernels).build(blockTiles);
+  return AttentionGrad(l, op, target).build();
 }

@@ -104,8 +104,9 @@ static std::pair<Value, Value> counterAndWord(Lowering &l, Value offset,
           l.b.create<arith::AndIOp>(e, indexConstant(l, type, 3))};
 }
 
-LogicalResult loops::lowerDropout(DropoutOp op, bool vectors,
+LogicalResult loops::lowerDropout(DropoutOp op, const LoopTarget &target,
                                   RewriterBase &rewriter) {
+  bool vectors = target.vectorLoops();
   Lowering l(op, rewriter);
   Feature in = l.feature(op.getInput());
   auto type = cast<RankedTensorType>(op.getResult().getType());

@@ -3,7 +3,8 @@
 // Part of gnnc. Every gnn op becomes loops over memrefs: edge-wise ops loop
 // over edges, receiving ops over destinations and their in-edges (CSR), the
 // fused attention over destinations with an online softmax. Results are
-// fresh buffers handed back as tensors, for one-shot bufferization.
+// fresh buffers handed back as tensors, for one-shot bufferization. Where
+// CPU cores and GPU threads want different loops, the LoopTarget says which.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,14 +22,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Rewrite/PatternApplicator.h"
 
 #include <cmath>
-
-namespace mlir::gnn {
-#define GEN_PASS_DEF_CONVERTGNNTOLOOPSPASS
-#include "GNN/Conversion/Passes.h.inc"
-} // namespace mlir::gnn
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -38,11 +33,12 @@ using namespace mlir::gnn::loops;
 // Op lowerings
 //===----------------------------------------------------------------------===//
 
-/// `elementThreads` (the GPU form): a parallel iteration per edge and item,
-/// so that a GPU's neighbouring threads touch neighbouring elements;
-/// otherwise one per edge, whose items a CPU core loops over in vectors.
-static LogicalResult lowerApplyEdges(ApplyEdgesOp op, bool elementThreads,
+/// On GPU threads, a parallel iteration per edge and item, so that
+/// neighbouring threads touch neighbouring elements; on CPU cores one per
+/// edge, whose items the core loops over in vectors.
+static LogicalResult lowerApplyEdges(ApplyEdgesOp op, const LoopTarget &target,
                                      RewriterBase &rewriter) {
+  bool elementThreads = target.elementPerThread();
   Lowering l(op, rewriter);
   FailureOr<GraphParts> g = l.graph(op, op.getGraph());
   if (failed(g))
@@ -256,10 +252,11 @@ static LogicalResult lowerReduce(ReduceOp op, RewriterBase &rewriter) {
                       {SmallVector<Value>{op.getInput()}}, rewriter);
 }
 
-/// `elementThreads` as for apply_edges: a parallel iteration per row and
-/// item (GPU), or per row with a loop over its items (CPU).
-static LogicalResult lowerApplyNodes(ApplyNodesOp op, bool elementThreads,
+/// As apply_edges: a parallel iteration per row and item (GPU threads), or
+/// per row with a loop over its items (CPU cores).
+static LogicalResult lowerApplyNodes(ApplyNodesOp op, const LoopTarget &target,
                                      RewriterBase &rewriter) {
+  bool elementThreads = target.elementPerThread();
   Lowering l(op, rewriter);
   SmallVector<Feature> inputs = l.features(op.getInputs());
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -292,8 +289,9 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, bool elementThreads,
   return l.replaceWithBuffers(op, out);
 }
 
-static LogicalResult lowerBroadcast(BroadcastOp op, bool elementThreads,
+static LogicalResult lowerBroadcast(BroadcastOp op, const LoopTarget &target,
                                     RewriterBase &rewriter) {
+  bool elementThreads = target.elementPerThread();
   Lowering l(op, rewriter);
   Value in = l.toMemrefView(op.getInput());
   Value like = l.toMemrefView(op.getLike());
@@ -373,11 +371,12 @@ static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op,
   return success();
 }
 
-/// `deviceForm`: a parallel iteration per row and item, with bad ids
-/// reported after the loop (checkedId with a slot), so that a GPU runs the
-/// lookup.
-static LogicalResult lowerGatherRows(GatherRowsOp op, bool deviceForm,
+/// On GPU threads, a parallel iteration per row and item, with bad ids
+/// reported after the loop (checkedId with a slot), so that the GPU runs
+/// the lookup.
+static LogicalResult lowerGatherRows(GatherRowsOp op, const LoopTarget &target,
                                      RewriterBase &rewriter) {
+  bool elementThreads = target.elementPerThread();
   Lowering l(op, rewriter);
   Feature source = l.feature(op.getSource());
   Value ids = l.toMemref(op.getIds());
@@ -395,7 +394,7 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, bool deviceForm,
         [&] { return SmallVector<Value>{l.zero(type.getElementType())}; })[0];
     l.b.create<memref::StoreOp>(x, out, to);
   };
-  if (deviceForm) {
+  if (elementThreads) {
     Value slot = l.badIdSlot();
     l.parallelItems(rows, extents, [&](Value i, ValueRange item) {
       auto [inRange, r] = l.checkedId(ids, i, limit, slot);
@@ -509,12 +508,14 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
 /// reads a few pages rather than running a thread or two.
 static constexpr int64_t kMinDeviceScatterItem = 32;
 
-/// `deviceForm`: the copy of `dest` is a parallel loop, and an adding
+/// On GPU threads, the copy of `dest` is a parallel loop, and an adding
 /// scatter of wide rows runs a parallel iteration per item element, each
 /// adding the list's rows in list order (the sums of the serial loop, bit
 /// for bit), bad ids reported after the loop.
-static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
+static LogicalResult lowerScatterRows(ScatterRowsOp op,
+                                      const LoopTarget &target,
                                       RewriterBase &rewriter) {
+  bool elementThreads = target.elementPerThread();
   Lowering l(op, rewriter);
   auto type = cast<RankedTensorType>(op.getResult().getType());
   ArrayRef<int64_t> item = getItemShape(type);
@@ -531,9 +532,9 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
   Value rows = l.dim(dest.memref, 0);
   // (On a GPU the ids stay where they are: no host pass over them.)
   Value entries = checkScatterIds(l, op, ids, rows,
-                                  /*distinct=*/!op.getAdd() && !deviceForm);
+                                  /*distinct=*/!op.getAdd() && !elementThreads);
   Value out = l.alloc(type, rows, extents);
-  if (deviceForm) {
+  if (elementThreads) {
     // On a GPU the copy is a kernel too: on the host it would move the
     // pages of both buffers there.
     l.parallelItems(rows, extents, [&](Value r, ValueRange item) {
@@ -552,7 +553,8 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op, bool deviceForm,
                                           l.load(source, i, item));
     l.b.create<memref::StoreOp>(sum, out, to);
   };
-  if (op.getAdd() && deviceForm && !llvm::any_of(item, ShapedType::isDynamic) &&
+  if (op.getAdd() && elementThreads &&
+      !llvm::any_of(item, ShapedType::isDynamic) &&
       saturatedElementCount(item) >= kMinDeviceScatterItem) {
     Value slot = l.badIdSlot();
     l.parallelItems(l.idx(1), extents, [&](Value, ValueRange item) {
@@ -901,74 +903,64 @@ void addCountLowering(RewritePatternSet &patterns, Value GraphParts::*part) {
 } // namespace
 
 void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
-                                           const GNNToLoopsOptions &options) {
-  // The GPU form of the ops that lower to plain loops.
-  bool deviceForm = options.gpuKernels || options.deviceLoops;
-  addLowering<ApplyEdgesOp>(
-      patterns, [deviceForm](ApplyEdgesOp op, RewriterBase &rewriter) {
-        return lowerApplyEdges(op, /*elementThreads=*/deviceForm, rewriter);
-      });
+                                           const LoopTarget &target) {
+  addLowering<ApplyEdgesOp>(patterns,
+                            [target](ApplyEdgesOp op, RewriterBase &rewriter) {
+                              return lowerApplyEdges(op, target, rewriter);
+                            });
   addLowering<SendAndRecvOp>(patterns, lowerSendAndRecv);
   addLowering<ReduceOp>(patterns, lowerReduce);
-  addLowering<ApplyNodesOp>(
-      patterns, [deviceForm](ApplyNodesOp op, RewriterBase &rewriter) {
-        return lowerApplyNodes(op, /*elementThreads=*/deviceForm, rewriter);
-      });
+  addLowering<ApplyNodesOp>(patterns,
+                            [target](ApplyNodesOp op, RewriterBase &rewriter) {
+                              return lowerApplyNodes(op, target, rewriter);
+                            });
   addLowering<DropoutOp>(patterns,
-                         [deviceForm](DropoutOp op, RewriterBase &rewriter) {
-                           // GPU kernels take an element per thread.
-                           return lowerDropout(op, !deviceForm, rewriter);
+                         [target](DropoutOp op, RewriterBase &rewriter) {
+                           return lowerDropout(op, target, rewriter);
                          });
-  addLowering<SumToOp>(patterns,
-                       [deviceForm](SumToOp op, RewriterBase &rewriter) {
-                         return lowerSumTo(op, !deviceForm, rewriter);
-                       });
-  addLowering<BroadcastOp>(
-      patterns, [deviceForm](BroadcastOp op, RewriterBase &rewriter) {
-        return lowerBroadcast(op, /*elementThreads=*/deviceForm, rewriter);
-      });
+  addLowering<SumToOp>(patterns, [target](SumToOp op, RewriterBase &rewriter) {
+    return lowerSumTo(op, target, rewriter);
+  });
+  addLowering<BroadcastOp>(patterns,
+                           [target](BroadcastOp op, RewriterBase &rewriter) {
+                             return lowerBroadcast(op, target, rewriter);
+                           });
   addLowering<FusedAttentionGradOp>(
-      patterns,
-      [options, deviceForm](FusedAttentionGradOp op, RewriterBase &rewriter) {
-        return lowerFusedAttentionGrad(
-            op, deviceForm,
-            /*blockTiles=*/options.attentionBlocks && !deviceForm, rewriter);
+      patterns, [target](FusedAttentionGradOp op, RewriterBase &rewriter) {
+        return lowerFusedAttentionGrad(op, target, rewriter);
       });
   addLowering<FusedAttentionOp>(
-      patterns, [options](FusedAttentionOp op, RewriterBase &rewriter) {
-        return options.gpuKernels ? lowerFusedAttentionToGPU(op, rewriter)
-                                  : lowerFusedAttentionToLoops(
-                                        op, options.attentionBlocks, rewriter);
+      patterns, [target](FusedAttentionOp op, RewriterBase &rewriter) {
+        return lowerFusedAttentionToLoops(op, target.attentionBlocks, rewriter);
       });
   addCountLowering<NumSrcNodesOp>(patterns, &GraphParts::numSrc);
   addCountLowering<NumDstNodesOp>(patterns, &GraphParts::numDst);
   addCountLowering<NumEdgesOp>(patterns, &GraphParts::numEdges);
   addLowering<EdgeEndpointsOp>(patterns, lowerEdgeEndpoints);
-  addLowering<GatherRowsOp>(
-      patterns, [deviceForm](GatherRowsOp op, RewriterBase &rewriter) {
-        return lowerGatherRows(op, deviceForm, rewriter);
-      });
+  addLowering<GatherRowsOp>(patterns,
+                            [target](GatherRowsOp op, RewriterBase &rewriter) {
+                              return lowerGatherRows(op, target, rewriter);
+                            });
   addLowering<ScatterRowsOp>(
-      patterns, [deviceForm](ScatterRowsOp op, RewriterBase &rewriter) {
-        return lowerScatterRows(op, deviceForm, rewriter);
+      patterns, [target](ScatterRowsOp op, RewriterBase &rewriter) {
+        return lowerScatterRows(op, target, rewriter);
       });
   addLowering<FilterNodesOp>(patterns, lowerFilterNodes);
   addLowering<GraphFromCooOp>(
-      patterns, [deviceForm](GraphFromCooOp op, RewriterBase &rewriter) {
-        return lowerGraphFromCoo(op, deviceForm ? kDeviceChunks : kThreadChunks,
-                                 rewriter);
+      patterns, [target](GraphFromCooOp op, RewriterBase &rewriter) {
+        return lowerGraphFromCoo(op, chunksFor(target), rewriter);
       });
   addLowering<InSubgraphOp>(patterns, lowerInSubgraph);
   addLowering<FilterEdgesOp>(patterns, lowerFilterEdges);
   addLowering<LinearOp>(
-      patterns, [options](LinearOp op, RewriterBase &rewriter) {
-        return lowerLinear(op, options.parallelDense, rewriter);
+      patterns, [target](LinearOp op, RewriterBase &rewriter) {
+        return lowerLinear(op, target.parallelDense, rewriter);
       });
   addLowering<LayerNormOp>(patterns, lowerLayerNorm);
   addLowering<LayerNormGradOp>(patterns, lowerLayerNormGrad);
   addLowering<OuterSumOp>(
-      patterns, [options](OuterSumOp op, RewriterBase &rewriter) {
-        return lowerOuterSum(op, options.parallelDense, rewriter);
+      patterns, [target](OuterSumOp op, RewriterBase &rewriter) {
+        return lowerOuterSum(op, target.parallelDense, rewriter);
       });
   addLowering<LogSoftmaxOp>(patterns, lowerLogSoftmax);
   addLowering<TapeCreateOp>(patterns, lowerTapeCreate);
@@ -977,75 +969,3 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<TapeFreeOp>(patterns, lowerTapeFree);
   addLowering<TapeRefusedOp>(patterns, lowerTapeRefused);
 }
-
-namespace {
-struct ConvertGNNToLoopsPass
-    : public gnn::impl::ConvertGNNToLoopsPassBase<ConvertGNNToLoopsPass> {
-  using ConvertGNNToLoopsPassBase::ConvertGNNToLoopsPassBase;
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (failed(decomposeGraphs(module)))
-      return signalPassFailure();
-    // Entry points are called through their C wrappers.
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (fn.isPublic())
-        fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    UnitAttr::get(fn.getContext()));
-
-    // The runtime functions that lowered code reports bad input to (their
-    // context argument comes with gnn-pass-runtime-context).
-    OpBuilder b(module.getBodyRegion());
-    for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions) {
-      if (!abi::isErrorReport(f) || module.lookupSymbol(f.name))
-        continue;
-      auto decl = b.create<func::FuncOp>(
-          module.getLoc(), f.name,
-          b.getFunctionType(SmallVector<Type>(f.i64Arguments, b.getI64Type()),
-                            {}));
-      decl.setPrivate();
-    }
-
-    // Every gnn op outside an element body, in program order: a graph's
-    // producer is lowered before its users read its parts.
-    SmallVector<Operation *> ops;
-    module.walk([&](Operation *op) {
-      if (isa_and_nonnull<GNNDialect>(op->getDialect()) && !isa<YieldOp>(op) &&
-          !op->getParentOfType<ApplyEdgesOp>() &&
-          !op->getParentOfType<ApplyNodesOp>() &&
-          !op->getParentOfType<FilterNodesOp>() &&
-          !op->getParentOfType<FilterEdgesOp>())
-        ops.push_back(op);
-    });
-    RewritePatternSet patterns(&getContext());
-    populateGNNToLoopsPatterns(
-        patterns, {gpuKernels, attentionBlocks, parallelDense, deviceLoops});
-    FrozenRewritePatternSet frozen(std::move(patterns));
-    PatternApplicator applicator(frozen);
-    applicator.applyDefaultCostModel();
-    PatternRewriter rewriter(&getContext());
-    for (Operation *op : ops) {
-      rewriter.setInsertionPoint(op);
-      bool matched = false;
-      // A pattern that fails has said why (ops without one are named here).
-      if (succeeded(
-              applicator.matchAndRewrite(op, rewriter, [&](const Pattern &) {
-                matched = true;
-                return true;
-              })))
-        continue;
-      if (!matched)
-        op->emitOpError("has no CPU lowering yet");
-      return signalPassFailure();
-    }
-    // Graphs built by gnn ops and passed on are their parts now.
-    foldGraphCasts(module);
-    // Tape ops read the runtime's pointer, not the casts creation left.
-    module.walk([](UnrealizedConversionCastOp cast) {
-      if (cast->use_empty() && cast->getNumResults() == 1 &&
-          isa<TapeType>(cast->getResult(0).getType()))
-        cast.erase();
-    });
-  }
-};
-} // namespace

@@ -31,6 +31,10 @@ constexpr Chunking kThreadChunks{16, 1};
 /// A chunk per GPU thread: a thread walks its chunk's edges one by one, so
 /// a GPU wants many short chunks.
 constexpr Chunking kDeviceChunks{4096, 4};
+/// The chunks that suit `target`'s threads.
+inline Chunking chunksFor(const LoopTarget &target) {
+  return target.elementPerThread() ? kDeviceChunks : kThreadChunks;
+}
 
 /// The buffers of an in-edge index and the scratch that filling it needs.
 struct InEdgeIndex {

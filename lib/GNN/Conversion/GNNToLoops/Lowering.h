@@ -10,6 +10,7 @@
 #define GNN_CONVERSION_GNNTOLOOPS_LOWERING_H
 
 #include "GNN/Conversion/GraphParts.h"
+#include "GNN/Conversion/LoopTarget.h"
 #include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/IR/GNNOps.h"
 #include "gnnc/errors.h"
@@ -659,13 +660,15 @@ LogicalResult lowerOuterSum(OuterSumOp op, bool parallelDense,
                             RewriterBase &rewriter);
 LogicalResult lowerLogSoftmax(LogSoftmaxOp op, RewriterBase &rewriter);
 
-/// gnn.dropout (Dropout.cpp): in vector loops with `vectors`, else one
-/// element per parallel iteration (GPU kernels).
-LogicalResult lowerDropout(DropoutOp op, bool vectors, RewriterBase &rewriter);
+/// gnn.dropout (Dropout.cpp): in vector loops on CPU cores, else one
+/// element per parallel iteration.
+LogicalResult lowerDropout(DropoutOp op, const LoopTarget &target,
+                           RewriterBase &rewriter);
 
-/// gnn.sum_to (SumTo.cpp): in vector loops with `vectors`, else one result
-/// element per parallel iteration (GPU kernels).
-LogicalResult lowerSumTo(SumToOp op, bool vectors, RewriterBase &rewriter);
+/// gnn.sum_to (SumTo.cpp): in vector loops on CPU cores, else one result
+/// element per parallel iteration.
+LogicalResult lowerSumTo(SumToOp op, const LoopTarget &target,
+                         RewriterBase &rewriter);
 
 /// Tapes of loop iterations (Tape.cpp): calls of the runtime's gnn_rt_tape.
 LogicalResult lowerTapeCreate(TapeCreateOp op, RewriterBase &rewriter);

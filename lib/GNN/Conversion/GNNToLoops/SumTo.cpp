@@ -321,9 +321,10 @@ void SumToLowering::sumWithinRows(Value out) {
   });
 }
 
-LogicalResult loops::lowerSumTo(SumToOp op, bool vectors,
+LogicalResult loops::lowerSumTo(SumToOp op, const LoopTarget &target,
                                 RewriterBase &rewriter) {
   Lowering l(op, rewriter);
-  SumToLowering lowering(l, l.feature(op.getInput()), op.getType(), vectors);
+  SumToLowering lowering(l, l.feature(op.getInput()), op.getType(),
+                         target.vectorLoops());
   return l.replaceWithBuffers(op, lowering.build());
 }

@@ -1,4 +1,4 @@
-// RUN: gnn-opt %s --convert-gnn-to-loops=gpu-kernels --split-input-file | FileCheck %s
+// RUN: gnn-opt %s --convert-gnn-to-gpu --split-input-file | FileCheck %s
 
 // 8 heads of 64 on a general graph: a warp (32 lanes) per destination and
 // head, two elements per lane; the dot product is reduced by 5 butterfly shuffles; the online

@@ -1,4 +1,4 @@
-//===- GPUAttention.cpp - gnn.fused_attention as a GPU kernel -------------===//
+//===- AttentionKernels.cpp - gnn.fused_attention as a GPU kernel ---------===//
 //
 // Part of gnnc. A group of G lanes (a power of two up to a warp) handles one
 // destination and head: lane j holds elements j, j + G, ... of the query row
@@ -23,7 +23,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Attention.h"
+#include "AttentionKernels.h"
+#include "GNNToLoops/Attention.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

@@ -1,0 +1,107 @@
+// RUN: gnn-opt %s --convert-gnn-to-gpu --split-input-file | FileCheck %s
+// RUN: gnn-opt %s --convert-gnn-to-gpu=attention-kernels=false --split-input-file | FileCheck %s --check-prefix=LOOPS
+// RUN: gnn-opt %s "--convert-gnn-to-gpu=attention-kernels=false attention-blocks=true" --split-input-file | FileCheck %s --check-prefix=BLOCKS
+// RUN: gnn-opt %s --convert-gnn-to-loops --split-input-file | FileCheck %s --check-prefix=CPU
+
+// The GPU forms that convert-gnn-to-gpu builds for GPU threads, against
+// convert-gnn-to-loops' forms for CPU cores on the same input.
+
+// Attention is a kernel; without attention kernels, the loop form (for
+// running the other GPU forms on a CPU), which takes GEMM tiles only when
+// asked.
+// CHECK-LABEL: func.func @attention
+// CHECK:         gpu.launch
+// CHECK-NOT:     scf.parallel
+// LOOPS-LABEL: func.func @attention
+// LOOPS-NOT:     gpu.launch
+// LOOPS-NOT:     gnn_rt_gemm
+// LOOPS:         scf.parallel
+// LOOPS-NOT:     gpu.launch
+// LOOPS-NOT:     gnn_rt_gemm
+// BLOCKS-LABEL: func.func @attention
+// BLOCKS-NOT:    gpu.launch
+// BLOCKS:        call @gnn_rt_gemm
+// CPU-LABEL: func.func @attention
+// CPU-NOT:       gpu.launch
+// CPU:           call @gnn_rt_gemm
+func.func @attention(%g: !gnn.graph<general>, %q: tensor<?x8x64xf32>,
+                     %k: tensor<?x8x64xf32>, %v: tensor<?x8x64xf32>)
+    -> tensor<?x8x64xf32> {
+  %o = gnn.fused_attention %g, %q, %k, %v scale(1.250000e-01) normalize
+      : (!gnn.graph<general>, tensor<?x8x64xf32>, tensor<?x8x64xf32>,
+         tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  return %o : tensor<?x8x64xf32>
+}
+
+// -----
+
+// sum_to: a thread per block of 128 rows and result element, then one per
+// result element over the blocks' sums; scalar code. CPU cores take rows
+// in vectors of 8.
+// CHECK-LABEL: func.func @sum_to
+// CHECK:         %[[NB:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK:         %[[N:.*]] = arith.muli %[[NB]], %{{.*}} : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]])
+// CHECK-NOT:     vector
+// CHECK:           scf.for {{.*}} -> (f32)
+// CHECK:         scf.parallel
+// CHECK-NOT:     vector
+// CHECK:           scf.for {{.*}} -> (f32)
+// CPU-LABEL: func.func @sum_to
+// CPU:           vector<8xf32>
+func.func @sum_to(%x: tensor<?x29xf32>) -> tensor<29xf32> {
+  %c = gnn.sum_to %x : tensor<?x29xf32> -> tensor<29xf32>
+  return %c : tensor<29xf32>
+}
+
+// -----
+
+// dropout: Philox on scalar counters (ten rounds of two 32x32->64-bit
+// products each), no vectors; CPU cores take vectors of 8 counters.
+// CHECK-LABEL: func.func @dropout
+// CHECK:         scf.parallel
+// CHECK-NOT:     vector
+// CHECK-COUNT-20: arith.mului_extended {{.*}} : i32
+// CHECK-NOT:     vector
+// CPU-LABEL: func.func @dropout
+// CPU-COUNT-20:  arith.mului_extended {{.*}} : vector<8xi32>
+func.func @dropout(%x: tensor<?x19xf32>, %seed: i64, %offset: i64) -> tensor<?x19xf32> {
+  %y = gnn.dropout %x, %seed, %offset rate(1.000000e-01) : tensor<?x19xf32>
+  return %y : tensor<?x19xf32>
+}
+
+// -----
+
+// graph_from_coo counts and places edges in up to 4096 chunks (a GPU
+// thread walks its chunk's edges one by one); CPU cores take up to 16.
+// CHECK-LABEL: func.func @coo
+// CHECK:         %[[MOST:.*]] = arith.constant 4096 : index
+// CHECK-NEXT:    arith.minui %[[MOST]], %{{.*}} : index
+// CPU-LABEL: func.func @coo
+// CPU:           %[[MOST:.*]] = arith.constant 16 : index
+// CPU-NEXT:      arith.minui %[[MOST]], %{{.*}} : index
+func.func @coo(%src: tensor<?xindex>, %dst: tensor<?xindex>, %n: index) -> index {
+  %g = gnn.graph_from_coo %src, %dst, %n, %n : tensor<?xindex>, tensor<?xindex> -> !gnn.graph<general>
+  %e = gnn.num_edges %g : !gnn.graph<general>
+  return %e : index
+}
+
+// -----
+
+// An adding scatter of wide rows: a thread per item element adds the
+// list's rows in list order; the copy of the destination is a parallel
+// loop too (an iteration per element, no memref.copy on the host).
+// CHECK-LABEL: func.func @scatter_add
+// CHECK-NOT:     memref.copy
+// CHECK:         scf.parallel
+// CHECK-NEXT:      arith.remui
+// CHECK:           memref.store
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK:             arith.addf
+// CPU-LABEL: func.func @scatter_add
+// CPU:           memref.copy
+func.func @scatter_add(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<?xindex>) -> tensor<?x8x16xf32> {
+  %a = gnn.scatter_rows %s into %x[%ids] add : (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?xindex>) -> tensor<?x8x16xf32>
+  return %a : tensor<?x8x16xf32>
+}
