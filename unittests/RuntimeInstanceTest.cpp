@@ -199,5 +199,10 @@ TEST(RuntimeInstanceTest, SettingsOutOfRangeAreRefused) {
   EXPECT_EQ(gnn_rt_runtime_create(&settings), nullptr);
   settings.threads = 0;
   settings.tape_budget_bytes = -5;
+  EXPECT_STREQ(gnn_rt_settings_problem(&settings),
+               "a runtime's tape budget must not be negative");
   EXPECT_EQ(gnn_rt_runtime_create(&settings), nullptr);
+  settings.tape_budget_bytes = 0;
+  EXPECT_EQ(gnn_rt_settings_problem(&settings), nullptr);
+  EXPECT_STREQ(gnn_rt_settings_problem(nullptr), "no settings");
 }

@@ -9,7 +9,7 @@
 
 #include "GNN/InitAll.h"
 #include "GNN/Models/ModelConfig.h"
-#include "GNN/Models/TransformerRunner.h"
+#include "GNN/Models/TransformerModel.h"
 #include "GNN/Runner/CompileThreads.h"
 #include "GNN/Runner/JitRunner.h"
 #include "GNN/Support/Environment.h"

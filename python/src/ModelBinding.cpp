@@ -8,7 +8,7 @@
 
 #include "Bindings.h"
 
-#include "GNN/Models/TransformerRunner.h"
+#include "GNN/Models/TransformerModel.h"
 #include "GNN/Support/Tokenizer.h"
 
 #include <pybind11/stl.h>

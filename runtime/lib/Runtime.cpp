@@ -22,11 +22,18 @@ std::vector<gnn_rt_runtime *> &registry() {
 }
 
 thread_local gnn_rt_context *bound = nullptr;
-
-bool valid(const gnn_rt_settings &s) {
-  return s.threads >= 0 && s.tape_budget_bytes >= 0;
-}
 } // namespace
+
+extern "C" const char *
+gnn_rt_settings_problem(const gnn_rt_settings *settings) {
+  if (!settings)
+    return "no settings";
+  if (settings->threads < 0)
+    return "a runtime's thread count must not be negative";
+  if (settings->tape_budget_bytes < 0)
+    return "a runtime's tape budget must not be negative";
+  return nullptr;
+}
 
 extern "C" void gnn_rt_settings_init(gnn_rt_settings *settings) {
   if (!settings)
@@ -55,7 +62,7 @@ gnn_rt_runtime_create(const gnn_rt_settings *settings) {
   gnn_rt_settings_init(&chosen);
   if (settings)
     chosen = *settings;
-  if (!valid(chosen))
+  if (gnn_rt_settings_problem(&chosen))
     return nullptr;
   auto *instance = new (std::nothrow) gnn_rt_runtime(chosen);
   if (!instance)

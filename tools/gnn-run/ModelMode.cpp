@@ -8,7 +8,7 @@
 #include "ModelMode.h"
 #include "TimedRuns.h"
 
-#include "GNN/Models/TransformerRunner.h"
+#include "GNN/Models/TransformerModel.h"
 #include "GNN/Support/Messages.h"
 #include "GNN/Support/OutputFile.h"
 #include "GNN/Support/Tokenizer.h"

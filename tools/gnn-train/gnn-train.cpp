@@ -25,7 +25,7 @@
 #include "GNN/InitAll.h"
 #include "GNN/Models/Fit.h"
 #include "GNN/Models/Trainer.h"
-#include "GNN/Models/TransformerRunner.h"
+#include "GNN/Models/TransformerModel.h"
 #include "GNN/Runner/CompileThreads.h"
 #include "GNN/Support/CompileCache.h"
 #include "GNN/Support/Environment.h"

@@ -256,10 +256,8 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
 
 llvm::Expected<RuntimeInstance>
 mlir::gnn::createRuntime(const gnn_rt_settings &settings) {
-  if (settings.threads < 0)
-    return error("a runtime's thread count must not be negative");
-  if (settings.tape_budget_bytes < 0)
-    return error("a runtime's tape budget must not be negative");
+  if (const char *problem = gnn_rt_settings_problem(&settings))
+    return error(problem);
   RuntimeInstance runtime(gnn_rt_runtime_create(&settings));
   if (!runtime)
     return error("out of memory for a runtime instance");

@@ -49,10 +49,15 @@ typedef struct gnn_rt_settings {
  * default tape budget, small-GEMM kernels on. */
 GNNC_EXPORT void gnn_rt_settings_init(gnn_rt_settings *settings);
 
+/* NULL if every setting is in range, else what is wrong (a static string:
+ * "a runtime's thread count must not be negative", ...). */
+GNNC_EXPORT const char *
+gnn_rt_settings_problem(const gnn_rt_settings *settings);
+
 typedef struct gnn_rt_runtime gnn_rt_runtime;
 
 /* A new instance with `settings` (NULL: the defaults); NULL if memory is
- * exhausted or a setting is out of range (negative threads or budget). */
+ * exhausted or a setting is out of range (gnn_rt_settings_problem). */
 GNNC_EXPORT gnn_rt_runtime *
 gnn_rt_runtime_create(const gnn_rt_settings *settings);
 

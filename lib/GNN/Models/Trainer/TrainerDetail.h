@@ -8,7 +8,7 @@
 #ifndef GNN_MODELS_TRAINER_TRAINERDETAIL_H
 #define GNN_MODELS_TRAINER_TRAINERDETAIL_H
 
-#include "../Runner/ModelRunnerDetail.h"
+#include "../Inference/InferenceDetail.h"
 #include "GNN/Models/Trainer.h"
 
 namespace mlir::gnn {

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ModelRunnerDetail.h"
+#include "InferenceDetail.h"
 
 #include <cmath>
 

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ModelRunnerDetail.h"
+#include "InferenceDetail.h"
 
 #include <cmath>
 

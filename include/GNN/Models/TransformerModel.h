@@ -1,4 +1,4 @@
-//===- TransformerRunner.h - run compiled Transformer models ----*- C++ -*-===//
+//===- TransformerModel.h - run compiled Transformer models -----*- C++ -*-===//
 //
 // Part of gnnc. Compiles a model's gnn module (built from its config, or a
 // user's) and runs batches of sequences as one block-diagonal graph:
@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GNN_MODELS_TRANSFORMERRUNNER_H
-#define GNN_MODELS_TRANSFORMERRUNNER_H
+#ifndef GNN_MODELS_TRANSFORMERMODEL_H
+#define GNN_MODELS_TRANSFORMERMODEL_H
 
 #include "GNN/Models/ModelConfig.h"
 #include "GNN/Runner/JitRunner.h"
@@ -166,4 +166,4 @@ private:
 
 } // namespace mlir::gnn
 
-#endif // GNN_MODELS_TRANSFORMERRUNNER_H
+#endif // GNN_MODELS_TRANSFORMERMODEL_H

@@ -4,13 +4,13 @@
 // attention, one weight per edge of the batch's graph (and, for a Universal
 // Transformer, per ACT step). This file turns them into the dense
 // [heads, destinations, sources] maps of single sequences that
-// TransformerRunner.h's AttentionMaps describes, walking each sequence's
+// TransformerModel.h's AttentionMaps describes, walking each sequence's
 // destinations through the graph's CSR, so the work is proportional to the
 // chosen sequences' edges.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ModelRunnerDetail.h"
+#include "InferenceDetail.h"
 
 using namespace mlir;
 using namespace mlir::gnn;

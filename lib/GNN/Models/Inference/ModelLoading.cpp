@@ -9,7 +9,7 @@
 #include "GNN/Support/InputFile.h"
 #include "GNN/Support/ParserHazards.h"
 #include "GNN/Support/ParserQuarantine.h"
-#include "ModelRunnerDetail.h"
+#include "InferenceDetail.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"

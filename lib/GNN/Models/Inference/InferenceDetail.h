@@ -1,16 +1,16 @@
-//===- ModelRunnerDetail.h - shared by the model runner's files -*- C++ -*-===//
+//===- InferenceDetail.h - shared by the inference files --------*- C++ -*-===//
 //
 // Part of gnnc. Helpers and the private state types of TransformerModel
 // that its loading, execution and search files share. Private to
-// lib/GNN/Models.
+// lib/GNN/Models/Inference.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GNN_MODELS_MODELRUNNERDETAIL_H
-#define GNN_MODELS_MODELRUNNERDETAIL_H
+#ifndef GNN_MODELS_INFERENCEDETAIL_H
+#define GNN_MODELS_INFERENCEDETAIL_H
 
 #include "GNN/Models/TransformerBuilder.h"
-#include "GNN/Models/TransformerRunner.h"
+#include "GNN/Models/TransformerModel.h"
 
 #include <algorithm>
 #include <cstring>
@@ -205,4 +205,4 @@ struct TransformerModel::Hypothesis {
 };
 } // namespace mlir::gnn
 
-#endif // GNN_MODELS_MODELRUNNERDETAIL_H
+#endif // GNN_MODELS_INFERENCEDETAIL_H
