@@ -36,6 +36,61 @@ func.func @divisions(%n: i32, %d: i32) -> (i32, i32, i32) {
 
 // -----
 
+// Vectors of divisors: the same checks lane by lane (2-D vectors flattened
+// for the reduction), a branch per kind when any lane fails, reporting the
+// first failing lane's values; failing lanes divide by 1. A constant splat
+// divisor other than 0 and -1 is left alone.
+// CHECK-LABEL: func @vector_divisions
+// CHECK-SAME: (%[[N:.*]]: vector<2x4xi32>, %[[D:.*]]: vector<2x4xi32>)
+// CHECK: %[[FN:.*]] = vector.shape_cast %[[N]] : vector<2x4xi32> to vector<8xi32>
+// CHECK: %[[ZERO:.*]] = arith.cmpi eq, %[[D]], %{{.*}} : vector<2x4xi32>
+// CHECK: %[[FZ:.*]] = vector.shape_cast %[[ZERO]] : vector<2x4xi1> to vector<8xi1>
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %[[FZ]] : vector<8xi1> into i1
+// CHECK: scf.if %[[ANY]] {
+// CHECK:   %[[B7:.*]] = vector.extract %[[FZ]][7]
+// CHECK:   %[[X7:.*]] = vector.extract %[[FN]][7]
+// CHECK:   %[[B0:.*]] = vector.extract %[[FZ]][0]
+// CHECK:   %[[X0:.*]] = vector.extract %[[FN]][0]
+// CHECK:   %[[FIRST:.*]] = arith.select %[[B0]], %[[X0]], %{{.*}} : i32
+// CHECK:   %[[W:.*]] = arith.extsi %[[FIRST]] : i32 to i64
+// CHECK:   func.call @gnn_rt_bad_value(%c0_i64, %[[W]],
+// CHECK: }
+// CHECK: %[[MIN:.*]] = arith.cmpi eq, %[[N]], %{{.*}} : vector<2x4xi32>
+// CHECK: %[[NEG:.*]] = arith.cmpi eq, %[[D]], %{{.*}} : vector<2x4xi32>
+// CHECK: %[[OVER:.*]] = arith.andi %[[MIN]], %[[NEG]] : vector<2x4xi1>
+// CHECK: vector.reduction <or>
+// CHECK: scf.if
+// CHECK:   func.call @gnn_rt_bad_value(%c1_i64,
+// CHECK: %[[BAD:.*]] = arith.ori %[[ZERO]], %[[OVER]] : vector<2x4xi1>
+// CHECK: %[[SAFE:.*]] = arith.select %[[BAD]], %{{.*}}, %[[D]] : vector<2x4xi1>, vector<2x4xi32>
+// CHECK: arith.divsi %[[N]], %[[SAFE]] : vector<2x4xi32>
+// An unsigned remainder only checks for zero.
+// CHECK: arith.cmpi eq, %[[D]]
+// CHECK-NOT: arith.cmpi eq, %[[N]]
+// CHECK: arith.remui %[[N]], %{{.*}} : vector<2x4xi32>
+// CHECK-NEXT: arith.divsi %[[N]], %cst : vector<2x4xi32>
+// CHECK: return
+func.func @vector_divisions(%n: vector<2x4xi32>, %d: vector<2x4xi32>) -> (vector<2x4xi32>, vector<2x4xi32>, vector<2x4xi32>) {
+  %c7 = arith.constant dense<7> : vector<2x4xi32>
+  %q = arith.divsi %n, %d : vector<2x4xi32>
+  %r = arith.remui %n, %d : vector<2x4xi32>
+  %s = arith.divsi %n, %c7 : vector<2x4xi32>
+  return %q, %r, %s : vector<2x4xi32>, vector<2x4xi32>, vector<2x4xi32>
+}
+
+// -----
+
+// Scalable vectors have no lane count to report from: left alone.
+// CHECK-LABEL: func @scalable_division
+// CHECK-NEXT: arith.divsi
+// CHECK-NEXT: return
+func.func @scalable_division(%n: vector<[4]xi32>, %d: vector<[4]xi32>) -> vector<[4]xi32> {
+  %q = arith.divsi %n, %d : vector<[4]xi32>
+  return %q : vector<[4]xi32>
+}
+
+// -----
+
 // An extract at a run-time index runs only in range; out of range, it
 // reports the index, the size, the dimension and the op's place, and
 // yields 0.

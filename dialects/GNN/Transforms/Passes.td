@@ -340,7 +340,9 @@ def GuardRuntimeValuesPass : Pass<"gnn-guard-runtime-values", "ModuleOp"> {
     divisor of 1, an extract or load of 0, an insert that leaves its
     destination, no store, an empty slice or reshape, sizes of 0.
 
-    Covered: `arith` integer divisions and remainders (scalar),
+    Covered: `arith` integer divisions and remainders (scalars, and
+    vectors of a fixed size lane by lane: the first failing lane is
+    reported, failing lanes divide by 1),
     `tensor.extract`/`insert` and `memref.load`/`store` (indices),
     `tensor.dim` (a dynamic index),
     `tensor.extract_slice`/`insert_slice` (offsets, sizes, strides, an
@@ -373,7 +375,8 @@ def GuardRuntimeValuesPass : Pass<"gnn-guard-runtime-values", "ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
   let options = [
     Option<"hostOnly", "host-only", "bool", "false",
            "leave ops in the bodies of loops that become GPU kernels "

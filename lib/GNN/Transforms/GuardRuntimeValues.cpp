@@ -26,8 +26,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ShapedOpInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -202,6 +204,80 @@ void guardDivision(Operation *op) {
                              literal(APInt::getAllOnes(width)));
     Value overflows = g.both(isSmallest, isMinusOne);
     g.reportIf(overflows, GNN_RT_DIVISION_OVERFLOW, {dividend, divisor});
+    bad = g.either(bad, overflows);
+  }
+  Value one = literal(APInt(width, 1));
+  op->setOperand(1, g.b.create<arith::SelectOp>(g.loc, bad, one, divisor));
+}
+
+/// A division of vectors: the checks of guardDivision lane by lane, one
+/// branch per kind taken when any lane fails it, reporting the first such
+/// lane's values; failing lanes divide by one.
+void guardVectorDivision(Operation *op) {
+  Value dividend = op->getOperand(0), divisor = op->getOperand(1);
+  auto type = cast<VectorType>(divisor.getType());
+  Type element = type.getElementType();
+  bool isSigned = isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
+                      arith::FloorDivSIOp>(op);
+  unsigned width = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
+  auto splat = [&](DenseElementsAttr attr) -> bool {
+    if (!attr || !attr.isSplat())
+      return false;
+    APInt value = attr.getSplatValue<APInt>();
+    return !value.isZero() && (!isSigned || !value.isAllOnes());
+  };
+  DenseElementsAttr known;
+  if (matchPattern(divisor, m_Constant(&known)) && splat(known))
+    return;
+
+  Guard g(op, /*unsignedValues=*/!isSigned);
+  auto literal = [&](const APInt &value) -> Value {
+    return g.b.create<arith::ConstantOp>(g.loc,
+                                         DenseElementsAttr::get(type, value));
+  };
+  // Lanes in one dimension, for the reductions and the extracts.
+  int64_t lanes = type.getNumElements();
+  auto flat = [&](Value v) -> Value {
+    auto vectorType = cast<VectorType>(v.getType());
+    if (vectorType.getRank() == 1)
+      return v;
+    return g.b.create<vector::ShapeCastOp>(
+        g.loc, VectorType::get({lanes}, vectorType.getElementType()), v);
+  };
+  Value flatDividend = flat(dividend);
+  // Reports `kind` when any lane of `bad` holds, with `values` at the first.
+  auto reportLanes = [&](Value bad, gnn_rt_value_error kind,
+                         ArrayRef<Value> values) {
+    Value flatBad = flat(bad);
+    Value any = g.b.create<vector::ReductionOp>(
+        g.loc, vector::CombiningKind::OR, flatBad);
+    auto ifOp = g.b.create<scf::IfOp>(g.loc, any, /*withElseRegion=*/false);
+    OpBuilder inside = ifOp.getThenBodyBuilder();
+    SmallVector<Value> first;
+    for (int64_t lane = lanes - 1; lane >= 0; --lane) {
+      Value isBad = inside.create<vector::ExtractOp>(g.loc, flatBad, lane);
+      for (auto [i, v] : llvm::enumerate(values)) {
+        Value x = inside.create<vector::ExtractOp>(g.loc, v, lane);
+        first.resize(values.size());
+        first[i] =
+            first[i] ? inside.create<arith::SelectOp>(g.loc, isBad, x, first[i])
+                     : x;
+      }
+    }
+    g.emitReport(inside, kind, first);
+  };
+  Value isZero =
+      g.cmp(arith::CmpIPredicate::eq, divisor, literal(APInt::getZero(width)));
+  reportLanes(isZero, GNN_RT_DIVISION_BY_ZERO, {flatDividend});
+  Value bad = isZero;
+  if (isSigned) {
+    Value isSmallest = g.cmp(arith::CmpIPredicate::eq, dividend,
+                             literal(APInt::getSignedMinValue(width)));
+    Value isMinusOne = g.cmp(arith::CmpIPredicate::eq, divisor,
+                             literal(APInt::getAllOnes(width)));
+    Value overflows = g.both(isSmallest, isMinusOne);
+    reportLanes(overflows, GNN_RT_DIVISION_OVERFLOW,
+                {flatDividend, flat(divisor)});
     bad = g.either(bad, overflows);
   }
   Value one = literal(APInt(width, 1));
@@ -707,9 +783,9 @@ struct GuardRuntimeValuesPass
       if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
               arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(
               op)) {
-        // Vectors of divisors: not yet (the element-wise lowering of whole
-        // tensors divides scalars).
-        if (!op->getOperand(1).getType().isIntOrIndex())
+        // Scalable vectors have no lane count to report from.
+        auto vector = dyn_cast<VectorType>(op->getOperand(1).getType());
+        if (vector && vector.isScalable())
           return;
       } else if (!isa<tensor::ExtractOp, tensor::InsertOp, tensor::DimOp,
                       memref::LoadOp, memref::StoreOp, tensor::ExtractSliceOp,
@@ -752,7 +828,12 @@ struct GuardRuntimeValuesPass
           .Case([](tensor::GenerateOp gen) {
             guardAllocation(gen, gen.getDynamicExtentsMutable(), gen.getType());
           })
-          .Default([](Operation *division) { guardDivision(division); });
+          .Default([](Operation *division) {
+            if (isa<VectorType>(division->getOperand(1).getType()))
+              guardVectorDivision(division);
+            else
+              guardDivision(division);
+          });
     }
   }
 };

@@ -90,3 +90,34 @@ func.func @size(%x: tensor<?x?xf32>, %d: tensor<1xindex>) -> tensor<1xindex> {
   %r = tensor.from_elements %n : tensor<1xindex>
   return %r : tensor<1xindex>
 }
+
+// The same six on vectors of 8 lanes (a[i] by b[i] lane by lane), the
+// signed remainder on a 2x4 vector.
+func.func @vdivide(%a: tensor<8xi32>, %b: tensor<8xi32>) -> tensor<6x8xi32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %pad = arith.constant 0 : i32
+  %x = vector.transfer_read %a[%c0], %pad : tensor<8xi32>, vector<8xi32>
+  %y = vector.transfer_read %b[%c0], %pad : tensor<8xi32>, vector<8xi32>
+  %q = arith.divsi %x, %y : vector<8xi32>
+  %x2 = vector.shape_cast %x : vector<8xi32> to vector<2x4xi32>
+  %y2 = vector.shape_cast %y : vector<8xi32> to vector<2x4xi32>
+  %m2 = arith.remsi %x2, %y2 : vector<2x4xi32>
+  %m = vector.shape_cast %m2 : vector<2x4xi32> to vector<8xi32>
+  %f = arith.floordivsi %x, %y : vector<8xi32>
+  %c = arith.ceildivsi %x, %y : vector<8xi32>
+  %u = arith.divui %x, %y : vector<8xi32>
+  %v = arith.remui %x, %y : vector<8xi32>
+  %init = tensor.empty() : tensor<6x8xi32>
+  %r0 = vector.transfer_write %q, %init[%c0, %c0] : vector<8xi32>, tensor<6x8xi32>
+  %r1 = vector.transfer_write %m, %r0[%c1, %c0] : vector<8xi32>, tensor<6x8xi32>
+  %r2 = vector.transfer_write %f, %r1[%c2, %c0] : vector<8xi32>, tensor<6x8xi32>
+  %r3 = vector.transfer_write %c, %r2[%c3, %c0] : vector<8xi32>, tensor<6x8xi32>
+  %r4 = vector.transfer_write %u, %r3[%c4, %c0] : vector<8xi32>, tensor<6x8xi32>
+  %r5 = vector.transfer_write %v, %r4[%c5, %c0] : vector<8xi32>, tensor<6x8xi32>
+  return %r5 : tensor<6x8xi32>
+}

@@ -141,3 +141,35 @@ for name, n in [("bad-fill-splat", [2**40, 1]),
 write("size-0", {"x": ("F32", [2, 3], floats(6)), "d": ("I64", [1], [1])},
       {"result0": ("I64", [1], [3])})
 write("bad-size", {"x": ("F32", [2, 3], floats(6)), "d": ("I64", [1], [2])})
+
+# Divisions of vectors of 8 i32 lanes (the result's rows are the six ops).
+U32 = 2**32
+
+
+def signed32(v):
+    v %= U32
+    return v - U32 if v >= 2**31 else v
+
+
+def division_row32(x, y):
+    q = trunc_div(x, y)
+    ux, uy = x % U32, y % U32
+    return [q, x - q * y, x // y, -((-x) // y), signed32(ux // uy),
+            signed32(ux % uy)]
+
+
+for k in range(3):
+    a = [rng.choice([rng.randrange(-100, 100),
+                     rng.randrange(-2**31 + 1, 2**31)]) for _ in range(8)]
+    b = [rng.choice([rng.randrange(1, 9), -rng.randrange(1, 9),
+                     rng.randrange(-2**31 + 1, 2**31) | 1]) for _ in range(8)]
+    columns = [division_row32(x, y) for x, y in zip(a, b)]
+    write("vdivide-%d" % k, {"a": ("I32", [8], a), "b": ("I32", [8], b)},
+          {"result0": ("I32", [6, 8],
+                       [columns[j][i] for i in range(6) for j in range(8)])})
+# Zero in lanes 3 and 6 (lane 3's dividend is reported); the smallest value
+# by -1 in lane 5 only.
+write("bad-vzero", {"a": ("I32", [8], [1, 2, 3, 40, 5, 6, 70, 8]),
+                    "b": ("I32", [8], [1, 1, 1, 0, 1, 1, 0, 1])})
+write("bad-voverflow", {"a": ("I32", [8], [1, 2, 3, 4, 5, -2**31, 7, -2**31]),
+                        "b": ("I32", [8], [1, 1, 1, 1, 1, -1, 1, 1])})
