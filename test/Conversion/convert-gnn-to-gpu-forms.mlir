@@ -105,3 +105,27 @@ func.func @scatter_add(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: ten
   %a = gnn.scatter_rows %s into %x[%ids] add : (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?xindex>) -> tensor<?x8x16xf32>
   return %a : tensor<?x8x16xf32>
 }
+
+// -----
+
+// A scatter without add of rows of a dynamic width: the ids must be
+// distinct, checked by parallel loops (a slot per destination row takes
+// the smallest entry naming it, then the smallest entry that is not its
+// row's first), reported on the host after them; CPU cores walk the ids
+// in one serial loop.
+// CHECK-LABEL: func.func @scatter_distinct
+// CHECK:         scf.parallel
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw minu
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw minu
+// CHECK:         scf.if
+// CHECK:           func.call @gnn_rt_bad_value(%c{{[0-9]+}}_i64,
+// CPU-LABEL: func.func @scatter_distinct
+// CPU-NOT:       memref.atomic_rmw
+// CPU:           scf.for
+// CPU:             func.call @gnn_rt_bad_value
+func.func @scatter_distinct(%s: tensor<?x?xf32>, %x: tensor<?x?xf32>, %ids: tensor<?xindex>) -> tensor<?x?xf32> {
+  %a = gnn.scatter_rows %s into %x[%ids] : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xindex>) -> tensor<?x?xf32>
+  return %a : tensor<?x?xf32>
+}

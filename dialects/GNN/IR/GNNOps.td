@@ -568,7 +568,7 @@ def GNN_ScatterRowsOp : GNN_Op<"scatter_rows", [Pure]> {
     Returns a copy of `dest` in which row `ids[i]` is `source[i]`; the other
     rows keep their values (halted nodes keep their state this way). Ids
     must be distinct; an id outside the rows of `dest` is a run-time error
-    (the entry is skipped), and so is a repeated id (on the CPU) and a
+    (the entry is skipped), and so is a repeated id and a
     number of ids other than the rows of `source` (nothing is scattered).
 
     With `add`, row `r` of the result is `dest[r]` plus the sum of every

@@ -411,14 +411,68 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, const LoopTarget &target,
   return l.replaceWithBuffers(op, out);
 }
 
+/// The distinct-id check of checkScatterIds for GPU threads, where a
+/// kernel cannot call the runtime and the host must not walk the ids: a
+/// slot per destination row takes the smallest entry naming it (atomic
+/// min), a second pass lowers a bad-entry slot to each entry whose row's
+/// slot names an earlier one, and the host reports the smallest such entry
+/// after the loops, with the first entry of its id: the report the serial
+/// pass would make, whatever the threads' order.
+static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
+                                       Value entries) {
+  ImplicitLocOpBuilder &b = l.b;
+  Value slots = b.create<memref::AllocOp>(
+      MemRefType::get({ShapedType::kDynamic}, b.getI64Type()),
+      ValueRange{rows});
+  l.parallel(
+      rows, [&](Value r) { b.create<memref::StoreOp>(l.noBadId(), slots, r); });
+  l.parallel(entries, [&](Value i) {
+    Value id = b.create<memref::LoadOp>(ids, i);
+    Value inRange =
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, rows);
+    l.guarded(inRange, [&] {
+      b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i), slots,
+                                    ValueRange{id});
+    });
+  });
+  Value repeated = l.badIdSlot();
+  l.parallel(entries, [&](Value i) {
+    Value id = b.create<memref::LoadOp>(ids, i);
+    Value inRange =
+        b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, rows);
+    l.guarded(inRange, [&] {
+      Value first = b.create<memref::LoadOp>(slots, id);
+      Value later =
+          b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, first, l.i64(i));
+      l.guarded(later, [&] {
+        b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i),
+                                      repeated, ValueRange{l.idx(0)});
+      });
+    });
+  });
+  Value position = b.create<memref::LoadOp>(repeated, l.idx(0));
+  Value found =
+      b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position, l.noBadId());
+  l.guarded(found, [&] {
+    Value at = b.create<arith::IndexCastOp>(b.getIndexType(), position);
+    Value id = b.create<memref::LoadOp>(ids, at);
+    Value first = b.create<memref::LoadOp>(slots, id);
+    buildBadValueReport(b, l.loc, GNN_RT_REPEATED_ID,
+                        {l.i64(id), first, position});
+  });
+  // (The deallocation pipeline frees the slots.)
+}
+
 /// A scatter needs a source row per id, and without add distinct ids:
-/// checks both before the scatter (with `distinct`, a serial pass over the
-/// ids with a slot per destination row that holds the entry naming it) and
-/// reports the first failure. Returns the number of entries to scatter: 0
-/// when the source's rows differ from the ids (which would read past the
-/// source). Repeated ids are only reported (the call fails).
+/// checks both before the scatter (with `distinct`, a pass over the ids
+/// with a slot per destination row that holds the entry naming it: serial
+/// on CPU cores, parallel with `parallelIds`) and reports the first
+/// failure. Returns the number of entries to scatter: 0 when the source's
+/// rows differ from the ids (which would read past the source). Repeated
+/// ids are only reported (the call fails).
 static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
-                             Value rows, bool distinct) {
+                             Value rows, bool distinct,
+                             bool parallelIds = false) {
   ImplicitLocOpBuilder &b = l.b;
   Location loc = l.loc;
   Value count = l.dim(ids, 0);
@@ -434,6 +488,10 @@ static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
   Value entries = b.create<arith::SelectOp>(same, count, l.idx(0));
   if (!distinct)
     return entries;
+  if (parallelIds) {
+    checkDistinctIdsInParallel(l, ids, rows, entries);
+    return entries;
+  }
   // Slot r: 1 + the entry that named row r, 0 if none did.
   Value slots = b.create<memref::AllocOp>(
       MemRefType::get({ShapedType::kDynamic}, b.getI64Type()),
@@ -531,8 +589,8 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
   SmallVector<Value> extents = l.itemExtents(item, {dest});
   Value rows = l.dim(dest.memref, 0);
   // (On a GPU the ids stay where they are: no host pass over them.)
-  Value entries = checkScatterIds(l, op, ids, rows,
-                                  /*distinct=*/!op.getAdd() && !elementThreads);
+  Value entries = checkScatterIds(l, op, ids, rows, /*distinct=*/!op.getAdd(),
+                                  /*parallelIds=*/elementThreads);
   Value out = l.alloc(type, rows, extents);
   if (elementThreads) {
     // On a GPU the copy is a kernel too: on the host it would move the

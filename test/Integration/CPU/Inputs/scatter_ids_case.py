@@ -37,6 +37,12 @@ for k, (n, m) in enumerate([(1, 1), (7, 3), (200, 150), (5, 0)]):
 st.write(os.path.join(out, "repeated.safetensors"),
          {"src": ("F32", [4, W], rows(4)), "dest": ("F32", [6, W], rows(6)),
           "ids": ("I64", [4], [3, 1, 5, 1])})
+# Many repeats, the first of them late: entry 6 repeats entry 2's id (7),
+# and later entries repeat ids too (the report names the first repeat).
+st.write(os.path.join(out, "repeated-late.safetensors"),
+         {"src": ("F32", [10, W], rows(10)),
+          "dest": ("F32", [12, W], rows(12)),
+          "ids": ("I64", [10], [0, 4, 7, 9, 2, 11, 7, 4, 9, 9])})
 st.write(os.path.join(out, "fewer-ids.safetensors"),
          {"src": ("F32", [4, W], rows(4)), "dest": ("F32", [6, W], rows(6)),
           "ids": ("I64", [2], [3, 1])})
