@@ -14,7 +14,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
 
+#include <cstdio>
+#include <fstream>
 #include <random>
+#include <regex>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -98,6 +102,35 @@ TEST_F(ProgramTest, CompiledFromAStringRunsTwiceWithDifferentInputs) {
     for (int64_t i = 0; i < c.nodes * 3; ++i)
       EXPECT_NEAR(out.as<float>()[i], expected[i], 1e-5) << "run " << run;
   }
+}
+
+TEST_F(ProgramTest, PerfMapListsTheCompiledFunctions) {
+  std::string map = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  std::remove(map.c_str());
+  ProgramOptions options;
+  options.compile.cache = nullptr;
+  auto quiet = Program::compileString(context, kSource, options);
+  ASSERT_TRUE(bool(quiet)) << llvm::toString(quiet.takeError());
+  // Not asked: no map.
+  EXPECT_NE(access(map.c_str(), F_OK), 0);
+
+  options.compile.perfMap = true;
+  auto listed = Program::compileString(context, kSource, options);
+  ASSERT_TRUE(bool(listed)) << llvm::toString(listed.takeError());
+  std::ifstream in(map);
+  ASSERT_TRUE(in.good()) << map;
+  // Lines of perf's map: hexadecimal address and size, then the name.
+  std::regex line("[0-9a-f]+ [0-9a-f]+ (.+)");
+  bool entry = false;
+  int lines = 0;
+  for (std::string text; std::getline(in, text); ++lines) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(text, m, line)) << text;
+    entry |= m[1] == "_mlir_ciface_main";
+  }
+  EXPECT_GT(lines, 1);
+  EXPECT_TRUE(entry);
+  std::remove(map.c_str());
 }
 
 TEST_F(ProgramTest, GradientsAreNamedAfterTheArguments) {
