@@ -53,6 +53,11 @@ public:
     int64_t len = decodeLength(maxLen);
     std::vector<Sequence> sources =
         parse(lines, "source", config.srcVocab, truncate);
+    if (llvm::Error e = checkDecodingMemory(
+            config, std::min<int64_t>(sources.size(), batchSize),
+            mode == "beam" ? beam : 1, len,
+            "use a smaller batch_size, beam or max_len"))
+      raise(std::move(e));
     std::vector<std::string> out;
     for (size_t begin = 0; begin < sources.size(); begin += size_t(batchSize)) {
       size_t end = std::min(sources.size(), begin + size_t(batchSize));

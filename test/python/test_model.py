@@ -91,6 +91,22 @@ def test_bad_input_is_an_error(loaded):
     assert model.decode([]) == []
 
 
+def test_decoding_that_cannot_fit_is_refused():
+    # 64 sequences x beam 1024 x 5000 positions: hundreds of GiB of caches,
+    # refused before any is allocated (as gnn-run refuses it).
+    model = gnnc.Transformer.load(EXAMPLES / "copy" / "config.json",
+                                  threads=1, max_len=5000)
+    line = source_lines("copy", 1)[0]
+    with pytest.raises(gnnc.Error, match=r"decoding 64 sequences per batch x "
+                       r"beam 1024 x 5000 positions needs about [0-9.]+ GiB "
+                       r"for its caches, more than half of this machine's "
+                       r"memory \([0-9.]+ GiB\); use a smaller batch_size, "
+                       r"beam or max_len"):
+        model.decode([line] * 100, mode="beam", beam=1024, max_len=5000)
+    # Greedy needs a 1024th of that, and a shorter output less still.
+    assert len(model.decode([line], max_len=20)) == 1
+
+
 def test_missing_files_are_errors(tmp_path):
     with pytest.raises(gnnc.Error):
         gnnc.Transformer.load(tmp_path / "missing.json")

@@ -26,7 +26,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -40,43 +39,6 @@ int fail(const llvm::Twine &message) {
 }
 
 } // namespace
-
-/// Decoding keeps, per sequence of a batch and beam, every layer's self-
-/// attention keys and values for every position (times the ACT depth for a
-/// Universal Transformer), plus a row of log-probs. Refuses, naming the
-/// numbers, a run whose caches would not fit in half of this machine's
-/// memory, instead of growing until the system gives out.
-static llvm::Error checkDecodingMemory(const ModelRunOptions &o,
-                                       const ModelConfig &c, size_t sequences,
-                                       int64_t maxLen) {
-  if (o.mode == Mode::Forward || sequences == 0)
-    return llvm::Error::success();
-  double rows = double(std::min<size_t>(sequences, size_t(o.batchSize))) *
-                double(o.mode == Mode::Beam ? o.beamSize : 1);
-  double depth = c.architecture == Architecture::UniversalTransformer
-                     ? double(c.maxDepth)
-                     : double(c.layers);
-  double bytes =
-      rows *
-      (double(maxLen) * depth * 2 * double(c.dModel) + 2 * double(c.tgtVocab)) *
-      sizeof(float);
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  double budget = pages > 0 && pageSize > 0 ? double(pages) * pageSize / 2
-                                            : double(4ull << 30);
-  if (bytes <= budget)
-    return llvm::Error::success();
-  auto gib = [](double b) { return llvm::formatv("{0:F1}", b / (1 << 30)); };
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      llvm::formatv("decoding {0} sequences per batch x beam {1} x {2} "
-                    "positions needs about {3} GiB for its caches, more than "
-                    "half of this machine's memory ({4} GiB); use a smaller "
-                    "--batch-size, --beam-size or --max-len",
-                    std::min<size_t>(sequences, size_t(o.batchSize)),
-                    o.mode == Mode::Beam ? o.beamSize : 1, maxLen, gib(bytes),
-                    gib(budget))
-          .str());
-}
 
 /// The sequence indices of --attention-seqs ("0,3,7"), each below `count`,
 /// in increasing order without repeats.
@@ -185,8 +147,12 @@ static llvm::Error readInputs(const ModelRunOptions &o,
   if (!sources)
     return sources.takeError();
   in.sources = std::move(*sources);
-  if (llvm::Error e = checkDecodingMemory(o, config, in.sources.size(), maxLen))
-    return e;
+  if (o.mode != Mode::Forward)
+    if (llvm::Error e = checkDecodingMemory(
+            config, std::min<int64_t>(in.sources.size(), o.batchSize),
+            o.mode == Mode::Beam ? o.beamSize : 1, maxLen,
+            "use a smaller --batch-size, --beam-size or --max-len"))
+      return e;
   if (!o.tgt.empty()) {
     auto read = readSequences(o.tgt, "tgt", tokenizer, config.tgtVocab,
                               config.maxLen, o.truncate);

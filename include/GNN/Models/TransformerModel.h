@@ -66,6 +66,17 @@ struct AttentionMaps {
   TensorMap tensors;
 };
 
+/// Decoding keeps, per sequence of a batch and beam, every layer's self-
+/// attention keys and values for every position (times the ACT depth for a
+/// Universal Transformer), plus a row of log-probs. Refuses, naming the
+/// numbers, a decoding of `sequencesPerBatch` x `beam` rows of up to
+/// `positions` whose caches would not fit in half of this machine's memory,
+/// instead of growing until the system gives out; `remedy` ends the
+/// message (what the caller may lower, in its own terms).
+llvm::Error checkDecodingMemory(const ModelConfig &config,
+                                int64_t sequencesPerBatch, int64_t beam,
+                                int64_t positions, llvm::StringRef remedy);
+
 class TransformerModel {
 public:
   /// Reads and checks the weights, builds (or reads) the module and
