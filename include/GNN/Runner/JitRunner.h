@@ -28,6 +28,9 @@
 
 namespace mlir {
 namespace gnn {
+namespace detail {
+class ResidentCopies;
+} // namespace detail
 class CompileCache;
 class ObjectJit;
 
@@ -228,9 +231,6 @@ private:
                 const CompileOptions &options);
   llvm::Expected<std::vector<HostTensor>>
   run(const EntryPoint &entry, llvm::ArrayRef<Argument> args, int threads);
-  /// Sets `placed` to the device copy of constant argument `data`, made at
-  /// its first use; false after the runtime reported why not.
-  bool placeResident(const void *data, size_t bytes, const void *&placed);
 
   std::unique_ptr<ObjectJit> jit;
   std::vector<EntryPoint> entries;
@@ -243,12 +243,7 @@ private:
   int64_t tapeBudget = 0;
   gnn_rt_runtime *runtime = nullptr;
   /// Device copies of constant arguments, by host address (GPU programs).
-  struct ResidentCopy {
-    void *copy = nullptr;
-    size_t bytes = 0;
-  };
-  std::mutex residentMutex;
-  std::map<const void *, ResidentCopy> resident;
+  std::unique_ptr<detail::ResidentCopies> resident;
 };
 
 } // namespace gnn

@@ -1,15 +1,15 @@
 //===- Invocation.cpp - a call of a compiled entry -----------------------===//
 //
-// Part of gnnc. Arguments become the ABI's memref descriptors (placed on
-// the device for a GPU program), the call runs with a context of the
-// program's runtime instance bound to the calling thread, and results come
-// back as host tensors.
+// Part of gnnc. Arguments become the ABI's memref descriptors (placed by
+// the device's CallMemory), the call runs with a context of the program's
+// runtime instance bound to the calling thread, and results come back as
+// host tensors.
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceMemory.h"
 #include "RunnerDetail.h"
 
-#include "gnnc/cuda.h"
 #include "gnnc/errors.h"
 #include "gnnc/memory.h"
 #include "gnnc/runtime.h"
@@ -27,41 +27,6 @@ extern "C" void omp_set_num_threads(int);
 extern "C" int omp_get_max_threads(void);
 
 namespace {
-/// Where arguments live during a call: in place on the CPU, in unified
-/// memory copies (freed with this object) for a GPU.
-class ArgumentPlacement {
-public:
-  explicit ArgumentPlacement(Device device) : device(device) {}
-  ArgumentPlacement(const ArgumentPlacement &) = delete;
-  ArgumentPlacement &operator=(const ArgumentPlacement &) = delete;
-  ~ArgumentPlacement() {
-    for (void *copy : copies)
-      gnn_cuda_free(copy);
-  }
-
-  /// Sets `placed` to the buffer to hand compiled code (null data stays
-  /// null on the CPU: an empty tensor); false after the runtime reported
-  /// why not. Storage in unified memory (a trainer's parameters and
-  /// moments) is handed over as it is.
-  bool place(const void *data, size_t bytes, const void *&placed) {
-    placed = data;
-    if (device == Device::CPU || gnn_cuda_is_unified(data))
-      return true;
-    void *copy = gnn_cuda_alloc(bytes);
-    if (!copy)
-      return false;
-    copies.push_back(copy);
-    if (!gnn_cuda_copy(copy, data, bytes))
-      return false;
-    placed = copy;
-    return true;
-  }
-
-private:
-  Device device;
-  std::vector<void *> copies;
-};
-
 /// A memref descriptor {allocated, aligned, offset, sizes..., strides...}.
 std::vector<int64_t> descriptor(const void *data,
                                 const std::vector<int64_t> &shape) {
@@ -86,26 +51,6 @@ private:
   gnn_rt_context *before;
 };
 } // namespace
-
-bool JitProgram::placeResident(const void *data, size_t bytes,
-                               const void *&placed) {
-  placed = data;
-  if (gnn_cuda_is_unified(data))
-    return true;
-  std::lock_guard<std::mutex> lock(residentMutex);
-  ResidentCopy &r = resident[data];
-  if (!r.copy || r.bytes != bytes) {
-    gnn_cuda_free(r.copy);
-    r = {gnn_cuda_alloc(bytes), bytes};
-    if (!r.copy || !gnn_cuda_copy(r.copy, data, bytes)) {
-      gnn_cuda_free(r.copy);
-      resident.erase(data);
-      return false;
-    }
-  }
-  placed = r.copy;
-  return true;
-}
 
 void JitProgram::setThreads(int threads) {
   // "All cores" is OpenMP's own default: OMP_NUM_THREADS where the user set
@@ -212,14 +157,13 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
   auto takeError = [&] {
     return gnn_rt_context_take_error(context.get(), message, sizeof(message));
   };
-  ArgumentPlacement placement(device);
+  std::unique_ptr<detail::CallMemory> memory =
+      detail::CallMemory::create(device, *resident);
   auto addBuffer = [&](const void *data, size_t bytes,
                        const std::vector<int64_t> &shape,
                        bool constant) -> llvm::Error {
     const void *placed = nullptr;
-    bool resident = constant && device == Device::CUDA;
-    if (!(resident ? placeResident(data, bytes, placed)
-                   : placement.place(data, bytes, placed))) {
+    if (!memory->place(data, bytes, constant, placed)) {
       (void)takeError();
       return error(llvm::Twine("cannot place an argument on the device: ") +
                    message);
@@ -264,19 +208,17 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
   }
 
   packed[&entry - entries.data()](packedArgs.data());
-  if (device == Device::CUDA)
-    (void)gnn_cuda_synchronize(); // failures are reported
+  memory->finish();
   bool failedInside = takeError();
 
   // The update of writable argument i: a view of the storage the caller
-  // handed over (a GPU program's update is copied back into it first,
-  // unless that storage is the unified memory it updated), or the private
-  // copy.
+  // handed over (a device's update is copied back into it first, unless
+  // that storage is the memory it updated), or the private copy.
   auto updatedResult = [&](unsigned i) {
     HostTensor &in = *updatedTensors[i];
-    if (device == Device::CUDA && in.numBytes() > 0 &&
+    if (!memory->hostReadable() && in.numBytes() > 0 &&
         in.data() != updatedBuffers[i] &&
-        !gnn_cuda_copy(in.data(), updatedBuffers[i], in.numBytes()))
+        !memory->copyToHost(in.data(), updatedBuffers[i], in.numBytes()))
       failedInside |= takeError();
     if (!args[i].updated)
       return std::move(in);
@@ -308,39 +250,40 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
       stride *= t.shape[d];
     }
     const char *from = aligned + offset * elem;
-    // Buffers the program allocated are ours: a row-major CPU result is
-    // taken over as it is (the first result in a buffer; the runtime's pool
-    // gets it back when the tensor goes); others are freed once every result
-    // is copied (results may share a buffer). An input handed back is not
-    // ours.
+    // Buffers the program allocated are ours: a row-major result the host
+    // can read is taken over as it is (the first result in a buffer; the
+    // runtime's pool gets it back when the tensor goes); others are freed
+    // once every result is copied (results may share a buffer). An input
+    // handed back is not ours.
     bool owned = allocated && !inputBuffers.count(allocated) &&
                  !released.count(allocated);
     if (owned)
       released.insert(allocated);
-    if (owned && rowMajor && device == Device::CPU) {
-      t.adopt(allocated, const_cast<char *>(from), &gnn_rt_free);
+    if (owned && rowMajor && memory->hostReadable()) {
+      t.adopt(allocated, const_cast<char *>(from), memory->deleter());
       outputs.push_back(std::move(t));
       continue;
     }
     t.allocate();
-    // Strided results are copied element by element in row order. A GPU
-    // result comes to the host by the copy engines: a row-major one straight
-    // into the tensor, a strided one as all the elements it spans.
+    // Strided results are copied element by element in row order. A device
+    // result comes to the host by its copies: a row-major one straight into
+    // the tensor, a strided one as all the elements it spans.
     std::vector<char> staged;
-    bool onGPU = device == Device::CUDA && count > 0;
-    if (onGPU && !rowMajor) {
+    bool onDevice = !memory->hostReadable() && count > 0;
+    if (onDevice && !rowMajor) {
       int64_t span = 1;
       for (size_t d = 0; d < rank; ++d)
         span += (t.shape[d] - 1) * strides[d];
       staged.resize(span * elem);
       from = staged.data();
     }
-    if (onGPU && !gnn_cuda_copy(rowMajor ? t.data() : staged.data(),
-                                aligned + offset * elem,
-                                rowMajor ? count * elem : staged.size()))
+    if (onDevice &&
+        !memory->copyToHost(rowMajor ? t.data() : staged.data(),
+                            aligned + offset * elem,
+                            rowMajor ? count * elem : staged.size()))
       failedInside |= takeError();
     std::vector<int64_t> index(rank, 0);
-    if (rowMajor && count > 0 && !onGPU)
+    if (rowMajor && count > 0 && !onDevice)
       std::memcpy(t.data(), from, count * elem);
     for (int64_t n = 0; !rowMajor && n < count; ++n) {
       int64_t at = 0;
@@ -358,12 +301,8 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
       copied.push_back(allocated);
     outputs.push_back(std::move(t));
   }
-  for (void *buffer : copied) {
-    if (device == Device::CUDA)
-      gnn_cuda_free(buffer);
-    else
-      gnn_rt_free(buffer);
-  }
+  for (void *buffer : copied)
+    memory->deleter()(buffer);
   if (failedInside)
     return error(llvm::Twine(message));
   return outputs;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Runner/JitRunner.h"
+#include "DeviceMemory.h"
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
 #include "GNN/Runner/ObjectCode.h"
@@ -61,10 +62,7 @@ llvm::Expected<std::string> cudaChip() {
 }
 } // namespace
 
-JitProgram::~JitProgram() {
-  for (auto &[data, resident] : resident)
-    gnn_cuda_free(resident.copy);
-}
+JitProgram::~JitProgram() = default;
 
 llvm::Expected<std::unique_ptr<JitProgram>>
 JitProgram::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
@@ -103,6 +101,7 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
                           const CompileOptions &options) {
   MLIRContext *ctx = module->getContext();
   std::unique_ptr<JitProgram> program(new JitProgram());
+  program->resident = std::make_unique<detail::ResidentCopies>();
   for (const std::string &name : entries) {
     auto fn = module->lookupSymbol<func::FuncOp>(name);
     if (!fn || fn.isExternal())
