@@ -30,7 +30,8 @@ if [ ! -f build-sanitize/build.ninja ]; then
     -DGNN_SANITIZE=ON -DGNN_FUZZERS=ON -DGNN_ENABLE_FUZZ_TESTS=OFF
 fi
 fuzzers=(gnn-fuzz-safetensors gnn-fuzz-config gnn-fuzz-tokenizer gnn-fuzz-graph
-  gnn-fuzz-cache-entry gnn-fuzz-program gnn-fuzz-train-state)
+  gnn-fuzz-cache-entry gnn-fuzz-program gnn-fuzz-guarded-program
+  gnn-fuzz-train-state)
 cmake --build build-sanitize --target GNNRuntimeTests GNNSupportTests \
   GNNUnitTests gnn-run gnn-opt gnn-train "${fuzzers[@]}"
 

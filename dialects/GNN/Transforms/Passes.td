@@ -239,6 +239,38 @@ def ApproximateVectorMathPass : Pass<"gnn-approximate-vector-math"> {
   ];
 }
 
+def ExpandRoundedDivisionsPass : Pass<"gnn-expand-rounded-divisions"> {
+  let summary = "Computes arith.floordivsi and arith.ceildivsi from the "
+                "truncating quotient and remainder, without overflow";
+  let description = [{
+    MLIR 19's `arith-expand` computes `ceildivsi(n, m)` as `-(-n / m)`
+    for an `n` of the other sign than `m`: for the smallest signed `n`,
+    `-n` overflows and the result is wrong (`ceildivsi(-2^63, 2^62 + 3)`
+    gave 1, not -1). The lowering pipelines run this pass before
+    `arith-expand`: the quotient is `divsi(n, m)`, moved one down (floor)
+    or up (ceil) where the remainder is not zero and its sign says the
+    truncation went the other way. Nothing overflows: a quotient that
+    could (the smallest value, divided by 1 or -1) leaves no remainder.
+    Scalars and vectors alike; a zero divisor and the smallest value by -1
+    are the guard's (`gnn-guard-runtime-values`).
+
+    ```mlir
+    %c = arith.ceildivsi %n, %m : i64
+    // becomes
+    %q = arith.divsi %n, %m : i64
+    %r = arith.remsi %n, %m : i64
+    %inexact = arith.cmpi ne, %r, %c0 : i64
+    %rneg = arith.cmpi slt, %r, %c0 : i64
+    %mneg = arith.cmpi slt, %m, %c0 : i64
+    %same = arith.cmpi eq, %rneg, %mneg : i1
+    %up = arith.andi %inexact, %same : i1
+    %q1 = arith.addi %q, %c1 : i64
+    %c = arith.select %up, %q1, %q : i64
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Checks before lowering
 //===----------------------------------------------------------------------===//

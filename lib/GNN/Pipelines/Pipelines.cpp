@@ -160,7 +160,9 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
   pm.addPass(gnn::createScopeLoopAllocasPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertSCFToCFPass());
-  // ceildivui and friends (launch sizes) become plain arithmetic.
+  // ceildivui and friends (launch sizes) become plain arithmetic; the
+  // signed floor and ceiling first, exactly.
+  pm.addPass(gnn::createExpandRoundedDivisionsPass());
   pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (tanh, erf, atan, cbrt, ...) calls the C
@@ -253,6 +255,7 @@ mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createLowerAffinePass());
   device.addPass(createConvertSCFToCFPass());
+  device.addPass(gnn::createExpandRoundedDivisionsPass());
   device.addPass(arith::createArithExpandOpsPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;

@@ -61,6 +61,14 @@ for k, n in enumerate([1, 7, 50]):
     rows = [v for x, y in zip(a, b) for v in division_row(x, y)]
     write("divide-%d" % k, {"a": ("I64", [n], a), "b": ("I64", [n], b)},
           {"result0": ("I64", [n, 6], rows)})
+# The smallest dividend against divisors of both signs and sizes (the
+# ceiling's upstream expansion negated it: ceildivsi(MIN, 2^62 + 3) was 1).
+edge_a = [MIN, MIN, MIN, MIN, MIN, MIN + 1, MAX, MAX, -7, 7]
+edge_b = [2**62 + 3, 3, -3, MAX, 2, -1, MIN, -MAX, 2, -2]
+write("divide-3", {"a": ("I64", [10], edge_a), "b": ("I64", [10], edge_b)},
+      {"result0": ("I64", [10, 6],
+                   [v for x, y in zip(edge_a, edge_b)
+                    for v in division_row(x, y)])})
 write("bad-zero", {"a": ("I64", [3], [5, 6, 7]), "b": ("I64", [3], [1, 0, 2])})
 write("bad-overflow", {"a": ("I64", [2], [MIN, 1]), "b": ("I64", [2], [-1, 1])})
 
@@ -158,11 +166,17 @@ def division_row32(x, y):
             signed32(ux % uy)]
 
 
-for k in range(3):
+for k in range(4):
     a = [rng.choice([rng.randrange(-100, 100),
                      rng.randrange(-2**31 + 1, 2**31)]) for _ in range(8)]
+    if k == 3:
+        a = [-2**31] * 8
     b = [rng.choice([rng.randrange(1, 9), -rng.randrange(1, 9),
                      rng.randrange(-2**31 + 1, 2**31) | 1]) for _ in range(8)]
+    if k == 3:
+        # The smallest dividend in every lane (the floor and the ceiling of
+        # lanes 2 and 3 went wrong in upstream's expansion).
+        b = [3, -3, 2**30 + 3, -(2**30 + 3), 2, 7, -2, 2**31 - 1]
     columns = [division_row32(x, y) for x, y in zip(a, b)]
     write("vdivide-%d" % k, {"a": ("I32", [8], a), "b": ("I32", [8], b)},
           {"result0": ("I32", [6, 8],
