@@ -11,12 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GNN/InitAll.h"
-#include "GNN/Runner/JitRunner.h"
-#include "GNN/Support/Environment.h"
+#include "FuzzPrograms.h"
 
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fuzzer/FuzzedDataProvider.h>
@@ -91,20 +87,6 @@ func.func @gather(%x: tensor<?xi64>, %at: tensor<?xindex>) -> tensor<?xi64> {
 
 std::unique_ptr<MLIRContext> context;
 std::unique_ptr<JitProgram> programs[2];
-
-std::unique_ptr<JitProgram> compile(bool checked) {
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(kProgram, ParserConfig(&*context));
-  CompileOptions options;
-  options.checked = checked;
-  auto program = JitProgram::compile(std::move(module),
-                                     {"divide", "vdivide", "gather"}, options);
-  if (!program) {
-    llvm::errs() << llvm::toString(program.takeError()) << "\n";
-    std::abort();
-  }
-  return std::move(*program);
-}
 
 /// A value of T: often 0, -1 or the smallest, else any.
 template <typename T> T integer(FuzzedDataProvider &in) {
@@ -250,14 +232,10 @@ std::string gather(JitProgram &program, FuzzedDataProvider &in) {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  // As the tools do at start-up.
-  prepareProcess(readEnvironment());
-  DialectRegistry registry;
-  gnn::registerAllDialectsAndExtensions(registry);
-  context = std::make_unique<MLIRContext>(registry);
-  context->loadAllAvailableDialects();
-  programs[0] = compile(/*checked=*/false);
-  programs[1] = compile(/*checked=*/true);
+  context = gnnfuzz::makeContext();
+  for (bool checked : {false, true})
+    programs[checked] = gnnfuzz::compileOrAbort(
+        *context, kProgram, {"divide", "vdivide", "gather"}, checked);
   return 0;
 }
 

@@ -12,11 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionProgram.h"
-#include "GNN/InitAll.h"
-#include "GNN/Support/Environment.h"
+#include "FuzzPrograms.h"
 
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fuzzer/FuzzedDataProvider.h>
@@ -31,19 +28,6 @@ using namespace gnnfuzz;
 namespace {
 std::unique_ptr<MLIRContext> context;
 std::unique_ptr<JitProgram> programs[2];
-
-std::unique_ptr<JitProgram> compile(bool checked) {
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(kAttentionProgram, ParserConfig(&*context));
-  CompileOptions options;
-  options.checked = checked;
-  auto program = JitProgram::compile(std::move(module), "main", {}, options);
-  if (!program) {
-    llvm::errs() << llvm::toString(program.takeError()) << "\n";
-    std::abort();
-  }
-  return std::move(*program);
-}
 
 /// A count: mostly small, sometimes hostile.
 int64_t count(FuzzedDataProvider &in) {
@@ -101,14 +85,11 @@ HostTensor features(FuzzedDataProvider &in, int64_t n, bool huge) {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  // As the tools do at start-up (OpenBLAS with one thread of its own).
-  prepareProcess(readEnvironment());
-  DialectRegistry registry;
-  gnn::registerAllDialectsAndExtensions(registry);
-  context = std::make_unique<MLIRContext>(registry);
-  context->loadAllAvailableDialects();
-  programs[0] = compile(/*checked=*/false);
-  programs[1] = compile(/*checked=*/true);
+  context = makeContext();
+  programs[0] = compileOrAbort(*context, kAttentionProgram, {"main"},
+                               /*checked=*/false);
+  programs[1] = compileOrAbort(*context, kAttentionProgram, {"main"},
+                               /*checked=*/true);
   return 0;
 }
 
