@@ -29,7 +29,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ShapedOpInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -174,27 +173,78 @@ public:
 // Integer division
 //===----------------------------------------------------------------------===//
 
+/// Reports `kind` when any lane of the vector `bad` holds, with `values`
+/// (vectors of as many lanes, in one dimension) at the first such lane.
+void reportFirstLane(Guard &g, Value bad, gnn_rt_value_error kind,
+                     ArrayRef<Value> values) {
+  int64_t lanes = cast<VectorType>(bad.getType()).getNumElements();
+  Value any =
+      g.b.create<vector::ReductionOp>(g.loc, vector::CombiningKind::OR, bad);
+  auto ifOp = g.b.create<scf::IfOp>(g.loc, any, /*withElseRegion=*/false);
+  OpBuilder inside = ifOp.getThenBodyBuilder();
+  // A chain of selects from the last lane: the first bad lane's values win.
+  SmallVector<Value> first(values.size());
+  for (int64_t lane = lanes - 1; lane >= 0; --lane) {
+    Value isBad = inside.create<vector::ExtractOp>(g.loc, bad, lane);
+    for (auto [i, v] : llvm::enumerate(values)) {
+      Value x = inside.create<vector::ExtractOp>(g.loc, v, lane);
+      first[i] = first[i]
+                     ? inside.create<arith::SelectOp>(g.loc, isBad, x, first[i])
+                     : x;
+    }
+  }
+  g.emitReport(inside, kind, first);
+}
+
+/// Integer division by zero, and signed division of the smallest value by
+/// -1: reported, and the divisor replaced by 1 where either holds. Vectors
+/// of a fixed size are checked lane by lane, a branch per kind taken when
+/// any lane fails it, reporting the first such lane's values.
 void guardDivision(Operation *op) {
   Value dividend = op->getOperand(0), divisor = op->getOperand(1);
   Type type = divisor.getType();
+  auto vector = dyn_cast<VectorType>(type);
+  Type element = getElementTypeOrSelf(type);
   bool isSigned = isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
                       arith::FloorDivSIOp>(op);
-  unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  unsigned width = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
   APInt smallest = APInt::getSignedMinValue(width);
+  // (A splat vector constant counts as its value.)
   std::optional<int64_t> known = getConstantIntValue(divisor);
   if (known && *known != 0 && (!isSigned || *known != -1))
     return;
 
   Guard g(op, /*unsignedValues=*/!isSigned);
   auto literal = [&](const APInt &value) -> Value {
+    if (vector)
+      return g.b.create<arith::ConstantOp>(
+          g.loc, DenseElementsAttr::get(vector, value));
     if (type.isIndex())
       return g.b.create<arith::ConstantIndexOp>(g.loc, value.getSExtValue());
     return g.b.create<arith::ConstantOp>(g.loc,
                                          g.b.getIntegerAttr(type, value));
   };
+  // Vectors' lanes in one dimension, for the reductions and the extracts.
+  auto lanes = [&](Value v) -> Value {
+    if (!vector || vector.getRank() == 1)
+      return v;
+    return g.b.create<vector::ShapeCastOp>(
+        g.loc,
+        VectorType::get({vector.getNumElements()},
+                        cast<VectorType>(v.getType()).getElementType()),
+        v);
+  };
+  auto report = [&](Value bad, gnn_rt_value_error kind,
+                    ArrayRef<Value> values) {
+    if (vector)
+      reportFirstLane(g, lanes(bad), kind, values);
+    else
+      g.reportIf(bad, kind, values);
+  };
+  Value shownDividend = lanes(dividend);
   Value zero = literal(APInt::getZero(width));
   Value isZero = g.cmp(arith::CmpIPredicate::eq, divisor, zero);
-  g.reportIf(isZero, GNN_RT_DIVISION_BY_ZERO, {dividend});
+  report(isZero, GNN_RT_DIVISION_BY_ZERO, {shownDividend});
   Value bad = isZero;
   if (isSigned) {
     // (One statement each: the IR comes out in a fixed order.)
@@ -203,81 +253,8 @@ void guardDivision(Operation *op) {
     Value isMinusOne = g.cmp(arith::CmpIPredicate::eq, divisor,
                              literal(APInt::getAllOnes(width)));
     Value overflows = g.both(isSmallest, isMinusOne);
-    g.reportIf(overflows, GNN_RT_DIVISION_OVERFLOW, {dividend, divisor});
-    bad = g.either(bad, overflows);
-  }
-  Value one = literal(APInt(width, 1));
-  op->setOperand(1, g.b.create<arith::SelectOp>(g.loc, bad, one, divisor));
-}
-
-/// A division of vectors: the checks of guardDivision lane by lane, one
-/// branch per kind taken when any lane fails it, reporting the first such
-/// lane's values; failing lanes divide by one.
-void guardVectorDivision(Operation *op) {
-  Value dividend = op->getOperand(0), divisor = op->getOperand(1);
-  auto type = cast<VectorType>(divisor.getType());
-  Type element = type.getElementType();
-  bool isSigned = isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
-                      arith::FloorDivSIOp>(op);
-  unsigned width = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
-  auto splat = [&](DenseElementsAttr attr) -> bool {
-    if (!attr || !attr.isSplat())
-      return false;
-    APInt value = attr.getSplatValue<APInt>();
-    return !value.isZero() && (!isSigned || !value.isAllOnes());
-  };
-  DenseElementsAttr known;
-  if (matchPattern(divisor, m_Constant(&known)) && splat(known))
-    return;
-
-  Guard g(op, /*unsignedValues=*/!isSigned);
-  auto literal = [&](const APInt &value) -> Value {
-    return g.b.create<arith::ConstantOp>(g.loc,
-                                         DenseElementsAttr::get(type, value));
-  };
-  // Lanes in one dimension, for the reductions and the extracts.
-  int64_t lanes = type.getNumElements();
-  auto flat = [&](Value v) -> Value {
-    auto vectorType = cast<VectorType>(v.getType());
-    if (vectorType.getRank() == 1)
-      return v;
-    return g.b.create<vector::ShapeCastOp>(
-        g.loc, VectorType::get({lanes}, vectorType.getElementType()), v);
-  };
-  Value flatDividend = flat(dividend);
-  // Reports `kind` when any lane of `bad` holds, with `values` at the first.
-  auto reportLanes = [&](Value bad, gnn_rt_value_error kind,
-                         ArrayRef<Value> values) {
-    Value flatBad = flat(bad);
-    Value any = g.b.create<vector::ReductionOp>(
-        g.loc, vector::CombiningKind::OR, flatBad);
-    auto ifOp = g.b.create<scf::IfOp>(g.loc, any, /*withElseRegion=*/false);
-    OpBuilder inside = ifOp.getThenBodyBuilder();
-    SmallVector<Value> first;
-    for (int64_t lane = lanes - 1; lane >= 0; --lane) {
-      Value isBad = inside.create<vector::ExtractOp>(g.loc, flatBad, lane);
-      for (auto [i, v] : llvm::enumerate(values)) {
-        Value x = inside.create<vector::ExtractOp>(g.loc, v, lane);
-        first.resize(values.size());
-        first[i] =
-            first[i] ? inside.create<arith::SelectOp>(g.loc, isBad, x, first[i])
-                     : x;
-      }
-    }
-    g.emitReport(inside, kind, first);
-  };
-  Value isZero =
-      g.cmp(arith::CmpIPredicate::eq, divisor, literal(APInt::getZero(width)));
-  reportLanes(isZero, GNN_RT_DIVISION_BY_ZERO, {flatDividend});
-  Value bad = isZero;
-  if (isSigned) {
-    Value isSmallest = g.cmp(arith::CmpIPredicate::eq, dividend,
-                             literal(APInt::getSignedMinValue(width)));
-    Value isMinusOne = g.cmp(arith::CmpIPredicate::eq, divisor,
-                             literal(APInt::getAllOnes(width)));
-    Value overflows = g.both(isSmallest, isMinusOne);
-    reportLanes(overflows, GNN_RT_DIVISION_OVERFLOW,
-                {flatDividend, flat(divisor)});
+    report(overflows, GNN_RT_DIVISION_OVERFLOW,
+           {shownDividend, lanes(divisor)});
     bad = g.either(bad, overflows);
   }
   Value one = literal(APInt(width, 1));
@@ -828,12 +805,7 @@ struct GuardRuntimeValuesPass
           .Case([](tensor::GenerateOp gen) {
             guardAllocation(gen, gen.getDynamicExtentsMutable(), gen.getType());
           })
-          .Default([](Operation *division) {
-            if (isa<VectorType>(division->getOperand(1).getType()))
-              guardVectorDivision(division);
-            else
-              guardDivision(division);
-          });
+          .Default([](Operation *division) { guardDivision(division); });
     }
   }
 };
