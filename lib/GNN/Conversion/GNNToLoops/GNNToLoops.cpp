@@ -411,6 +411,35 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, const LoopTarget &target,
   return l.replaceWithBuffers(op, out);
 }
 
+/// An i64 slot per destination row (the distinct-id checks' table).
+static Value rowSlots(Lowering &l, Value rows) {
+  return l.b.create<memref::AllocOp>(
+      MemRefType::get({ShapedType::kDynamic}, l.b.getI64Type()),
+      ValueRange{rows});
+}
+
+/// `body(i, id)` for each entry i below `entries` whose id names one of
+/// `rows` (the others are the scatter's bad ids, reported where it reads
+/// them): in a parallel loop, or a serial one.
+static void forEachIdInRange(Lowering &l, Value ids, Value rows, Value entries,
+                             bool parallel,
+                             function_ref<void(Value, Value)> body) {
+  auto visit = [&](Value i) {
+    Value id = l.b.create<memref::LoadOp>(ids, i);
+    Value inRange =
+        l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, rows);
+    l.guarded(inRange, [&] { body(i, id); });
+  };
+  if (parallel) {
+    l.parallel(entries, visit);
+    return;
+  }
+  l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
+    visit(i);
+    return SmallVector<Value>{};
+  });
+}
+
 /// The distinct-id check of checkScatterIds for GPU threads, where a
 /// kernel cannot call the runtime and the host must not walk the ids: a
 /// slot per destination row takes the smallest entry naming it (atomic
@@ -421,35 +450,25 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, const LoopTarget &target,
 static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
                                        Value entries) {
   ImplicitLocOpBuilder &b = l.b;
-  Value slots = b.create<memref::AllocOp>(
-      MemRefType::get({ShapedType::kDynamic}, b.getI64Type()),
-      ValueRange{rows});
+  Value slots = rowSlots(l, rows);
   l.parallel(
       rows, [&](Value r) { b.create<memref::StoreOp>(l.noBadId(), slots, r); });
-  l.parallel(entries, [&](Value i) {
-    Value id = b.create<memref::LoadOp>(ids, i);
-    Value inRange =
-        b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, rows);
-    l.guarded(inRange, [&] {
-      b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i), slots,
-                                    ValueRange{id});
-    });
-  });
-  Value repeated = l.badIdSlot();
-  l.parallel(entries, [&](Value i) {
-    Value id = b.create<memref::LoadOp>(ids, i);
-    Value inRange =
-        b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, rows);
-    l.guarded(inRange, [&] {
-      Value first = b.create<memref::LoadOp>(slots, id);
-      Value later =
-          b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, first, l.i64(i));
-      l.guarded(later, [&] {
+  forEachIdInRange(
+      l, ids, rows, entries, /*parallel=*/true, [&](Value i, Value id) {
         b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i),
-                                      repeated, ValueRange{l.idx(0)});
+                                      slots, ValueRange{id});
       });
-    });
-  });
+  Value repeated = l.badIdSlot();
+  forEachIdInRange(
+      l, ids, rows, entries, /*parallel=*/true, [&](Value i, Value id) {
+        Value first = b.create<memref::LoadOp>(slots, id);
+        Value later =
+            b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, first, l.i64(i));
+        l.guarded(later, [&] {
+          b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i),
+                                        repeated, ValueRange{l.idx(0)});
+        });
+      });
   Value position = b.create<memref::LoadOp>(repeated, l.idx(0));
   Value found =
       b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position, l.noBadId());
@@ -493,34 +512,27 @@ static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
     return entries;
   }
   // Slot r: 1 + the entry that named row r, 0 if none did.
-  Value slots = b.create<memref::AllocOp>(
-      MemRefType::get({ShapedType::kDynamic}, b.getI64Type()),
-      ValueRange{rows});
+  Value slots = rowSlots(l, rows);
   Value zero = b.create<arith::ConstantIntOp>(0, 64);
   l.forLoop(l.idx(0), rows, ValueRange{}, [&](Value r, ValueRange) {
     b.create<memref::StoreOp>(zero, slots, r);
     return SmallVector<Value>{};
   });
-  l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
-    Value id = b.create<memref::LoadOp>(ids, i);
-    Value inRange =
-        b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, rows);
-    l.guarded(inRange, [&] {
-      Value earlier = b.create<memref::LoadOp>(slots, id);
-      Value first =
-          b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, earlier, zero);
-      Value one = b.create<arith::ConstantIntOp>(1, 64);
-      l.unless(first, [&] {
-        // The id, the earlier entry and this one, at the op's place.
-        buildBadValueReport(
-            b, loc, GNN_RT_REPEATED_ID,
-            {l.i64(id), b.create<arith::SubIOp>(earlier, one), l.i64(i)});
+  forEachIdInRange(
+      l, ids, rows, entries, /*parallel=*/false, [&](Value i, Value id) {
+        Value earlier = b.create<memref::LoadOp>(slots, id);
+        Value first =
+            b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, earlier, zero);
+        Value one = b.create<arith::ConstantIntOp>(1, 64);
+        l.unless(first, [&] {
+          // The id, the earlier entry and this one, at the op's place.
+          buildBadValueReport(
+              b, loc, GNN_RT_REPEATED_ID,
+              {l.i64(id), b.create<arith::SubIOp>(earlier, one), l.i64(i)});
+        });
+        Value entry = b.create<arith::AddIOp>(l.i64(i), one);
+        b.create<memref::StoreOp>(entry, slots, id);
       });
-      Value entry = b.create<arith::AddIOp>(l.i64(i), one);
-      b.create<memref::StoreOp>(entry, slots, id);
-    });
-    return SmallVector<Value>{};
-  });
   // (The deallocation pipeline frees the slots.)
   return entries;
 }
