@@ -20,7 +20,8 @@ namespace mlir::gnn {
 using namespace mlir;
 
 namespace {
-/// A constant `value` of `type` (an integer, an index or a vector of them).
+/// A constant `value` of `type` (an integer, an index or a vector of them;
+/// arith's createScalarOrSplatConstant takes no index).
 Value splat(ImplicitLocOpBuilder &b, Type type, int64_t value) {
   Type element = getElementTypeOrSelf(type);
   TypedAttr scalar = b.getIntegerAttr(element, value);
