@@ -125,18 +125,18 @@ bool divisions(T x, T y, std::vector<T> &out, bool floorAndCeil) {
   return true;
 }
 
-HostTensor tensorOf(DType dtype, std::vector<int64_t> shape, const void *data,
-                    size_t bytes) {
+/// A vector's eight lanes as an I32 tensor (the I64 inputs are
+/// HostTensor::ids).
+HostTensor lanesOf(const int32_t (&values)[8]) {
   HostTensor t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
+  t.dtype = DType::I32;
+  t.shape = {8};
   t.allocate();
-  if (bytes)
-    std::memcpy(t.data(), data, bytes);
+  std::memcpy(t.data(), values, sizeof(values));
   return t;
 }
 
-/// Runs `entry` and compares with `want` (empty optional: must fail).
+/// Runs `entry`: a `valid` input must give `want`, another must fail.
 template <typename T>
 std::string judge(JitProgram &program, llvm::StringRef entry,
                   std::vector<Argument> args, bool valid,
@@ -171,9 +171,7 @@ std::string divide(JitProgram &program, FuzzedDataProvider &in) {
     b.push_back(integer<int64_t>(in));
     valid &= divisions<int64_t>(a.back(), b.back(), want, true);
   }
-  int64_t rows = int64_t(n);
-  HostTensor ta = tensorOf(DType::I64, {rows}, a.data(), n * 8);
-  HostTensor tb = tensorOf(DType::I64, {rows}, b.data(), n * 8);
+  HostTensor ta = HostTensor::ids(a), tb = HostTensor::ids(b);
   return judge<int64_t>(program, "divide", {{nullptr, &ta}, {nullptr, &tb}},
                         valid, want);
 }
@@ -193,8 +191,7 @@ std::string vdivide(JitProgram &program, FuzzedDataProvider &in) {
     for (int op = 0; op < 4; ++op)
       for (int i = 0; i < 8; ++i)
         want.push_back(lanes[i][op]);
-  HostTensor ta = tensorOf(DType::I32, {8}, a, sizeof(a));
-  HostTensor tb = tensorOf(DType::I32, {8}, b, sizeof(b));
+  HostTensor ta = lanesOf(a), tb = lanesOf(b);
   return judge<int32_t>(program, "vdivide", {{nullptr, &ta}, {nullptr, &tb}},
                         valid, want);
 }
@@ -224,7 +221,7 @@ std::string gather(JitProgram &program, FuzzedDataProvider &in) {
     else
       valid = false;
   }
-  HostTensor tx = tensorOf(DType::I64, {n}, x.data(), n * 8);
+  HostTensor tx = HostTensor::ids(x);
   HostTensor tat = HostTensor::ids(at);
   return judge<int64_t>(program, "gather", {{nullptr, &tx}, {nullptr, &tat}},
                         valid, want);
