@@ -4,7 +4,8 @@ attention, autograd, torch.optim.Adam with the Noam rate).
 
 For Transformers of several config variants (score clamp 10 / 5 / exact,
 every cross-attention mode, attention biases or none, tied or untied
-weights), with dropout 0:
+weights, and exact softmax with query and key weights scaled so that
+scores reach several hundred), with dropout 0:
   1. `gnn-train --grads-out`: the loss and every parameter's gradient of the
      first batch;
   2. `gnn-train --max-steps 5 --shuffle=false` with grad_accum 1 and 3: the
@@ -15,7 +16,7 @@ be at most 1e-4, or, where float32 rounding alone moves a tensor by more
 than 1e-5 (a gradient that is 0 in exact arithmetic; Adam steps that
 follow the sign of such a gradient), at most 10x what it moves the
 reference: any float32 implementation is that far from float64 there.
-Needs torch (the bench/peers environment):
+Needs torch (the bench/peers environment, or Debian's python3-torch):
 
     bench/peers/.venv/bin/python test/Models/check_training.py \\
         [--gnn-train build/bin/gnn-train]
@@ -40,17 +41,35 @@ from torch_reference import (Transformer, UniversalTransformer,  # noqa: E402
                              batch_loss, noam_rate, tie_weights)
 
 VARIANTS = [
-    # (layers, d, heads, clamp, cross, bias, tie); layers 0: a Universal
-    # Transformer (max_depth 4, threshold 0.9: nodes halt at several steps)
-    (1, 16, 2, 10, "dgl", False, True),
-    (2, 16, 4, 5, "standard", True, False),
-    (2, 12, 3, None, "shared", False, False),
-    (1, 16, 1, None, "dgl", True, True),
-    (2, 8, 2, 5, "shared", True, True),
-    (0, 16, 2, 10, "shared", False, True),
-    (0, 12, 3, None, "shared", True, False),
+    # (layers, d, heads, clamp, cross, bias, tie, qk); layers 0: a Universal
+    # Transformer (max_depth 4, threshold 0.9: nodes halt at several steps);
+    # qk: the factor on the attention's query and key weights and biases
+    # (uniform in [-0.5, 0.5] like the others at 1; at 20 the exact
+    # softmax's scores reach several hundred, where a float32 log-sum-exp
+    # is off by 1e-5 of a weight's scale).
+    (1, 16, 2, 10, "dgl", False, True, 1),
+    (2, 16, 4, 5, "standard", True, False, 1),
+    (2, 12, 3, None, "shared", False, False, 1),
+    (1, 16, 1, None, "dgl", True, True, 1),
+    (2, 8, 2, 5, "shared", True, True, 1),
+    (0, 16, 2, 10, "shared", False, True, 1),
+    (0, 12, 3, None, "shared", True, False, 1),
+    (2, 16, 2, None, "standard", True, False, 20),
+    (1, 16, 2, None, "dgl", True, True, 20),
+    (0, 12, 3, None, "shared", True, False, 20),
 ]
 ACT_WEIGHT = 0.01
+
+
+def all_named_parameters(model):
+    """(name, parameter) under every name, tied ones included (PyTorch
+    before 2.0 has no remove_duplicate=False)."""
+    try:
+        return list(model.named_parameters(remove_duplicate=False))
+    except TypeError:
+        buffers = {name for name, _ in model.named_buffers()}
+        return [(name, model.get_parameter(name))
+                for name in model.state_dict() if name not in buffers]
 
 
 def make_model(config, bias):
@@ -133,7 +152,7 @@ def reference_gradients(config, bias, tie, state, pairs):
     objective(model, pairs)[0].backward()
     return {name: (p.grad if p.grad is not None
                    else torch.zeros_like(p)).double()
-            for name, p in model.named_parameters(remove_duplicate=False)}
+            for name, p in all_named_parameters(model)}
 
 
 def main():
@@ -147,7 +166,7 @@ def main():
     a = ap.parse_args()
     failures = 0
     for index, variant in enumerate(VARIANTS):
-        layers, d, heads, clamp, cross, bias, tie = variant
+        layers, d, heads, clamp, cross, bias, tie, qk = variant
         if a.only is not None and index not in a.only:
             continue
         # Each variant draws from its own seed, so that --only checks the
@@ -165,13 +184,17 @@ def main():
         label = "%s d %d heads %d clamp %s %s%s%s" % (
             "universal" if layers == 0 else "layers %d" % layers, d, heads,
             clamp, cross, " bias" if bias else "", " tied" if tie else "")
+        if qk != 1:
+            label += " queries and keys x%g" % qk
         print(label)
         work = tempfile.mkdtemp(prefix="gnnc-train-check-")
         json.dump(config, open(os.path.join(work, "config.json"), "w"))
         model = make_model(config, bias)
         with torch.no_grad():
-            for p in model.parameters():
+            for name, p in model.named_parameters():
                 p.uniform_(-0.5, 0.5)
+                if "attn.linears.0." in name or "attn.linears.1." in name:
+                    p.mul_(qk)
         if tie:
             tie_weights(model)
         state = {k: v for k, v in model.state_dict().items()}
@@ -225,7 +248,7 @@ def main():
                 print("  act_loss: gnnc %.6f, reference %.6f" %
                       (got["act_loss"][2][0], float(act)))
             ok &= same
-        params = dict(ref_model.named_parameters(remove_duplicate=False))
+        params = dict(all_named_parameters(ref_model))
         for p in params.values():
             # A parameter the model does not use (DGL mode's
             # src_attn.linears.3) has a zero gradient.

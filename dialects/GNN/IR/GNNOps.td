@@ -407,13 +407,19 @@ def GNN_FusedAttentionGradOp : GNN_Op<"fused_attention_grad", [Pure,
     used), returns the gradients of its query, key and value. No per-edge
     value is stored: one pass over each destination's in-edges computes
     `dq`, recomputing the scores and (normalized) the destination's
-    log-sum-exp first, unless the forward's log-sum-exp is given as
-    `saved(%lse)`, and `D = sum_e P_e (dout . v_e)` from the same weights
-    `P` as the score gradients `P (dout . v - D)` (D formed from the
-    forward's output instead differs from those weights by rounding, which
-    that difference amplifies where it nearly cancels); a second pass over each
-    source's out-edges recomputes each edge's weight from those
-    per-destination statistics and sums `dk` and `dv`. Both passes are
+    statistics first: a shift `m` (the forward's log-sum-exp when given as
+    `saved(%lse)`, else the recomputed maximum), the weights
+    `P_e = exp(s_e - m) / sum_e' exp(s_e' - m)`, normalized by their own
+    sum, and `D = sum_e P_e (dout . v_e)` from the same weights as the
+    score gradients `P (dout . v - D)`. Both keep the gradients' sum over a
+    destination's edges, 0 in exact arithmetic, at rounding: a float32
+    log-sum-exp of scores in the hundreds is off by up to 1.5e-5, and
+    `exp(s - lse)` alone would leave that fraction of `D` in every score
+    gradient; D formed from the forward's output instead differs from the
+    weights by rounding, which `dout . v - D` amplifies where it nearly
+    cancels. A second pass over each source's out-edges recomputes each
+    edge's weight from those per-destination statistics and sums `dk` and
+    `dv`. Both passes are
     parallel over nodes and free of races. The lowering turns the graph
     around for the second pass only where it takes one: a graph that splits
     into blocks (a batch of sequences, each block's sources feeding its own

@@ -147,10 +147,19 @@ struct AttentionGradPlan {
   /// Per-edge byte mask of the listed edges, or null (all edges).
   Value mask;
   Value dq, dk, dv;
-  /// Per destination and head, with `normalize` ([N, heads..., 1]): the
-  /// log-sum-exp (the forward's when saved) and D = dout . out - dlse,
-  /// which the source pass reads.
-  Value lse, outDot;
+  /// Per destination and head, with `normalize` ([N, heads..., 1]), what
+  /// the source pass reads: the weights' shift (the forward's log-sum-exp
+  /// when saved, else the recomputed maximum), their norm, and D - dlse
+  /// (D = sum P dP over the destination's edges). An edge's weight P is
+  /// exp(clamped score - shift) * norm, norm being 1 / the sum of
+  /// exp(clamped score - shift) over the destination's edges. Why the
+  /// norm: a float32 log-sum-exp of scores in the hundreds is off by up to
+  /// half its ulp (1.5e-5 at 300), and weights that sum to 1 only within
+  /// that leave the score gradients' sum over a destination (0 in exact
+  /// arithmetic) at that fraction of D, which the gradients of the queries
+  /// and the keys' biases carry; weights normalized by their own sum keep
+  /// it to rounding.
+  Value shift, norm, outDot;
   /// The forward's log-sum-exp, when saved (else recomputed).
   Feature savedLse;
   SmallVector<Value> heads;
@@ -169,8 +178,9 @@ Value clampScore(Lowering &l, const AttentionGradPlan &p, Value s);
 Value throughClamp(Lowering &l, const AttentionGradPlan &p, Value s, Value ds);
 
 /// Stores a destination's statistics from its softmax sums (running
-/// maximum, sum of weights z and weighted sum of value rows): the
-/// log-sum-exp and D (storeOutDot), with out the weighted sum times 1 / z.
+/// maximum, sum of weights z and weighted sum of value rows): the maximum
+/// as the shift, 1 / z as the norm, and D (storeOutDot) with out the
+/// weighted sum times 1 / z.
 void storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
                      ValueRange head, Value max, Value z, Value acc);
 
@@ -179,36 +189,49 @@ void storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
 void storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
                  ValueRange head, Value out);
 
-/// Stores D - dlse of a destination given D = dout . out (a scalar).
+/// Stores D - dlse of a destination given D (a scalar).
 void storeOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
                  ValueRange head, Value outDot);
 
-/// The weights exp(clamped score - shift) of `scaledScores` (raw dot
-/// products times the scale; scalars or vectors).
+/// Stores the norm and D - dlse of a destination whose shift was given
+/// (saved), from the sums over its edges of w = exp(clamped score - shift)
+/// (`weightSum`) and of w dP (`weightedDP`).
+void storeWeightSums(Lowering &l, const AttentionGradPlan &p, Value dst,
+                     ValueRange head, Value weightedDP, Value weightSum);
+
+/// The unnormalized weights exp(clamped score - shift) of `scaledScores`
+/// (raw dot products times the scale; scalars or vectors).
 Value attentionWeights(Lowering &l, const AttentionGradPlan &p,
                        Value scaledScores, Value shift);
 
-/// The weight's shift and the offset of dP for a destination and head, read
-/// after the destination pass: (log-sum-exp, dout . out) normalized, (0,
-/// -dz) otherwise. An edge's weight is exp(clamped score - shift) and its
-/// score's gradient weight * (dP - offset).
-std::pair<Value, Value> shiftAndOffset(Lowering &l, const AttentionGradPlan &p,
-                                       Value dst, ValueRange head);
-/// shiftAndOffset's halves alone: passes that compute D themselves need the
-/// shift before D is stored, and store the offset after.
+/// A destination's statistics as its edges use them, read after the
+/// destination pass: an edge's weight is exp(clamped score - shift) times
+/// `norm` (null: 1) and its score's gradient weight * (dP - offset).
+/// Normalized: (the shift, the norm, D - dlse); otherwise (0, null, -dz).
+/// Scalars, or vectors of lanes (splat, or one destination per lane).
+struct EdgeStatistics {
+  Value shift, norm, offset;
+  /// The same statistics in every lane of `type`.
+  EdgeStatistics splat(Lowering &l, VectorType type) const;
+};
+EdgeStatistics edgeStatistics(Lowering &l, const AttentionGradPlan &p,
+                              Value dst, ValueRange head);
+/// edgeStatistics' shift and offset alone: passes that compute D
+/// themselves need the shift before D is stored, and store the offset
+/// after.
 Value weightShift(Lowering &l, const AttentionGradPlan &p, Value dst,
                   ValueRange head);
 Value dpOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
                ValueRange head);
 
 /// For vectors of edges: from their raw dot products q . k and dP = dout .
-/// v, and the shift and offset of their destinations, the weights and
+/// v, and the statistics of their destinations (vectors), the weights and
 /// scale * (the scores' gradients), both zero on lanes not `valid` (chosen
 /// after the arithmetic, so those lanes may hold anything). `weights`, if
-/// given, are the weights the shift gives, computed before.
+/// given, are the unnormalized weights the shift gives, computed before.
 std::pair<Value, Value> scoreGradients(Lowering &l, const AttentionGradPlan &p,
-                                       Value dots, Value dP, Value shift,
-                                       Value offset, Value valid,
+                                       Value dots, Value dP,
+                                       const EdgeStatistics &stats, Value valid,
                                        Value weights = {});
 
 /// One head of one node of a pass of the backward (its index in the graph

@@ -2,13 +2,14 @@
 //
 // Part of gnnc. The backward of the fused attention in two passes that
 // store no per-edge value. Per destination (in-edges): recompute the
-// scores, the log-sum-exp and the output (normalized), keep the log-sum-exp
-// and D = dout . out, and sum dq. Per source (out-edges, the reversed
-// graph's in-edges): recompute each edge's weight from the destination's
-// statistics and sum dk and dv. Each node's sums belong to one iteration of
-// a parallel loop: no races, no atomics, results independent of threads.
-// Runs of block-structured nodes go through GEMM tiles instead
-// (BlockAttentionGrad.cpp); this file's loops take the other nodes.
+// scores, and the weights' shift, norm and D = sum P dP (normalized; see
+// AttentionGradPlan for why the weights have a norm of their own), and sum
+// dq. Per source (out-edges, the reversed graph's in-edges): recompute each
+// edge's weight from the destination's statistics and sum dk and dv. Each
+// node's sums belong to one iteration of a parallel loop: no races, no atomics,
+// results independent of threads. Runs of block-structured nodes go through
+// GEMM tiles instead (BlockAttentionGrad.cpp); this file's loops take the other
+// nodes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,13 +107,14 @@ std::pair<Value, Value>
 AttentionGrad::edgeGradient(Value s, Value vRow, Value dst, ValueRange head) {
   Value sc = clamped(s);
   if (p.normalize) {
-    // P = exp(sc - lse); ds = P (dout . v - D).
-    auto [lse, outDot] = shiftAndOffset(l, p, dst, head);
-    Value prob = attentionWeights(l, p, s, lse);
+    // P = exp(sc - shift) norm; ds = P (dout . v - D).
+    EdgeStatistics stats = edgeStatistics(l, p, dst, head);
+    Value prob = l.b.create<arith::MulFOp>(
+        attentionWeights(l, p, s, stats.shift), stats.norm);
     Value dOut = vload(vType, p.grads[0].memref, dst, head);
     Value dP = dot(dOut, vRow);
-    Value ds =
-        l.b.create<arith::MulFOp>(prob, l.b.create<arith::SubFOp>(dP, outDot));
+    Value ds = l.b.create<arith::MulFOp>(
+        prob, l.b.create<arith::SubFOp>(dP, stats.offset));
     return {prob, throughClamp(l, p, s, ds)};
   }
   // w = exp(sc); ds = w (dwv . v + dz).
@@ -135,6 +137,14 @@ void loops::storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
                                       l.b.create<arith::MulFOp>(dOut, out)));
 }
 
+void loops::storeWeightSums(Lowering &l, const AttentionGradPlan &p, Value dst,
+                            ValueRange head, Value weightedDP,
+                            Value weightSum) {
+  Value norm = inverseSum(l, weightSum);
+  l.b.create<memref::StoreOp>(norm, p.norm, rowStart(l, dst, head));
+  storeOffset(l, p, dst, head, l.b.create<arith::MulFOp>(weightedDP, norm));
+}
+
 void loops::storeOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
                         ValueRange head, Value outDot) {
   // d lse / d score = P: the log-sum-exp's gradient shifts dP as D does.
@@ -154,17 +164,18 @@ Value loops::attentionWeights(Lowering &l, const AttentionGradPlan &p,
 void loops::storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
                             ValueRange head, Value max, Value z, Value acc) {
   auto vType = cast<VectorType>(acc.getType());
+  Value norm = inverseSum(l, z);
   Value out = l.b.create<arith::MulFOp>(
-      acc, l.b.create<vector::BroadcastOp>(vType, inverseSum(l, z)));
-  Value logSum = l.b.create<arith::AddFOp>(max, l.b.create<math::LogOp>(z));
-  l.b.create<memref::StoreOp>(logSum, p.lse, rowStart(l, dst, head));
+      acc, l.b.create<vector::BroadcastOp>(vType, norm));
+  l.b.create<memref::StoreOp>(max, p.shift, rowStart(l, dst, head));
+  l.b.create<memref::StoreOp>(norm, p.norm, rowStart(l, dst, head));
   storeOutDot(l, p, dst, head, out);
 }
 
 Value loops::weightShift(Lowering &l, const AttentionGradPlan &p, Value dst,
                          ValueRange head) {
   if (p.normalize)
-    return l.b.create<memref::LoadOp>(p.lse, rowStart(l, dst, head));
+    return l.b.create<memref::LoadOp>(p.shift, rowStart(l, dst, head));
   return l.floatConst(p.elem, 0.0);
 }
 
@@ -177,26 +188,38 @@ Value loops::dpOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
   return l.b.create<arith::NegFOp>(dz);
 }
 
-std::pair<Value, Value> loops::shiftAndOffset(Lowering &l,
-                                              const AttentionGradPlan &p,
-                                              Value dst, ValueRange head) {
-  Value shift = weightShift(l, p, dst, head);
-  return {shift, dpOffset(l, p, dst, head)};
+EdgeStatistics loops::edgeStatistics(Lowering &l, const AttentionGradPlan &p,
+                                     Value dst, ValueRange head) {
+  EdgeStatistics stats;
+  stats.shift = weightShift(l, p, dst, head);
+  if (p.normalize)
+    stats.norm = l.b.create<memref::LoadOp>(p.norm, rowStart(l, dst, head));
+  stats.offset = dpOffset(l, p, dst, head);
+  return stats;
+}
+
+EdgeStatistics EdgeStatistics::splat(Lowering &l, VectorType type) const {
+  auto lanes = [&](Value x) -> Value {
+    return x ? l.b.create<vector::BroadcastOp>(type, x) : Value();
+  };
+  return {lanes(shift), lanes(norm), lanes(offset)};
 }
 
 std::pair<Value, Value> loops::scoreGradients(Lowering &l,
                                               const AttentionGradPlan &p,
-                                              Value dots, Value dP, Value shift,
-                                              Value offset, Value valid,
-                                              Value weights) {
+                                              Value dots, Value dP,
+                                              const EdgeStatistics &stats,
+                                              Value valid, Value weights) {
   Type type = dots.getType();
   Value zeros = l.floatConst(type, 0.0);
   Value scale = l.floatConst(type, p.scale);
   Value s = l.b.create<arith::MulFOp>(dots, scale);
-  Value w = weights ? weights : attentionWeights(l, p, s, shift);
-  Value ds = throughClamp(
-      l, p, s,
-      l.b.create<arith::MulFOp>(w, l.b.create<arith::SubFOp>(dP, offset)));
+  Value w = weights ? weights : attentionWeights(l, p, s, stats.shift);
+  if (stats.norm)
+    w = l.b.create<arith::MulFOp>(w, stats.norm);
+  Value ds = throughClamp(l, p, s,
+                          l.b.create<arith::MulFOp>(
+                              w, l.b.create<arith::SubFOp>(dP, stats.offset)));
   return {l.b.create<arith::SelectOp>(valid, w, zeros),
           l.b.create<arith::SelectOp>(
               valid, l.b.create<arith::MulFOp>(ds, scale), zeros)};
@@ -212,11 +235,12 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
                       chunk.neighbors, head)};
   };
   if (p.savedLse.memref) {
-    // D from the weights the score gradients use.
+    // The norm and D from the weights the score gradients use.
     Value shifts = splat(chunkType, weightShift(l, p, dst, head));
+    Value zeros = l.floatConst(chunkType, 0.0);
     auto [first, last] = l.inSlots(p.g, dst);
-    Value sum = l.forLoop(
-        first, last, ValueRange{l.floatConst(chunkType, 0.0)},
+    ValueRange sums = l.forLoop(
+        first, last, ValueRange{zeros, zeros},
         [&](Value slot, ValueRange state) {
           EdgeChunk chunk = edgeChunk(l, p.g, slot, last);
           auto [dots, dP] = scoresAndDP(chunk);
@@ -224,14 +248,15 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
               l, p,
               l.b.create<arith::MulFOp>(dots, l.floatConst(chunkType, p.scale)),
               shifts);
-          w = l.b.create<arith::SelectOp>(chunk.valid, w,
-                                          l.floatConst(chunkType, 0.0));
-          return SmallVector<Value>{l.b.create<vector::FMAOp>(w, dP, state[0])};
+          w = l.b.create<arith::SelectOp>(chunk.valid, w, zeros);
+          return SmallVector<Value>{l.b.create<vector::FMAOp>(w, dP, state[0]),
+                                    l.b.create<arith::AddFOp>(w, state[1])};
         },
-        l.idx(kVectorLanes))[0];
-    storeOffset(
-        l, p, dst, head,
-        l.b.create<vector::ReductionOp>(vector::CombiningKind::ADD, sum));
+        l.idx(kVectorLanes));
+    auto total = [&](Value lanes) -> Value {
+      return l.b.create<vector::ReductionOp>(vector::CombiningKind::ADD, lanes);
+    };
+    storeWeightSums(l, p, dst, head, total(sums[0]), total(sums[1]));
   } else if (p.normalize) {
     // The forward's chunked softmax gives the log-sum-exp and the output.
     AttentionPlan forward;
@@ -247,16 +272,14 @@ void AttentionGrad::chunkedDestinationRow(Value dst, ValueRange head) {
     ChunkedSums sums = chunkedSoftmaxRow(l, forward, p.d, p.dvSize, dst, head);
     storeStatistics(l, p, dst, head, sums.max, sums.z, sums.acc);
   }
-  auto [shift, offset] = shiftAndOffset(l, p, dst, head);
-  Value shifts = splat(chunkType, shift), offsets = splat(chunkType, offset);
+  EdgeStatistics stats = edgeStatistics(l, p, dst, head).splat(l, chunkType);
   auto [first, last] = l.inSlots(p.g, dst);
   Value sum = l.forLoop(
       first, last, ValueRange{l.floatConst(qType, 0.0)},
       [&](Value slot, ValueRange state) {
         EdgeChunk chunk = edgeChunk(l, p.g, slot, last);
         auto [dots, dP] = scoresAndDP(chunk);
-        Value ds =
-            scoreGradients(l, p, dots, dP, shifts, offsets, chunk.valid).second;
+        Value ds = scoreGradients(l, p, dots, dP, stats, chunk.valid).second;
         Value acc = state[0];
         for (auto [j, src] : llvm::enumerate(chunk.neighbors)) {
           Value f = l.b.create<vector::ExtractElementOp>(
@@ -284,15 +307,23 @@ void AttentionGrad::chunkedSourceRow(Value src, ValueRange head) {
                                chunk.neighbors, head);
         Value dP = chunkDots(l, p.elem, p.dvSize, p.v.memref, src,
                              p.grads[0].memref, chunk.neighbors, head);
-        Value shifts = l.floatConst(chunkType, 0.0), offsets = shifts;
+        // Each lane's destination's statistics.
+        EdgeStatistics lanes =
+            edgeStatistics(l, p, chunk.neighbors[0], head).splat(l, chunkType);
         for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
-          auto [shift, offset] = shiftAndOffset(l, p, dst, head);
+          if (j == 0)
+            continue;
+          EdgeStatistics stats = edgeStatistics(l, p, dst, head);
           Value lane = l.b.create<arith::ConstantIndexOp>(j);
-          shifts = l.b.create<vector::InsertElementOp>(shift, shifts, lane);
-          offsets = l.b.create<vector::InsertElementOp>(offset, offsets, lane);
+          auto insert = [&](Value x, Value into) -> Value {
+            return x ? l.b.create<vector::InsertElementOp>(x, into, lane)
+                     : Value();
+          };
+          lanes = {insert(stats.shift, lanes.shift),
+                   insert(stats.norm, lanes.norm),
+                   insert(stats.offset, lanes.offset)};
         }
-        auto [w, ds] =
-            scoreGradients(l, p, dots, dP, shifts, offsets, chunk.valid);
+        auto [w, ds] = scoreGradients(l, p, dots, dP, lanes, chunk.valid);
         Value dkSum = state[0], dvSum = state[1];
         for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
           Value lane = l.b.create<arith::ConstantIndexOp>(j);
@@ -316,18 +347,19 @@ void AttentionGrad::destinationRow(Value dst, ValueRange head) {
     return chunkedDestinationRow(dst, head);
   Value qRow = vload(qType, p.q.memref, dst, head);
   if (p.savedLse.memref) {
-    // D from the weights the score gradients use.
-    Value lse = weightShift(l, p, dst, head);
+    // The norm and D from the weights the score gradients use.
+    Value shift = weightShift(l, p, dst, head);
     Value dOut = vload(vType, p.grads[0].memref, dst, head);
-    Value outDot = l.forEachInEdge(
-        p.g, dst, p.mask, ValueRange{c(0.0)},
+    SmallVector<Value> sums = l.forEachInEdge(
+        p.g, dst, p.mask, ValueRange{c(0.0), c(0.0)},
         [&](Value src, Value, ValueRange state) {
           Value w = attentionWeights(
-              l, p, score(qRow, vload(qType, p.k.memref, src, head)), lse);
+              l, p, score(qRow, vload(qType, p.k.memref, src, head)), shift);
           Value dP = dot(dOut, vload(vType, p.v.memref, src, head));
-          return SmallVector<Value>{l.b.create<math::FmaOp>(w, dP, state[0])};
-        })[0];
-    storeOffset(l, p, dst, head, outDot);
+          return SmallVector<Value>{l.b.create<math::FmaOp>(w, dP, state[0]),
+                                    l.b.create<arith::AddFOp>(w, state[1])};
+        });
+    storeWeightSums(l, p, dst, head, sums[0], sums[1]);
   } else if (p.normalize) {
     // The output and log-sum-exp, with a running maximum.
     double negInf = -std::numeric_limits<double>::infinity();
@@ -426,10 +458,10 @@ LogicalResult AttentionGrad::build() {
                  withHeads(l.idx(p.dvSize)));
   if (op.getSavedLse()) {
     p.savedLse = l.feature(op.getSavedLse());
-    p.lse = p.savedLse.memref;
+    p.shift = p.savedLse.memref;
   }
   if (p.normalize) {
-    // Per destination and head: the log-sum-exp (unless saved) and D.
+    // Per destination and head: the shift (unless saved), norm and D.
     SmallVector<int64_t> shape = {ShapedType::kDynamic};
     llvm::append_range(shape, qItem.drop_back());
     shape.push_back(1);
@@ -438,8 +470,9 @@ LogicalResult AttentionGrad::build() {
     for (auto [i, size] : llvm::enumerate(qItem.drop_back()))
       if (ShapedType::isDynamic(size))
         dynamic.push_back(p.heads[i]);
-    if (!p.lse)
-      p.lse = l.b.create<memref::AllocOp>(statsType, dynamic);
+    if (!p.shift)
+      p.shift = l.b.create<memref::AllocOp>(statsType, dynamic);
+    p.norm = l.b.create<memref::AllocOp>(statsType, dynamic);
     p.outDot = l.b.create<memref::AllocOp>(statsType, dynamic);
   }
 

@@ -9,9 +9,11 @@
 // values GEMM) gives each destination's log-sum-exp and D = dout . out,
 // which are stored for the source pass; then per chunk of sources, S = Q K^T
 // and dP = dOut V^T are two GEMMs, the tile turns into dS = P (dP - D)
-// (zero where the clamp is active) with P = exp(score - lse), and dQ +=
-// scale dS K is a third. When the forward saved its log-sum-exp, D is the
-// row sum of P dP over the same tiles: in the chunk itself when the run's
+// (zero where the clamp is active) with P = exp(score - shift) norm, and
+// dQ += scale dS K is a third. When the forward saved its log-sum-exp (the
+// shift), the norm and D are the row sums of exp(score - shift) and of P dP
+// over the same tiles (AttentionGradPlan says why the weights get a norm of
+// their own): in the chunk itself when the run's
 // sources fit one chunk (three GEMMs in all), else in a first sweep over
 // the chunks, whose S and dP tiles the second sweep reuses when the run's
 // sources fit kKeptCols (the tiles are that wide then).
@@ -75,32 +77,37 @@ public:
 private:
   /// Turns tile row r of raw dot products (`scores`) and of dP (`dprobs`),
   /// the chunk's columns from tile column `col`, into the weights P and
-  /// scale * dS, both 0 off the row's columns [begin, end); `shift(j)` and
-  /// `offset(j)` give the lanes' values at chunk column j.
+  /// scale * dS, both 0 off the row's columns [begin, end); `stats(j)`
+  /// gives the lanes' statistics at chunk column j.
   void gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
-                   Value begin, Value end, function_ref<Value(Value)> shift,
-                   function_ref<Value(Value)> offset);
+                   Value begin, Value end,
+                   function_ref<EdgeStatistics(Value)> stats);
   /// gradientRow for the destination rows [r0, r0 + rows) of a run (tile
-  /// rows from 0) with their shifts and offsets in rowShift and rowOffset.
+  /// rows from 0) with their statistics in the row buffers.
   void destinationRows(BlockTiles &tiles, Value r0, Value rows, Value c,
                        Value col, Value cols);
-  /// Adds the row sums of P dP over the chunk's tiles (from tile column
-  /// `col`) to `rowOffset` (the rows' shifts are their saved log-sum-exps).
+  /// Adds the row sums of w dP and of w = exp(score - shift) over the
+  /// chunk's tiles (from tile column `col`) to `rowOffset` and `rowNorm`
+  /// (the rows' shifts are their saved log-sum-exps).
   void accumulateOutDots(BlockTiles &tiles, Value r0, Value rows, Value c,
                          Value col, Value cols);
-  /// Sum P dP over tile row r's columns [begin, end) of the chunk from tile
-  /// column `col` (`cols` wide), P from the raw dot products in `scores`
-  /// and the row's `shift` (a vector); each P (0 off the row's columns) is
-  /// also stored at its chunk column in `kept` if given.
-  Value rowOutDot(BlockTiles &tiles, Value r, Value col, Value cols,
-                  Value begin, Value end, Value shift, Value kept = {});
-  /// D - dlse of the rows from `rowOffset` into the statistics and back.
+  /// The sums of w dP and of w over tile row r's columns [begin, end) of
+  /// the chunk from tile column `col` (`cols` wide), w = exp(score -
+  /// shift) from the raw dot products in `scores` and the row's `shift` (a
+  /// vector); each w (0 off the row's columns) is also stored at its chunk
+  /// column in `kept` if given.
+  std::pair<Value, Value> rowSums(BlockTiles &tiles, Value r, Value col,
+                                  Value cols, Value begin, Value end,
+                                  Value shift, Value kept = {});
+  /// The norm and D - dlse of the rows from the sums in `rowOffset` and
+  /// `rowNorm` into the statistics, and the rows' statistics back.
   void finishOutDots(BlockTiles &tiles, Value r0, Value rows, ValueRange head);
   /// Block pass, normalized: per tile row of a block's tile (its columns
-  /// from `lo`), the weights P from the saved log-sum-exp and D = sum P dP
-  /// in one sweep that keeps P in `rowWeights`, D - dlse into the
-  /// statistics, then P and scale * dS from the kept P: one exponential per
-  /// edge where accumulateOutDots and destinationRows compute two.
+  /// from `lo`), the weights from the saved log-sum-exp, their norm and D
+  /// in one sweep that keeps them in `rowWeights`, the norm and D - dlse
+  /// into the statistics, then P and scale * dS from the kept weights: one
+  /// exponential per edge where accumulateOutDots and destinationRows
+  /// compute two.
   void normalizedRows(BlockTiles &tiles, Value rows, Value lo, Value cols,
                       ValueRange head);
   /// The stack tiles of a pass (in `prepare`).
@@ -108,11 +115,27 @@ private:
     scores = tiles.stackTile(columns, t);
     dprobs = tiles.stackTile(columns, t);
   }
-  /// The per-tile-row buffers of shifts and offsets (in `prepare`).
+  /// The per-tile-row buffers of statistics (in `prepare`).
   void allocateRowStatistics() {
     auto rowType = MemRefType::get({kTileRows}, t);
     rowShift = b.create<memref::AllocaOp>(rowType);
     rowOffset = b.create<memref::AllocaOp>(rowType);
+    if (p.normalize)
+      rowNorm = b.create<memref::AllocaOp>(rowType);
+  }
+  /// Tile row r's statistics from the row buffers, in every lane.
+  EdgeStatistics rowStatistics(BlockTiles &tiles, Value r) {
+    return EdgeStatistics{tiles.load(rowShift, r),
+                          rowNorm ? tiles.load(rowNorm, r) : Value(),
+                          tiles.load(rowOffset, r)}
+        .splat(l, laneType);
+  }
+  /// Stores the statistics of a destination into tile row r's buffers.
+  void storeRowStatistics(const EdgeStatistics &stats, Value r) {
+    b.create<memref::StoreOp>(stats.shift, rowShift, r);
+    if (stats.norm)
+      b.create<memref::StoreOp>(stats.norm, rowNorm, r);
+    b.create<memref::StoreOp>(stats.offset, rowOffset, r);
   }
   /// beta of a GEMM that accumulates over chunks starting at `lo`: 0 for
   /// the first chunk (the output is not initialized), 1 after.
@@ -133,8 +156,9 @@ private:
   // Block pass, per block: its keys and values transposed ([d, kKeptCols],
   // [dv, kKeptCols]), or null.
   Value keysT, valuesT;
-  // Destination pass, per tile row: the weights' shift and dP's offset.
-  Value rowShift, rowOffset;
+  // Destination pass, per tile row: the weights' shift and norm (normalized)
+  // and dP's offset.
+  Value rowShift, rowNorm, rowOffset;
   // Block pass, normalized: one row's weights ([kKeptCols]).
   Value rowWeights;
 };
@@ -142,8 +166,7 @@ private:
 
 void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
                             Value begin, Value end,
-                            function_ref<Value(Value)> shift,
-                            function_ref<Value(Value)> offset) {
+                            function_ref<EdgeStatistics(Value)> stats) {
   l.serial(
       l.idx(0), tiles.paddedColumns(cols),
       [&](Value j) {
@@ -151,7 +174,7 @@ void BlockGrad::gradientRow(BlockTiles &tiles, Value r, Value col, Value cols,
         auto [w, ds] =
             scoreGradients(l, p, b.create<vector::LoadOp>(laneType, scores, at),
                            b.create<vector::LoadOp>(laneType, dprobs, at),
-                           shift(j), offset(j), tiles.laneMask(begin, end, j));
+                           stats(j), tiles.laneMask(begin, end, j));
         b.create<vector::StoreOp>(w, scores, at);
         b.create<vector::StoreOp>(ds, dprobs, at);
       },
@@ -163,22 +186,18 @@ void BlockGrad::destinationRows(BlockTiles &tiles, Value r0, Value rows,
   l.serial(l.idx(0), rows, [&](Value r) {
     auto [begin, end] =
         tiles.rowColumns(b.create<arith::AddIOp>(r0, r), c, cols);
-    Value shift =
-        b.create<vector::BroadcastOp>(laneType, tiles.load(rowShift, r));
-    Value offset =
-        b.create<vector::BroadcastOp>(laneType, tiles.load(rowOffset, r));
-    gradientRow(
-        tiles, r, col, cols, begin, end, [&](Value) { return shift; },
-        [&](Value) { return offset; });
+    EdgeStatistics stats = rowStatistics(tiles, r);
+    gradientRow(tiles, r, col, cols, begin, end, [&](Value) { return stats; });
   });
 }
 
-Value BlockGrad::rowOutDot(BlockTiles &tiles, Value r, Value col, Value cols,
-                           Value begin, Value end, Value shift, Value kept) {
+std::pair<Value, Value> BlockGrad::rowSums(BlockTiles &tiles, Value r,
+                                           Value col, Value cols, Value begin,
+                                           Value end, Value shift, Value kept) {
   Value scale = l.floatConst(laneType, p.scale);
   Value zeros = l.floatConst(laneType, 0.0);
-  Value sum = l.forLoop(
-      l.idx(0), tiles.paddedColumns(cols), ValueRange{zeros},
+  ValueRange sums = l.forLoop(
+      l.idx(0), tiles.paddedColumns(cols), ValueRange{zeros, zeros},
       [&](Value j, ValueRange state) {
         SmallVector<Value, 2> at = {r, b.create<arith::AddIOp>(col, j)};
         Value w = attentionWeights(
@@ -194,10 +213,14 @@ Value BlockGrad::rowOutDot(BlockTiles &tiles, Value r, Value col, Value cols,
         w = b.create<arith::SelectOp>(inRow, w, zeros);
         if (kept)
           b.create<vector::StoreOp>(w, kept, j);
-        return SmallVector<Value>{b.create<vector::FMAOp>(w, dP, state[0])};
+        return SmallVector<Value>{b.create<vector::FMAOp>(w, dP, state[0]),
+                                  b.create<arith::AddFOp>(w, state[1])};
       },
-      l.idx(kTileLanes))[0];
-  return b.create<vector::ReductionOp>(vector::CombiningKind::ADD, sum);
+      l.idx(kTileLanes));
+  auto total = [&](Value lanes) -> Value {
+    return b.create<vector::ReductionOp>(vector::CombiningKind::ADD, lanes);
+  };
+  return {total(sums[0]), total(sums[1])};
 }
 
 void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
@@ -207,11 +230,13 @@ void BlockGrad::accumulateOutDots(BlockTiles &tiles, Value r0, Value rows,
         tiles.rowColumns(b.create<arith::AddIOp>(r0, r), c, cols);
     Value shift =
         b.create<vector::BroadcastOp>(laneType, tiles.load(rowShift, r));
+    auto [weightedDP, weightSum] =
+        rowSums(tiles, r, col, cols, begin, end, shift);
     b.create<memref::StoreOp>(
-        b.create<arith::AddFOp>(
-            tiles.load(rowOffset, r),
-            rowOutDot(tiles, r, col, cols, begin, end, shift)),
+        b.create<arith::AddFOp>(tiles.load(rowOffset, r), weightedDP),
         rowOffset, r);
+    b.create<memref::StoreOp>(
+        b.create<arith::AddFOp>(tiles.load(rowNorm, r), weightSum), rowNorm, r);
   });
 }
 
@@ -219,8 +244,9 @@ void BlockGrad::finishOutDots(BlockTiles &tiles, Value r0, Value rows,
                               ValueRange head) {
   l.serial(l.idx(0), rows, [&](Value r) {
     Value dst = tiles.graphRow(b.create<arith::AddIOp>(r0, r));
-    storeOffset(l, p, dst, head, tiles.load(rowOffset, r));
-    b.create<memref::StoreOp>(dpOffset(l, p, dst, head), rowOffset, r);
+    storeWeightSums(l, p, dst, head, tiles.load(rowOffset, r),
+                    tiles.load(rowNorm, r));
+    storeRowStatistics(edgeStatistics(l, p, dst, head), r);
   });
 }
 
@@ -232,17 +258,17 @@ void BlockGrad::normalizedRows(BlockTiles &tiles, Value rows, Value lo,
     Value dst = tiles.graphRow(r);
     Value shift =
         b.create<vector::BroadcastOp>(laneType, weightShift(l, p, dst, head));
-    storeOffset(l, p, dst, head,
-                rowOutDot(tiles, r, zero, cols, begin, end, shift, rowWeights));
-    Value offset =
-        b.create<vector::BroadcastOp>(laneType, dpOffset(l, p, dst, head));
+    auto [weightedDP, weightSum] =
+        rowSums(tiles, r, zero, cols, begin, end, shift, rowWeights);
+    storeWeightSums(l, p, dst, head, weightedDP, weightSum);
+    EdgeStatistics stats = edgeStatistics(l, p, dst, head).splat(l, laneType);
     l.serial(
         zero, tiles.paddedColumns(cols),
         [&](Value j) {
           SmallVector<Value, 2> at = {r, j};
           auto [w, ds] = scoreGradients(
               l, p, b.create<vector::LoadOp>(laneType, scores, at),
-              b.create<vector::LoadOp>(laneType, dprobs, at), shift, offset,
+              b.create<vector::LoadOp>(laneType, dprobs, at), stats,
               tiles.laneMask(begin, end, j),
               b.create<vector::LoadOp>(laneType, rowWeights, j));
           b.create<vector::StoreOp>(w, scores, at);
@@ -335,11 +361,8 @@ void BlockGrad::blockPass(function_ref<void(RowRanges)> otherwise) {
             normalizedRows(tiles, rows, lo, cols, head);
           } else {
             l.serial(zero, rows, [&](Value r) {
-              Value dst = tiles.graphRow(r);
-              b.create<memref::StoreOp>(weightShift(l, p, dst, head), rowShift,
-                                        r);
-              b.create<memref::StoreOp>(dpOffset(l, p, dst, head), rowOffset,
-                                        r);
+              storeRowStatistics(edgeStatistics(l, p, tiles.graphRow(r), head),
+                                 r);
             });
             destinationRows(tiles, zero, rows, lo, zero, cols);
           }
@@ -403,9 +426,10 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
                      tiles.tileView(dprobs, rows, cols, col),
                      /*transposeB=*/true, /*beta=*/0.0);
         };
-        auto clearOffsets = [&] {
+        auto clearSums = [&] {
           l.serial(l.idx(0), rows, [&](Value r) {
             b.create<memref::StoreOp>(l.floatConst(t, 0.0), rowOffset, r);
+            b.create<memref::StoreOp>(l.floatConst(t, 0.0), rowNorm, r);
           });
         };
         // With a saved log-sum-exp: whether the second sweep computes the
@@ -426,7 +450,7 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
                   kept, b.create<arith::ConstantIntOp>(1, b.getI1Type())));
           // Sources past one chunk: D in a first sweep.
           l.unless(oneChunk, [&] {
-            clearOffsets();
+            clearSums();
             tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
               Value col = tileColumn(c);
               scoreTiles(c, cols, col);
@@ -448,9 +472,7 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
         if (!saved)
           l.serial(l.idx(0), rows, [&](Value r) {
             Value dst = tiles.graphRow(b.create<arith::AddIOp>(r0, r));
-            auto [shift, offset] = shiftAndOffset(l, p, dst, head);
-            b.create<memref::StoreOp>(shift, rowShift, r);
-            b.create<memref::StoreOp>(offset, rowOffset, r);
+            storeRowStatistics(edgeStatistics(l, p, dst, head), r);
           });
         Value dqRows = tiles.view(p.dq, first, rows, head, p.d);
         tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
@@ -458,7 +480,7 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
           if (saved) {
             l.guarded(computeTiles, [&] { scoreTiles(c, cols, col); });
             l.guarded(oneChunk, [&] {
-              clearOffsets();
+              clearSums();
               accumulateOutDots(tiles, r0, rows, c, col, cols);
               finishOutDots(tiles, r0, rows, head);
             });
@@ -477,13 +499,15 @@ void BlockGrad::destinationPass(NodeHeadBody row, RowRanges ranges) {
 
 void BlockGrad::sourcePass(NodeHeadBody row) {
   BlockTiles tiles(l, t);
-  Value colShift, colOffset;
+  Value colShift, colNorm, colOffset;
   tiles.build(
       p.r, p.heads,
       [&] {
         allocateTiles(tiles, kTileCols);
         auto colType = MemRefType::get({kTileCols}, t);
         colShift = b.create<memref::AllocaOp>(colType);
+        if (p.normalize)
+          colNorm = b.create<memref::AllocaOp>(colType);
         colOffset = b.create<memref::AllocaOp>(colType);
       },
       [&](Value r0, Value rows, Value lo, Value hi, ValueRange head) {
@@ -495,10 +519,12 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
         Value dvRows = tiles.view(p.dv, first, rows, head, p.dvSize);
         tiles.forEachChunk(lo, hi, [&](Value c, Value cols) {
           l.serial(l.idx(0), cols, [&](Value j) {
-            auto [shift, offset] =
-                shiftAndOffset(l, p, b.create<arith::AddIOp>(c, j), head);
-            b.create<memref::StoreOp>(shift, colShift, j);
-            b.create<memref::StoreOp>(offset, colOffset, j);
+            EdgeStatistics stats =
+                edgeStatistics(l, p, b.create<arith::AddIOp>(c, j), head);
+            b.create<memref::StoreOp>(stats.shift, colShift, j);
+            if (stats.norm)
+              b.create<memref::StoreOp>(stats.norm, colNorm, j);
+            b.create<memref::StoreOp>(stats.offset, colOffset, j);
           });
           Value qCols = tiles.view(p.q.memref, c, cols, head, p.d);
           Value dOutCols =
@@ -511,14 +537,14 @@ void BlockGrad::sourcePass(NodeHeadBody row) {
             auto [begin, end] =
                 tiles.rowColumns(b.create<arith::AddIOp>(r0, r), c, cols);
             // Lanes past `cols` read stale statistics; they are masked.
-            gradientRow(
-                tiles, r, l.idx(0), cols, begin, end,
-                [&](Value j) {
-                  return b.create<vector::LoadOp>(laneType, colShift, j);
-                },
-                [&](Value j) {
-                  return b.create<vector::LoadOp>(laneType, colOffset, j);
-                });
+            gradientRow(tiles, r, l.idx(0), cols, begin, end, [&](Value j) {
+              auto lanes = [&](Value column) -> Value {
+                return column ? b.create<vector::LoadOp>(laneType, column, j)
+                              : Value();
+              };
+              return EdgeStatistics{lanes(colShift), lanes(colNorm),
+                                    lanes(colOffset)};
+            });
           });
           Value beta = accumulateAfter(c, lo);
           Value one = l.floatConst(t, 1.0);

@@ -686,7 +686,6 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
                                        RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   Value src = l.toMemref(op.getSrc()), dst = l.toMemref(op.getDst());
   auto cmp = [&](arith::CmpIPredicate p, Value a, Value c) {
     return b.create<arith::CmpIOp>(p, a, c).getResult();
@@ -781,7 +780,6 @@ static LogicalResult lowerInSubgraph(InSubgraphOp op, RewriterBase &rewriter) {
   if (failed(g))
     return failure();
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   Value nodes = l.toMemref(op.getNodes());
   Value n = l.dim(nodes, 0), one = l.idx(1);
   Value inPtr = l.idBuffer(b.create<arith::AddIOp>(n, one));
