@@ -118,7 +118,8 @@ func.func @extract(%x: tensor<?xf32>, %i: index) -> f32 {
 
 // Indices that are in range by construction are not checked: constants in
 // a static shape, and the induction variable of a loop up to the tensor's
-// own size (also through the value the loop carries).
+// own size (also through the value the loop carries, and the inserts made
+// into it).
 // CHECK-LABEL: func @proven
 // CHECK-NOT: scf.if
 // CHECK-NOT: gnn_rt_bad_value
@@ -132,7 +133,8 @@ func.func @proven(%x: tensor<?xf32>, %s: tensor<4xf32>) -> (tensor<?xf32>, f32) 
     %v = tensor.extract %x[%i] : tensor<?xf32>
     %w = arith.addf %v, %v : f32
     %next = tensor.insert %w into %acc[%i] : tensor<?xf32>
-    scf.yield %next : tensor<?xf32>
+    %again = tensor.insert %v into %next[%i] : tensor<?xf32>
+    scf.yield %again : tensor<?xf32>
   }
   %last = tensor.extract %s[%c3] : tensor<4xf32>
   return %y, %last : tensor<?xf32>, f32
@@ -162,6 +164,74 @@ func.func @unproven(%x: tensor<?xf32>, %s: tensor<4xf32>, %m: index) -> (f32, f3
     scf.yield %v : f32
   }
   return %a, %b, %c : f32, f32, f32
+}
+
+// -----
+
+// What integer range analysis proves goes unchecked: an index clamped into
+// a static size, or its remainder by that size; a loop over constant
+// bounds inside it; an unsigned divisor made odd; a signed divisor of at
+// least 1. The same values one step short of proof are checked: a clamp to
+// the size itself, a remainder by a larger size, a signed divisor made odd
+// (it may be -1: only the smallest-by--1 check remains, not the zero one),
+// and any index into a dynamic size.
+// CHECK-LABEL: func @ranges
+// CHECK-SAME: (%[[X:.*]]: tensor<10xf32>, %[[D:.*]]: tensor<?xf32>, %[[J:.*]]: index, %[[A:.*]]: i64, %[[B:.*]]: i64)
+// CHECK-NOT: scf.if
+// CHECK: %[[CLAMPED:.*]] = arith.minsi
+// CHECK-NEXT: tensor.extract %[[X]][%[[CLAMPED]]]
+// CHECK-NEXT: %[[REM:.*]] = arith.remui %[[J]], %c10
+// CHECK-NEXT: tensor.extract %[[X]][%[[REM]]]
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: tensor.extract %[[X]]
+// CHECK: %[[ODD:.*]] = arith.ori %[[B]]
+// CHECK-NEXT: arith.divui %[[A]], %[[ODD]]
+// CHECK-NEXT: %[[POS:.*]] = arith.maxsi %[[B]]
+// CHECK-NEXT: arith.divsi %[[A]], %[[POS]]
+// The unproven ones, in order.
+// CHECK: scf.if
+// CHECK: tensor.extract %[[X]]
+// CHECK: arith.remui %[[J]], %c11
+// CHECK: scf.if
+// CHECK: tensor.extract %[[X]]
+// CHECK: scf.if
+// CHECK: tensor.extract %[[D]]
+// CHECK-NOT: arith.cmpi eq, %[[ODD]], %c0
+// CHECK: arith.cmpi eq, %[[A]], %c-9223372036854775808
+// CHECK: arith.divsi %[[A]], %{{.*}} : i64
+// CHECK: return
+func.func @ranges(%x: tensor<10xf32>, %d: tensor<?xf32>, %j: index, %a: i64,
+                  %b: i64) -> (f32, f32, f32, i64, i64, f32, f32, f32, i64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c9 = arith.constant 9 : index
+  %c10 = arith.constant 10 : index
+  %c11 = arith.constant 11 : index
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f32
+  %low = arith.maxsi %j, %c0 : index
+  %clamped = arith.minsi %low, %c9 : index
+  %v0 = tensor.extract %x[%clamped] : tensor<10xf32>
+  %rem = arith.remui %j, %c10 : index
+  %v1 = tensor.extract %x[%rem] : tensor<10xf32>
+  %v2 = scf.for %i = %c3 to %c9 step %c1 iter_args(%acc = %zero) -> f32 {
+    %e = tensor.extract %x[%i] : tensor<10xf32>
+    %t = arith.addf %acc, %e : f32
+    scf.yield %t : f32
+  }
+  %odd = arith.ori %b, %one : i64
+  %q0 = arith.divui %a, %odd : i64
+  %pos = arith.maxsi %b, %one : i64
+  %q1 = arith.divsi %a, %pos : i64
+  %over = arith.minsi %low, %c10 : index
+  %v3 = tensor.extract %x[%over] : tensor<10xf32>
+  %wide = arith.remui %j, %c11 : index
+  %v4 = tensor.extract %x[%wide] : tensor<10xf32>
+  %v5 = tensor.extract %d[%clamped] : tensor<?xf32>
+  %q2 = arith.divsi %a, %odd : i64
+  return %v0, %v1, %v2, %q0, %q1, %v3, %v4, %v5, %q2
+      : f32, f32, f32, i64, i64, f32, f32, f32, i64
 }
 
 // -----

@@ -18,6 +18,10 @@
 #include "GNN/Transforms/Passes.h"
 #include "gnnc/errors.h"
 
+#include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
+#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
+#include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
+#include "mlir/Analysis/DataFlowFramework.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -62,6 +66,55 @@ Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type) {
                            b.create<arith::ConstantIndexOp>(loc, 0));
   return b.create<tensor::EmptyOp>(loc, type, sizes);
 }
+
+/// What integer range analysis proves of the program's integers before any
+/// guard goes in, so that values no input can make bad go unchecked: a
+/// divisor such as `%q | 1`, an index clamped with `minsi`/`maxsi` or taken
+/// `remui` by a tensor's static size. Guards that later replace operands
+/// make values the analysis has not seen: those count as unknown. (Ranges
+/// that `nsw`/`nuw` flags narrow rest on the program's own promise: a
+/// program that breaks it is undefined in LLVM as well.)
+class KnownRanges {
+public:
+  explicit KnownRanges(Operation *root) {
+    // Dead-code analysis and constant propagation are what the sparse
+    // range analysis needs to see the live blocks and the loops' bounds.
+    solver.load<dataflow::DeadCodeAnalysis>();
+    solver.load<dataflow::SparseConstantPropagation>();
+    solver.load<dataflow::IntegerRangeAnalysis>();
+    solved = succeeded(solver.initializeAndRun(root));
+  }
+
+  /// Whether `value` is never `x` (an integer of its own width).
+  bool excludes(Value value, const APInt &x) const {
+    std::optional<ConstantIntRanges> range = of(value);
+    if (!range || range->umin().getBitWidth() != x.getBitWidth())
+      return false;
+    return x.ult(range->umin()) || x.ugt(range->umax()) ||
+           x.slt(range->smin()) || x.sgt(range->smax());
+  }
+
+  /// Whether the index `value` is in [0, size).
+  bool within(Value value, int64_t size) const {
+    std::optional<ConstantIntRanges> range = of(value);
+    return range && range->smin().isNonNegative() &&
+           range->smax().slt(APInt(range->smax().getBitWidth(), size,
+                                   /*isSigned=*/true));
+  }
+
+private:
+  std::optional<ConstantIntRanges> of(Value value) const {
+    if (!solved)
+      return std::nullopt;
+    auto *state = solver.lookupState<dataflow::IntegerValueRangeLattice>(value);
+    if (!state || state->getValue().isUninitialized())
+      return std::nullopt;
+    return state->getValue().getValue();
+  }
+
+  DataFlowSolver solver;
+  bool solved = false;
+};
 
 /// Builds the checks for one op, in front of it.
 class Guard {
@@ -200,7 +253,7 @@ void reportFirstLane(Guard &g, Value bad, gnn_rt_value_error kind,
 /// -1: reported, and the divisor replaced by 1 where either holds. Vectors
 /// of a fixed size are checked lane by lane, a branch per kind taken when
 /// any lane fails it, reporting the first such lane's values.
-void guardDivision(Operation *op) {
+void guardDivision(Operation *op, const KnownRanges &known) {
   Value dividend = op->getOperand(0), divisor = op->getOperand(1);
   Type type = divisor.getType();
   auto vector = dyn_cast<VectorType>(type);
@@ -209,9 +262,18 @@ void guardDivision(Operation *op) {
                       arith::FloorDivSIOp>(op);
   unsigned width = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
   APInt smallest = APInt::getSignedMinValue(width);
-  // (A splat vector constant counts as its value.)
-  std::optional<int64_t> known = getConstantIntValue(divisor);
-  if (known && *known != 0 && (!isSigned || *known != -1))
+  APInt allOnes = APInt::getAllOnes(width);
+  // Which checks the divisor needs: none for a constant other than 0 and
+  // -1 (a splat vector constant counts as its value), or for values the
+  // known ranges exclude.
+  std::optional<int64_t> constant = getConstantIntValue(divisor);
+  bool mayBeZero = constant ? *constant == 0
+                            : !known.excludes(divisor, APInt::getZero(width));
+  bool mayOverflow =
+      isSigned && (constant ? *constant == -1
+                            : !known.excludes(divisor, allOnes) &&
+                                  !known.excludes(dividend, smallest));
+  if (!mayBeZero && !mayOverflow)
     return;
 
   Guard g(op, /*unsignedValues=*/!isSigned);
@@ -242,20 +304,23 @@ void guardDivision(Operation *op) {
       g.reportIf(bad, kind, values);
   };
   Value shownDividend = lanes(dividend);
-  Value zero = literal(APInt::getZero(width));
-  Value isZero = g.cmp(arith::CmpIPredicate::eq, divisor, zero);
-  report(isZero, GNN_RT_DIVISION_BY_ZERO, {shownDividend});
-  Value bad = isZero;
-  if (isSigned) {
+  Value bad;
+  if (mayBeZero) {
+    Value zero = literal(APInt::getZero(width));
+    Value isZero = g.cmp(arith::CmpIPredicate::eq, divisor, zero);
+    report(isZero, GNN_RT_DIVISION_BY_ZERO, {shownDividend});
+    bad = isZero;
+  }
+  if (mayOverflow) {
     // (One statement each: the IR comes out in a fixed order.)
     Value isSmallest =
         g.cmp(arith::CmpIPredicate::eq, dividend, literal(smallest));
-    Value isMinusOne = g.cmp(arith::CmpIPredicate::eq, divisor,
-                             literal(APInt::getAllOnes(width)));
+    Value isMinusOne =
+        g.cmp(arith::CmpIPredicate::eq, divisor, literal(allOnes));
     Value overflows = g.both(isSmallest, isMinusOne);
     report(overflows, GNN_RT_DIVISION_OVERFLOW,
            {shownDividend, lanes(divisor)});
-    bad = g.either(bad, overflows);
+    bad = bad ? g.either(bad, overflows) : overflows;
   }
   Value one = literal(APInt(width, 1));
   op->setOperand(1, g.b.create<arith::SelectOp>(g.loc, bad, one, divisor));
@@ -290,11 +355,15 @@ bool keepsShape(Value value, Value carried, int depth = 0) {
 
 /// Whether `i` is provably in [0, size of `tensor` in `dim`): the induction
 /// variable of a loop from a non-negative constant up to that size (or a
-/// constant no larger), with a positive step.
-bool provablyInRange(Value i, Value tensor, int64_t dim) {
+/// constant no larger), with a positive step, or a value whose known range
+/// lies within a static size.
+bool provablyInRange(Value i, Value tensor, int64_t dim,
+                     const KnownRanges &known) {
   auto shaped = cast<ShapedType>(tensor.getType());
   if (std::optional<int64_t> c = getConstantIntValue(i))
     return !shaped.isDynamicDim(dim) && *c >= 0 && *c < shaped.getDimSize(dim);
+  if (!shaped.isDynamicDim(dim) && known.within(i, shaped.getDimSize(dim)))
+    return true;
   auto arg = dyn_cast<BlockArgument>(i);
   if (!arg)
     return false;
@@ -323,11 +392,22 @@ bool provablyInRange(Value i, Value tensor, int64_t dim) {
     return false;
   if (std::optional<int64_t> high = getConstantIntValue(upper))
     return !shaped.isDynamicDim(dim) && *high <= shaped.getDimSize(dim);
-  // The loop's bound is the tensor's own size (or that of the value a loop
-  // carries from it: inserts keep the shape), or the size a new tensor was
-  // made with.
+  // The loop's bound is the tensor's own size (or that of the value it was
+  // made from by inserts, or that a loop carries from it: inserts keep the
+  // shape), or the size a new tensor was made with.
   Value source = tensor;
-  while (auto carried = dyn_cast<BlockArgument>(source)) {
+  while (true) {
+    if (auto insert = source.getDefiningOp<tensor::InsertOp>()) {
+      source = insert.getDest();
+      continue;
+    }
+    if (auto insert = source.getDefiningOp<tensor::InsertSliceOp>()) {
+      source = insert.getDest();
+      continue;
+    }
+    auto carried = dyn_cast<BlockArgument>(source);
+    if (!carried)
+      break;
     auto loop = dyn_cast<scf::ForOp>(carried.getOwner()->getParentOp());
     if (!loop || carried == loop.getInductionVar() ||
         !keepsShape(loop.getTiedLoopYieldedValue(carried)->get(), carried))
@@ -357,10 +437,10 @@ Value sizeOf(Guard &g, Value tensor, int64_t dim) {
 /// value of a failed access.
 template <typename StandIn>
 void guardAccess(Operation *op, Value tensor, ValueRange indices,
-                 StandIn standIn) {
+                 const KnownRanges &known, StandIn standIn) {
   SmallVector<int64_t> unproven;
   for (auto [dim, i] : llvm::enumerate(indices))
-    if (!provablyInRange(i, tensor, dim))
+    if (!provablyInRange(i, tensor, dim, known))
       unproven.push_back(dim);
   if (unproven.empty())
     return;
@@ -379,24 +459,26 @@ void guardAccess(Operation *op, Value tensor, ValueRange indices,
 
 /// A read (tensor.extract, memref.load) out of range gives 0 (elements
 /// without a zero attribute are left unguarded).
-void guardRead(Operation *op, Value shaped, ValueRange indices) {
+void guardRead(Operation *op, Value shaped, ValueRange indices,
+               const KnownRanges &known) {
   TypedAttr zero = dyn_cast_or_null<TypedAttr>(
       OpBuilder(op).getZeroAttr(op->getResult(0).getType()));
   if (!zero)
     return;
-  guardAccess(op, shaped, indices, [&](OpBuilder &b) {
+  guardAccess(op, shaped, indices, known, [&](OpBuilder &b) {
     return b.create<arith::ConstantOp>(op->getLoc(), zero).getResult();
   });
 }
 
-void guardStore(memref::StoreOp op) {
-  guardAccess(op, op.getMemRef(), op.getIndices(),
+void guardStore(memref::StoreOp op, const KnownRanges &known) {
+  guardAccess(op, op.getMemRef(), op.getIndices(), known,
               [](OpBuilder &) { return Value(); });
 }
 
-void guardInsert(tensor::InsertOp op) {
+void guardInsert(tensor::InsertOp op, const KnownRanges &known) {
   Value dest = op.getDest();
-  guardAccess(op, dest, op.getIndices(), [&](OpBuilder &) { return dest; });
+  guardAccess(op, dest, op.getIndices(), known,
+              [&](OpBuilder &) { return dest; });
 }
 
 void guardDim(tensor::DimOp op) {
@@ -477,7 +559,8 @@ struct SliceChecks {
 };
 
 template <typename SliceOp>
-SliceChecks checkSlice(Guard &g, SliceOp op, Value tensor) {
+SliceChecks checkSlice(Guard &g, SliceOp op, Value tensor,
+                       const KnownRanges &known) {
   SliceChecks checks;
   SmallVector<OpFoldResult> offsets = op.getMixedOffsets(),
                             sizes = op.getMixedSizes(),
@@ -496,7 +579,7 @@ SliceChecks checkSlice(Guard &g, SliceOp op, Value tensor) {
     // One element at an index that is in range.
     auto at = dyn_cast_if_present<Value>(offsets[dim]);
     if (at && isConstantIntValue(sizes[dim], 1) &&
-        provablyInRange(at, tensor, dim))
+        provablyInRange(at, tensor, dim, known))
       continue;
     Value fits =
         sliceFits(g, offsets[dim], sizes[dim], strides[dim], tensor, dim);
@@ -517,10 +600,10 @@ SliceChecks checkSlice(Guard &g, SliceOp op, Value tensor) {
 /// and a new tensor in the other would differ in layout once bufferized).
 /// A static size that the source may lack is read from a new tensor of
 /// that size instead of the source.
-void guardExtractSlice(tensor::ExtractSliceOp op) {
+void guardExtractSlice(tensor::ExtractSliceOp op, const KnownRanges &known) {
   Guard g(op);
   Value source = op.getSource();
-  SliceChecks checks = checkSlice(g, op, source);
+  SliceChecks checks = checkSlice(g, op, source, known);
   if (checks.failures.empty())
     return;
   g.reportIf(g.negate(checks.ok), GNN_RT_SLICE_OUT_OF_RANGE,
@@ -562,10 +645,10 @@ void guardExtractSlice(tensor::ExtractSliceOp op) {
 
 /// An insert_slice that does not fit, or whose source lacks the slice's
 /// sizes, leaves its destination as it was.
-void guardInsertSlice(tensor::InsertSliceOp op) {
+void guardInsertSlice(tensor::InsertSliceOp op, const KnownRanges &known) {
   Guard g(op);
   Value dest = op.getDest(), source = op.getSource();
-  SliceChecks checks = checkSlice(g, op, dest);
+  SliceChecks checks = checkSlice(g, op, dest, known);
   SmallVector<OpFoldResult> sizes = op.getMixedSizes();
   SmallVector<std::pair<Value, SmallVector<Value>>> sourceFailures;
   Value ok = checks.ok;
@@ -784,19 +867,24 @@ struct GuardRuntimeValuesPass
             FunctionType::get(ctx, SmallVector<Type>(8, i64), {}));
     declare(module, abi::kAllocationLimit, FunctionType::get(ctx, {}, {i64}));
 
+    // Ranges of the program as written, before any guard changes it.
+    KnownRanges known(module);
+    // (In program order: an allocation's guard replaces its sizes before
+    // the accesses after it are judged, so that no access is proven by a
+    // size that the guard may set to 0.)
     for (Operation *op : ops) {
       llvm::TypeSwitch<Operation *>(op)
-          .Case([](tensor::ExtractOp e) {
-            guardRead(e, e.getTensor(), e.getIndices());
+          .Case([&](tensor::ExtractOp e) {
+            guardRead(e, e.getTensor(), e.getIndices(), known);
           })
-          .Case<tensor::InsertOp>(guardInsert)
-          .Case([](memref::LoadOp l) {
-            guardRead(l, l.getMemRef(), l.getIndices());
+          .Case([&](tensor::InsertOp i) { guardInsert(i, known); })
+          .Case([&](memref::LoadOp l) {
+            guardRead(l, l.getMemRef(), l.getIndices(), known);
           })
-          .Case<memref::StoreOp>(guardStore)
+          .Case([&](memref::StoreOp s) { guardStore(s, known); })
           .Case<tensor::DimOp>(guardDim)
-          .Case<tensor::ExtractSliceOp>(guardExtractSlice)
-          .Case<tensor::InsertSliceOp>(guardInsertSlice)
+          .Case([&](tensor::ExtractSliceOp e) { guardExtractSlice(e, known); })
+          .Case([&](tensor::InsertSliceOp i) { guardInsertSlice(i, known); })
           .Case<tensor::ReshapeOp>(guardReshape)
           .Case<tensor::EmptyOp, tensor::SplatOp, bufferization::AllocTensorOp,
                 memref::AllocOp, memref::AllocaOp>([](auto a) {
@@ -805,7 +893,8 @@ struct GuardRuntimeValuesPass
           .Case([](tensor::GenerateOp gen) {
             guardAllocation(gen, gen.getDynamicExtentsMutable(), gen.getType());
           })
-          .Default([](Operation *division) { guardDivision(division); });
+          .Default(
+              [&](Operation *division) { guardDivision(division, known); });
     }
   }
 };

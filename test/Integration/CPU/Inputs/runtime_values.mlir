@@ -121,3 +121,40 @@ func.func @vdivide(%a: tensor<8xi32>, %b: tensor<8xi32>) -> tensor<6x8xi32> {
   %r5 = vector.transfer_write %v, %r4[%c5, %c0] : vector<8xi32>, tensor<6x8xi32>
   return %r5 : tensor<6x8xi32>
 }
+
+// Values in range by their own arithmetic, which gnn-guard-runtime-values
+// leaves unchecked (integer range analysis): per entry of `at`, x at `at`
+// clamped into [0, 9] and at `at` mod 10 (unsigned), and a / (b | 1)
+// unsigned and a / max(b, 1) signed. Any input is valid.
+func.func @proven(%x: tensor<10xf32>, %at: tensor<?xindex>, %a: tensor<?xi64>,
+                  %b: tensor<?xi64>) -> (tensor<?x2xf32>, tensor<?x2xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c9 = arith.constant 9 : index
+  %c10 = arith.constant 10 : index
+  %one = arith.constant 1 : i64
+  %n = tensor.dim %at, %c0 : tensor<?xindex>
+  %reads = tensor.empty(%n) : tensor<?x2xf32>
+  %quotients = tensor.empty(%n) : tensor<?x2xi64>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%f = %reads, %q = %quotients)
+      -> (tensor<?x2xf32>, tensor<?x2xi64>) {
+    %j = tensor.extract %at[%i] : tensor<?xindex>
+    %low = arith.maxsi %j, %c0 : index
+    %clamped = arith.minsi %low, %c9 : index
+    %v0 = tensor.extract %x[%clamped] : tensor<10xf32>
+    %rem = arith.remui %j, %c10 : index
+    %v1 = tensor.extract %x[%rem] : tensor<10xf32>
+    %f0 = tensor.insert %v0 into %f[%i, %c0] : tensor<?x2xf32>
+    %f1 = tensor.insert %v1 into %f0[%i, %c1] : tensor<?x2xf32>
+    %p = tensor.extract %a[%i] : tensor<?xi64>
+    %d = tensor.extract %b[%i] : tensor<?xi64>
+    %odd = arith.ori %d, %one : i64
+    %pos = arith.maxsi %d, %one : i64
+    %u = arith.divui %p, %odd : i64
+    %s = arith.divsi %p, %pos : i64
+    %q0 = tensor.insert %u into %q[%i, %c0] : tensor<?x2xi64>
+    %q1 = tensor.insert %s into %q0[%i, %c1] : tensor<?x2xi64>
+    scf.yield %f1, %q1 : tensor<?x2xf32>, tensor<?x2xi64>
+  }
+  return %r#0, %r#1 : tensor<?x2xf32>, tensor<?x2xi64>
+}

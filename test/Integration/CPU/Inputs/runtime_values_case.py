@@ -187,3 +187,22 @@ write("bad-vzero", {"a": ("I32", [8], [1, 2, 3, 40, 5, 6, 70, 8]),
                     "b": ("I32", [8], [1, 1, 1, 0, 1, 1, 0, 1])})
 write("bad-voverflow", {"a": ("I32", [8], [1, 2, 3, 4, 5, -2**31, 7, -2**31]),
                         "b": ("I32", [8], [1, 1, 1, 1, 1, -1, 1, 1])})
+
+# Values in range by construction (clamps, remainders, odd or positive
+# divisors): extreme inputs are valid and read or divide what they say.
+for k, n in enumerate([1, 12, 200]):
+    x = floats(10)
+    at = [rng.choice([rng.randrange(-20, 20), rng.randrange(MIN, MAX),
+                      MIN, MAX, -1]) for _ in range(n)]
+    a = [rng.choice([rng.randrange(-100, 100), rng.randrange(MIN, MAX), MIN,
+                     MAX]) for _ in range(n)]
+    b = [rng.choice([0, -1, 1, rng.randrange(-9, 9), rng.randrange(MIN, MAX),
+                     MIN]) for _ in range(n)]
+    reads = [v for j in at for v in (x[min(max(j, 0), 9)], x[(j % U64) % 10])]
+    quotients = [v for p, d in zip(a, b)
+                 for v in (signed((p % U64) // ((d | 1) % U64)),
+                           trunc_div(p, max(d, 1)))]
+    write("proven-%d" % k, {"x": ("F32", [10], x), "at": ("I64", [n], at),
+                            "a": ("I64", [n], a), "b": ("I64", [n], b)},
+          {"result0": ("F32", [n, 2], reads),
+           "result1": ("I64", [n, 2], quotients)})
