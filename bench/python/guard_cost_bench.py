@@ -161,7 +161,7 @@ def main():
     print(f"{'loop of ' + format(n, ','):<24} | {'checked':>10} "
           f"{'unchecked':>10} {'per element':>12}")
     for label, text, slot, checked, unchecked, inputs in cases:
-        times = []
+        times, results = [], []
         for form in (checked, unchecked):
             source = text.replace(slot, form)
             sites = guard_sites(gnn_opt, source)[0]
@@ -170,7 +170,11 @@ def main():
                          f"in the {'un' if form is unchecked else ''}"
                          "checked form")
             program = gnnc.compile(source, cache_dir=cache)
+            results.append(int(program(**inputs)["result0"]))
             times.append(median_ms(program, args.repeats, **inputs))
+        if results[0] != results[1]:
+            sys.exit(f"guard_cost_bench: {label}: the two forms disagree "
+                     f"({results[0]} and {results[1]})")
         extra_ns = (times[0] - times[1]) * 1e6 / n
         print(f"{label:<24} | {times[0]:>7.2f} ms {times[1]:>7.2f} ms "
               f"{extra_ns:>+9.2f} ns")

@@ -56,3 +56,24 @@ def test_torch_op_refuses_bad_arguments():
     result = run("torch_op_bench.py", "--workloads", "xz")
     assert result.returncode != 0
     assert "--workloads takes letters among a, b, c, d" in result.stderr
+
+
+def test_guard_cost_prints_its_tables():
+    result = run("guard_cost_bench.py", "--n", "1000", "--repeats", "1",
+                 "--build", str(BUILD))
+    assert result.returncode == 0, result.stderr
+    rows = {line.split("|")[0].strip(): line.split("|")[1].split()
+            for line in result.stdout.splitlines() if "|" in line}
+    # The Transformers' programs are gnn ops alone: nothing to guard.
+    assert rows["copy: inference"] == ["0", "0"]
+    assert rows["tutorial: training"] == ["0", "0"]
+    assert "index reads" in rows and "integer divisions" in rows
+
+
+def test_guard_cost_refuses_bad_arguments():
+    result = run("guard_cost_bench.py", "--n", "0")
+    assert result.returncode != 0
+    assert "--n and --repeats must be at least 1" in result.stderr
+    result = run("guard_cost_bench.py", "--build", "/nonexistent")
+    assert result.returncode != 0
+    assert "no gnn-opt at /nonexistent/bin/gnn-opt" in result.stderr
