@@ -1,13 +1,14 @@
 //===- JitRunner.cpp - compile gnn functions and load them ----------------===//
 //
 // Part of gnnc. Compiling: the gnn-level passes, the compile cache's key
-// and lookup, the lowering for the CPU or CUDA, code generation; loading:
-// the objects linked against the runtime (RuntimeSymbols.cpp). Calls are
-// Invocation.cpp's.
+// and lookup, the lowering for the device (CodegenTarget.h), code
+// generation; loading: the objects linked against the runtime
+// (RuntimeSymbols.cpp). Calls are Invocation.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GNN/Runner/JitRunner.h"
+#include "CodegenTarget.h"
 #include "DeviceMemory.h"
 #include "GNN/InitAll.h"
 #include "GNN/Pipelines/Pipelines.h"
@@ -15,13 +16,11 @@
 #include "GNN/Support/CompileCache.h"
 #include "RunnerDetail.h"
 #include "gnnc/cuda.h"
-#include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
@@ -37,29 +36,8 @@
 using namespace mlir;
 using namespace mlir::gnn;
 
-#ifndef GNN_OPENMP_LIBRARY
-#define GNN_OPENMP_LIBRARY "libomp.so"
-#endif
-
 namespace {
 using mlir::gnn::detail::error;
-
-/// The NVPTX chip to compile for: device 0's architecture, or the newest
-/// LLVM 19 knows (the driver compiles its PTX for newer devices).
-llvm::Expected<std::string> cudaChip() {
-  char why[256];
-  if (!gnn_cuda_init(why, sizeof(why)))
-    return error(llvm::Twine("no CUDA device to run on: ") + why);
-  int major = 0, minor = 0;
-  if (!gnn_cuda_compute_capability(&major, &minor)) {
-    char message[512];
-    (void)gnn_rt_take_error(message, sizeof(message));
-    return error(llvm::Twine("cannot query the CUDA device: ") + message);
-  }
-  if (major > 9)
-    return std::string("sm_90");
-  return "sm_" + std::to_string(major * 10 + minor);
-}
 } // namespace
 
 JitProgram::~JitProgram() = default;
@@ -129,29 +107,11 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
   program->device = options.device;
   program->runtime =
       options.runtime ? options.runtime : gnn_rt_default_runtime();
-  // What the code depends on besides the program.
-  std::string target =
-      "device=cpu parallel=" + std::to_string(int(options.parallel)) +
-      " checked=" + std::to_string(int(options.checked)) +
-      " device-loops=" + std::to_string(int(options.deviceLoops));
-  LowerToNVVMOptions nvvmOptions;
-  if (options.device == Device::CUDA) {
-    llvm::Expected<std::string> chip = cudaChip();
-    if (!chip)
-      return chip.takeError();
-    DialectRegistry gpuRegistry;
-    registerAllGPUToLLVMIRTranslations(gpuRegistry);
-    ctx->appendDialectRegistry(gpuRegistry);
-    nvvmOptions.fuse = options.fuse;
-    nvvmOptions.chip = *chip;
-    // PTX: the driver compiles it for the device (and caches the result),
-    // so running needs no CUDA toolkit.
-    nvvmOptions.format = "isa";
-    nvvmOptions.asyncLaunches = options.asyncLaunches;
-    program->asyncLaunches = nvvmOptions.asyncLaunches;
-    target = "device=cuda chip=" + *chip + " format=isa async-launches=" +
-             std::to_string(int(nvvmOptions.asyncLaunches));
-  }
+  llvm::Expected<std::unique_ptr<detail::CodegenTarget>> target =
+      detail::CodegenTarget::create(options, ctx);
+  if (!target)
+    return target.takeError();
+  program->asyncLaunches = (*target)->asyncLaunches();
 
   // Only the entry points are called from outside: every other function
   // becomes private, and those no entry reaches are dropped before any
@@ -181,8 +141,8 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
     module->print(os, OpPrintingFlags().enableDebugInfo());
     std::string entryList = llvm::join(entryNames, ",");
     key = compileCacheKey({"gnnc compile cache 1", executableIdentity(),
-                           LLVM_VERSION_STRING, hostTargetDescription(), target,
-                           entryList, text});
+                           LLVM_VERSION_STRING, hostTargetDescription(),
+                           (*target)->description(), entryList, text});
     objects = options.cache->load(key);
   }
   program->info.cacheHit = objects.has_value();
@@ -190,18 +150,8 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
 
   if (!objects) {
     PassManager pm(ctx);
-    if (options.device == Device::CUDA) {
-      if (failed(buildNVVMCodegenPipeline(pm, nvvmOptions)))
-        return error("cannot build the lowering pipeline");
-    } else {
-      LowerToCPUOptions cpuOptions;
-      cpuOptions.fuse = options.fuse;
-      cpuOptions.parallel = options.parallel;
-      cpuOptions.checked = options.checked;
-      cpuOptions.deviceLoops = options.deviceLoops;
-      if (failed(buildCPUCodegenPipeline(pm, cpuOptions)))
-        return error("cannot build the lowering pipeline");
-    }
+    if (failed((*target)->buildPipeline(pm)))
+      return error("cannot build the lowering pipeline");
     if (failed(pm.run(*module)))
       return error("lowering failed:\n" + diagStream.str());
     lap(program->info.passSeconds);
@@ -221,21 +171,12 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
       options.cache->storeOrWarn(key, *objects);
   }
 
-  // Every BLAS call of a CPU program runs on its calling thread: parallel
-  // programs split each dense layer over OpenMP's threads (a multithreaded
-  // BLAS inside would compete with them for the cores), serial ones run on
-  // one core.
-  if (options.device == Device::CPU)
-    gnn_rt_set_dense_threads(1);
+  (*target)->prepareRuntime();
   // Compiled code reports bad input and runs dense layers through the
   // runtime.
-  std::map<std::string, void *> symbols =
-      detail::linkedSymbols(options.device, program->asyncLaunches);
-  std::vector<std::string> libraries;
-  if (options.parallel && options.device == Device::CPU)
-    libraries.push_back(GNN_OPENMP_LIBRARY);
   llvm::Expected<std::unique_ptr<ObjectJit>> jit =
-      ObjectJit::load(*objects, symbols, libraries, options.perfMap);
+      ObjectJit::load(*objects, (*target)->linkedSymbols(),
+                      (*target)->libraries(), options.perfMap);
   if (!jit)
     return error("JIT compilation failed: " + llvm::toString(jit.takeError()));
   program->jit = std::move(*jit);
