@@ -89,6 +89,42 @@ def GNNPassRuntimeContextPass : Pass<"gnn-pass-runtime-context", "ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def GNNBindParallelThreadsPass
+    : Pass<"gnn-bind-parallel-threads", "ModuleOp"> {
+  let summary = "Binds OpenMP's threads in a parallel region to the caller's "
+                "runtime context";
+  let description = [{
+    Compiled code allocates its buffers from the runtime instance whose
+    context the thread running it is bound to (`gnn_rt_context_bind`,
+    `runtime/include/gnnc/runtime.h`). The runner binds the calling thread
+    for a call; OpenMP's worker threads run parts of every parallel region
+    and would otherwise allocate from the default instance's pool (and free
+    into it), so that two instances in one process would share the
+    workers' buffers. Each `omp.parallel` region of a function that takes
+    the runtime context (`gnn-pass-runtime-context`) binds its thread to
+    that context on entry and restores the thread's previous binding before
+    its terminator: a call, two thread-local stores per thread and region.
+    Regions of functions without the context are left alone; running it
+    twice changes nothing.
+
+    ```mlir
+    omp.parallel {
+      omp.wsloop { ... }
+      omp.terminator
+    }
+    // becomes
+    omp.parallel {
+      %before = func.call @gnn_rt_context_bind(%rt) : (!llvm.ptr) -> !llvm.ptr
+      omp.wsloop { ... }
+      func.call @gnn_rt_context_bind(%before) : (!llvm.ptr) -> !llvm.ptr
+      omp.terminator
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def ConvertGNNToLoopsPass : Pass<"convert-gnn-to-loops", "ModuleOp"> {
   let summary = "Lowers gnn ops to loops over the graph's index arrays";
   let description = [{

@@ -46,6 +46,11 @@ constexpr int32_t kGemmTransposeB = 1;
 constexpr int32_t kGemmTransposeA = 2;
 constexpr int32_t kGemmLayer = 4;
 
+/// Binds the calling thread to a runtime context and returns its previous
+/// one (gnnc/runtime.h): (ptr) -> ptr, called by OpenMP's threads on
+/// entering and leaving a parallel region (gnn-bind-parallel-threads).
+constexpr llvm::StringLiteral kContextBind = "gnn_rt_context_bind";
+
 /// Waits for the kernels the host thread launched asynchronously
 /// (gnnc/cuda.h; gnn-gpu-async-launches calls it).
 constexpr llvm::StringLiteral kWaitForLaunches = "gnn_cuda_wait_for_launches";
@@ -109,6 +114,7 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kTapeFree, false, false, 0},
     {kTapeRefused, false, false, 0},
     {kWaitForLaunches, false, false, 0},
+    {kContextBind, false, false, 0},
 };
 
 /// The symbol compiled code links against for `f`.

@@ -133,8 +133,11 @@ void addLoweringToBuffers(OpPassManager &pm, OpForms forms,
 
 /// Host code (with OpenMP regions, or launches of GPU kernels) to LLVM.
 void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
-  if (openMP)
+  if (openMP) {
     pm.addPass(createConvertSCFToOpenMPPass());
+    // Their threads allocate from the caller's runtime instance.
+    pm.addPass(gnn::createGNNBindParallelThreadsPass());
+  }
   // Complex arithmetic a program writes: real arithmetic and math, and the
   // pairs themselves as LLVM structs.
   pm.addPass(createConvertComplexToStandardPass());

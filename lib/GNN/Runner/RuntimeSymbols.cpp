@@ -11,6 +11,7 @@
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
 #include "gnnc/memory.h"
+#include "gnnc/runtime.h"
 #include "gnnc/tape.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -57,6 +58,8 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
       {abi::kTapeCreate, fn(&gnn_rt_tape_create), fn(&gnn_cuda_tape_create)},
       {abi::kTapeFree, fn(&gnn_rt_tape_free), fn(&gnn_rt_tape_free)},
       {abi::kTapeRefused, fn(&gnn_rt_tape_refused), fn(&gnn_rt_tape_refused)},
+      // Only CPU programs call it (their OpenMP threads).
+      {abi::kContextBind, fn(&gnn_rt_context_bind), fn(&gnn_rt_context_bind)},
       // Only GPU programs call it; on the CPU nothing is ever in flight.
       {abi::kWaitForLaunches, fn(&gnn_cuda_wait_for_launches),
        fn(&gnn_cuda_wait_for_launches)},

@@ -294,7 +294,6 @@ static std::pair<Value, Value> rowMoments(Lowering &l, RowPieces &row,
                                           Value input, Value r, Value n,
                                           Value eps) {
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
   Value mean = b.create<arith::DivFOp>(
       row.reduce(vector::CombiningKind::ADD, 0.0, x), n);
@@ -314,7 +313,6 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
                                                RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   Value input = l.toMemref(op.getInput());
   Value weight = l.toMemref(op.getWeight()), bias = l.toMemref(op.getBias());
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -349,7 +347,6 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
                                                    RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   Value input = l.toMemref(op.getInput()), grad = l.toMemref(op.getGrad());
   Value weight = l.toMemref(op.getWeight());
   Value addend = op.getAddend() ? l.toMemref(op.getAddend()) : Value();

@@ -126,7 +126,6 @@ LogicalResult loops::lowerDropout(DropoutOp op, const LoopTarget &target,
     // kVectorLanes elements of the last dim at a time: Philox on vectors of
     // counters, the row's end masked.
     ImplicitLocOpBuilder &b = l.b;
-    Location loc = l.loc;
     auto lanes = [&](Type t) { return VectorType::get({kVectorLanes}, t); };
     Type i64 = b.getI64Type(), i32 = b.getI32Type();
     SmallVector<int64_t> laneIds(kVectorLanes);

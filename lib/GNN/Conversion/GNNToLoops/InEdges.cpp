@@ -14,7 +14,6 @@ InEdgeIndex loops::allocateInEdges(Lowering &l, Value numEdges, Value numDst,
                                    SmallVectorImpl<SizedBuffer> &buffers,
                                    Chunking chunking) {
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   auto ids = [&](Value n) {
     Value buffer = l.idBuffer(n);
     buffers.push_back({buffer, n});
@@ -43,7 +42,6 @@ Value loops::checkAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers,
                             InEdgeIndex &index, int64_t badCooKind, Value nodes,
                             Value edges) {
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   Value all = b.create<arith::ConstantIntOp>(1, 1);
   for (auto [buffer, n] : buffers) {
     Value address = b.create<arith::IndexCastOp>(
@@ -69,7 +67,6 @@ void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
                         Value numDst, const InEdgeIndex &index,
                         function_ref<void(Value)> perEdge) {
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   Value one = l.idx(1);
   auto load = [&](Value buffer, Value i) -> Value {
     return b.create<memref::LoadOp>(buffer, i);
@@ -132,7 +129,6 @@ void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
 GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
                                Chunking chunking) {
   ImplicitLocOpBuilder &b = l.b;
-  Location loc = l.loc;
   // The reversal's destinations are g's sources.
   SmallVector<SizedBuffer> buffers;
   InEdgeIndex index =

@@ -3,7 +3,9 @@
 // Part of gnnc. Lowered code reports bad input into the gnn_rt_context its
 // caller passes (gnnc/errors.h), not into process-wide state: every function
 // with a body takes the context as its first argument and hands it to the
-// functions it calls and to the runtime's error reports.
+// functions it calls and to the runtime's error reports. OpenMP's threads
+// run a parallel region bound to that context too, so that what they
+// allocate comes from the caller's runtime instance.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,8 +14,10 @@
 #include "GNN/IR/GNNDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 
 namespace mlir::gnn {
+#define GEN_PASS_DEF_GNNBINDPARALLELTHREADSPASS
 #define GEN_PASS_DEF_GNNPASSRUNTIMECONTEXTPASS
 #include "GNN/Conversion/Passes.h.inc"
 } // namespace mlir::gnn
@@ -90,6 +94,55 @@ struct GNNPassRuntimeContextPass
     });
     if (result.wasInterrupted())
       signalPassFailure();
+  }
+};
+
+struct GNNBindParallelThreadsPass
+    : public gnn::impl::GNNBindParallelThreadsPassBase<
+          GNNBindParallelThreadsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    auto pointer = LLVM::LLVMPointerType::get(ctx);
+    auto bindType = FunctionType::get(ctx, {pointer}, {pointer});
+    bool declared = false;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal() || !hasContext(fn))
+        continue;
+      Value context = fn.getArgument(0);
+      fn.walk([&](omp::ParallelOp parallel) {
+        Block &entry = parallel.getRegion().front();
+        // Bound already (a second run).
+        if (auto first = dyn_cast<func::CallOp>(entry.front()))
+          if (first.getCallee() == abi::kContextBind)
+            return;
+        if (!declared) {
+          declareBind(module, bindType);
+          declared = true;
+        }
+        OpBuilder b = OpBuilder::atBlockBegin(&entry);
+        Value before =
+            b.create<func::CallOp>(parallel.getLoc(), abi::kContextBind,
+                                   pointer, ValueRange{context})
+                .getResult(0);
+        for (Block &block : parallel.getRegion()) {
+          auto end = dyn_cast<omp::TerminatorOp>(block.getTerminator());
+          if (!end)
+            continue;
+          b.setInsertionPoint(end);
+          b.create<func::CallOp>(end.getLoc(), abi::kContextBind, pointer,
+                                 ValueRange{before});
+        }
+      });
+    }
+  }
+
+  static void declareBind(ModuleOp module, FunctionType type) {
+    if (module.lookupSymbol(abi::kContextBind))
+      return;
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    b.create<func::FuncOp>(module.getLoc(), abi::kContextBind, type)
+        .setPrivate();
   }
 };
 } // namespace
