@@ -71,6 +71,15 @@ Instance compileFor(MLIRContext &context, const gnn_rt_settings &settings) {
   return made;
 }
 
+/// A context with gnnc's dialects loaded.
+std::unique_ptr<MLIRContext> gnnContext() {
+  DialectRegistry registry;
+  gnn::registerAllDialectsAndExtensions(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
 /// What the calling thread's pool says when bound to a context of
 /// `runtime`.
 struct PoolView {
@@ -89,10 +98,8 @@ PoolView poolOf(gnn_rt_runtime *runtime) {
 } // namespace
 
 TEST(RuntimeInstanceTest, TwoInstancesRunAtOnceWithTheirOwnSettings) {
-  DialectRegistry registry;
-  gnn::registerAllDialectsAndExtensions(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<MLIRContext> owned = gnnContext();
+  MLIRContext &context = *owned;
   gnn_rt_settings one, two;
   gnn_rt_settings_init(&one);
   gnn_rt_settings_init(&two);
@@ -187,10 +194,8 @@ TEST(RuntimeInstanceTest, WorkerThreadsAllocateFromTheCallersInstance) {
       %r = bufferization.to_tensor %out restrict : memref<?xf32>
       return %r : tensor<?xf32>
     })mlir";
-  DialectRegistry registry;
-  gnn::registerAllDialectsAndExtensions(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<MLIRContext> owned = gnnContext();
+  MLIRContext &context = *owned;
   gnn_rt_settings settings;
   gnn_rt_settings_init(&settings);
   settings.threads = 2;
@@ -226,10 +231,8 @@ TEST(RuntimeInstanceTest, WorkerThreadsAllocateFromTheCallersInstance) {
 }
 
 TEST(RuntimeInstanceTest, ResultsOutliveTheirInstance) {
-  DialectRegistry registry;
-  gnn::registerAllDialectsAndExtensions(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<MLIRContext> owned = gnnContext();
+  MLIRContext &context = *owned;
   gnn_rt_settings settings;
   gnn_rt_settings_init(&settings);
   Instance a = compileFor(context, settings);
