@@ -164,12 +164,30 @@ def _registered_forward(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
                                    clamp, scale)[0]
 
 
+def _meta_forward_lse(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
+                      scale=None):
+    # Shapes alone, for tracers that run ops on meta (fake) tensors.
+    heads = q.shape[1]
+    return (q.new_empty((num_dst, heads, v.shape[2])),
+            q.new_empty((num_dst, heads, 1)))
+
+
+def _meta_forward(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
+                  scale=None):
+    return _meta_forward_lse(src, dst, num_src, num_dst, q, k, v, clamp,
+                             scale)[0]
+
+
 _library = torch.library.Library("gnnc", "DEF")
 _library.define(
     "fused_attention(Tensor src, Tensor dst, int num_src, int num_dst, "
     "Tensor q, Tensor k, Tensor v, float? clamp=5.0, float? scale=None) "
     "-> Tensor")
 _library.impl("fused_attention", _registered_forward, "CPU")
+# (PyTorch 1.13 passes meta tensors through no autograd kernel of its own
+# for a custom op: the meta kernel serves that key as well.)
+for _key in ("Meta", "AutogradMeta"):
+    _library.impl("fused_attention", _meta_forward, _key)
 # The output and each destination's log-sum-exp [num_dst, heads, 1], which
 # the backward takes.
 _library.define(
@@ -177,5 +195,8 @@ _library.define(
     "Tensor q, Tensor k, Tensor v, float? clamp=5.0, float? scale=None) "
     "-> (Tensor, Tensor)")
 _library.impl("fused_attention_lse", _registered_forward_lse, "CPU")
+for _key in ("Meta", "AutogradMeta"):
+    _library.impl("fused_attention_lse", _meta_forward_lse, _key)
+del _key
 
 __all__ = ["fused_attention", "FusedAttention"]

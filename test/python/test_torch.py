@@ -150,6 +150,21 @@ def test_registered_op_matches():
         torch.testing.assert_close(direct, gt.fused_attention(g, q, k, v))
 
 
+def test_registered_ops_on_meta_tensors():
+    # Tracers run ops on meta (fake) tensors: the ops give the shapes and
+    # the dtype and compute nothing.
+    src, dst = torch.tensor([0, 1, 2]), torch.tensor([0, 0, 1])
+    q = torch.empty(2, 3, 4, device="meta")
+    k = torch.empty(5, 3, 4, device="meta")
+    v = torch.empty(5, 3, 6, device="meta", dtype=torch.float32)
+    out = torch.ops.gnnc.fused_attention(src, dst, 5, 2, q, k, v, 5.0, None)
+    assert out.device.type == "meta" and out.shape == (2, 3, 6)
+    out, lse = torch.ops.gnnc.fused_attention_lse(src, dst, 5, 2, q, k, v,
+                                                  None, 0.5)
+    assert out.shape == (2, 3, 6) and lse.shape == (2, 3, 1)
+    assert lse.device.type == "meta" and lse.dtype == q.dtype
+
+
 def test_registered_op_with_log_sum_exp():
     # The forward the backward takes: the output, and each destination's
     # log-sum-exp of its (clamped, scaled) scores.
