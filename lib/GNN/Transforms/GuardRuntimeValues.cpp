@@ -330,27 +330,30 @@ void guardDivision(Operation *op, const KnownRanges &known) {
 // Indices
 //===----------------------------------------------------------------------===//
 
-/// Whether `value` is `carried` with elements replaced: inserts into it,
-/// possibly in the branches of an scf.if (as the guards build them).
-bool keepsShape(Value value, Value carried, int depth = 0) {
-  while (value != carried) {
-    if (depth > 8)
-      return false;
+/// The tensor that `value` is with elements replaced: through inserts into
+/// it and the branches of an scf.if (as the guards build them) that both
+/// come from one tensor; `value` itself where neither applies. Either way
+/// it has `value`'s shape.
+Value shapeSource(Value value, int depth = 0) {
+  if (depth > 8)
+    return value;
+  while (true) {
     Operation *def = value.getDefiningOp();
     if (auto insert = dyn_cast_or_null<tensor::InsertOp>(def)) {
       value = insert.getDest();
     } else if (auto slice = dyn_cast_or_null<tensor::InsertSliceOp>(def)) {
       value = slice.getDest();
-    } else if (auto ifOp = dyn_cast_or_null<scf::IfOp>(def)) {
+    } else if (auto ifOp = dyn_cast_or_null<scf::IfOp>(def);
+               ifOp && ifOp.elseBlock()) {
       unsigned n = cast<OpResult>(value).getResultNumber();
-      return ifOp.elseBlock() &&
-             keepsShape(ifOp.thenYield().getOperand(n), carried, depth + 1) &&
-             keepsShape(ifOp.elseYield().getOperand(n), carried, depth + 1);
+      Value then = shapeSource(ifOp.thenYield().getOperand(n), depth + 1);
+      if (then != shapeSource(ifOp.elseYield().getOperand(n), depth + 1))
+        return value;
+      value = then;
     } else {
-      return false;
+      return value;
     }
   }
-  return true;
 }
 
 /// Whether `i` is provably in [0, size of `tensor` in `dim`): the induction
@@ -395,24 +398,13 @@ bool provablyInRange(Value i, Value tensor, int64_t dim,
   // The loop's bound is the tensor's own size (or that of the value it was
   // made from by inserts, or that a loop carries from it: inserts keep the
   // shape), or the size a new tensor was made with.
-  Value source = tensor;
-  while (true) {
-    if (auto insert = source.getDefiningOp<tensor::InsertOp>()) {
-      source = insert.getDest();
-      continue;
-    }
-    if (auto insert = source.getDefiningOp<tensor::InsertSliceOp>()) {
-      source = insert.getDest();
-      continue;
-    }
-    auto carried = dyn_cast<BlockArgument>(source);
-    if (!carried)
-      break;
+  Value source = shapeSource(tensor);
+  while (auto carried = dyn_cast<BlockArgument>(source)) {
     auto loop = dyn_cast<scf::ForOp>(carried.getOwner()->getParentOp());
     if (!loop || carried == loop.getInductionVar() ||
-        !keepsShape(loop.getTiedLoopYieldedValue(carried)->get(), carried))
+        shapeSource(loop.getTiedLoopYieldedValue(carried)->get()) != carried)
       break;
-    source = loop.getTiedLoopInit(carried)->get();
+    source = shapeSource(loop.getTiedLoopInit(carried)->get());
   }
   if (auto dimOp = upper.getDefiningOp<ShapedDimOpInterface>())
     if (getConstantIntValue(dimOp.getDimension()) == dim &&
