@@ -105,25 +105,16 @@ Value loops::throughClamp(Lowering &l, const AttentionGradPlan &p, Value s,
 
 std::pair<Value, Value>
 AttentionGrad::edgeGradient(Value s, Value vRow, Value dst, ValueRange head) {
-  Value sc = clamped(s);
-  if (p.normalize) {
-    // P = exp(sc - shift) norm; ds = P (dout . v - D).
-    EdgeStatistics stats = edgeStatistics(l, p, dst, head);
-    Value prob = l.b.create<arith::MulFOp>(
-        attentionWeights(l, p, s, stats.shift), stats.norm);
-    Value dOut = vload(vType, p.grads[0].memref, dst, head);
-    Value dP = dot(dOut, vRow);
-    Value ds = l.b.create<arith::MulFOp>(
-        prob, l.b.create<arith::SubFOp>(dP, stats.offset));
-    return {prob, throughClamp(l, p, s, ds)};
-  }
-  // w = exp(sc); ds = w (dwv . v + dz).
-  Value w = l.b.create<math::ExpOp>(sc);
-  Value dwv = vload(vType, p.grads[0].memref, dst, head);
-  Value dz =
-      l.b.create<memref::LoadOp>(p.grads[1].memref, rowStart(l, dst, head));
-  Value dw = l.b.create<arith::AddFOp>(dot(dwv, vRow), dz);
-  return {w, throughClamp(l, p, s, l.b.create<arith::MulFOp>(w, dw))};
+  // w = exp(sc - shift) norm and ds = w (dout . v - offset): normalized, P
+  // and P (dout . v - D); otherwise exp(sc) and w (dwv . v + dz).
+  EdgeStatistics stats = edgeStatistics(l, p, dst, head);
+  Value w = attentionWeights(l, p, s, stats.shift);
+  if (stats.norm)
+    w = l.b.create<arith::MulFOp>(w, stats.norm);
+  Value dP = dot(vload(vType, p.grads[0].memref, dst, head), vRow);
+  Value ds =
+      l.b.create<arith::MulFOp>(w, l.b.create<arith::SubFOp>(dP, stats.offset));
+  return {w, throughClamp(l, p, s, ds)};
 }
 
 void loops::storeOutDot(Lowering &l, const AttentionGradPlan &p, Value dst,
@@ -308,11 +299,9 @@ void AttentionGrad::chunkedSourceRow(Value src, ValueRange head) {
         Value dP = chunkDots(l, p.elem, p.dvSize, p.v.memref, src,
                              p.grads[0].memref, chunk.neighbors, head);
         // Each lane's destination's statistics.
-        EdgeStatistics lanes =
-            edgeStatistics(l, p, chunk.neighbors[0], head).splat(l, chunkType);
+        Value zeros = l.floatConst(chunkType, 0.0);
+        EdgeStatistics lanes{zeros, p.normalize ? zeros : Value(), zeros};
         for (auto [j, dst] : llvm::enumerate(chunk.neighbors)) {
-          if (j == 0)
-            continue;
           EdgeStatistics stats = edgeStatistics(l, p, dst, head);
           Value lane = l.b.create<arith::ConstantIndexOp>(j);
           auto insert = [&](Value x, Value into) -> Value {
