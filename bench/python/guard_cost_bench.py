@@ -162,13 +162,12 @@ def main():
           f"{'unchecked':>10} {'per element':>12}")
     for label, text, slot, checked, unchecked, inputs in cases:
         times, results = [], []
-        for form in (checked, unchecked):
+        for form, guarded in ((checked, True), (unchecked, False)):
             source = text.replace(slot, form)
             sites = guard_sites(gnn_opt, source)[0]
-            if (form is checked) != (sites > 0):
+            if guarded != (sites > 0):
                 sys.exit(f"guard_cost_bench: {label}: {sites} guard sites "
-                         f"in the {'un' if form is unchecked else ''}"
-                         "checked form")
+                         f"in the {'' if guarded else 'un'}checked form")
             program = gnnc.compile(source, cache_dir=cache)
             results.append(int(program(**inputs)["result0"]))
             times.append(median_ms(program, args.repeats, **inputs))
