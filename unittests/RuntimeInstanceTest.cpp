@@ -221,11 +221,14 @@ TEST(RuntimeInstanceTest, WorkerThreadsAllocateFromTheCallersInstance) {
     ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
     EXPECT_EQ(out->at("result0").as<float>()[255], 510.0f);
   }
-  // Both threads' scratch buffers went back to the instance's pool (unless
-  // AddressSanitizer turns keeping off); none reached the default one's.
+  // The scratch buffers went back to the instance's pool (unless
+  // AddressSanitizer turns keeping off): at least one kept there, more when
+  // the threads' iterations overlapped in time (one freed block serves the
+  // other thread's next iteration otherwise, as on a loaded machine); none
+  // reached the default one's.
   PoolView mine = poolOf(runtime->get());
   if (mine.recycles) {
-    EXPECT_GE(mine.cached, uint64_t(2) * 800000);
+    EXPECT_GE(mine.cached, uint64_t(800000));
   }
   EXPECT_EQ(poolOf(gnn_rt_default_runtime()).cached, defaultBefore);
 }
