@@ -725,6 +725,66 @@ TEST_F(ExecutionTest, ProgramsLeaveTheirInputsAlone) {
             0);
 }
 
+TEST_F(ExecutionTest, AnnouncedResultsReachTheListenerAsTheyAreComputed) {
+  // Result 1 is computed and announced first, then result 0 (from it), an
+  // argument returned as is, a scalar of 8-byte elements; slot 7 is no
+  // result of @main and is not passed on.
+  std::string source = R"mlir(
+    func.func @main(%x: tensor<?x3xf32>, %i: tensor<i64>)
+        -> (tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<i64>) {
+      gnn.result_ready %x, 2 : tensor<?x3xf32>
+      %a = gnn.apply_nodes(%x) {
+      ^bb0(%e: f32):
+        %m = arith.mulf %e, %e : f32
+        gnn.yield %m : f32
+      } : (tensor<?x3xf32>) -> tensor<?x3xf32>
+      gnn.result_ready %a, 1 : tensor<?x3xf32>
+      gnn.result_ready %a, 7 : tensor<?x3xf32>
+      %b = gnn.apply_nodes(%a) {
+      ^bb0(%e: f32):
+        %m = arith.addf %e, %e : f32
+        gnn.yield %m : f32
+      } : (tensor<?x3xf32>) -> tensor<?x3xf32>
+      gnn.result_ready %b, 0 : tensor<?x3xf32>
+      gnn.result_ready %i, 3 : tensor<i64>
+      return %b, %a, %x, %i
+          : tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<i64>
+    })mlir";
+  auto program = compile(source, false);
+  ASSERT_TRUE(program);
+  HostTensor x = random({5, 3}), i = HostTensor::ids({-42});
+  i.shape = {};
+  std::vector<std::pair<size_t, std::vector<char>>> seen;
+  auto listener = [&](size_t result, const void *data, size_t bytes) {
+    const char *p = static_cast<const char *>(data);
+    seen.emplace_back(result, std::vector<char>(p, p + bytes));
+  };
+  auto out = program->runNamed(
+      "main",
+      [&](const Parameter &, size_t n) -> llvm::Expected<Argument> {
+        return Argument{nullptr, n == 0 ? &x : &i};
+      },
+      JitProgram::kInstanceThreads, listener);
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  ASSERT_EQ(seen.size(), 4u);
+  const std::vector<Parameter> &results = program->getResults();
+  size_t expected[] = {2, 1, 0, 3};
+  for (auto [k, slot] : llvm::enumerate(expected)) {
+    EXPECT_EQ(seen[k].first, slot);
+    const HostTensor &final = out->at(results[slot].name);
+    ASSERT_EQ(seen[k].second.size(), final.numBytes()) << "result " << slot;
+    EXPECT_EQ(
+        std::memcmp(seen[k].second.data(), final.data(), final.numBytes()), 0)
+        << "result " << slot;
+  }
+  // Without a listener the announcements do nothing.
+  auto plain = program->run({{nullptr, &x}, {nullptr, &i}});
+  ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
+  EXPECT_EQ(std::memcmp((*plain)[0].data(), out->at(results[0].name).data(),
+                        (*plain)[0].numBytes()),
+            0);
+}
+
 TEST_F(ExecutionTest, OnlyWhatTheEntryReachesIsCompiled) {
   // @helper is public and called: it stays. @unused is public and called by
   // no entry: it is dropped before lowering, so the external function it

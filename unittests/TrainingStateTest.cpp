@@ -29,6 +29,7 @@ struct TrainerOptionsFromList {
   GNN_TRAINER_OPTION_FIELDS(GNN_DECLARE_FIELD)
   int threads = 0;
   CompileOptions compile;
+  bool announceGradients = false;
 };
 static_assert(sizeof(TrainerOptions) == sizeof(TrainerOptionsFromList),
               "a TrainerOptions field outside GNN_TRAINER_OPTION_FIELDS");

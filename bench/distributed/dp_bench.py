@@ -1,8 +1,10 @@
 """Data-parallel training against one process on this machine: tokens/s
 of `gnn-train` on the tutorial model (examples/tutorial, tied weights,
 batch 128 per rank) as 1 process of T threads with --grad-accum K (the
-same updates) and as K ranks of T/K threads under mpirun, and each rank
-0's time in the gradient exchange. Prints a table; then the per-update
+same updates) and as K ranks of T/K threads under mpirun, with the
+gradient exchange during the backward (the default) and after it
+(--overlap-exchange=false), and rank 0's time in the exchange: after the
+backward, and hidden during it. Prints a table; then the per-update
 gradient volume, its tensors and the compute time per update, and
 docs/distributed.md's scaling model from them (10 us a message).
 
@@ -31,8 +33,9 @@ TRAIN = os.path.join(ROOT, "build", "bin", "gnn-train")
 EPOCH = re.compile(r"^epoch \d+: .* ([\d.]+) s, (\d+) tokens/s, step \d+",
                    re.M)
 EXCHANGE = re.compile(r"([\d.]+) s of ([\d.]+) s training passing on and "
-                      r"broadcasting gradient sums \(([\d.]+)%, none hidden\),"
-                      r" ([\d.]+) s waiting")
+                      r"broadcasting gradient sums after the backward "
+                      r"\(([\d.]+)%\), ([\d.]+) s during it \((\d+)% of the "
+                      r"exchange hidden\), ([\d.]+) s waiting")
 
 
 def run(args):
@@ -112,26 +115,34 @@ def main():
                                   str(a.ranks), "--out-dir",
                                   os.path.join(work, "one")])
     env_root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
-    many = run([mpirun] + env_root + ["-np", str(a.ranks), TRAIN] + common +
-               ["--threads", str(a.threads // a.ranks), "--out-dir",
-                os.path.join(work, "many")])
-    m = EXCHANGE.search(many)
-    single, parallel = tokens_per_second(one), tokens_per_second(many)
-    print("| run | tokens/s | vs 1 process |")
-    print("|---|---:|---:|")
-    print("| 1 process, %d threads, --grad-accum %d | %d | 1.00x |" %
+    runs = {}
+    for overlap in ("true", "false"):
+        runs[overlap] = run(
+            [mpirun] + env_root + ["-np", str(a.ranks), TRAIN] + common +
+            ["--threads", str(a.threads // a.ranks), "--overlap-exchange=" +
+             overlap, "--out-dir", os.path.join(work, "many-" + overlap)])
+    single = tokens_per_second(one)
+    print("| run | tokens/s | vs 1 process | rank 0: exchange after the "
+          "backward | during it (hidden) | waiting for other ranks |")
+    print("|---|---:|---:|---:|---:|---:|")
+    print("| 1 process, %d threads, --grad-accum %d | %d | 1.00x | | | |" %
           (a.threads, a.ranks, single))
-    print("| %d ranks x %d thread(s) | %d | %.2fx |" %
-          (a.ranks, a.threads // a.ranks, parallel, parallel / single))
+    for overlap, label in (("true", "during the backward"),
+                           ("false", "after the backward")):
+        out = runs[overlap]
+        m = EXCHANGE.search(out)
+        parallel = tokens_per_second(out)
+        print("| %d ranks x %d thread(s), exchange %s | %d | %.2fx | "
+              "%s s of %s s (%s%%) | %s s (%s%%) | %s s |" %
+              ((a.ranks, a.threads // a.ranks, label, parallel,
+                parallel / single) + (m.groups() if m else ("?",) * 6)))
     print()
-    if m:
-        print("rank 0: %s s of %s s training in the gradient exchange "
-              "(%s%%, none hidden), %s s waiting for other ranks" %
-              (m.group(1), m.group(2), m.group(3), m.group(4)))
+    many = runs["false"]
+    m = EXCHANGE.search(many)
     volume, tensors = parameter_bytes(
-        os.path.join(work, "many", "epoch-1.safetensors"))
+        os.path.join(work, "many-false", "epoch-1.safetensors"))
     updates = int(re.findall(r"step (\d+)", many)[-1])
-    compute = (float(m.group(2)) - float(m.group(1)) - float(m.group(4))) / \
+    compute = (float(m.group(2)) - float(m.group(1)) - float(m.group(6))) / \
         updates if m else 0.0
     print("per update: %.2f MB of gradients in %d tensors; %.1f ms of "
           "compute per rank here" % (volume / 1e6, tensors, compute * 1e3))

@@ -107,6 +107,21 @@ extern "C" gnn_rt_context *gnn_rt_context_bind(gnn_rt_context *context) {
   return before;
 }
 
+extern "C" void gnn_rt_context_set_result_hook(gnn_rt_context *context,
+                                               gnn_rt_result_hook hook,
+                                               void *user) {
+  if (!context)
+    return;
+  context->resultHook = hook;
+  context->resultHookUser = user;
+}
+
+extern "C" void gnn_rt_result_ready(gnn_rt_context *context, int64_t slot,
+                                    const void *data, int64_t bytes) {
+  if (context && context->resultHook)
+    context->resultHook(context->resultHookUser, slot, data, bytes);
+}
+
 gnn_rt_context *gnnc::boundContext() { return bound; }
 
 gnn_rt_runtime &gnnc::runtimeOf(gnn_rt_context *context) {

@@ -31,6 +31,8 @@ struct gnn_rt_context {
   std::mutex mutex;
   std::string pending;    // empty: no error
   int64_t tapeBudget = 0; // 0: the instance's
+  gnn_rt_result_hook resultHook = nullptr;
+  void *resultHookUser = nullptr;
 };
 
 namespace gnnc {

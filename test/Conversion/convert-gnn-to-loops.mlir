@@ -740,3 +740,32 @@ func.func @tape(%h: tensor<?x128xf32>, %i: tensor<index>) -> (tensor<?x128xf32>,
   gnn.tape_free %t
   return %g, %j, %full : tensor<?x128xf32>, tensor<index>, i1
 }
+
+// -----
+
+// An announced result: the runtime gets the slot, the address of the
+// value's identity-layout buffer and its size in bytes (rows x 128 x 4;
+// a rank-0 value of 8-byte elements: 8).
+// CHECK-DAG: func.func private @gnn_rt_result_ready(i64, !llvm.ptr, i64)
+// CHECK-LABEL: func @result_ready(
+// CHECK-SAME: %[[H:.*]]: tensor<?x128xf32>, %[[I:.*]]: tensor<i64>
+// CHECK: %[[B:.*]] = bufferization.to_memref %[[H]] read_only : memref<?x128xf32>
+// CHECK: %[[E:.*]] = arith.constant 4 : index
+// CHECK: %[[ROWS:.*]] = memref.dim %[[B]], %{{.*}} : memref<?x128xf32>
+// CHECK: %[[P1:.*]] = arith.muli %[[E]], %[[ROWS]] : index
+// CHECK: %[[COLS:.*]] = memref.dim %[[B]], %{{.*}} : memref<?x128xf32>
+// CHECK: %[[P2:.*]] = arith.muli %[[P1]], %[[COLS]] : index
+// CHECK: %[[A:.*]] = memref.extract_aligned_pointer_as_index %[[B]] : memref<?x128xf32> -> index
+// CHECK: %[[A64:.*]] = arith.index_cast %[[A]] : index to i64
+// CHECK: %[[SLOT:.*]] = arith.constant 1 : i64
+// CHECK: %[[PTR:.*]] = llvm.inttoptr %[[A64]] : i64 to !llvm.ptr
+// CHECK: %[[BYTES:.*]] = arith.index_cast %[[P2]] : index to i64
+// CHECK: call @gnn_rt_result_ready(%[[SLOT]], %[[PTR]], %[[BYTES]]) : (i64, !llvm.ptr, i64) -> ()
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: call @gnn_rt_result_ready(%{{.*}}, %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, i64) -> ()
+// CHECK-NOT: gnn.result_ready
+func.func @result_ready(%h: tensor<?x128xf32>, %i: tensor<i64>) -> (tensor<i64>, tensor<?x128xf32>) {
+  gnn.result_ready %h, 1 : tensor<?x128xf32>
+  gnn.result_ready %i, 0 : tensor<i64>
+  return %i, %h : tensor<i64>, tensor<?x128xf32>
+}

@@ -121,6 +121,12 @@ cl::opt<int64_t> vizSeq(
     cl::desc("after each epoch, write DIR/attention-epoch-N.safetensors: the "
              "attention maps of this validation pair (0-based) under the "
              "epoch's weights, for scripts/plot-attention.py"));
+cl::opt<bool> overlapExchange(
+    "overlap-exchange", cl::cat(category), cl::init(true),
+    cl::desc("data-parallel runs on CPUs: pass each layer's gradient sums on "
+             "while the backward computes the layers below (default true; "
+             "--overlap-exchange=false: after the backward; the same "
+             "weights either way)"));
 cl::opt<bool> shuffle("shuffle", cl::cat(category), cl::init(true),
                       cl::desc("shuffle the training set every epoch "
                                "(default true; --shuffle=false keeps the "
@@ -310,19 +316,23 @@ void printEpoch(const EpochReport &r) {
 
 /// Rank 0's time in the gradient exchange of a data-parallel run.
 struct ExchangeTime {
-  double training = 0, exchange = 0, wait = 0;
+  double training = 0, exchange = 0, hidden = 0, wait = 0;
   void add(const EpochReport &r) {
     training += r.seconds;
     exchange += r.exchangeSeconds;
+    hidden += r.hiddenSeconds;
     wait += r.waitSeconds;
   }
   void print() const {
     double share = training > 0 ? 100.0 * exchange / training : 0.0;
+    double total = exchange + hidden;
+    double hiddenShare = total > 0 ? 100.0 * hidden / total : 0.0;
     llvm::outs() << llvm::format(
         "gnn-train: %d ranks: %.2f s of %.2f s training passing on and "
-        "broadcasting gradient sums (%.1f%%, none hidden), %.2f s waiting "
-        "for other ranks' batches\n",
-        world->size(), exchange, training, share, wait);
+        "broadcasting gradient sums after the backward (%.1f%%), %.2f s "
+        "during it (%.0f%% of the exchange hidden), %.2f s waiting for "
+        "other ranks' batches\n",
+        world->size(), exchange, training, share, hidden, hiddenShare, wait);
   }
 };
 
@@ -366,6 +376,7 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
   options.outDir = outDir;
   options.world = world;
   options.tensors = gpuTensors;
+  options.overlapExchange = overlapExchange;
   auto end = fit(t, train, valid, options, callbacks);
   progress.reset();
   if (!end)
@@ -604,6 +615,8 @@ static int run(int argc, char **argv) {
   // K ranks, each summing --grad-accum batches: K x A batches an update.
   if (world)
     options.gradAccum *= world->size();
+  options.announceGradients =
+      parallel() && overlapExchange && options.compile.device == Device::CPU;
   return train(context, *config, trainPairs, validPairs, std::move(*weights),
                options);
 }

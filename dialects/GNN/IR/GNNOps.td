@@ -822,6 +822,34 @@ def GNN_TapeFreeOp : GNN_Op<"tape_free"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Results announced early
+//===----------------------------------------------------------------------===//
+
+def GNN_ResultReadyOp : GNN_Op<"result_ready", [MemoryEffects<[MemWrite]>]> {
+  let summary = "hands a final result to the host before the function returns";
+  let description = [{
+    Tells the host that `value`, which the enclosing function returns as
+    its result number `slot` (numbered as the host sees the function), is
+    final: the host's hook on the run's
+    context (gnnc/runtime.h) sees its bytes now, while the rest of the
+    function still runs. A data-parallel trainer passes each layer's
+    gradients on to the other ranks while the backward of the layers
+    below is computed. Without a hook the op does nothing;
+    `gnn-announce-results` places it.
+
+    ```mlir
+    gnn.result_ready %grad, 3 : tensor<128x128xf32>
+    ```
+  }];
+  // It writes the host's state (through the hook), so that it is neither
+  // removed nor moved across other effects.
+  let arguments = (ins AnyRankedTensor:$value,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$slot);
+  let assemblyFormat = "$value `,` $slot attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Terminator
 //===----------------------------------------------------------------------===//
 

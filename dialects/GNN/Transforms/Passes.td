@@ -209,6 +209,43 @@ def OutlineKernelsPass : Pass<"gnn-outline-kernels", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def AnnounceResultsPass : Pass<"gnn-announce-results", "ModuleOp"> {
+  let summary = "Hands each result to the host as soon as it is final";
+  let description = [{
+    In each of the named functions, every tensor result is announced
+    (`gnn.result_ready` with the result's number) right after the op that
+    computes it, in the function's body, rather than only when the
+    function returns: a host can then use the results that are ready while
+    the rest of the function runs. A training step's backward computes the
+    gradients of the last layer first; a data-parallel trainer passes them
+    on to the other ranks while the layers below are differentiated. A
+    result that is an argument is announced at the function's entry, one
+    computed inside a loop or a branch after that op. Functions with more
+    than one block, and results that are not ranked tensors a host can
+    read (`gnn.result_ready`'s types), are left unannounced; a name that
+    is no function is an error.
+
+    ```mlir
+    func.func @grad(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+      %a = call @last_layer(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      %b = call @first_layer(%a) : (tensor<4xf32>) -> tensor<4xf32>
+      return %b, %a : tensor<4xf32>, tensor<4xf32>
+    }
+    // becomes, with functions=grad
+      %a = call @last_layer(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      gnn.result_ready %a, 1 : tensor<4xf32>
+      %b = call @first_layer(%a) : (tensor<4xf32>) -> tensor<4xf32>
+      gnn.result_ready %b, 0 : tensor<4xf32>
+      return %b, %a : tensor<4xf32>, tensor<4xf32>
+    ```
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "the functions whose results are announced">,
+  ];
+  let dependentDialects = ["::mlir::gnn::GNNDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Vector math
 //===----------------------------------------------------------------------===//

@@ -68,6 +68,9 @@ constexpr llvm::StringLiteral kTapeFree = "gnn_rt_tape_free";
 constexpr llvm::StringLiteral kTapeRefused = "gnn_rt_tape_refused";
 constexpr llvm::StringLiteral kTapePush = "gnn_rt_tape_push";
 constexpr llvm::StringLiteral kTapePop = "gnn_rt_tape_pop";
+/// Announced results (gnnc/runtime.h): (context, slot, data, bytes) -> (),
+/// called by code lowered from gnn.result_ready.
+constexpr llvm::StringLiteral kResultReady = "gnn_rt_result_ready";
 /// The element types a tape holds, as MLIR prints them (TapeType::canHold).
 constexpr llvm::StringLiteral kTapeElementTypes[] = {
     "f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "index"};
@@ -94,7 +97,8 @@ struct RuntimeFunction {
 /// Whether `f` reports an error: (context, i64...) -> (), declared up front
 /// by convert-gnn-to-loops.
 inline bool isErrorReport(const RuntimeFunction &f) {
-  return f.takesContext && !f.cInterface && f.name != kTapeCreate;
+  return f.takesContext && !f.cInterface && f.name != kTapeCreate &&
+         f.name != kResultReady;
 }
 
 constexpr RuntimeFunction kRuntimeFunctions[] = {
@@ -115,6 +119,7 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kTapeRefused, false, false, 0},
     {kWaitForLaunches, false, false, 0},
     {kContextBind, false, false, 0},
+    {kResultReady, false, true, 0},
 };
 
 /// The symbol compiled code links against for `f`.

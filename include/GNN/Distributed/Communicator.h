@@ -33,6 +33,10 @@ public:
   /// The engine and its version, e.g. "MPI (Open MPI v4.1.4)".
   virtual std::string describe() const = 0;
 
+  /// Whether calls may come from any thread, one thread at a time (MPI's
+  /// MPI_THREAD_SERIALIZED); else only from the thread that opened it.
+  virtual bool callableFromAnyThread() const { return false; }
+
   /// Sends `bytes` bytes to rank `to`; blocks until they may be reused.
   virtual void send(const void *data, size_t bytes, int to) = 0;
   /// Receives `bytes` bytes from rank `from`.

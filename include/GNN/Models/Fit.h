@@ -86,6 +86,12 @@ struct FitOptions {
   /// Where a data-parallel run passes its gradient sums (NCCL between GPUs);
   /// null: `world`.
   Communicator *tensors = nullptr;
+  /// A data-parallel run passes each parameter's gradient sum on while the
+  /// backward computes the layers below, where it can: the trainer
+  /// announces its gradients (TrainerOptions::announceGradients) and the
+  /// sums travel over `world`, callable from another thread. Else after
+  /// the backward. The sums are the same either way.
+  bool overlapExchange = true;
 };
 
 /// What one epoch did.
@@ -100,10 +106,10 @@ struct EpochReport {
   /// Updates done so far.
   int64_t step = 0;
   /// Data-parallel runs: seconds this rank spent passing on and
-  /// broadcasting gradient sums (none of it hidden behind the backward,
-  /// which ends before the sums can start), and waiting at the gathers
-  /// for the other ranks' batches.
-  double exchangeSeconds = 0, waitSeconds = 0;
+  /// broadcasting gradient sums after its backward (what the exchange adds
+  /// to a round), seconds of it done while the backward ran (hidden), and
+  /// seconds waiting at the gathers for the other ranks' batches.
+  double exchangeSeconds = 0, hiddenSeconds = 0, waitSeconds = 0;
   /// The step limit stopped the epoch before its end: a step-N checkpoint
   /// was written, and no epoch-N one will be.
   bool midEpoch = false;

@@ -56,6 +56,10 @@ struct TrainerOptions {
   /// How it runs, which changes no result.
   int threads = 0;
   CompileOptions compile;
+  /// @train_grad announces each gradient as soon as the backward has
+  /// computed it (gnn-announce-results), so that batchGradients() hands it
+  /// to its listener while the layers below are differentiated.
+  bool announceGradients = false;
 
   /// Whether gradients are summed over several batches per update (and a
   /// sum is kept between steps).
@@ -162,9 +166,23 @@ public:
   /// names), with the dropout of training batch number `streamIndex` (its
   /// getPosition().batchesSeen in one process); changes nothing. Fails on
   /// a non-finite loss.
+  /// With announceGradients, `onGradient` sees each gradient (by its name
+  /// in `gradients`, as dense float32 bytes valid during the call) as soon
+  /// as the backward has computed it, on the calling thread.
+  using GradientListener = llvm::function_ref<void(
+      llvm::StringRef name, const void *data, size_t bytes)>;
   llvm::Expected<LossTotals>
   batchGradients(llvm::ArrayRef<const TrainingExample *> batch,
-                 int64_t streamIndex, TensorMap &gradients);
+                 int64_t streamIndex, TensorMap &gradients,
+                 GradientListener onGradient = {});
+  /// The trained parameters in the order their gradients are complete in
+  /// @train_grad's backward (each after the last of its arguments'
+  /// announcements; by name without announceGradients), and the
+  /// gradients (grad.<argument>) that make up each.
+  const std::vector<std::string> &getGradientOrder() const {
+    return gradientOrder;
+  }
+  std::vector<std::string> gradientNames(llvm::StringRef parameter) const;
   /// Adds the gradients of `parameter` among batchGradients() to its
   /// accumulated sum as @train_step adds a batch's: in the order of its
   /// arguments' names.
@@ -230,7 +248,8 @@ private:
   runTraining(const char *entry,
               llvm::ArrayRef<const TrainingExample *> examples,
               int64_t streamIndex, const HostTensor *adam,
-              std::map<std::string, HostTensor> &out);
+              std::map<std::string, HostTensor> &out,
+              JitProgram::ResultListener onResult = {});
   bool universal() const {
     return config.architecture == Architecture::UniversalTransformer;
   }
@@ -239,7 +258,11 @@ private:
   /// tensors, updated in place; `adam` is the step's Adam hyperparameters.
   llvm::Expected<std::map<std::string, HostTensor>>
   run(const char *entry, const Batch &batch, const HostTensor *rng,
-      const HostTensor *adam = nullptr);
+      const HostTensor *adam = nullptr,
+      JitProgram::ResultListener onResult = {});
+  /// The parameters in the order @train_grad completes their gradients,
+  /// from the order of its announcements (`announced`: result numbers).
+  void orderGradients(llvm::ArrayRef<int64_t> announced);
   /// Loss, tokens and correct predictions from an entry's results.
   llvm::Expected<LossTotals>
   totals(const Batch &batch, std::map<std::string, HostTensor> &results) const;
@@ -279,6 +302,7 @@ private:
   TensorMap untrained;
   std::vector<std::string> names;
   HostTensor pe, timePE;
+  std::vector<std::string> gradientOrder;
   std::unique_ptr<JitProgram> program;
   TrainingPosition position;
   uint64_t fingerprint = 0;

@@ -212,12 +212,20 @@ public:
                                               llvm::ArrayRef<Argument> args,
                                               int threads = kInstanceThreads);
 
+  /// Sees a result that the program announces (gnn.result_ready) before it
+  /// returns: its number among the entry's results and its dense bytes,
+  /// valid during the call only. Called on the calling thread.
+  using ResultListener =
+      llvm::function_ref<void(size_t result, const void *data, size_t bytes)>;
+
   /// Runs entry `name` with the argument `bind` gives each parameter (by
-  /// position; an error stops the call) and returns the results by name.
+  /// position; an error stops the call) and returns the results by name;
+  /// `onResult` sees the results the entry announces while it runs.
   using Binder =
       llvm::function_ref<llvm::Expected<Argument>(const Parameter &, size_t)>;
   llvm::Expected<std::map<std::string, HostTensor>>
-  runNamed(llvm::StringRef name, Binder bind, int threads = kInstanceThreads);
+  runNamed(llvm::StringRef name, Binder bind, int threads = kInstanceThreads,
+           ResultListener onResult = {});
 
   /// The runtime instance the program runs with.
   gnn_rt_runtime *getRuntime() const { return runtime; }
@@ -229,8 +237,10 @@ private:
   compileModule(OwningOpRef<ModuleOp> module,
                 llvm::ArrayRef<std::string> entries,
                 const CompileOptions &options);
-  llvm::Expected<std::vector<HostTensor>>
-  run(const EntryPoint &entry, llvm::ArrayRef<Argument> args, int threads);
+  llvm::Expected<std::vector<HostTensor>> run(const EntryPoint &entry,
+                                              llvm::ArrayRef<Argument> args,
+                                              int threads,
+                                              ResultListener onResult = {});
 
   std::unique_ptr<ObjectJit> jit;
   std::vector<EntryPoint> entries;

@@ -1208,5 +1208,19 @@ LogicalResult TapePopOp::verify() {
   return verifyTapeValue(*this, getValue().getType());
 }
 
+LogicalResult ResultReadyOp::verify() {
+  if (!(*this)->getParentOfType<FunctionOpInterface>())
+    return emitOpError() << "must be inside a function (it announces one of "
+                            "the function's results)";
+  // The host receives the value's bytes as the runtime copies a tape's.
+  if (!TapeType::canHold(getValue().getType()))
+    return emitOpError()
+           << "cannot hand a " << getValue().getType()
+           << " to the host (ranked tensors without an encoding, of rank at "
+              "most "
+           << TapeType::kMaxRank << ", of float, integer or index elements)";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "GNN/IR/GNNOps.cpp.inc"

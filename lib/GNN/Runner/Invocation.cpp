@@ -78,7 +78,8 @@ JitProgram::run(llvm::StringRef name, llvm::ArrayRef<Argument> args,
 }
 
 llvm::Expected<std::map<std::string, HostTensor>>
-JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads) {
+JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads,
+                     ResultListener onResult) {
   const EntryPoint *entry = lookup(name);
   if (!entry)
     return error("the program has no entry '" + name + "'");
@@ -89,7 +90,8 @@ JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads) {
       return a.takeError();
     args.push_back(*a);
   }
-  llvm::Expected<std::vector<HostTensor>> results = run(*entry, args, threads);
+  llvm::Expected<std::vector<HostTensor>> results =
+      run(*entry, args, threads, onResult);
   if (!results)
     return results.takeError();
   std::map<std::string, HostTensor> named;
@@ -100,7 +102,7 @@ JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads) {
 
 llvm::Expected<std::vector<HostTensor>>
 JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
-                int threads) {
+                int threads, ResultListener onResult) {
   if (auto e = detail::checkArguments(entry, args))
     return std::move(e);
   const std::vector<Parameter> &parameters = entry.parameters;
@@ -145,6 +147,21 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
     return error("out of memory for the runtime context");
   BoundContext bound(context.get());
   gnn_rt_context_set_tape_budget(context.get(), tapeBudget);
+  // Announcements of results the entry does not have (a program compiled
+  // from other IR than its signature's) are not passed on.
+  struct Listener {
+    ResultListener onResult;
+    size_t results;
+  } listener{onResult, results.size()};
+  if (onResult)
+    gnn_rt_context_set_result_hook(
+        context.get(),
+        [](void *user, int64_t slot, const void *data, int64_t bytes) {
+          auto *l = static_cast<Listener *>(user);
+          if (slot >= 0 && size_t(slot) < l->results && bytes >= 0)
+            l->onResult(size_t(slot), data, size_t(bytes));
+        },
+        &listener);
   if (threads == kInstanceThreads) {
     gnn_rt_settings settings;
     gnn_rt_runtime_settings(runtime, &settings);

@@ -60,6 +60,10 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
       {abi::kTapeRefused, fn(&gnn_rt_tape_refused), fn(&gnn_rt_tape_refused)},
       // Only CPU programs call it (their OpenMP threads).
       {abi::kContextBind, fn(&gnn_rt_context_bind), fn(&gnn_rt_context_bind)},
+      // A GPU program's results are in unified memory, which the host's
+      // hook reads; with asynchronous launches, possibly before the kernels
+      // that write them end (the trainer announces on the CPU only).
+      {abi::kResultReady, fn(&gnn_rt_result_ready), fn(&gnn_rt_result_ready)},
       // Only GPU programs call it; on the CPU nothing is ever in flight.
       {abi::kWaitForLaunches, fn(&gnn_cuda_wait_for_launches),
        fn(&gnn_cuda_wait_for_launches)},

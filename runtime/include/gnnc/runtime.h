@@ -90,6 +90,28 @@ GNNC_EXPORT gnn_rt_runtime *gnn_rt_context_runtime(gnn_rt_context *context);
  * context of a run around the call. */
 GNNC_EXPORT gnn_rt_context *gnn_rt_context_bind(gnn_rt_context *context);
 
+/* Results announced early: code compiled from gnn.result_ready (placed by
+ * gnn-announce-results) calls gnn_rt_result_ready when a result of the
+ * running function is final, before the function returns. A host that sets
+ * a hook on the run's context gets each such result there, on the thread
+ * that runs the program, as `bytes` dense bytes at `data` (the result's
+ * elements in row-major order), valid during the call only; `slot` is the
+ * result's number. A data-parallel trainer passes a layer's gradients on
+ * while the layers below are differentiated. */
+typedef void (*gnn_rt_result_hook)(void *user, int64_t slot, const void *data,
+                                   int64_t bytes);
+
+/* Sets (NULL: removes) the hook of `context`, with the `user` pointer that
+ * it is passed. */
+GNNC_EXPORT void gnn_rt_context_set_result_hook(gnn_rt_context *context,
+                                                gnn_rt_result_hook hook,
+                                                void *user);
+
+/* Called by compiled code: hands result `slot` to the context's hook, if
+ * it has one. */
+GNNC_EXPORT void gnn_rt_result_ready(gnn_rt_context *context, int64_t slot,
+                                     const void *data, int64_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1157,3 +1157,19 @@ func.func @tape_freed_in_loop(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @result_ready_complex(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  // expected-error @+1 {{cannot hand a 'tensor<4xcomplex<f32>>' to the host (ranked tensors without an encoding, of rank at most 8, of float, integer or index elements)}}
+  gnn.result_ready %x, 0 : tensor<4xcomplex<f32>>
+  return %x : tensor<4xcomplex<f32>>
+}
+
+// -----
+
+func.func @result_ready_negative_slot(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{attribute 'slot' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  "gnn.result_ready"(%x) {slot = -1 : i64} : (tensor<4xf32>) -> ()
+  return %x : tensor<4xf32>
+}

@@ -280,3 +280,12 @@ func.func @tape(%h: tensor<?x128xf32>, %i: tensor<index>) -> tensor<?x128xf32> {
   gnn.tape_free %t
   return %g : tensor<?x128xf32>
 }
+
+// CHECK-LABEL: func @result_ready
+// CHECK: gnn.result_ready %{{.*}}, 1 : tensor<?x128xf32>
+// CHECK: gnn.result_ready %{{.*}}, 0 : tensor<i64>
+func.func @result_ready(%h: tensor<?x128xf32>, %i: tensor<i64>) -> (tensor<i64>, tensor<?x128xf32>) {
+  gnn.result_ready %h, 1 : tensor<?x128xf32>
+  gnn.result_ready %i, 0 : tensor<i64>
+  return %i, %h : tensor<i64>, tensor<?x128xf32>
+}

@@ -1036,4 +1036,5 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<TapePopOp>(patterns, lowerTapePop);
   addLowering<TapeFreeOp>(patterns, lowerTapeFree);
   addLowering<TapeRefusedOp>(patterns, lowerTapeRefused);
+  addLowering<ResultReadyOp>(patterns, lowerResultReady);
 }

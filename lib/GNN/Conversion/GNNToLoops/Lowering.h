@@ -670,12 +670,20 @@ LogicalResult lowerDropout(DropoutOp op, const LoopTarget &target,
 LogicalResult lowerSumTo(SumToOp op, const LoopTarget &target,
                          RewriterBase &rewriter);
 
+/// The element's name in the runtime's symbols (as MLIR prints it) and its
+/// size in bytes, for values the runtime copies (tapes, announced results).
+std::pair<std::string, int64_t> elementOf(RankedTensorType type);
+
 /// Tapes of loop iterations (Tape.cpp): calls of the runtime's gnn_rt_tape.
 LogicalResult lowerTapeCreate(TapeCreateOp op, RewriterBase &rewriter);
 LogicalResult lowerTapePush(TapePushOp op, RewriterBase &rewriter);
 LogicalResult lowerTapePop(TapePopOp op, RewriterBase &rewriter);
 LogicalResult lowerTapeFree(TapeFreeOp op, RewriterBase &rewriter);
 LogicalResult lowerTapeRefused(TapeRefusedOp op, RewriterBase &rewriter);
+
+/// gnn.result_ready (ResultReady.cpp): a call of the runtime's
+/// gnn_rt_result_ready with the value's buffer.
+LogicalResult lowerResultReady(ResultReadyOp op, RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

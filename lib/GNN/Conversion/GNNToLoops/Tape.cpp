@@ -34,8 +34,7 @@ static FailureOr<Value> tapePointer(Operation *op, Value tape) {
   return cast.getOperand(0);
 }
 
-/// The element's name in the runtime's symbols and its size in bytes.
-static std::pair<std::string, int64_t> elementOf(RankedTensorType type) {
+std::pair<std::string, int64_t> loops::elementOf(RankedTensorType type) {
   Type elem = type.getElementType();
   std::string name;
   llvm::raw_string_ostream os(name);

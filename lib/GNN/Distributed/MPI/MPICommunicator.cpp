@@ -23,7 +23,7 @@ constexpr size_t kMaxPiece = size_t(1) << 30;
 
 class MPICommunicator final : public Communicator {
 public:
-  MPICommunicator() {
+  explicit MPICommunicator(bool serialized) : serialized(serialized) {
     MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
     MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
     MPI_Comm local;
@@ -53,6 +53,8 @@ public:
     text = text.substr(0, text.find_first_of("\n,"));
     return "MPI (" + text + ")";
   }
+
+  bool callableFromAnyThread() const override { return serialized; }
 
   void send(const void *data, size_t bytes, int to) override {
     forPieces(bytes, [&](size_t at, int n) {
@@ -98,6 +100,7 @@ private:
   }
 
   int myRank = 0, worldSize = 1, myLocalRank = 0, myLocalSize = 1;
+  bool serialized = false;
 };
 } // namespace
 
@@ -107,12 +110,16 @@ extern "C" Communicator *gnnc_mpi_open(int *argc, char ***argv, char *why,
                                        size_t whyLength) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  // Compiled code runs on OpenMP threads that never call MPI.
-  int provided = 0;
-  if (!initialized && MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED,
+  // Compiled code runs on OpenMP threads that never call MPI; the trainer
+  // passes gradients on from a thread of its own while the backward runs,
+  // never while another thread calls MPI.
+  int provided = MPI_THREAD_SINGLE;
+  if (!initialized && MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED,
                                       &provided) != MPI_SUCCESS) {
     std::snprintf(why, whyLength, "MPI_Init_thread failed");
     return nullptr;
   }
-  return new MPICommunicator();
+  if (initialized)
+    MPI_Query_thread(&provided);
+  return new MPICommunicator(provided >= MPI_THREAD_SERIALIZED);
 }

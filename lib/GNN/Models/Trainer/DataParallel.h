@@ -13,7 +13,12 @@
 #include "GNN/Distributed/Communicator.h"
 #include "GNN/Models/Trainer.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 namespace mlir::gnn::detail {
@@ -34,6 +39,59 @@ gatherTotals(Communicator &world, const std::optional<LossTotals> &mine,
 /// between GPUs).
 void exchangeGradients(Trainer &trainer, Communicator &world, int first,
                        int count, const TensorMap &gradients);
+
+/// The gradient sum of a round taken while the backward still runs (as
+/// exchangeGradients() takes it after), from a thread of its own: the
+/// backward announces each gradient (Trainer::batchGradients' listener),
+/// and parameter by parameter, in the order the backward completes them,
+/// the sum passes along the round's ranks and is broadcast, while the
+/// layers below are differentiated. Needs a communicator callable from any
+/// thread; the caller makes no other call of it between begin() and
+/// finish().
+class OverlappedExchange {
+public:
+  OverlappedExchange(Trainer &trainer, Communicator &world);
+  ~OverlappedExchange();
+  OverlappedExchange(const OverlappedExchange &) = delete;
+  OverlappedExchange &operator=(const OverlappedExchange &) = delete;
+
+  /// Starts the round of ranks first .. first+count-1.
+  void begin(int first, int count);
+  /// The listener of this rank's batchGradients(): keeps a copy of
+  /// gradient `name` for the exchange.
+  void gradientReady(llvm::StringRef name, const void *data, size_t bytes);
+  /// After this rank's backward (or its failure, when the gradients that
+  /// did not come count as zeros: the run then stops): waits until every
+  /// rank holds the round's sums. Returns the seconds of exchanging done
+  /// before the call, while the backward ran.
+  double finish();
+
+private:
+  struct Parameter {
+    std::string name;
+    /// Its gradients (grad.<argument>), each kept here when announced.
+    std::vector<std::string> pieces;
+  };
+  void serve();
+  /// Whether this rank's gradients of `p` are all in (or the round closed).
+  bool complete(const Parameter &p) const;
+
+  Trainer &trainer;
+  Communicator &world;
+  std::vector<Parameter> order;
+  /// This rank's gradients of the round.
+  TensorMap kept;
+  std::map<std::string, bool, std::less<>> arrived;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int first = 0, count = 0;
+  bool running = false, closed = false, quit = false;
+  /// When each parameter's exchange began and ended on the thread.
+  std::vector<std::pair<std::chrono::steady_clock::time_point,
+                        std::chrono::steady_clock::time_point>>
+      spans;
+  std::thread thread;
+};
 
 } // namespace mlir::gnn::detail
 

@@ -125,6 +125,15 @@ private:
     return batch;
   }
   bool parallel() const { return options.world && options.world->size() > 1; }
+  /// The exchange during the backward, where this run takes it so.
+  detail::OverlappedExchange *overlapped() {
+    if (!exchange && options.overlapExchange &&
+        t.getOptions().announceGradients && !options.tensors &&
+        options.world->callableFromAnyThread())
+      exchange =
+          std::make_unique<detail::OverlappedExchange>(t, *options.world);
+    return exchange.get();
+  }
   /// Whether this process writes the run's files (rank 0).
   bool writer() const { return !parallel() || options.world->rank() == 0; }
   /// `e` where this process alone runs; else what the ranks agree on.
@@ -161,6 +170,7 @@ private:
   const FitOptions &options;
   const FitCallbacks &callbacks;
   int64_t batchSize, examples, batches;
+  std::unique_ptr<detail::OverlappedExchange> exchange;
 };
 } // namespace
 
@@ -220,28 +230,47 @@ Expected<bool> Fit::trainRounds(int64_t epoch, int64_t first,
     std::optional<LossTotals> totals;
     TensorMap gradients;
     Error failed = Error::success();
+    detail::OverlappedExchange *during = overlapped();
+    if (during)
+      during->begin(int(start), int(count));
     if (mine >= 0 && mine < count) {
+      auto onGradient = [&](llvm::StringRef name, const void *data,
+                            size_t bytes) {
+        during->gradientReady(name, data, bytes);
+      };
       Expected<LossTotals> done =
           t.batchGradients(slice(train, &order, (b + mine) * batchSize),
-                           at.batchesSeen + mine, gradients);
+                           at.batchesSeen + mine, gradients,
+                           during ? Trainer::GradientListener(onGradient)
+                                  : Trainer::GradientListener());
       if (done)
         totals = std::move(*done);
       else
         failed = batchFailed(done.takeError(), epoch, b + mine);
     }
-    auto computed = std::chrono::steady_clock::now();
+    using Clock = std::chrono::steady_clock;
+    auto seconds = [](Clock::time_point from, Clock::time_point to) {
+      return std::chrono::duration<double>(to - from).count();
+    };
+    // During the backward, every rank (a failed one too) ends the round's
+    // exchange before the ranks agree on failures; the sums of a failed
+    // round are never applied.
+    auto computed = Clock::now();
+    if (during)
+      report.hiddenSeconds += during->finish();
+    auto finished = Clock::now();
     if (Error e = agreed(std::move(failed)))
       return std::move(e);
     std::vector<std::optional<LossTotals>> all =
         detail::gatherTotals(world, totals, maxDepth);
-    auto gathered = std::chrono::steady_clock::now();
-    detail::exchangeGradients(t, options.tensors ? *options.tensors : world,
-                              int(start), int(count), gradients);
-    auto exchanged = std::chrono::steady_clock::now();
-    report.waitSeconds +=
-        std::chrono::duration<double>(gathered - computed).count();
+    auto gathered = Clock::now();
+    if (!during)
+      detail::exchangeGradients(t, options.tensors ? *options.tensors : world,
+                                int(start), int(count), gradients);
+    auto exchanged = Clock::now();
+    report.waitSeconds += seconds(finished, gathered);
     report.exchangeSeconds +=
-        std::chrono::duration<double>(exchanged - gathered).count();
+        seconds(computed, finished) + seconds(gathered, exchanged);
     for (int64_t i = 0; i < count; ++i) {
       report.train += *all[start + i];
       if (callbacks.onBatch)

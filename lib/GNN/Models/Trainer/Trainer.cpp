@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GNN/IR/GNNDialect.h"
+#include "GNN/IR/GNNOps.h"
 #include "GNN/Models/TrainingBuilder.h"
 #include "GNN/Transforms/Differentiate.h"
 #include "GNN/Transforms/Passes.h"
@@ -116,6 +117,14 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
   if (failed(buildTrainStep(*grad, config, steps,
                             /*accumulate=*/options.accumulates())))
     return fail("cannot build the training step:\n" + diagnostics);
+  if (options.announceGradients) {
+    PassManager announce(&ctx);
+    AnnounceResultsPassOptions which;
+    which.functions = {kTrainGrad};
+    announce.addPass(createAnnounceResultsPass(which));
+    if (failed(announce.run(*module)))
+      return fail("announcing the gradients failed:\n" + diagnostics);
+  }
   return std::move(module);
 }
 
@@ -233,6 +242,10 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
       [&](llvm::StringRef name) { return t->canonical(name); }, t->params);
   if (!module)
     return module.takeError();
+  SmallVector<int64_t> announced;
+  (*module)->lookupSymbol<func::FuncOp>(kTrainGrad).walk([&](ResultReadyOp op) {
+    announced.push_back(op.getSlot());
+  });
   std::vector<std::string> entries = {model::kTrainStep, kTrainGrad,
                                       model::kEvalLoss};
   if (options.accumulates())
@@ -242,6 +255,7 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
   if (!program)
     return program.takeError();
   t->program = std::move(*program);
+  t->orderGradients(announced);
   if (Error e = t->keepStateOnDevice())
     return std::move(e);
 
@@ -249,8 +263,48 @@ Trainer::create(MLIRContext &ctx, const ModelConfig &config, TensorMap weights,
   return t;
 }
 
+void Trainer::orderGradients(llvm::ArrayRef<int64_t> announced) {
+  const std::vector<Parameter> &results = program->lookup(kTrainGrad)->results;
+  // Where each parameter's last argument gradient is announced; never
+  // (not announced) sorts last.
+  std::map<std::string, size_t> complete;
+  for (const std::string &name : names)
+    complete[name] = 0;
+  for (auto [position, slot] : llvm::enumerate(announced)) {
+    llvm::StringRef argument(results[slot].name);
+    if (!argument.consume_front("grad."))
+      continue;
+    size_t &at = complete[canonical(argument)];
+    at = std::max(at, position + 1);
+  }
+  for (const Parameter &r : results) {
+    llvm::StringRef argument(r.name);
+    if (argument.consume_front("grad.") &&
+        !llvm::is_contained(announced, &r - results.data()))
+      complete[canonical(argument)] = announced.size() + 1;
+  }
+  gradientOrder = names;
+  llvm::stable_sort(gradientOrder,
+                    [&](const std::string &a, const std::string &b) {
+                      return complete[a] < complete[b];
+                    });
+}
+
+std::vector<std::string>
+Trainer::gradientNames(llvm::StringRef parameter) const {
+  std::vector<std::string> pieces;
+  for (const Parameter &r : program->lookup(kTrainGrad)->results) {
+    llvm::StringRef argument(r.name);
+    if (argument.consume_front("grad.") && canonical(argument) == parameter)
+      pieces.push_back(r.name);
+  }
+  llvm::sort(pieces);
+  return pieces;
+}
+
 Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
-                               const HostTensor *rng, const HostTensor *adam) {
+                               const HostTensor *rng, const HostTensor *adam,
+                               JitProgram::ResultListener onResult) {
   std::map<std::string, const gnn_graph *> graphs = {
       {model::kEE, batch.ee.get()},
       {model::kDD, batch.dd.get()},
@@ -295,7 +349,7 @@ Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
         }
         return a;
       },
-      options.threads);
+      options.threads, onResult);
 }
 
 /// Takes the objective (loss + act loss) out of a training entry's
@@ -315,14 +369,16 @@ static HostTensor dropoutStream(uint64_t seed, int64_t n) {
   return HostTensor::ids({int64_t(mix.next() >> 1), 0});
 }
 
-Expected<LossTotals> Trainer::runTraining(
-    const char *entry, llvm::ArrayRef<const TrainingExample *> examples,
-    int64_t streamIndex, const HostTensor *adam, Outputs &out) {
+Expected<LossTotals>
+Trainer::runTraining(const char *entry,
+                     llvm::ArrayRef<const TrainingExample *> examples,
+                     int64_t streamIndex, const HostTensor *adam, Outputs &out,
+                     JitProgram::ResultListener onResult) {
   Expected<Batch> batch = makeBatch(examples);
   if (!batch)
     return batch.takeError();
   HostTensor rng = dropoutStream(options.seed, streamIndex);
-  Expected<Outputs> results = run(entry, *batch, &rng, adam);
+  Expected<Outputs> results = run(entry, *batch, &rng, adam, onResult);
   if (!results)
     return results.takeError();
   out = std::move(*results);
@@ -453,10 +509,19 @@ Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
 
 Expected<LossTotals>
 Trainer::batchGradients(llvm::ArrayRef<const TrainingExample *> examples,
-                        int64_t streamIndex, TensorMap &gradients) {
+                        int64_t streamIndex, TensorMap &gradients,
+                        GradientListener onGradient) {
   Outputs out;
+  const std::vector<Parameter> &results = program->lookup(kTrainGrad)->results;
+  auto announced = [&](size_t result, const void *data, size_t bytes) {
+    llvm::StringRef name(results[result].name);
+    if (name.starts_with("grad."))
+      onGradient(name, data, bytes);
+  };
   Expected<LossTotals> t =
-      runTraining(kTrainGrad, examples, streamIndex, nullptr, out);
+      runTraining(kTrainGrad, examples, streamIndex, nullptr, out,
+                  onGradient ? JitProgram::ResultListener(announced)
+                             : JitProgram::ResultListener());
   if (!t)
     return t.takeError();
   if (Error e = takeFiniteObjective(out))

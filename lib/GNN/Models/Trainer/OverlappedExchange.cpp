@@ -1,0 +1,122 @@
+//===- OverlappedExchange.cpp - gradient sums during the backward ---------===//
+//
+// Part of gnnc. The chain of exchangeGradients() (receive the running sum
+// from the previous rank, add this rank's gradients, pass it on; the last
+// rank broadcasts), taken parameter by parameter as the backward completes
+// their gradients rather than after it: PyTorch's DistributedDataParallel
+// reduces buckets of gradients from autograd's hooks in the same spirit.
+// The sums are those of exchangeGradients(), bit for bit: each parameter's
+// sum is taken in the same order, only earlier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DataParallel.h"
+
+#include <cstring>
+
+using namespace mlir::gnn;
+using namespace mlir::gnn::detail;
+using Clock = std::chrono::steady_clock;
+
+OverlappedExchange::OverlappedExchange(Trainer &trainer, Communicator &world)
+    : trainer(trainer), world(world) {
+  const TensorMap &sums = trainer.accumulatedGradients();
+  for (const std::string &name : trainer.getGradientOrder()) {
+    Parameter p{name, trainer.gradientNames(name)};
+    for (const std::string &piece : p.pieces) {
+      kept[piece] = sums.at(name); // its dtype and shape
+      arrived[piece] = false;
+    }
+    order.push_back(std::move(p));
+  }
+  thread = std::thread([this] { serve(); });
+}
+
+OverlappedExchange::~OverlappedExchange() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    quit = true;
+  }
+  changed.notify_all();
+  thread.join();
+}
+
+void OverlappedExchange::begin(int firstRank, int ranks) {
+  std::lock_guard<std::mutex> lock(mutex);
+  first = firstRank;
+  count = ranks;
+  closed = false;
+  for (auto &[name, in] : arrived)
+    in = false;
+  spans.clear();
+  running = true;
+  changed.notify_all();
+}
+
+void OverlappedExchange::gradientReady(llvm::StringRef name, const void *data,
+                                       size_t bytes) {
+  auto it = kept.find(name.str());
+  // Not a trained parameter's gradient, or not its size: the exchange goes
+  // on with zeros (neither happens with @train_grad's own results).
+  if (it == kept.end() || it->second.numBytes() != bytes)
+    return;
+  std::memcpy(it->second.data(), data, bytes);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    arrived[name.str()] = true;
+  }
+  changed.notify_all();
+}
+
+bool OverlappedExchange::complete(const Parameter &p) const {
+  return closed || llvm::all_of(p.pieces, [&](const std::string &piece) {
+           return arrived.find(piece)->second;
+         });
+}
+
+double OverlappedExchange::finish() {
+  Clock::time_point backwardEnd = Clock::now();
+  std::unique_lock<std::mutex> lock(mutex);
+  closed = true;
+  changed.notify_all();
+  changed.wait(lock, [&] { return !running; });
+  double hidden = 0;
+  for (auto [begin, end] : spans)
+    if (begin < backwardEnd)
+      hidden +=
+          std::chrono::duration<double>(std::min(end, backwardEnd) - begin)
+              .count();
+  return hidden;
+}
+
+void OverlappedExchange::serve() {
+  const int me = world.rank();
+  std::unique_lock<std::mutex> lock(mutex);
+  for (;;) {
+    changed.wait(lock, [&] { return running || quit; });
+    if (quit)
+      return;
+    const int last = first + count - 1;
+    const bool inRound = me >= first && me <= last;
+    for (const Parameter &p : order) {
+      if (inRound)
+        changed.wait(lock, [&] { return complete(p); });
+      lock.unlock();
+      Clock::time_point begin = Clock::now();
+      HostTensor &sum = trainer.accumulatedGradients().at(p.name);
+      if (inRound) {
+        if (me > first)
+          world.receive(sum.data(), sum.numBytes(), me - 1);
+        trainer.accumulate(kept, p.name);
+        if (me < last)
+          world.send(sum.data(), sum.numBytes(), me + 1);
+      }
+      world.broadcast(sum.data(), sum.numBytes(), last);
+      Clock::time_point end = Clock::now();
+      lock.lock();
+      spans.emplace_back(begin, end);
+    }
+    running = false;
+    changed.notify_all();
+  }
+}
