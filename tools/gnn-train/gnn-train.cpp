@@ -316,23 +316,21 @@ void printEpoch(const EpochReport &r) {
 
 /// Rank 0's time in the gradient exchange of a data-parallel run.
 struct ExchangeTime {
-  double training = 0, exchange = 0, hidden = 0, wait = 0;
+  double training = 0, exchange = 0, during = 0, wait = 0;
   void add(const EpochReport &r) {
     training += r.seconds;
     exchange += r.exchangeSeconds;
-    hidden += r.hiddenSeconds;
+    during += r.duringBackwardSeconds;
     wait += r.waitSeconds;
   }
   void print() const {
     double share = training > 0 ? 100.0 * exchange / training : 0.0;
-    double total = exchange + hidden;
-    double hiddenShare = total > 0 ? 100.0 * hidden / total : 0.0;
     llvm::outs() << llvm::format(
         "gnn-train: %d ranks: %.2f s of %.2f s training passing on and "
         "broadcasting gradient sums after the backward (%.1f%%), %.2f s "
-        "during it (%.0f%% of the exchange hidden), %.2f s waiting for "
-        "other ranks' batches\n",
-        world->size(), exchange, training, share, hidden, hiddenShare, wait);
+        "during it (on the exchange thread, awaiting other ranks' sums "
+        "included), %.2f s waiting for other ranks' batches\n",
+        world->size(), exchange, training, share, during, wait);
   }
 };
 

@@ -37,6 +37,13 @@ public:
   /// MPI_THREAD_SERIALIZED); else only from the thread that opened it.
   virtual bool callableFromAnyThread() const { return false; }
 
+  /// How calls wait for the other ranks: spinning (the engine's default,
+  /// the lowest latency), or polling with short sleeps in between, which
+  /// leaves the core to the threads that compute beside the caller (the
+  /// gradient exchange during the backward).
+  enum class Waiting { Spin, Sleep };
+  virtual void setWaiting(Waiting how) {}
+
   /// Sends `bytes` bytes to rank `to`; blocks until they may be reused.
   virtual void send(const void *data, size_t bytes, int to) = 0;
   /// Receives `bytes` bytes from rank `from`.

@@ -107,9 +107,10 @@ struct EpochReport {
   int64_t step = 0;
   /// Data-parallel runs: seconds this rank spent passing on and
   /// broadcasting gradient sums after its backward (what the exchange adds
-  /// to a round), seconds of it done while the backward ran (hidden), and
-  /// seconds waiting at the gathers for the other ranks' batches.
-  double exchangeSeconds = 0, hiddenSeconds = 0, waitSeconds = 0;
+  /// to a round), seconds its exchange thread spent on them while the
+  /// backward ran (awaiting the other ranks' sums included), and seconds
+  /// waiting at the gathers for the other ranks' batches.
+  double exchangeSeconds = 0, duringBackwardSeconds = 0, waitSeconds = 0;
   /// The step limit stopped the epoch before its end: a step-N checkpoint
   /// was written, and no epoch-N one will be.
   bool midEpoch = false;

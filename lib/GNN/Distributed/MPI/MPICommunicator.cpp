@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <ctime>
 
 using mlir::gnn::Communicator;
 
@@ -56,22 +57,44 @@ public:
 
   bool callableFromAnyThread() const override { return serialized; }
 
+  void setWaiting(Waiting how) override { waiting = how; }
+
   void send(const void *data, size_t bytes, int to) override {
     forPieces(bytes, [&](size_t at, int n) {
-      MPI_Send(static_cast<const char *>(data) + at, n, MPI_BYTE, to, 0,
-               MPI_COMM_WORLD);
+      const char *piece = static_cast<const char *>(data) + at;
+      if (waiting == Waiting::Spin) {
+        MPI_Send(piece, n, MPI_BYTE, to, 0, MPI_COMM_WORLD);
+        return;
+      }
+      MPI_Request request;
+      MPI_Isend(piece, n, MPI_BYTE, to, 0, MPI_COMM_WORLD, &request);
+      waitSleeping(request);
     });
   }
   void receive(void *data, size_t bytes, int from) override {
     forPieces(bytes, [&](size_t at, int n) {
-      MPI_Recv(static_cast<char *>(data) + at, n, MPI_BYTE, from, 0,
-               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      char *piece = static_cast<char *>(data) + at;
+      if (waiting == Waiting::Spin) {
+        MPI_Recv(piece, n, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        return;
+      }
+      MPI_Request request;
+      MPI_Irecv(piece, n, MPI_BYTE, from, 0, MPI_COMM_WORLD, &request);
+      waitSleeping(request);
     });
   }
   void broadcast(void *data, size_t bytes, int root) override {
+    // Always the nonblocking form: a blocking collective does not match a
+    // nonblocking one, and ranks may wait in different ways at once.
     forPieces(bytes, [&](size_t at, int n) {
-      MPI_Bcast(static_cast<char *>(data) + at, n, MPI_BYTE, root,
-                MPI_COMM_WORLD);
+      MPI_Request request;
+      MPI_Ibcast(static_cast<char *>(data) + at, n, MPI_BYTE, root,
+                 MPI_COMM_WORLD, &request);
+      if (waiting == Waiting::Spin)
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+      else
+        waitSleeping(request);
     });
   }
   void allGather(const void *mine, void *all, size_t bytes) override {
@@ -90,6 +113,21 @@ public:
   }
 
 private:
+  /// Tests `request` until it completes: a few times at once (a message
+  /// already there costs no sleep), then with sleeps growing from 2 to
+  /// 64 us, so that a core shared with computing threads mostly computes.
+  static void waitSleeping(MPI_Request &request) {
+    int done = 0;
+    for (int spins = 0; spins < 64 && !done; ++spins)
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    for (long nanoseconds = 2000; !done;) {
+      timespec pause{0, nanoseconds};
+      nanosleep(&pause, nullptr);
+      nanoseconds = std::min(nanoseconds * 2, 64000L);
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    }
+  }
+
   template <typename F> static void forPieces(size_t bytes, F &&f) {
     size_t at = 0;
     do {
@@ -101,6 +139,7 @@ private:
 
   int myRank = 0, worldSize = 1, myLocalRank = 0, myLocalSize = 1;
   bool serialized = false;
+  Waiting waiting = Waiting::Spin;
 };
 } // namespace
 

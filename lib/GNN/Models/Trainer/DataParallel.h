@@ -62,8 +62,9 @@ public:
   void gradientReady(llvm::StringRef name, const void *data, size_t bytes);
   /// After this rank's backward (or its failure, when the gradients that
   /// did not come count as zeros: the run then stops): waits until every
-  /// rank holds the round's sums. Returns the seconds of exchanging done
-  /// before the call, while the backward ran.
+  /// rank holds the round's sums. Returns the seconds the exchange spent
+  /// before the call, while the backward ran (awaiting other ranks
+  /// included).
   double finish();
 
 private:

@@ -257,7 +257,7 @@ Expected<bool> Fit::trainRounds(int64_t epoch, int64_t first,
     // round are never applied.
     auto computed = Clock::now();
     if (during)
-      report.hiddenSeconds += during->finish();
+      report.duringBackwardSeconds += during->finish();
     auto finished = Clock::now();
     if (Error e = agreed(std::move(failed)))
       return std::move(e);

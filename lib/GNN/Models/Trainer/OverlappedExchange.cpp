@@ -101,6 +101,10 @@ void OverlappedExchange::serve() {
     for (const Parameter &p : order) {
       if (inRound)
         changed.wait(lock, [&] { return complete(p); });
+      // While the backward computes beside this thread, waiting must not
+      // take its core; after it, the fastest wait is the best.
+      world.setWaiting(closed ? Communicator::Waiting::Spin
+                              : Communicator::Waiting::Sleep);
       lock.unlock();
       Clock::time_point begin = Clock::now();
       HostTensor &sum = trainer.accumulatedGradients().at(p.name);
@@ -116,6 +120,7 @@ void OverlappedExchange::serve() {
       lock.lock();
       spans.emplace_back(begin, end);
     }
+    world.setWaiting(Communicator::Waiting::Spin);
     running = false;
     changed.notify_all();
   }
