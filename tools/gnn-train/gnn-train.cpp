@@ -122,11 +122,11 @@ cl::opt<int64_t> vizSeq(
              "attention maps of this validation pair (0-based) under the "
              "epoch's weights, for scripts/plot-attention.py"));
 cl::opt<bool> overlapExchange(
-    "overlap-exchange", cl::cat(category), cl::init(true),
+    "overlap-exchange", cl::cat(category),
     cl::desc("data-parallel runs on CPUs: pass each layer's gradient sums on "
-             "while the backward computes the layers below (default true; "
-             "--overlap-exchange=false: after the backward; the same "
-             "weights either way)"));
+             "while the backward computes the layers below (=false: after "
+             "the backward; the same weights either way; default: where each "
+             "rank leaves a core beyond its --threads)"));
 cl::opt<bool> shuffle("shuffle", cl::cat(category), cl::init(true),
                       cl::desc("shuffle the training set every epoch "
                                "(default true; --shuffle=false keeps the "
@@ -374,7 +374,6 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
   options.outDir = outDir;
   options.world = world;
   options.tensors = gpuTensors;
-  options.overlapExchange = overlapExchange;
   auto end = fit(t, train, valid, options, callbacks);
   progress.reset();
   if (!end)
@@ -407,7 +406,9 @@ void printStart(const Trainer &t, size_t train, size_t valid,
     llvm::outs() << "; " << world->size() << " ranks over " << world->describe()
                  << (gpuTensors ? ", gradients over NCCL" : "") << ", "
                  << t.getOptions().threads << " thread(s) each, "
-                 << t.getOptions().gradAccum << " batches per update";
+                 << t.getOptions().gradAccum << " batches per update, sums "
+                 << (t.getOptions().announceGradients ? "during" : "after")
+                 << " the backward";
   llvm::outs() << "\n";
   llvm::outs().flush();
 }
@@ -531,6 +532,24 @@ int threadsPerProcess(int threads) {
   return std::max(1, cores / std::max(1, world->localSize()));
 }
 
+/// --overlap-exchange, or where it is not given, whether each rank leaves
+/// a core of its machine to the exchange thread: on the cores that compute,
+/// the exchange costs the backward about what it hides (measured, see
+/// docs/performance/distributed.md). On CPUs only. Every rank takes the
+/// same answer (machines may differ), since the ranks' exchanges must
+/// match.
+bool exchangesDuringBackward(int threads) {
+  if (!parallel() || device != "cpu")
+    return false;
+  int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  char mine = overlapExchange.getNumOccurrences()
+                  ? overlapExchange
+                  : threads * world->localSize() < cores;
+  std::vector<char> all(size_t(world->size()));
+  world->allGather(&mine, all.data(), 1);
+  return llvm::all_of(all, [](char yes) { return yes != 0; });
+}
+
 /// Makes the CUDA device usable (a rank takes its local rank's device).
 llvm::Error initDevice() {
   if (device != "cuda")
@@ -613,8 +632,7 @@ static int run(int argc, char **argv) {
   // K ranks, each summing --grad-accum batches: K x A batches an update.
   if (world)
     options.gradAccum *= world->size();
-  options.announceGradients =
-      parallel() && overlapExchange && options.compile.device == Device::CPU;
+  options.announceGradients = exchangesDuringBackward(threads);
   return train(context, *config, trainPairs, validPairs, std::move(*weights),
                options);
 }

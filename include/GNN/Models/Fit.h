@@ -87,10 +87,10 @@ struct FitOptions {
   /// null: `world`.
   Communicator *tensors = nullptr;
   /// A data-parallel run passes each parameter's gradient sum on while the
-  /// backward computes the layers below, where it can: the trainer
-  /// announces its gradients (TrainerOptions::announceGradients) and the
-  /// sums travel over `world`, callable from another thread. Else after
-  /// the backward. The sums are the same either way.
+  /// backward computes the layers below where it can (the trainer
+  /// announces its gradients, TrainerOptions::announceGradients, and the
+  /// sums travel over `world`, callable from another thread), unless this
+  /// is false; else after the backward. The sums are the same either way.
   bool overlapExchange = true;
 };
 

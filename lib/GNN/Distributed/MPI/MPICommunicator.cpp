@@ -114,8 +114,10 @@ public:
 
 private:
   /// Tests `request` until it completes: a few times at once (a message
-  /// already there costs no sleep), then with sleeps growing from 2 to
-  /// 64 us, so that a core shared with computing threads mostly computes.
+  /// already there costs no sleep), then with sleeps growing from 2 us to
+  /// 1 ms, so that a core shared with computing threads mostly computes
+  /// (shorter sleeps cost the computing threads more than the latency
+  /// they save while a backward runs).
   static void waitSleeping(MPI_Request &request) {
     int done = 0;
     for (int spins = 0; spins < 64 && !done; ++spins)
@@ -123,7 +125,7 @@ private:
     for (long nanoseconds = 2000; !done;) {
       timespec pause{0, nanoseconds};
       nanosleep(&pause, nullptr);
-      nanoseconds = std::min(nanoseconds * 2, 64000L);
+      nanoseconds = std::min(nanoseconds * 2, 1000000L);
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     }
   }
