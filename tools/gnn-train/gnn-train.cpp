@@ -127,6 +127,11 @@ cl::opt<bool> overlapExchange(
              "while the backward computes the layers below (=false: after "
              "the backward; the same weights either way; default: where each "
              "rank leaves a core beyond its --threads)"));
+cl::opt<int64_t> bucketKB(
+    "bucket-kb", cl::cat(category), cl::init(1024),
+    cl::desc("with the exchange during the backward: pass the sums of "
+             "consecutive parameters as one message of at least this many "
+             "KiB (default 1024)"));
 cl::opt<bool> shuffle("shuffle", cl::cat(category), cl::init(true),
                       cl::desc("shuffle the training set every epoch "
                                "(default true; --shuffle=false keeps the "
@@ -265,6 +270,8 @@ llvm::Error checkOptions(int threads) {
     return e;
   if (deviceLoops && device != "cpu")
     return bad("--device-loops runs the GPU form on the CPU (--device cpu)");
+  if (bucketKB < 1 || bucketKB > (int64_t(1) << 20))
+    return bad("--bucket-kb must be between 1 and 2^20");
   if (resume && !gradsOut.empty())
     return bad("--grads-out computes gradients of the given weights; it "
                "takes no --resume");
@@ -374,6 +381,7 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
   options.outDir = outDir;
   options.world = world;
   options.tensors = gpuTensors;
+  options.bucketBytes = size_t(bucketKB) * 1024;
   auto end = fit(t, train, valid, options, callbacks);
   progress.reset();
   if (!end)

@@ -50,6 +50,27 @@ public:
   virtual void receive(void *data, size_t bytes, int from) = 0;
   /// Collective: `root`'s `bytes` bytes into every rank's `data`.
   virtual void broadcast(void *data, size_t bytes, int root) = 0;
+  /// Several buffers as one message (a bucket of gradients), in order: the
+  /// receiving side's spans hold as many bytes in all. By default one call
+  /// per span; an engine may send them at once (MPI's derived datatypes).
+  struct Span {
+    void *data;
+    size_t bytes;
+  };
+  virtual void sendAll(const Span *spans, size_t count, int to) {
+    for (size_t i = 0; i < count; ++i)
+      send(spans[i].data, spans[i].bytes, to);
+  }
+  virtual void receiveAll(const Span *spans, size_t count, int from) {
+    for (size_t i = 0; i < count; ++i)
+      receive(spans[i].data, spans[i].bytes, from);
+  }
+  /// Collective.
+  virtual void broadcastAll(const Span *spans, size_t count, int root) {
+    for (size_t i = 0; i < count; ++i)
+      broadcast(spans[i].data, spans[i].bytes, root);
+  }
+
   /// Collective: every rank's `bytes` bytes of `mine`, in rank order, into
   /// `all` (size() * bytes bytes).
   virtual void allGather(const void *mine, void *all, size_t bytes) = 0;

@@ -92,6 +92,10 @@ struct FitOptions {
   /// sums travel over `world`, callable from another thread), unless this
   /// is false; else after the backward. The sums are the same either way.
   bool overlapExchange = true;
+  /// The exchange during the backward passes the sums of consecutive
+  /// parameters (in the order the backward completes them) as one message
+  /// of at least this many bytes where there are.
+  size_t bucketBytes = size_t(1) << 20;
 };
 
 /// What one epoch did.

@@ -11,6 +11,7 @@
 #include "gnnc/cuda.h"
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
+#include "gnnc/memory.h"
 
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
@@ -50,8 +51,12 @@ public:
     gnn_rt_set_dense_threads(1);
   }
   std::map<std::string, void *> linkedSymbols() const override {
-    return mlir::gnn::detail::linkedSymbols(Device::CPU,
-                                            /*asyncLaunches=*/false);
+    std::map<std::string, void *> symbols =
+        mlir::gnn::detail::linkedSymbols(Device::CPU, /*asyncLaunches=*/false);
+    // Buffers come from the runtime instance's reusing pool.
+    mlir::gnn::detail::addAllocator(symbols, &gnn_rt_alloc,
+                                    &gnn_rt_aligned_alloc, &gnn_rt_free);
+    return symbols;
   }
   std::vector<std::string> libraries() const override {
     if (lowering.parallel)
@@ -83,8 +88,12 @@ public:
     return buildNVVMCodegenPipeline(pm, lowering);
   }
   std::map<std::string, void *> linkedSymbols() const override {
-    return mlir::gnn::detail::linkedSymbols(Device::CUDA,
-                                            lowering.asyncLaunches);
+    std::map<std::string, void *> symbols =
+        mlir::gnn::detail::linkedSymbols(Device::CUDA, lowering.asyncLaunches);
+    // Buffers live in unified memory, which host code and kernels share.
+    mlir::gnn::detail::addAllocator(symbols, &gnn_cuda_alloc,
+                                    &gnn_cuda_aligned_alloc, &gnn_cuda_free);
+    return symbols;
   }
   bool asyncLaunches() const override { return lowering.asyncLaunches; }
 

@@ -37,10 +37,23 @@ llvm::Expected<EntryPoint> signatureOf(func::FuncOp fn,
 llvm::Error checkArguments(const EntryPoint &entry,
                            llvm::ArrayRef<Argument> args);
 
-/// Every symbol a program compiled for `device` links against: the
-/// runtime's functions (runtimeSymbols), its allocator, the GPU launch
-/// functions and MLIR's strided copy.
+/// The symbols a program compiled for `device` links against besides its
+/// buffers' allocator (which each CodegenTarget adds): the runtime's
+/// functions (runtimeSymbols), the GPU launch functions and MLIR's strided
+/// copy.
 std::map<std::string, void *> linkedSymbols(Device device, bool asyncLaunches);
+
+/// The allocation functions of lowered memrefs (MLIR's
+/// _mlir_memref_to_llvm_alloc, _aligned_alloc and _free), added to
+/// `symbols`.
+template <typename Alloc, typename AlignedAlloc, typename Free>
+void addAllocator(std::map<std::string, void *> &symbols, Alloc *alloc,
+                  AlignedAlloc *alignedAlloc, Free *free) {
+  symbols["_mlir_memref_to_llvm_alloc"] = reinterpret_cast<void *>(alloc);
+  symbols["_mlir_memref_to_llvm_aligned_alloc"] =
+      reinterpret_cast<void *>(alignedAlloc);
+  symbols["_mlir_memref_to_llvm_free"] = reinterpret_cast<void *>(free);
+}
 
 } // namespace mlir::gnn::detail
 

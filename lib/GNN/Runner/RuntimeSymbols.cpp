@@ -91,18 +91,12 @@ std::map<std::string, void *>
 mlir::gnn::detail::linkedSymbols(Device device, bool asyncLaunches) {
   // Compiled code reports bad input and runs dense layers through the
   // runtime.
-  bool onGPU = device == Device::CUDA;
   std::map<std::string, void *> symbols = runtimeSymbols(device, asyncLaunches);
   auto add = [&](llvm::StringRef name, auto *fn) {
     symbols[name.str()] = reinterpret_cast<void *>(fn);
   };
-  // Buffers: unified memory for a GPU, the runtime's reusing pool on the
-  // CPU. Launches go through gnnc's CUDA runtime (only called when compiled
-  // for CUDA).
-  add("_mlir_memref_to_llvm_alloc", onGPU ? &gnn_cuda_alloc : &gnn_rt_alloc);
-  add("_mlir_memref_to_llvm_aligned_alloc",
-      onGPU ? &gnn_cuda_aligned_alloc : &gnn_rt_aligned_alloc);
-  add("_mlir_memref_to_llvm_free", onGPU ? &gnn_cuda_free : &gnn_rt_free);
+  // Launches go through gnnc's CUDA runtime (only called when compiled for
+  // CUDA).
   add("mgpuModuleLoad", &gnn_cuda_module_load);
   add("mgpuModuleLoadJIT", &gnn_cuda_module_load_jit);
   add("mgpuModuleUnload", &gnn_cuda_module_unload);

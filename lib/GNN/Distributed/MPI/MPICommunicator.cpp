@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdio>
 #include <ctime>
+#include <vector>
 
 using mlir::gnn::Communicator;
 
@@ -97,6 +98,25 @@ public:
         waitSleeping(request);
     });
   }
+  void sendAll(const Span *spans, size_t count, int to) override {
+    if (!asOne(spans, count, [&](MPI_Datatype type, MPI_Request &request) {
+          MPI_Isend(MPI_BOTTOM, 1, type, to, 0, MPI_COMM_WORLD, &request);
+        }))
+      Communicator::sendAll(spans, count, to);
+  }
+  void receiveAll(const Span *spans, size_t count, int from) override {
+    if (!asOne(spans, count, [&](MPI_Datatype type, MPI_Request &request) {
+          MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, MPI_COMM_WORLD, &request);
+        }))
+      Communicator::receiveAll(spans, count, from);
+  }
+  void broadcastAll(const Span *spans, size_t count, int root) override {
+    if (!asOne(spans, count, [&](MPI_Datatype type, MPI_Request &request) {
+          MPI_Ibcast(MPI_BOTTOM, 1, type, root, MPI_COMM_WORLD, &request);
+        }))
+      Communicator::broadcastAll(spans, count, root);
+  }
+
   void allGather(const void *mine, void *all, size_t bytes) override {
     if (bytes <= kMaxPiece) {
       MPI_Allgather(mine, int(bytes), MPI_BYTE, all, int(bytes), MPI_BYTE,
@@ -128,6 +148,38 @@ private:
       nanoseconds = std::min(nanoseconds * 2, 1000000L);
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     }
+  }
+
+  /// Starts `start` on a datatype that describes every span by its address
+  /// (one message, no copy into a staging buffer) and waits for it; false
+  /// (nothing done) where the spans do not fit one datatype's int counts.
+  template <typename F> bool asOne(const Span *spans, size_t count, F &&start) {
+    if (count == 0 || count > size_t(INT_MAX))
+      return count == 0;
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> addresses;
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+      total += spans[i].bytes;
+      if (spans[i].bytes > kMaxPiece || total > kMaxPiece)
+        return false;
+      MPI_Aint address;
+      MPI_Get_address(spans[i].data, &address);
+      lengths.push_back(int(spans[i].bytes));
+      addresses.push_back(address);
+    }
+    MPI_Datatype type;
+    MPI_Type_create_hindexed(int(count), lengths.data(), addresses.data(),
+                             MPI_BYTE, &type);
+    MPI_Type_commit(&type);
+    MPI_Request request;
+    start(type, request);
+    if (waiting == Waiting::Spin)
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    else
+      waitSleeping(request);
+    MPI_Type_free(&type);
+    return true;
   }
 
   template <typename F> static void forPieces(size_t bytes, F &&f) {

@@ -43,14 +43,15 @@ void exchangeGradients(Trainer &trainer, Communicator &world, int first,
 /// The gradient sum of a round taken while the backward still runs (as
 /// exchangeGradients() takes it after), from a thread of its own: the
 /// backward announces each gradient (Trainer::batchGradients' listener),
-/// and parameter by parameter, in the order the backward completes them,
-/// the sum passes along the round's ranks and is broadcast, while the
-/// layers below are differentiated. Needs a communicator callable from any
-/// thread; the caller makes no other call of it between begin() and
-/// finish().
+/// and bucket by bucket (consecutive parameters in the order the backward
+/// completes them, at least `bucketBytes` of them where there are, each
+/// bucket one message) the sums pass along the round's ranks and are
+/// broadcast, while the layers below are differentiated. Needs a
+/// communicator callable from any thread; the caller makes no other call
+/// of it between begin() and finish().
 class OverlappedExchange {
 public:
-  OverlappedExchange(Trainer &trainer, Communicator &world);
+  OverlappedExchange(Trainer &trainer, Communicator &world, size_t bucketBytes);
   ~OverlappedExchange();
   OverlappedExchange(const OverlappedExchange &) = delete;
   OverlappedExchange &operator=(const OverlappedExchange &) = delete;
@@ -79,7 +80,8 @@ private:
 
   Trainer &trainer;
   Communicator &world;
-  std::vector<Parameter> order;
+  /// The buckets in the order the backward completes them.
+  std::vector<std::vector<Parameter>> buckets;
   /// This rank's gradients of the round.
   TensorMap kept;
   std::map<std::string, bool, std::less<>> arrived;
@@ -87,7 +89,7 @@ private:
   std::condition_variable changed;
   int first = 0, count = 0;
   bool running = false, closed = false, quit = false;
-  /// When each parameter's exchange began and ended on the thread.
+  /// When each bucket's exchange began and ended on the thread.
   std::vector<std::pair<std::chrono::steady_clock::time_point,
                         std::chrono::steady_clock::time_point>>
       spans;

@@ -130,8 +130,8 @@ private:
     if (!exchange && options.overlapExchange &&
         t.getOptions().announceGradients && !options.tensors &&
         options.world->callableFromAnyThread())
-      exchange =
-          std::make_unique<detail::OverlappedExchange>(t, *options.world);
+      exchange = std::make_unique<detail::OverlappedExchange>(
+          t, *options.world, options.bucketBytes);
     return exchange.get();
   }
   /// Whether this process writes the run's files (rank 0).

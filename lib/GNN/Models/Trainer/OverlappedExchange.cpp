@@ -2,9 +2,9 @@
 //
 // Part of gnnc. The chain of exchangeGradients() (receive the running sum
 // from the previous rank, add this rank's gradients, pass it on; the last
-// rank broadcasts), taken parameter by parameter as the backward completes
-// their gradients rather than after it: PyTorch's DistributedDataParallel
-// reduces buckets of gradients from autograd's hooks in the same spirit.
+// rank broadcasts), taken bucket by bucket as the backward completes their
+// gradients rather than after it, as PyTorch's DistributedDataParallel
+// reduces buckets of gradients from autograd's hooks.
 // The sums are those of exchangeGradients(), bit for bit: each parameter's
 // sum is taken in the same order, only earlier.
 //
@@ -18,16 +18,23 @@ using namespace mlir::gnn;
 using namespace mlir::gnn::detail;
 using Clock = std::chrono::steady_clock;
 
-OverlappedExchange::OverlappedExchange(Trainer &trainer, Communicator &world)
+OverlappedExchange::OverlappedExchange(Trainer &trainer, Communicator &world,
+                                       size_t bucketBytes)
     : trainer(trainer), world(world) {
   const TensorMap &sums = trainer.accumulatedGradients();
+  size_t filled = bucketBytes;
   for (const std::string &name : trainer.getGradientOrder()) {
     Parameter p{name, trainer.gradientNames(name)};
     for (const std::string &piece : p.pieces) {
       kept[piece] = sums.at(name); // its dtype and shape
       arrived[piece] = false;
     }
-    order.push_back(std::move(p));
+    if (filled >= bucketBytes) {
+      buckets.emplace_back();
+      filled = 0;
+    }
+    filled += sums.at(name).numBytes();
+    buckets.back().push_back(std::move(p));
   }
   thread = std::thread([this] { serve(); });
 }
@@ -69,7 +76,8 @@ void OverlappedExchange::gradientReady(llvm::StringRef name, const void *data,
 }
 
 bool OverlappedExchange::complete(const Parameter &p) const {
-  return closed || llvm::all_of(p.pieces, [&](const std::string &piece) {
+  return closed || quit ||
+         llvm::all_of(p.pieces, [&](const std::string &piece) {
            return arrived.find(piece)->second;
          });
 }
@@ -98,24 +106,32 @@ void OverlappedExchange::serve() {
       return;
     const int last = first + count - 1;
     const bool inRound = me >= first && me <= last;
-    for (const Parameter &p : order) {
+    for (const std::vector<Parameter> &bucket : buckets) {
       if (inRound)
-        changed.wait(lock, [&] { return complete(p); });
+        changed.wait(lock, [&] {
+          return llvm::all_of(bucket,
+                              [&](const Parameter &p) { return complete(p); });
+        });
       // While the backward computes beside this thread, waiting must not
       // take its core; after it, the fastest wait is the best.
       world.setWaiting(closed ? Communicator::Waiting::Spin
                               : Communicator::Waiting::Sleep);
       lock.unlock();
       Clock::time_point begin = Clock::now();
-      HostTensor &sum = trainer.accumulatedGradients().at(p.name);
+      std::vector<Communicator::Span> sums;
+      for (const Parameter &p : bucket) {
+        HostTensor &sum = trainer.accumulatedGradients().at(p.name);
+        sums.push_back({sum.data(), sum.numBytes()});
+      }
       if (inRound) {
         if (me > first)
-          world.receive(sum.data(), sum.numBytes(), me - 1);
-        trainer.accumulate(kept, p.name);
+          world.receiveAll(sums.data(), sums.size(), me - 1);
+        for (const Parameter &p : bucket)
+          trainer.accumulate(kept, p.name);
         if (me < last)
-          world.send(sum.data(), sum.numBytes(), me + 1);
+          world.sendAll(sums.data(), sums.size(), me + 1);
       }
-      world.broadcast(sum.data(), sum.numBytes(), last);
+      world.broadcastAll(sums.data(), sums.size(), last);
       Clock::time_point end = Clock::now();
       lock.lock();
       spans.emplace_back(begin, end);

@@ -271,6 +271,8 @@ void Trainer::orderGradients(llvm::ArrayRef<int64_t> announced) {
   for (const std::string &name : names)
     complete[name] = 0;
   for (auto [position, slot] : llvm::enumerate(announced)) {
+    if (slot < 0 || size_t(slot) >= results.size())
+      continue;
     llvm::StringRef argument(results[slot].name);
     if (!argument.consume_front("grad."))
       continue;
