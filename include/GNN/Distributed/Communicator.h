@@ -41,6 +41,8 @@ public:
   /// the lowest latency), or polling with short sleeps in between, which
   /// leaves the core to the threads that compute beside the caller (the
   /// gradient exchange during the backward).
+  /// May be called from any thread at any time: a call waiting with
+  /// sleeps spins once told to.
   enum class Waiting { Spin, Sleep };
   virtual void setWaiting(Waiting how) {}
 

@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <ctime>
@@ -58,7 +59,7 @@ public:
 
   bool callableFromAnyThread() const override { return serialized; }
 
-  void setWaiting(Waiting how) override { waiting = how; }
+  void setWaiting(Waiting how) override { waiting.store(how); }
 
   void send(const void *data, size_t bytes, int to) override {
     forPieces(bytes, [&](size_t at, int n) {
@@ -138,11 +139,15 @@ private:
   /// 1 ms, so that a core shared with computing threads mostly computes
   /// (shorter sleeps cost the computing threads more than the latency
   /// they save while a backward runs).
-  static void waitSleeping(MPI_Request &request) {
+  void waitSleeping(MPI_Request &request) {
     int done = 0;
     for (int spins = 0; spins < 64 && !done; ++spins)
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     for (long nanoseconds = 2000; !done;) {
+      if (waiting.load() == Waiting::Spin) {
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        return;
+      }
       timespec pause{0, nanoseconds};
       nanosleep(&pause, nullptr);
       nanoseconds = std::min(nanoseconds * 2, 1000000L);
@@ -152,10 +157,12 @@ private:
 
   /// Starts `start` on a datatype that describes every span by its address
   /// (one message, no copy into a staging buffer) and waits for it; false
-  /// (nothing done) where the spans do not fit one datatype's int counts.
+  /// (nothing done) for one span or none, and where the spans do not fit
+  /// one datatype's int counts.
   template <typename F> bool asOne(const Span *spans, size_t count, F &&start) {
-    if (count == 0 || count > size_t(INT_MAX))
-      return count == 0;
+    // One span is one plain message.
+    if (count <= 1 || count > size_t(INT_MAX))
+      return false;
     std::vector<int> lengths;
     std::vector<MPI_Aint> addresses;
     size_t total = 0;
@@ -193,7 +200,8 @@ private:
 
   int myRank = 0, worldSize = 1, myLocalRank = 0, myLocalSize = 1;
   bool serialized = false;
-  Waiting waiting = Waiting::Spin;
+  /// Read at every poll: a wait that began sleeping spins once told to.
+  std::atomic<Waiting> waiting{Waiting::Spin};
 };
 } // namespace
 

@@ -84,6 +84,9 @@ bool OverlappedExchange::complete(const Parameter &p) const {
 
 double OverlappedExchange::finish() {
   Clock::time_point backwardEnd = Clock::now();
+  // The backward is done: the rest of the exchange waits at full speed,
+  // the transfer under way too.
+  world.setWaiting(Communicator::Waiting::Spin);
   std::unique_lock<std::mutex> lock(mutex);
   closed = true;
   changed.notify_all();
