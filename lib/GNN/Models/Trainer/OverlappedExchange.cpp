@@ -84,11 +84,12 @@ bool OverlappedExchange::complete(const Parameter &p) const {
 
 double OverlappedExchange::finish() {
   Clock::time_point backwardEnd = Clock::now();
-  // The backward is done: the rest of the exchange waits at full speed,
-  // the transfer under way too.
-  world.setWaiting(Communicator::Waiting::Spin);
   std::unique_lock<std::mutex> lock(mutex);
   closed = true;
+  // The backward is done: the rest of the exchange waits at full speed,
+  // the transfer under way too. (Under the lock: the exchange thread
+  // chooses its way of waiting under it, from `closed`.)
+  world.setWaiting(Communicator::Waiting::Spin);
   changed.notify_all();
   changed.wait(lock, [&] { return !running; });
   double hidden = 0;
