@@ -104,6 +104,20 @@ def cuda_device_present():
 if cuda_device_present():
     config.available_features.add("cuda-device")
 
+
+def nccl_present():
+    import ctypes
+    try:
+        ctypes.CDLL("libnccl.so.2")
+        return True
+    except OSError:
+        return False
+
+
+# `nccl`: NCCL's library loads (gnn-train loads it at run time).
+if nccl_present():
+    config.available_features.add("nccl")
+
 # `mpi`: Open MPI's launcher (setup.sh installs it) and gnnc's MPI plugin.
 # CI runs as root, which mpirun refuses unless told; three ranks on two
 # cores need --oversubscribe.

@@ -114,6 +114,11 @@ cl::opt<bool> deviceLoops(
     cl::desc("(--device cpu) lower the step's ops whose GPU form is plain "
              "loops as for a GPU and run that form here: tests check the GPU "
              "training step's arithmetic without a GPU"));
+cl::opt<bool> ncclOneRank(
+    "nccl", cl::cat(category), cl::Hidden,
+    cl::desc("(--device cuda under an MPI launcher) pass the gradient sums "
+             "over NCCL even on one rank: checks the NCCL path on a machine "
+             "with one GPU against a run without it"));
 cl::opt<bool> emitIR("emit-ir", cl::cat(category),
                      cl::desc("print the training program (gnn IR) and exit"));
 cl::opt<int64_t> vizSeq(
@@ -601,7 +606,11 @@ static int run(int argc, char **argv) {
   if (llvm::Error e = agreed(initDevice()))
     return fail(std::move(e));
   std::unique_ptr<Communicator> nccl;
-  if (parallel() && device == "cuda" && haveNCCL()) {
+  if (ncclOneRank && (!world || device != "cuda" || !haveNCCL()))
+    return fail(llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--nccl needs --device cuda, an MPI launcher and NCCL (libnccl.so.2)"));
+  if ((parallel() || ncclOneRank) && device == "cuda" && haveNCCL()) {
     auto opened = openNCCLWorld(*world);
     if (llvm::Error e = agreed(opened.takeError()))
       return fail(std::move(e));

@@ -71,12 +71,12 @@ struct FitOptions {
   /// Where checkpoints go (epoch-N.safetensors, step-N.safetensors and the
   /// train state); empty: none are written.
   std::string outDir;
-  /// The ranks of a data-parallel run (null, or one rank: this process
-  /// alone). Every rank calls fit() with the same data and options, its
-  /// trainer built with grad_accum K x A (an update sums K x A batches);
-  /// the run equals one process with that grad_accum, bit for bit: rank r
-  /// computes the batches whose number in the training stream is r modulo
-  /// K, the ranks sum the gradients in the stream's order, and each rank
+  /// The ranks of a data-parallel run (null, or one rank without
+  /// `tensors`: this process alone). Every rank calls fit() with the same data
+  /// and options, its trainer built with grad_accum K x A (an update sums K x A
+  /// batches); the run equals one process with that grad_accum, bit for bit:
+  /// rank r computes the batches whose number in the training stream is r
+  /// modulo K, the ranks sum the gradients in the stream's order, and each rank
   /// applies the same update. Rank 0's state is everyone's at the start,
   /// rank 0 alone writes files, validation is split among the ranks, and
   /// the callbacks see totals of all ranks (call them on rank 0 only).
@@ -84,7 +84,8 @@ struct FitOptions {
   /// RankFailed.
   Communicator *world = nullptr;
   /// Where a data-parallel run passes its gradient sums (NCCL between GPUs);
-  /// null: `world`.
+  /// null: `world`. Set, it makes even one rank a data-parallel run (the
+  /// check of the NCCL path on one GPU).
   Communicator *tensors = nullptr;
   /// A data-parallel run passes each parameter's gradient sum on while the
   /// backward computes the layers below where it can (the trainer

@@ -124,7 +124,11 @@ private:
       batch.push_back(&data[order ? (*order)[i] : i]);
     return batch;
   }
-  bool parallel() const { return options.world && options.world->size() > 1; }
+  /// Several ranks, or gradient sums over NCCL (which one rank may take, as
+  /// a check of that path).
+  bool parallel() const {
+    return options.world && (options.world->size() > 1 || options.tensors);
+  }
   /// The exchange during the backward, where this run takes it so.
   detail::OverlappedExchange *overlapped() {
     if (!exchange && options.overlapExchange &&
