@@ -548,16 +548,19 @@ int threadsPerProcess(int threads) {
 /// --overlap-exchange, or where it is not given, whether each rank leaves
 /// a core of its machine to the exchange thread: on the cores that compute,
 /// the exchange costs the backward about what it hides (measured, see
-/// docs/performance/distributed.md). On CPUs only. Every rank takes the
+/// docs/performance/distributed.md). On CPUs only, where MPI takes calls
+/// from the exchange thread (MPI_THREAD_SERIALIZED). Every rank takes the
 /// same answer (machines may differ), since the ranks' exchanges must
 /// match.
 bool exchangesDuringBackward(int threads) {
+  // Every rank gathers (no early return where ranks may differ).
   if (!parallel() || device != "cpu")
     return false;
   int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  char mine = overlapExchange.getNumOccurrences()
-                  ? overlapExchange
-                  : threads * world->localSize() < cores;
+  char mine = world->callableFromAnyThread() &&
+              (overlapExchange.getNumOccurrences()
+                   ? overlapExchange
+                   : threads * world->localSize() < cores);
   std::vector<char> all(size_t(world->size()));
   world->allGather(&mine, all.data(), 1);
   return llvm::all_of(all, [](char yes) { return yes != 0; });
