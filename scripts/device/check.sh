@@ -9,7 +9,8 @@
 # CUDA suite again with kernels launched without waiting for each
 # (--param cuda_async_launches=1), each within LIT_SECONDS (default 300), both
 # GoogleTest binaries and, with --bench, the GPU benchmarks (bench/gpu/run.sh,
-# then bench/gpu/train.sh with its CUDA profiles); --bench-only and
+# then bench/gpu/train.sh with its CUDA profiles, then one GPU with and
+# without NCCL, bench/distributed/nccl_one_gpu.sh); --bench-only and
 # --train-only run one benchmark alone, each within BENCH_SECONDS (default
 # 400). Logs go to $OUT (default /tmp/gnnc-device-out).
 set -uo pipefail
@@ -107,5 +108,7 @@ if [[ "${2:-}" == "--bench" ]]; then
     tee "$out/bench.txt"
   timeout "${BENCH_SECONDS:-400}" bench/gpu/train.sh --prebuilt --profile --out "$out" 2>&1 |
     tee "$out/train.txt"
+  timeout "${BENCH_SECONDS:-400}" bench/distributed/nccl_one_gpu.sh 2>&1 |
+    tee "$out/nccl.txt"
 fi
 exit $status
