@@ -23,6 +23,16 @@ mkdir -p .device-llvm .device-gnnc
 binaries=("$build"/bin/* "$build"/unittests/GNNUnitTests \
   "$build"/unittests/GNNRuntimeTests "$build"/lib/libgnnc_runtime.so \
   $llvm/bin/FileCheck $llvm/bin/not $llvm/bin/count $llvm/bin/mlir-translate)
+# Open MPI for the data-parallel checks (the NCCL path on one GPU): the
+# launcher, gnnc's plugin and the components Open MPI opens at run time.
+mpi_files=()
+if [[ -f "$build"/lib/libgnnc-mpi.so ]] && command -v orterun >/dev/null; then
+  ompi=/usr/lib/x86_64-linux-gnu/openmpi
+  binaries+=("$build"/lib/libgnnc-mpi.so "$(command -v orterun)"
+    $(find $ompi -name '*.so' -type f))
+  mpi_files=(usr/bin/orterun usr/bin/mpirun usr/bin/mpiexec "${ompi#/}"
+    usr/share/openmpi etc/openmpi)
+fi
 
 # Libraries outside LLVM's tree and the build, except the C/C++ runtime the
 # device's newer glibc and libstdc++ provide.
@@ -54,7 +64,14 @@ xz_tar() { # OUT DIR FILES...
   "${llvm#/}"/build/utils/lit
 [[ -f .device-gnnc/deps.tar.xz ]] ||
   xz_tar .device-gnnc/deps.tar.xz / $(sed 's|^/||' "$build/device-deps.txt")
+if ((${#mpi_files[@]})); then
+  [[ -f .device-gnnc/mpi.tar.xz ]] || xz_tar .device-gnnc/mpi.tar.xz / "${mpi_files[@]}"
+  mpi_plugin=("$build"/lib/libgnnc-mpi.so)
+else
+  mpi_plugin=()
+fi
 xz_tar .device-gnnc/build.tar.xz . "$build"/bin "$build"/lib/libgnnc_runtime.so \
+  "${mpi_plugin[@]}" \
   "$build"/unittests/GNNUnitTests "$build"/unittests/GNNRuntimeTests \
   "$build"/test/lit.site.cfg.py
 du -sh .device-llvm .device-gnnc

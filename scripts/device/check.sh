@@ -36,6 +36,11 @@ if [[ ! -f /usr/lib/llvm-19/lib/libLLVM.so.19.1 ]]; then
 fi
 xz -dc .device-gnnc/llvm-rest.tar.xz | tar -C / -xf -
 xz -dc .device-gnnc/build.tar.xz | tar -xf -
+# Open MPI where the machine has none (its components live where the
+# launcher was built to look).
+if [[ -f .device-gnnc/mpi.tar.xz ]] && ! command -v mpirun >/dev/null; then
+  xz -dc .device-gnnc/mpi.tar.xz | tar -C / -xf - && echo "Open MPI unpacked"
+fi
 # Debian's libraries go in a private folder, used only where the machine
 # lacks a library of that name (its own stay in charge of everything else).
 mkdir -p /opt/gnnc-deps/all /opt/gnnc-deps/lib
