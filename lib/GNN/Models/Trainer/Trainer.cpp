@@ -119,8 +119,10 @@ buildTrainingProgram(MLIRContext &ctx, const ModelConfig &config,
     return fail("cannot build the training step:\n" + diagnostics);
   if (options.announceGradients) {
     PassManager announce(&ctx);
+    // The options refer to their list (an ArrayRef): it must outlive them.
+    const std::string functions[] = {kTrainGrad};
     AnnounceResultsPassOptions which;
-    which.functions = {kTrainGrad};
+    which.functions = functions;
     announce.addPass(createAnnounceResultsPass(which));
     if (failed(announce.run(*module)))
       return fail("announcing the gradients failed:\n" + diagnostics);
