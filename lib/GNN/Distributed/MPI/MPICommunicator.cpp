@@ -70,7 +70,7 @@ public:
       }
       MPI_Request request;
       MPI_Isend(piece, n, MPI_BYTE, to, 0, MPI_COMM_WORLD, &request);
-      waitSleeping(request);
+      wait(request);
     });
   }
   void receive(void *data, size_t bytes, int from) override {
@@ -83,7 +83,7 @@ public:
       }
       MPI_Request request;
       MPI_Irecv(piece, n, MPI_BYTE, from, 0, MPI_COMM_WORLD, &request);
-      waitSleeping(request);
+      wait(request);
     });
   }
   void broadcast(void *data, size_t bytes, int root) override {
@@ -93,10 +93,7 @@ public:
       MPI_Request request;
       MPI_Ibcast(static_cast<char *>(data) + at, n, MPI_BYTE, root,
                  MPI_COMM_WORLD, &request);
-      if (waiting == Waiting::Spin)
-        MPI_Wait(&request, MPI_STATUS_IGNORE);
-      else
-        waitSleeping(request);
+      wait(request);
     });
   }
   void sendAll(const Span *spans, size_t count, int to) override {
@@ -134,12 +131,16 @@ public:
   }
 
 private:
-  /// Tests `request` until it completes: a few times at once (a message
-  /// already there costs no sleep), then with sleeps growing from 2 us to
-  /// 1 ms, so that a core shared with computing threads mostly computes
-  /// (shorter sleeps cost the computing threads more than the latency
-  /// they save while a backward runs).
-  void waitSleeping(MPI_Request &request) {
+  /// Waits for `request` as `waiting` says: MPI_Wait when spinning; else
+  /// tests it a few times at once (a message already there costs no sleep),
+  /// then with sleeps growing from 2 us to 1 ms, so that a core shared with
+  /// computing threads mostly computes (shorter sleeps cost the computing
+  /// threads more than the latency they save while a backward runs).
+  void wait(MPI_Request &request) {
+    if (waiting.load() == Waiting::Spin) {
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+      return;
+    }
     int done = 0;
     for (int spins = 0; spins < 64 && !done; ++spins)
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
@@ -181,10 +182,7 @@ private:
     MPI_Type_commit(&type);
     MPI_Request request;
     start(type, request);
-    if (waiting == Waiting::Spin)
-      MPI_Wait(&request, MPI_STATUS_IGNORE);
-    else
-      waitSleeping(request);
+    wait(request);
     MPI_Type_free(&type);
     return true;
   }

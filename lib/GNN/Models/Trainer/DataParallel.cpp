@@ -67,18 +67,30 @@ detail::gatherTotals(Communicator &world, const std::optional<LossTotals> &mine,
   return totals;
 }
 
+void detail::passSumsOn(Trainer &trainer, Communicator &world,
+                        llvm::ArrayRef<std::string> parameters,
+                        const TensorMap &gradients, int first, int count) {
+  const int me = world.rank(), last = first + count - 1;
+  std::vector<Communicator::Span> sums;
+  for (const std::string &name : parameters) {
+    HostTensor &sum = trainer.accumulatedGradients().at(name);
+    sums.push_back({sum.data(), sum.numBytes()});
+  }
+  if (me >= first && me <= last) {
+    if (me > first)
+      world.receiveAll(sums.data(), sums.size(), me - 1);
+    for (const std::string &name : parameters)
+      trainer.accumulate(gradients, name);
+    if (me < last)
+      world.sendAll(sums.data(), sums.size(), me + 1);
+  }
+  world.broadcastAll(sums.data(), sums.size(), last);
+}
+
 void detail::exchangeGradients(Trainer &trainer, Communicator &world, int first,
                                int count, const TensorMap &gradients) {
-  int me = world.rank(), last = first + count - 1;
-  bool inRound = me >= first && me <= last;
-  for (auto &[name, sum] : trainer.accumulatedGradients()) {
-    if (inRound) {
-      if (me > first)
-        world.receive(sum.data(), sum.numBytes(), me - 1);
-      trainer.accumulate(gradients, name);
-      if (me < last)
-        world.send(sum.data(), sum.numBytes(), me + 1);
-    }
-    world.broadcast(sum.data(), sum.numBytes(), last);
-  }
+  // Tensor by tensor, so that the transfers of one overlap the additions of
+  // the next.
+  for (const auto &entry : trainer.accumulatedGradients())
+    passSumsOn(trainer, world, entry.first, gradients, first, count);
 }

@@ -40,6 +40,15 @@ gatherTotals(Communicator &world, const std::optional<LossTotals> &mine,
 void exchangeGradients(Trainer &trainer, Communicator &world, int first,
                        int count, const TensorMap &gradients);
 
+/// One step of the chain for `parameters` (their sums as one message):
+/// rank me receives the running sums from me - 1 (unless first), adds its
+/// `gradients` of each parameter in @train_step's order and passes them on
+/// to me + 1 (unless last); the round's last rank broadcasts them. Ranks
+/// outside the round take part in the broadcast only.
+void passSumsOn(Trainer &trainer, Communicator &world,
+                llvm::ArrayRef<std::string> parameters,
+                const TensorMap &gradients, int first, int count);
+
 /// The gradient sum of a round taken while the backward still runs (as
 /// exchangeGradients() takes it after), from a thread of its own: the
 /// backward announces each gradient (Trainer::batchGradients' listener),
@@ -69,19 +78,19 @@ public:
   double finish();
 
 private:
-  struct Parameter {
-    std::string name;
-    /// Its gradients (grad.<argument>), each kept here when announced.
+  struct Bucket {
+    std::vector<std::string> parameters;
+    /// Their gradients (grad.<argument>), each kept here when announced.
     std::vector<std::string> pieces;
   };
   void serve();
-  /// Whether this rank's gradients of `p` are all in (or the round closed).
-  bool complete(const Parameter &p) const;
+  /// Whether this rank's gradients of `b` are all in (or the round closed).
+  bool complete(const Bucket &b) const;
 
   Trainer &trainer;
   Communicator &world;
   /// The buckets in the order the backward completes them.
-  std::vector<std::vector<Parameter>> buckets;
+  std::vector<Bucket> buckets;
   /// This rank's gradients of the round.
   TensorMap kept;
   std::map<std::string, bool, std::less<>> arrived;

@@ -24,17 +24,18 @@ OverlappedExchange::OverlappedExchange(Trainer &trainer, Communicator &world,
   const TensorMap &sums = trainer.accumulatedGradients();
   size_t filled = bucketBytes;
   for (const std::string &name : trainer.getGradientOrder()) {
-    Parameter p{name, trainer.gradientNames(name)};
-    for (const std::string &piece : p.pieces) {
-      kept[piece] = sums.at(name); // its dtype and shape
-      arrived[piece] = false;
-    }
     if (filled >= bucketBytes) {
       buckets.emplace_back();
       filled = 0;
     }
     filled += sums.at(name).numBytes();
-    buckets.back().push_back(std::move(p));
+    Bucket &bucket = buckets.back();
+    bucket.parameters.push_back(name);
+    for (const std::string &piece : trainer.gradientNames(name)) {
+      kept[piece] = sums.at(name); // its dtype and shape
+      arrived[piece] = false;
+      bucket.pieces.push_back(piece);
+    }
   }
   thread = std::thread([this] { serve(); });
 }
@@ -75,9 +76,9 @@ void OverlappedExchange::gradientReady(llvm::StringRef name, const void *data,
   changed.notify_all();
 }
 
-bool OverlappedExchange::complete(const Parameter &p) const {
+bool OverlappedExchange::complete(const Bucket &b) const {
   return closed || quit ||
-         llvm::all_of(p.pieces, [&](const std::string &piece) {
+         llvm::all_of(b.pieces, [&](const std::string &piece) {
            return arrived.find(piece)->second;
          });
 }
@@ -108,34 +109,17 @@ void OverlappedExchange::serve() {
     changed.wait(lock, [&] { return running || quit; });
     if (quit)
       return;
-    const int last = first + count - 1;
-    const bool inRound = me >= first && me <= last;
-    for (const std::vector<Parameter> &bucket : buckets) {
+    const bool inRound = me >= first && me < first + count;
+    for (const Bucket &bucket : buckets) {
       if (inRound)
-        changed.wait(lock, [&] {
-          return llvm::all_of(bucket,
-                              [&](const Parameter &p) { return complete(p); });
-        });
+        changed.wait(lock, [&] { return complete(bucket); });
       // While the backward computes beside this thread, waiting must not
       // take its core; after it, the fastest wait is the best.
       world.setWaiting(closed ? Communicator::Waiting::Spin
                               : Communicator::Waiting::Sleep);
       lock.unlock();
       Clock::time_point begin = Clock::now();
-      std::vector<Communicator::Span> sums;
-      for (const Parameter &p : bucket) {
-        HostTensor &sum = trainer.accumulatedGradients().at(p.name);
-        sums.push_back({sum.data(), sum.numBytes()});
-      }
-      if (inRound) {
-        if (me > first)
-          world.receiveAll(sums.data(), sums.size(), me - 1);
-        for (const Parameter &p : bucket)
-          trainer.accumulate(kept, p.name);
-        if (me < last)
-          world.sendAll(sums.data(), sums.size(), me + 1);
-      }
-      world.broadcastAll(sums.data(), sums.size(), last);
+      passSumsOn(trainer, world, bucket.parameters, kept, first, count);
       Clock::time_point end = Clock::now();
       lock.lock();
       spans.emplace_back(begin, end);
