@@ -333,10 +333,12 @@ func.func @reshape(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> 
 // -----
 
 // New tensors of run-time sizes are bounded by the runtime's limit: above
-// it, the call fails and the sizes become 0.
+// it, the call fails and the sizes become 0. The limit is asked once, at
+// the function's entry.
 // CHECK-LABEL: func @allocations
 // CHECK-SAME: (%[[N:.*]]: index
-// CHECK: %[[LIMIT:.*]] = call @gnn_rt_allocation_limit_bytes()
+// CHECK-NEXT: %[[LIMIT:.*]] = call @gnn_rt_allocation_limit_bytes()
+// CHECK-NOT: gnn_rt_allocation_limit_bytes
 // CHECK: %[[MOST:.*]] = arith.divsi %[[LIMIT]], %c4_i64
 // CHECK: %[[BIG:.*]] = arith.cmpi sgt, %{{.*}}, %[[MOST]]
 // CHECK: %[[BAD:.*]] = arith.ori %{{.*}}, %[[BIG]]
@@ -344,11 +346,11 @@ func.func @reshape(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> 
 // CHECK:   func.call @gnn_rt_bad_value(%c6_i64
 // CHECK: %[[SIZE:.*]] = arith.select %[[BAD]], %c0{{.*}}, %[[N]]
 // CHECK: tensor.splat %{{.*}}[%[[SIZE]]]
-// CHECK: gnn_rt_allocation_limit_bytes
+// CHECK: arith.divsi %[[LIMIT]], %c1_i64
 // CHECK: tensor.empty
-// CHECK: gnn_rt_allocation_limit_bytes
+// CHECK: arith.divsi %[[LIMIT]], %c8_i64
 // CHECK: tensor.generate
-// CHECK: gnn_rt_allocation_limit_bytes
+// CHECK: arith.divsi %[[LIMIT]], %c8_i64
 // CHECK: memref.alloc(
 // Static sizes need no check.
 // CHECK-NOT: gnn_rt_allocation_limit_bytes
@@ -363,6 +365,28 @@ func.func @allocations(%n: index, %v: f32) -> (tensor<?xf32>, tensor<3x?xi8>, te
   %m = memref.alloc(%n) : memref<?xf64>
   %f = tensor.empty() : tensor<4xf32>
   return %s, %e, %g, %m, %f : tensor<?xf32>, tensor<3x?xi8>, tensor<?xindex>, memref<?xf64>, tensor<4xf32>
+}
+
+// -----
+
+// An allocation in a loop takes the limit asked at the function's entry,
+// not a call per iteration.
+// CHECK-LABEL: func @allocation_in_loop
+// CHECK-NEXT: %[[LIMIT:.*]] = call @gnn_rt_allocation_limit_bytes()
+// CHECK: scf.for
+// CHECK-NOT: gnn_rt_allocation_limit_bytes
+// CHECK: arith.divsi %[[LIMIT]], %c4_i64
+// CHECK: tensor.empty
+func.func @allocation_in_loop(%n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %c0) -> index {
+    %t = tensor.empty(%i) : tensor<?xf32>
+    %d = tensor.dim %t, %c0 : tensor<?xf32>
+    %next = arith.addi %acc, %d : index
+    scf.yield %next : index
+  }
+  return %r : index
 }
 
 // -----

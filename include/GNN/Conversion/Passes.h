@@ -30,10 +30,11 @@ namespace mlir::gnn {
 #define GEN_PASS_REGISTRATION
 #include "GNN/Conversion/Passes.h.inc"
 
-/// The op lowerings of convert-gnn-to-loops as rewrite patterns, one per gnn
-/// op outside element bodies, in the forms that suit `target`: each builds
-/// loops over buffers and replaces its op. Graph operands must already be in
-/// parts, and a graph's producer lowered before its users (lowerGNNOps).
+/// The op lowerings of convert-gnn-to-loops as dialect-conversion patterns,
+/// one per gnn op outside element bodies, in the forms that suit `target`:
+/// each builds loops over buffers and replaces its op. Graph operands must
+/// already be in parts, and a graph's producer lowered before its users
+/// (lowerGNNOps).
 void populateGNNToLoopsPatterns(RewritePatternSet &patterns,
                                 const LoopTarget &target);
 
@@ -43,8 +44,9 @@ void populateGNNToGPUPatterns(RewritePatternSet &patterns);
 
 /// Decomposes `module`'s graphs into their parts, then lowers every gnn op
 /// outside an element body with the best of `patterns` that applies, in
-/// program order; an op that none applies to is an error naming
-/// `targetName`.
+/// program order, by MLIR's dialect conversion; an op that no pattern is
+/// for is an error naming `targetName`, and so is any error a pattern
+/// reports, even where a lesser one then applies.
 LogicalResult lowerGNNOps(ModuleOp module,
                           const FrozenRewritePatternSet &patterns,
                           StringRef targetName);

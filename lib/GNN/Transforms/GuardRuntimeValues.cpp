@@ -765,10 +765,39 @@ void guardReshape(tensor::ReshapeOp op) {
 // Allocations
 //===----------------------------------------------------------------------===//
 
+/// The runtime's allocation limit, asked once per function at its entry
+/// (it does not change during a run) rather than at each allocation, which
+/// may lie in a loop.
+class AllocationLimits {
+public:
+  Value at(Operation *op) {
+    auto fn = op->getParentOfType<FunctionOpInterface>();
+    // Where an isolated region lies between, the entry's value is not
+    // visible: ask at the allocation.
+    if (!fn || fn.isExternal() ||
+        op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>() != fn)
+      return askAt(OpBuilder(op), op->getLoc());
+    Value &limit = limits[fn];
+    if (!limit)
+      limit = askAt(OpBuilder::atBlockBegin(&fn.getFunctionBody().front()),
+                    fn.getLoc());
+    return limit;
+  }
+
+private:
+  static Value askAt(OpBuilder b, Location loc) {
+    return b
+        .create<func::CallOp>(loc, abi::kAllocationLimit,
+                              TypeRange{b.getI64Type()}, ValueRange{})
+        .getResult(0);
+  }
+  DenseMap<Operation *, Value> limits;
+};
+
 /// Bounds the dynamic sizes of a new tensor or buffer: above the runtime's
 /// limit, the sizes become 0 and the call fails.
-void guardAllocation(Operation *op, MutableOperandRange sizes,
-                     ShapedType type) {
+void guardAllocation(Operation *op, MutableOperandRange sizes, ShapedType type,
+                     AllocationLimits &limits) {
   if (sizes.empty())
     return;
   Guard g(op);
@@ -780,10 +809,7 @@ void guardAllocation(Operation *op, MutableOperandRange sizes,
     all.push_back(size.get());
   Count count = countOf(g, all);
   int64_t elementBytes = std::max<int64_t>(1, bytesOf(type.getElementType()));
-  Value limit =
-      g.b.create<func::CallOp>(g.loc, abi::kAllocationLimit,
-                               TypeRange{g.b.getI64Type()}, ValueRange{})
-          .getResult(0);
+  Value limit = limits.at(op);
   Value most =
       g.b.create<arith::DivSIOp>(g.loc, limit, g.constant(elementBytes));
   Value tooLarge = g.either(
@@ -861,6 +887,7 @@ struct GuardRuntimeValuesPass
 
     // Ranges of the program as written, before any guard changes it.
     KnownRanges known(module);
+    AllocationLimits limits;
     // (In program order: an allocation's guard replaces its sizes before
     // the accesses after it are judged, so that no access is proven by a
     // size that the guard may set to 0.)
@@ -879,11 +906,13 @@ struct GuardRuntimeValuesPass
           .Case([&](tensor::InsertSliceOp i) { guardInsertSlice(i, known); })
           .Case<tensor::ReshapeOp>(guardReshape)
           .Case<tensor::EmptyOp, tensor::SplatOp, bufferization::AllocTensorOp,
-                memref::AllocOp, memref::AllocaOp>([](auto a) {
-            guardAllocation(a, a.getDynamicSizesMutable(), a.getType());
+                memref::AllocOp, memref::AllocaOp>([&](auto a) {
+            guardAllocation(a, a.getDynamicSizesMutable(), a.getType(),
+                            limits);
           })
-          .Case([](tensor::GenerateOp gen) {
-            guardAllocation(gen, gen.getDynamicExtentsMutable(), gen.getType());
+          .Case([&](tensor::GenerateOp gen) {
+            guardAllocation(gen, gen.getDynamicExtentsMutable(), gen.getType(),
+                            limits);
           })
           .Default(
               [&](Operation *division) { guardDivision(division, known); });

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
+#include "GNNToLoops/LoweringPattern.h"
 #include "GNN/Conversion/Passes.h"
 
 namespace mlir::gnn {
@@ -17,22 +18,12 @@ namespace mlir::gnn {
 using namespace mlir;
 using namespace mlir::gnn;
 
-namespace {
 /// Ahead of the fused attention's loop form.
 constexpr unsigned kKernelBenefit = 2;
 
-struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
-  FusedAttentionToKernel(MLIRContext *context)
-      : OpRewritePattern(context, kKernelBenefit) {}
-  LogicalResult matchAndRewrite(FusedAttentionOp op,
-                                PatternRewriter &rewriter) const override {
-    return loops::lowerFusedAttentionToGPU(op, rewriter);
-  }
-};
-} // namespace
-
 void mlir::gnn::populateGNNToGPUPatterns(RewritePatternSet &patterns) {
-  patterns.add<FusedAttentionToKernel>(patterns.getContext());
+  loops::addLowering<FusedAttentionOp>(
+      patterns, loops::lowerFusedAttentionToGPU, kKernelBenefit);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include "GNN/IR/GNNOps.h"
 #include "InEdges.h"
 #include "Lowering.h"
+#include "LoweringPattern.h"
 #include "gnnc/graph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -359,15 +360,15 @@ static LogicalResult lowerEdgeEndpoints(EdgeEndpointsOp op,
   if (failed(l.graph(op, op.getGraph())))
     return failure();
   SmallVector<Value> parts = *getGraphParts(op.getGraph());
+  SmallVector<Value> endpoints;
   for (auto [result, part] :
        llvm::zip_equal(op.getResults(), ValueRange{parts[GNN_GRAPH_PART_SRC],
                                                    parts[GNN_GRAPH_PART_DST]}))
-    l.rewriter.replaceAllUsesWith(
-        result,
+    endpoints.push_back(
         part.getType() == result.getType()
             ? part
             : l.b.create<tensor::CastOp>(result.getType(), part).getResult());
-  l.rewriter.eraseOp(op);
+  l.rewriter.replaceOp(op, endpoints);
   return success();
 }
 
@@ -765,8 +766,8 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
     b.create<memref::StoreOp>(b.create<memref::LoadOp>(dst, e), dst2, e);
   });
   Value inPtr = index.inPtr, inSrc = index.inSrc, inEid = index.inEid;
-  l.replaceGraph(op.getResult(), numSrc, {src2, dst2, inPtr, inSrc, inEid});
-  l.rewriter.eraseOp(op);
+  l.rewriter.replaceOp(op, l.graphOf(op.getType(), numSrc,
+                                     {src2, dst2, inPtr, inSrc, inEid}));
   return success();
 }
 
@@ -829,9 +830,10 @@ static LogicalResult lowerInSubgraph(InSubgraphOp op, RewriterBase &rewriter) {
                                 slot);
     });
   });
-  l.replaceGraph(op.getResult(), g->numSrc, {src, dst, inPtr, inSrc, inEid});
-  l.rewriter.replaceAllUsesWith(op.getEids(), l.toTensor(eids));
-  l.rewriter.eraseOp(op);
+  l.rewriter.replaceOp(
+      op, {l.graphOf(op.getResult().getType(), g->numSrc,
+                     {src, dst, inPtr, inSrc, inEid}),
+           l.toTensor(eids)});
   return success();
 }
 
@@ -942,25 +944,6 @@ static LogicalResult lowerFilterEdges(FilterEdgesOp op,
 }
 
 namespace {
-/// One op's lowering as a rewrite pattern: the lowering builds loops over
-/// buffers through the pattern's rewriter and replaces the op.
-template <typename OpT> struct LowerToLoops : OpRewritePattern<OpT> {
-  using Lower = std::function<LogicalResult(OpT, RewriterBase &)>;
-  LowerToLoops(MLIRContext *context, Lower lower)
-      : OpRewritePattern<OpT>(context), lower(std::move(lower)) {}
-  LogicalResult matchAndRewrite(OpT op,
-                                PatternRewriter &rewriter) const override {
-    return lower(op, rewriter);
-  }
-  Lower lower;
-};
-
-template <typename OpT>
-void addLowering(RewritePatternSet &patterns,
-                 typename LowerToLoops<OpT>::Lower lower) {
-  patterns.add<LowerToLoops<OpT>>(patterns.getContext(), std::move(lower));
-}
-
 /// A count op becomes the graph part it reads.
 template <typename OpT>
 void addCountLowering(RewritePatternSet &patterns, Value GraphParts::*part) {

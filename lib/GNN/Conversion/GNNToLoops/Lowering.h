@@ -343,15 +343,15 @@ public:
     });
   }
 
-  /// Replaces `graph` (an op result) by a graph of the given parts: the
-  /// source count and the src, dst, inPtr, inSrc, inEid buffers (distinct).
-  void replaceGraph(Value graph, Value numSrc, ArrayRef<Value> buffers) {
+  /// A graph of type `type` made of the given parts: the source count and
+  /// the src, dst, inPtr, inSrc, inEid buffers (distinct), to replace the
+  /// op's graph result with.
+  Value graphOf(Type type, Value numSrc, ArrayRef<Value> buffers) {
     SmallVector<Value> parts = {numSrc};
     for (Value buffer : buffers)
       parts.push_back(toTensor(buffer));
-    auto cast =
-        b.create<UnrealizedConversionCastOp>(TypeRange{graph.getType()}, parts);
-    rewriter.replaceAllUsesWith(graph, cast.getResult(0));
+    return b.create<UnrealizedConversionCastOp>(TypeRange{type}, parts)
+        .getResult(0);
   }
 
   /// A new 1-D index buffer of `n` entries.

@@ -1,9 +1,10 @@
 //===- LoweringDriver.cpp - apply the gnn op lowerings, producers first ---===//
 //
 // Part of gnnc. The driver that convert-gnn-to-loops and convert-gnn-to-gpu
-// share: graphs are decomposed into their parts, then every gnn op outside
-// an element body takes the best of its lowering patterns, in program order,
-// so that a graph's producer becomes its parts before any user reads them.
+// share: graphs are decomposed into their parts, then MLIR's dialect
+// conversion lowers every gnn op outside an element body with the best of
+// its patterns, in program order, so that a graph's producer becomes its
+// parts before any user reads them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +15,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Rewrite/PatternApplicator.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_CONVERTGNNTOLOOPSPASS
@@ -58,30 +59,49 @@ LogicalResult mlir::gnn::lowerGNNOps(ModuleOp module,
     decl.setPrivate();
   }
 
-  // Every gnn op outside an element body, in program order: a graph's
-  // producer is lowered before its users read its parts.
-  SmallVector<Operation *> ops;
-  module.walk([&](Operation *op) {
-    if (isLoweredAlone(op))
-      ops.push_back(op);
+  // An op that no pattern lowers is named before anything changes.
+  const auto &lowered = patterns.getOpSpecificNativePatterns();
+  WalkResult missing = module.walk([&](Operation *op) {
+    if (!isLoweredAlone(op) || lowered.count(op->getName()))
+      return WalkResult::advance();
+    op->emitOpError("has no ") << targetName << " lowering yet";
+    return WalkResult::interrupt();
   });
-  PatternApplicator applicator(patterns);
-  applicator.applyDefaultCostModel();
-  PatternRewriter rewriter(module.getContext());
-  for (Operation *op : ops) {
-    rewriter.setInsertionPoint(op);
-    // Only the op's best pattern is tried: a lowering that fails has said
-    // why, and a lesser form must not be built in its place.
-    bool tried = false;
-    if (succeeded(
-            applicator.matchAndRewrite(op, rewriter, [&](const Pattern &) {
-              return !std::exchange(tried, true);
-            })))
-      continue;
-    if (!tried)
-      op->emitOpError("has no ") << targetName << " lowering yet";
+  if (missing.wasInterrupted())
     return failure();
+
+  // MLIR's dialect conversion visits ops in program order, so a graph's
+  // producer is lowered before its users read its parts.
+  MLIRContext *context = module.getContext();
+  ConversionTarget target(*context);
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  // The ops to lower are of unknown legality, not illegal: a lowering that
+  // fails has said why, and the conversion adds no second error.
+  target.addDynamicallyLegalDialect<GNNDialect>(
+      [](Operation *op) -> std::optional<bool> {
+        if (isLoweredAlone(op))
+          return std::nullopt;
+        return true;
+      });
+  // Nor may a lesser pattern that the conversion then tries stand in for a
+  // lowering that failed.
+  bool reported = false;
+  {
+    ScopedDiagnosticHandler watch(context, [&](Diagnostic &diag) {
+      reported |= diag.getSeverity() == DiagnosticSeverity::Error;
+      return failure(); // passed on to the caller's handler
+    });
+    if (failed(applyPartialConversion(module, target, patterns)) || reported)
+      return failure();
   }
+  WalkResult left = module.walk([&](Operation *op) {
+    if (!isLoweredAlone(op))
+      return WalkResult::advance();
+    op->emitOpError("could not be lowered for the ") << targetName;
+    return WalkResult::interrupt();
+  });
+  if (left.wasInterrupted())
+    return failure();
   // Graphs built by gnn ops and passed on are their parts now.
   foldGraphCasts(module);
   // Tape ops read the runtime's pointer, not the casts creation left.
