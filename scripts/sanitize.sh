@@ -60,7 +60,7 @@ build-sanitize/unittests/GNNUnitTests --gtest_brief=1
 
 echo "== lit suite under ASan + UBSan, compiled code in checked mode"
 lit=/usr/lib/llvm-19/build/utils/lit/lit.py
-GNNC_CHECKED=1 python3 "$lit" -sv --filter-out 'Bench/' build-sanitize/test
+GNNC_CHECKED=1 python3 "$lit" -sv --time-tests --filter-out 'Bench/' build-sanitize/test
 
 seconds=${GNN_FUZZ_SECONDS:-30}
 crashes=build-sanitize/fuzz-crashes

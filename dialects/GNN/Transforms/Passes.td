@@ -390,6 +390,36 @@ def CheckVectorSizesPass
   ];
 }
 
+def CheckProgramSizePass
+    : Pass<"gnn-check-program-size", "::mlir::ModuleOp"> {
+  let summary = "Rejects programs too long to compile in reasonable time";
+  let description = [{
+    Compile time grows with a program's length: a chain of 10^5 scalar
+    `arith` ops takes the lowering and LLVM's code generation about 15 s
+    on a 2-core machine, and 10^6 ops would take minutes. `gnn-run` (and
+    the library's `Program::compile`) runs this check on every program it
+    is given: an operation past the first `max-operations` of the module
+    (nested ones counted, the module itself not) is an error naming its
+    position, before anything else is compiled. The models that gnnc
+    builds itself are not programs given to it and are not bounded.
+
+    ```mlir
+    // With max-operations=2:
+    func.func @f(%x: f32) -> f32 {
+      %y = arith.addf %x, %x : f32
+      // error: 'func.return' op is operation 3 of the program; gnnc
+      // compiles programs of at most 2 operations (compile time grows
+      // with their length)
+      return %y : f32
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxOperations", "max-operations", "int64_t", "250000",
+           "the most operations a program may have">,
+  ];
+}
+
 def GuardRuntimeValuesPass : Pass<"gnn-guard-runtime-values", "ModuleOp"> {
   let summary = "Checks the run-time values that upstream ops are undefined "
                 "for, and reports them to the runtime instead of trapping";

@@ -94,6 +94,7 @@ LogicalResult admit(ModuleOp module) {
   bool printOp = context.shouldPrintOpOnDiagnostic();
   context.printOpOnDiagnostic(false);
   PassManager pm(&context);
+  pm.addPass(gnn::createCheckProgramSizePass());
   pm.addPass(gnn::createCheckSelfContainedPass());
   pm.addPass(gnn::createCheckVectorSizesPass());
   pm.addPass(gnn::createHeapLargeAllocasPass());

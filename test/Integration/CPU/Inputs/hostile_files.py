@@ -71,3 +71,16 @@ def nested_ifs(n):
 
 open(p("nested-10000.mlir"), "w").write(nested_ifs(10000))
 open(p("nested-200.mlir"), "w").write(nested_ifs(200))
+
+
+# A straight-line chain of scalar ops one past the bound on a program's
+# operations (250,000): the function, 249,999 ops, and its return.
+def chain(n):
+    lines = ["func.func @main(%x: f32) -> f32 {", "%v0 = arith.addf %x, %x : f32"]
+    lines += ["%%v%d = arith.mulf %%v%d, %%x : f32" % (i, i - 1)
+              for i in range(1, n)]
+    lines += ["return %%v%d : f32" % (n - 1), "}"]
+    return "\n".join(lines) + "\n"
+
+
+open(p("chain-250000.mlir"), "w").write(chain(249999))
