@@ -9,7 +9,8 @@ backward to gnnc's fused backward, which takes the forward's
 log-sum-exp. The forward is registered with PyTorch as
 ``torch.ops.gnnc.fused_attention`` (and, with the log-sum-exp of each
 destination, ``torch.ops.gnnc.fused_attention_lse``); gradients come through
-``fused_attention``, a ``torch.autograd.Function``.
+``fused_attention``, a ``torch.autograd.Function``. Under ``torch.compile``
+the call runs eagerly, with a graph break on each side.
 """
 
 import math
@@ -131,6 +132,16 @@ class FusedAttention(torch.autograd.Function):
                 None)
 
 
+def _run_eagerly(fn):
+    """Under ``torch.compile`` (PyTorch 2), ``fn`` runs eagerly, its caller's
+    graph broken around it: Dynamo cannot trace the graph's checks and the
+    compiled programs inside (numpy arrays it cannot wrap), and autograd
+    still takes the op's own backward. PyTorch 1 has no compiler."""
+    disable = getattr(getattr(torch, "compiler", None), "disable", None)
+    return disable(fn) if disable is not None else fn
+
+
+@_run_eagerly
 def fused_attention(graph, q, k, v, clamp=5.0, scale=None):
     """Attention over `graph`'s edges: q [num_dst, heads, d], k and v
     [num_src, heads, d] (v may have its own width) -> [num_dst, heads,

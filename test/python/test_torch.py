@@ -1,7 +1,8 @@
 """gnnc.torch.fused_attention against PyTorch autograd on a reference
 implementation (1e-5 in float32, gradcheck in float64), inside a training
-loop, and bad input as gnnc.Error. Skipped where PyTorch is not installed
-(CI installs Debian's python3-torch)."""
+loop and (PyTorch 2) under torch.compile, and bad input as gnnc.Error.
+Skipped where PyTorch is not installed (CI installs Debian's python3-torch,
+1.13, which has no torch.compile)."""
 
 import numpy as np
 import pytest
@@ -216,6 +217,31 @@ def test_inside_a_training_loop():
         src, dst, n, q, k, v, 5.0, 8**-0.5))
     assert ours[-1] < ours[0]
     np.testing.assert_allclose(ours, theirs, rtol=1e-4)
+
+
+@pytest.mark.skipif(not hasattr(torch, "compile"),
+                    reason="torch.compile is PyTorch 2's")
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_inside_torch_compile(backend):
+    # The op runs eagerly with a graph break on each side; what is traced
+    # around it (a projection before, a tanh after) and the gradients
+    # through all of it are as in eager mode.
+    src, dst, q, k, v = inputs(7, 6, 4, 2, 8, 8, torch.float32)
+    g = gnnc.Graph.from_coo(src, dst, num_src=6, num_dst=4)
+    w = torch.randn(8, 8, requires_grad=True)
+
+    def loss(q, k, v):
+        return (gt.fused_attention(g, q @ w, k, v).tanh()**2).sum()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(loss, backend=backend)
+    for _ in range(2):  # compiled once, then run from the cache
+        got = compiled(q, k, v)
+        want = loss(q, k, v)
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+        for a, b in zip(torch.autograd.grad(got, (q, k, v, w)),
+                        torch.autograd.grad(want, (q, k, v, w))):
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
 
 
 def test_bad_input_is_an_error():
