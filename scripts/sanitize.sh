@@ -7,7 +7,7 @@
 # benchmarks) with every compiled program in checked mode (GNNC_CHECKED=1:
 # each memory access of JIT-compiled code, which ASan does not see, is
 # bounds-checked); then each libFuzzer target for GNN_FUZZ_SECONDS seconds
-# (default 30) from its seed corpus in fuzz/corpus/<name>, the compiled
+# (default 20) from its seed corpus in fuzz/corpus/<name>, the compiled
 # program's included. Any sanitizer report, failed test or fuzzer crash
 # fails the job;
 # a crashing input is left in build-sanitize/fuzz-crashes/ to be committed
@@ -62,7 +62,7 @@ echo "== lit suite under ASan + UBSan, compiled code in checked mode"
 lit=/usr/lib/llvm-19/build/utils/lit/lit.py
 GNNC_CHECKED=1 python3 "$lit" -sv --time-tests --filter-out 'Bench/' build-sanitize/test
 
-seconds=${GNN_FUZZ_SECONDS:-30}
+seconds=${GNN_FUZZ_SECONDS:-20}
 crashes=build-sanitize/fuzz-crashes
 mkdir -p "$crashes"
 for f in "${fuzzers[@]}"; do
