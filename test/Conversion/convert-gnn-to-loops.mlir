@@ -769,3 +769,25 @@ func.func @result_ready(%h: tensor<?x128xf32>, %i: tensor<i64>) -> (tensor<i64>,
   gnn.result_ready %i, 0 : tensor<i64>
   return %i, %h : tensor<i64>, tensor<?x128xf32>
 }
+
+// -----
+
+// A graph built from another's endpoints and counts (the reversed graph a
+// backward builds): each producer is lowered before its users read its
+// parts (a lowering that redirected uses instead of replacing its op once
+// left the first graph unlowered here), and no gnn op is left.
+// CHECK-LABEL: func @reversed
+// CHECK-COUNT-2: call @gnn_rt_bad_coo
+// CHECK: bufferization.to_tensor %{{.*}} restrict writable
+// CHECK-COUNT-2: call @gnn_rt_bad_coo
+// CHECK-NOT: gnn.
+// CHECK: return
+func.func @reversed(%src: tensor<?xindex>, %dst: tensor<?xindex>, %ns: index, %nd: index) -> index {
+  %g = gnn.graph_from_coo %src, %dst, %ns, %nd : tensor<?xindex>, tensor<?xindex> -> !gnn.graph<general>
+  %s, %d = gnn.edge_endpoints %g : !gnn.graph<general> -> tensor<?xindex>, tensor<?xindex>
+  %n = gnn.num_src_nodes %g : !gnn.graph<general>
+  %m = gnn.num_dst_nodes %g : !gnn.graph<general>
+  %r = gnn.graph_from_coo %d, %s, %m, %n : tensor<?xindex>, tensor<?xindex> -> !gnn.graph<general>
+  %e = gnn.num_edges %r : !gnn.graph<general>
+  return %e : index
+}

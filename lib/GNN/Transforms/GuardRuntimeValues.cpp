@@ -907,8 +907,7 @@ struct GuardRuntimeValuesPass
           .Case<tensor::ReshapeOp>(guardReshape)
           .Case<tensor::EmptyOp, tensor::SplatOp, bufferization::AllocTensorOp,
                 memref::AllocOp, memref::AllocaOp>([&](auto a) {
-            guardAllocation(a, a.getDynamicSizesMutable(), a.getType(),
-                            limits);
+            guardAllocation(a, a.getDynamicSizesMutable(), a.getType(), limits);
           })
           .Case([&](tensor::GenerateOp gen) {
             guardAllocation(gen, gen.getDynamicExtentsMutable(), gen.getType(),

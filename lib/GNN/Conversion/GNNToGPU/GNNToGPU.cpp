@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
-#include "GNNToLoops/LoweringPattern.h"
 #include "GNN/Conversion/Passes.h"
+#include "GNNToLoops/LoweringPattern.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_CONVERTGNNTOGPUPASS

@@ -766,8 +766,8 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
     b.create<memref::StoreOp>(b.create<memref::LoadOp>(dst, e), dst2, e);
   });
   Value inPtr = index.inPtr, inSrc = index.inSrc, inEid = index.inEid;
-  l.rewriter.replaceOp(op, l.graphOf(op.getType(), numSrc,
-                                     {src2, dst2, inPtr, inSrc, inEid}));
+  l.rewriter.replaceOp(
+      op, l.graphOf(op.getType(), numSrc, {src2, dst2, inPtr, inSrc, inEid}));
   return success();
 }
 
@@ -830,10 +830,9 @@ static LogicalResult lowerInSubgraph(InSubgraphOp op, RewriterBase &rewriter) {
                                 slot);
     });
   });
-  l.rewriter.replaceOp(
-      op, {l.graphOf(op.getResult().getType(), g->numSrc,
-                     {src, dst, inPtr, inSrc, inEid}),
-           l.toTensor(eids)});
+  l.rewriter.replaceOp(op, {l.graphOf(op.getResult().getType(), g->numSrc,
+                                      {src, dst, inPtr, inSrc, inEid}),
+                            l.toTensor(eids)});
   return success();
 }
 

@@ -1,4 +1,4 @@
-//===- LoweringPattern.h - a gnn op lowering as a conversion pattern -*- C++ -*-===//
+//===- LoweringPattern.h - a gnn op lowering as a pattern -------*- C++ -*-===//
 //
 // Part of gnnc. The op lowerings build loops (or kernels) through a rewriter
 // and replace their op; this wraps one as a pattern of MLIR's dialect
