@@ -18,6 +18,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -182,7 +183,8 @@ public:
   const std::vector<std::string> &getGradientOrder() const {
     return gradientOrder;
   }
-  std::vector<std::string> gradientNames(llvm::StringRef parameter) const;
+  const std::vector<std::string> &
+  gradientNames(llvm::StringRef parameter) const;
   /// Adds the gradients of `parameter` among batchGradients() to its
   /// accumulated sum as @train_step adds a batch's: in the order of its
   /// arguments' names.
@@ -303,6 +305,9 @@ private:
   std::vector<std::string> names;
   HostTensor pe, timePE;
   std::vector<std::string> gradientOrder;
+  /// Each parameter's gradients (grad.<argument>), sorted by name; built
+  /// once, read by the exchange thread too.
+  std::map<std::string, std::vector<std::string>> gradientPieces;
   std::unique_ptr<JitProgram> program;
   TrainingPosition position;
   uint64_t fingerprint = 0;

@@ -283,10 +283,15 @@ void Trainer::orderGradients(llvm::ArrayRef<int64_t> announced) {
   }
   for (const Parameter &r : results) {
     llvm::StringRef argument(r.name);
-    if (argument.consume_front("grad.") &&
-        !llvm::is_contained(announced, &r - results.data()))
+    if (!argument.consume_front("grad."))
+      continue;
+    gradientPieces[canonical(argument)].push_back(r.name);
+    if (!llvm::is_contained(announced, &r - results.data()))
       complete[canonical(argument)] = announced.size() + 1;
   }
+  // In the order of the arguments' names, as @train_step adds them.
+  for (auto &entry : gradientPieces)
+    llvm::sort(entry.second);
   gradientOrder = names;
   llvm::stable_sort(gradientOrder,
                     [&](const std::string &a, const std::string &b) {
@@ -294,16 +299,11 @@ void Trainer::orderGradients(llvm::ArrayRef<int64_t> announced) {
                     });
 }
 
-std::vector<std::string>
+const std::vector<std::string> &
 Trainer::gradientNames(llvm::StringRef parameter) const {
-  std::vector<std::string> pieces;
-  for (const Parameter &r : program->lookup(kTrainGrad)->results) {
-    llvm::StringRef argument(r.name);
-    if (argument.consume_front("grad.") && canonical(argument) == parameter)
-      pieces.push_back(r.name);
-  }
-  llvm::sort(pieces);
-  return pieces;
+  static const std::vector<std::string> none;
+  auto it = gradientPieces.find(parameter.str());
+  return it == gradientPieces.end() ? none : it->second;
 }
 
 Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
@@ -540,13 +540,14 @@ Trainer::batchGradients(llvm::ArrayRef<const TrainingExample *> examples,
 void Trainer::accumulate(const TensorMap &gradients,
                          llvm::StringRef parameter) {
   float *sum = accumulated.at(parameter.str()).as<float>();
-  // The names are "grad.<argument>" in order: a tied parameter's three
-  // arguments come in the order @train_step adds them.
-  for (const auto &[name, grad] : gradients) {
-    llvm::StringRef argument(name);
-    argument.consume_front("grad.");
-    if (canonical(argument) != parameter)
+  // A tied parameter's three arguments in the order @train_step adds them
+  // (a lookup per piece: scanning every gradient for each parameter made a
+  // step's exchange quadratic in the parameters).
+  for (const std::string &name : gradientNames(parameter)) {
+    auto found = gradients.find(name);
+    if (found == gradients.end())
       continue;
+    const HostTensor &grad = found->second;
     const float *g = grad.as<float>();
     for (int64_t i = 0, n = grad.numElements(); i < n; ++i)
       sum[i] = sum[i] + g[i];
