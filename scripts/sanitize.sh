@@ -56,22 +56,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 echo "== unit tests under ASan + UBSan"
 build-sanitize/unittests/GNNRuntimeTests --gtest_brief=1
 build-sanitize/unittests/GNNSupportTests --gtest_brief=1
-# The MLIR-linked tests (two and a half minutes under the sanitizers) in
-# one shard per core at once, as ctest runs them side by side.
-shards=$(nproc)
-pids=()
-for ((i = 0; i < shards; ++i)); do
-  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
-    build-sanitize/unittests/GNNUnitTests --gtest_brief=1 \
-    >"build-sanitize/unit-shard-$i.log" 2>&1 &
-  pids+=($!)
-done
-failed=0
-for ((i = 0; i < shards; ++i)); do
-  wait "${pids[$i]}" || failed=1
-  cat "build-sanitize/unit-shard-$i.log"
-done
-[ "$failed" = 0 ] || { echo "sanitize: GNNUnitTests failed" >&2; exit 1; }
+build-sanitize/unittests/GNNUnitTests --gtest_brief=1
 
 echo "== lit suite under ASan + UBSan, compiled code in checked mode"
 lit=/usr/lib/llvm-19/build/utils/lit/lit.py
