@@ -214,6 +214,21 @@ def test_invalid_programs_are_errors():
         gnnc.compile(42)
 
 
+def test_too_long_a_program_is_an_error():
+    # 250,000 operations at most (a chain of 10^6 compiled for minutes):
+    # the function, 249,999 ops and its return are one too many.
+    n = 249999
+    lines = ["func.func @main(%x: f32) -> f32 {",
+             "%v0 = arith.addf %x, %x : f32"]
+    lines += ["%%v%d = arith.mulf %%v%d, %%x : f32" % (i, i - 1)
+              for i in range(1, n)]
+    lines += ["return %%v%d : f32" % (n - 1), "}"]
+    with pytest.raises(gnnc.Error, match="'func.return' op is operation "
+                       "250001 of the program; gnnc compiles programs of at "
+                       "most 250000 operations"):
+        gnnc.compile("\n".join(lines) + "\n")
+
+
 def test_parser_hazard_does_not_crash_the_interpreter():
     # A use before its definition inside a region that then fails to parse:
     # MLIR's parser writes into freed memory (ParserQuarantine.h).
