@@ -11,12 +11,14 @@
 #include "CudaPool.h"
 #include "CudaProfile.h"
 #include "DynamicLibrary.h"
+#include "RuntimeInstance.h"
 #include "gnnc/errors.h"
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -225,17 +227,42 @@ void freeUnified(void *pointer) {
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
 }
 
-/// gnn_cuda_set_pool_limit's bytes.
+/// gnn_cuda_set_pool_limit's bytes: the bound of each instance's pool made
+/// after it.
 std::atomic<uint64_t> poolLimit{uint64_t(512) << 20};
 
-/// Never destroyed: compiled code may free buffers during exit.
-Pool &pool() {
-  static Pool *p = new Pool(allocateUnified, freeUnified, poolLimit.load());
-  return *p;
+/// `instance`'s pool, made at its first use.
+Pool &poolOf(gnn_rt_runtime &instance) {
+  std::lock_guard<std::mutex> lock(instance.cudaPoolMutex);
+  if (!instance.cudaPool)
+    instance.cudaPool =
+        std::make_unique<Pool>(allocateUnified, freeUnified, poolLimit.load());
+  return *instance.cudaPool;
 }
 
-void giveToPool(void *block) { pool().give(block); }
+/// The pool of the instance this thread runs for: its bound context's, or
+/// the default one's.
+Pool &pool() { return poolOf(gnnc::runtimeOf(gnnc::boundContext())); }
+
+/// `block` back to the pool that handed it out (this thread's instance's
+/// first), or to the driver if none did (its instance is gone).
+void giveToPool(void *block) {
+  if (!block || pool().takeBack(block))
+    return;
+  if (!gnnc::anyInstance([&](gnn_rt_runtime &instance) {
+        std::lock_guard<std::mutex> lock(instance.cudaPoolMutex);
+        return instance.cudaPool && instance.cudaPool->takeBack(block);
+      }))
+    freeUnified(block);
+}
 } // namespace
+
+void gnnc::bequeathCudaPool(gnn_rt_runtime &runtime) {
+  Pool &heir = poolOf(*gnn_rt_default_runtime());
+  std::lock_guard<std::mutex> lock(runtime.cudaPoolMutex);
+  if (runtime.cudaPool)
+    runtime.cudaPool->bequeath(heir);
+}
 
 extern "C" void *gnn_cuda_alloc(size_t bytes) {
   const Driver *d = driver();
@@ -275,7 +302,7 @@ extern "C" void gnn_cuda_free(void *pointer) {
   if (pointer && launchesInFlight())
     freedInFlight().push_back(pointer); // see freedInFlight
   else
-    pool().give(pointer);
+    giveToPool(pointer);
 }
 
 extern "C" void gnn_cuda_set_pool_limit(uint64_t bytes) {

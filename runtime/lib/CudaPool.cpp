@@ -57,6 +57,23 @@ void Pool::give(void *block) {
   release(block);
 }
 
+bool Pool::takeBack(void *block) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return blocks.keep(block);
+}
+
+void Pool::bequeath(Pool &heir) {
+  std::unordered_map<void *, uint64_t> live;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    live = blocks.takeLive();
+    blocks.dropAll();
+  }
+  std::lock_guard<std::mutex> lock(heir.mutex);
+  for (auto [block, capacity] : live)
+    heir.blocks.handOut(block, capacity);
+}
+
 uint64_t Pool::keptBytes() {
   std::lock_guard<std::mutex> lock(mutex);
   return blocks.keptBytes();

@@ -7,7 +7,7 @@
 // handed out again for a request they exceed by at most a quarter. What is
 // kept stays within what the program had live at most and no longer has,
 // or 512 MB if that is more (gnn_cuda_set_pool_limit to change; 0 keeps
-// nothing).
+// nothing). Each runtime instance has its own (Cuda.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +33,13 @@ public:
   /// Keeps `block` (from take) for reuse, or returns it to the driver; a
   /// pointer take did not hand out goes to the driver.
   void give(void *block);
+  /// Like give for a block this pool handed out (true); false leaves any
+  /// other block to the caller (another pool's, or the driver's).
+  bool takeBack(void *block);
+  /// Hands the blocks this pool handed out and that are still live to
+  /// `heir`, which takes them back when they are freed; what this pool
+  /// keeps goes back to the driver.
+  void bequeath(Pool &heir);
   /// Bytes kept now.
   uint64_t keptBytes();
 

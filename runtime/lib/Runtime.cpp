@@ -83,6 +83,8 @@ extern "C" void gnn_rt_runtime_destroy(gnn_rt_runtime *runtime) {
   }
   // Results the host still holds outlive the instance.
   runtime->pool.bequeath(gnn_rt_default_runtime()->pool);
+  if (runtime->cudaPool)
+    gnnc::bequeathCudaPool(*runtime);
   delete runtime;
 }
 
@@ -129,6 +131,16 @@ gnn_rt_runtime &gnnc::runtimeOf(gnn_rt_context *context) {
 }
 
 gnnc::HostPool &gnnc::currentPool() { return runtimeOf(bound).pool; }
+
+bool gnnc::anyInstance(const std::function<bool(gnn_rt_runtime &)> &found) {
+  if (found(*gnn_rt_default_runtime()))
+    return true;
+  std::lock_guard<std::mutex> lock(registryMutex);
+  for (gnn_rt_runtime *instance : registry())
+    if (found(*instance))
+      return true;
+  return false;
+}
 
 bool gnnc::freeIntoOwningPool(void *block) {
   HostPool &mine = currentPool();

@@ -10,11 +10,14 @@
 #ifndef GNNC_RUNTIME_RUNTIMEINSTANCE_H
 #define GNNC_RUNTIME_RUNTIMEINSTANCE_H
 
+#include "CudaPool.h"
 #include "HostPool.h"
 
 #include "gnnc/runtime.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -23,6 +26,10 @@ struct gnn_rt_runtime {
       : settings(settings), pool(settings) {}
   const gnn_rt_settings settings;
   gnnc::HostPool pool;
+  /// The unified-memory pool of GPU programs, made at the instance's first
+  /// GPU allocation (Cuda.cpp); guarded by cudaPoolMutex.
+  std::mutex cudaPoolMutex;
+  std::unique_ptr<gnnc::cuda::Pool> cudaPool;
 };
 
 struct gnn_rt_context {
@@ -46,6 +53,12 @@ HostPool &currentPool();
 /// Takes back `block` into whichever instance's pool handed it out; false
 /// if none did.
 bool freeIntoOwningPool(void *block);
+/// Whether `found` holds for an instance: the default one, then the others
+/// (under the instances' list's lock, so that none is destroyed meanwhile).
+bool anyInstance(const std::function<bool(gnn_rt_runtime &)> &found);
+/// Hands `runtime`'s live unified-memory blocks to the default instance's
+/// pool, and its kept ones back to the driver (Cuda.cpp).
+void bequeathCudaPool(gnn_rt_runtime &runtime);
 } // namespace gnnc
 
 #endif // GNNC_RUNTIME_RUNTIMEINSTANCE_H

@@ -132,3 +132,42 @@ TEST(CudaPool, AFullDeviceGetsTheKeptBlocksBack) {
   EXPECT_EQ(driver.releases, 1);
   EXPECT_EQ(pool.take(UINT64_MAX, reused), nullptr);
 }
+
+TEST(CudaPool, EachPoolTakesBackOnlyItsOwnBlocks) {
+  // Runtime instances have a pool each: a freed block goes to the one that
+  // handed it out, whichever instance the freeing thread runs for.
+  FakeDriver driver;
+  Pool first = driver.pool(1 << 20), second = driver.pool(1 << 20);
+  bool reused;
+  void *a = first.take(kPage, reused);
+  void *b = second.take(2 * kPage, reused);
+  EXPECT_FALSE(second.takeBack(a));
+  EXPECT_FALSE(first.takeBack(b));
+  EXPECT_EQ(driver.releases, 0); // neither went to the driver
+  EXPECT_TRUE(first.takeBack(a));
+  EXPECT_TRUE(second.takeBack(b));
+  EXPECT_EQ(first.keptBytes(), kPage);
+  EXPECT_EQ(second.keptBytes(), 2 * kPage);
+  EXPECT_FALSE(first.takeBack(nullptr));
+}
+
+TEST(CudaPool, ADyingPoolsLiveBlocksGoToItsHeir) {
+  FakeDriver driver;
+  Pool heir = driver.pool(1 << 20);
+  bool reused;
+  void *live = nullptr;
+  {
+    Pool dying = driver.pool(1 << 20);
+    void *kept = dying.take(kPage, reused);
+    live = dying.take(4 * kPage, reused);
+    dying.give(kept);
+    dying.bequeath(heir);
+    // What it kept went back to the driver; what is live is the heir's.
+    EXPECT_EQ(driver.releases, 1);
+    EXPECT_EQ(dying.keptBytes(), 0u);
+    EXPECT_FALSE(dying.takeBack(live));
+  }
+  EXPECT_TRUE(heir.takeBack(live));
+  EXPECT_EQ(heir.keptBytes(), 4 * kPage);
+  EXPECT_EQ(driver.releases, 1);
+}

@@ -8,6 +8,7 @@
 
 #include "gnnc/cuda.h"
 #include "gnnc/errors.h"
+#include "gnnc/runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -252,6 +253,42 @@ TEST(CudaRuntime, FreedUnifiedBlocksAreReused) {
   b[0] = 1.0f;
   EXPECT_EQ(gnn_cuda_synchronize(), 1);
   gnn_cuda_free(b);
+  EXPECT_EQ(takeError(), "");
+}
+
+TEST(CudaRuntime, EachInstanceKeepsItsOwnUnifiedBlocks) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  gnn_rt_runtime *other = gnn_rt_runtime_create(nullptr);
+  ASSERT_NE(other, nullptr);
+  gnn_rt_context *context = gnn_rt_context_create_in(other);
+  ASSERT_NE(context, nullptr);
+  uint64_t ownBefore = gnn_cuda_cached_memory_bytes();
+  gnn_rt_context *previous = gnn_rt_context_bind(context);
+  uint64_t otherBefore = gnn_cuda_cached_memory_bytes();
+  void *a = gnn_cuda_alloc(3 << 20);
+  void *b = gnn_cuda_alloc(5 << 20);
+  ASSERT_NE(a, nullptr) << takeError();
+  ASSERT_NE(b, nullptr) << takeError();
+  gnn_cuda_free(a);
+  // Kept by the other instance's pool, not the default one's.
+  EXPECT_GE(gnn_cuda_cached_memory_bytes(), otherBefore + (3 << 20));
+  gnn_rt_context_bind(previous);
+  EXPECT_EQ(gnn_cuda_cached_memory_bytes(), ownBefore);
+  // Freed on a thread bound to no instance, a block still goes back to
+  // the pool that handed it out.
+  gnn_cuda_free(b);
+  EXPECT_EQ(gnn_cuda_cached_memory_bytes(), ownBefore);
+  previous = gnn_rt_context_bind(context);
+  EXPECT_GE(gnn_cuda_cached_memory_bytes(), otherBefore + (8 << 20));
+  // A block still live when its instance goes is the default pool's then.
+  void *c = gnn_cuda_alloc(2 << 20);
+  ASSERT_NE(c, nullptr) << takeError();
+  gnn_rt_context_bind(previous);
+  gnn_rt_context_destroy(context);
+  gnn_rt_runtime_destroy(other);
+  gnn_cuda_free(c);
+  EXPECT_GE(gnn_cuda_cached_memory_bytes(), ownBefore + (2 << 20));
   EXPECT_EQ(takeError(), "");
 }
 

@@ -86,8 +86,8 @@ GNNC_EXPORT gnn_rt_runtime *gnn_rt_context_runtime(gnn_rt_context *context);
  * context bound before. While bound, the runtime's failures in calls that
  * take no context (gnn_rt_report: a library that cannot be loaded, a
  * failed GPU driver call) go into it rather than the process-wide context,
- * and gnn_rt_alloc draws from its instance's pool. A host binds the
- * context of a run around the call. */
+ * and gnn_rt_alloc (gnn_cuda_alloc: unified memory) draws from its
+ * instance's pool. A host binds the context of a run around the call. */
 GNNC_EXPORT gnn_rt_context *gnn_rt_context_bind(gnn_rt_context *context);
 
 /* Results announced early: code compiled from gnn.result_ready (placed by
