@@ -245,15 +245,21 @@ Pool &poolOf(gnn_rt_runtime &instance) {
 Pool &pool() { return poolOf(gnnc::runtimeOf(gnnc::boundContext())); }
 
 /// `block` back to the pool that handed it out (this thread's instance's
-/// first), or to the driver if none did (its instance is gone).
+/// first, as host blocks go back: gnnc::freeIntoOwningPool), or to the
+/// driver if none did (its instance is gone). No pool is made for it.
 void giveToPool(void *block) {
-  if (!block || pool().takeBack(block))
+  if (!block)
     return;
-  if (!gnnc::anyInstance([&](gnn_rt_runtime &instance) {
-        std::lock_guard<std::mutex> lock(instance.cudaPoolMutex);
-        return instance.cudaPool && instance.cudaPool->takeBack(block);
+  auto takesBack = [&](gnn_rt_runtime &instance) {
+    std::lock_guard<std::mutex> lock(instance.cudaPoolMutex);
+    return instance.cudaPool && instance.cudaPool->takeBack(block);
+  };
+  gnn_rt_runtime &mine = gnnc::runtimeOf(gnnc::boundContext());
+  if (takesBack(mine) || gnnc::anyInstance([&](gnn_rt_runtime &instance) {
+        return &instance != &mine && takesBack(instance);
       }))
-    freeUnified(block);
+    return;
+  freeUnified(block);
 }
 } // namespace
 

@@ -144,14 +144,7 @@ bool gnnc::anyInstance(const std::function<bool(gnn_rt_runtime &)> &found) {
 
 bool gnnc::freeIntoOwningPool(void *block) {
   HostPool &mine = currentPool();
-  if (mine.takeBack(block))
-    return true;
-  HostPool &shared = gnn_rt_default_runtime()->pool;
-  if (&shared != &mine && shared.takeBack(block))
-    return true;
-  std::lock_guard<std::mutex> lock(registryMutex);
-  for (gnn_rt_runtime *instance : registry())
-    if (&instance->pool != &mine && instance->pool.takeBack(block))
-      return true;
-  return false;
+  return mine.takeBack(block) || anyInstance([&](gnn_rt_runtime &instance) {
+           return &instance.pool != &mine && instance.pool.takeBack(block);
+         });
 }
