@@ -46,8 +46,8 @@ RankedTensorType FunctionBuilder::heads1() {
 RankedTensorType FunctionBuilder::ids() {
   return RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
 }
-GraphType FunctionBuilder::graph() {
-  return GraphType::get(b.getContext(), GraphStructure::General);
+GraphType FunctionBuilder::graph(GraphStructure structure) {
+  return GraphType::get(b.getContext(), structure);
 }
 
 Value FunctionBuilder::input(llvm::StringRef name, Type type) {

@@ -46,7 +46,10 @@ public:
   RankedTensorType heads();
   RankedTensorType heads1();
   RankedTensorType ids();
-  GraphType graph();
+  /// A graph of dynamic counts; `structure` is what the runner's graphs
+  /// for it promise (the GPU's tiled attention kernel serves the
+  /// structured ones).
+  GraphType graph(GraphStructure structure = GraphStructure::General);
 
   /// A run-time argument named `name` (its gnn.name).
   Value input(llvm::StringRef name, Type type);

@@ -21,9 +21,10 @@ using namespace mlir::gnn::models;
 TrainingInputs models::trainingInputs(FunctionBuilder &f, bool universal,
                                       double dropout) {
   TrainingInputs in;
-  in.ee = f.input(model::kEE, f.graph());
-  in.dd = f.input(model::kDD, f.graph());
-  in.ed = f.input(model::kED, f.graph());
+  // The trainer's batches: complete, causal and bipartite blocks.
+  in.ee = f.input(model::kEE, f.graph(GraphStructure::Complete));
+  in.dd = f.input(model::kDD, f.graph(GraphStructure::Causal));
+  in.ed = f.input(model::kED, f.graph(GraphStructure::Bipartite));
   in.srcTokens = f.input(model::kSrcTokens, f.ids());
   in.srcPositions = f.input(model::kSrcPositions, f.ids());
   in.tgtTokens = f.input(model::kTgtTokens, f.ids());

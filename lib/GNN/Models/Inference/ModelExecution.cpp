@@ -112,6 +112,8 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
 
 /// Runs @decode on every live hypothesis's next node: it attends to the
 /// hypothesis's cached nodes and itself, and to its example's encoder nodes.
+/// `live` is in example order, so the encoder-decoder graph is the
+/// bipartite blocks @decode's argument type promises.
 Expected<TensorMap>
 TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
   int64_t fresh = int64_t(live.size()), cached = enc.cacheRows;
