@@ -216,10 +216,16 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
       bad ids reported after the loop; the attention backward's passes over
       nodes and the in-edge index of `graph_from_coo` work in 4096 chunks.
 
+    - `gnn.layer_norm`, `gnn.layer_norm_grad` and f32 `gnn.log_softmax`
+      become a `gpu.launch` of a warp per row: lane j takes elements j,
+      j + 32, ... (coalesced), and butterfly shuffles combine the lanes'
+      partial sums and maxima.
+
     `gnn-parallel-loops-to-gpu` then maps the parallel loops to kernels.
-    With `attention-kernels=false` attention takes its loop form, so that
-    the CPU can run every other GPU form (`gnn-lower-to-cpu{device-loops}`,
-    how tests check their arithmetic without a GPU).
+    With `attention-kernels=false row-kernels=false` those ops take their
+    loop forms, so that the CPU can run every other GPU form
+    (`gnn-lower-to-cpu{device-loops}`, how tests check their arithmetic
+    without a GPU).
 
     ```mlir
     %h = gnn.apply_nodes %x : tensor<?x4xf32> -> tensor<?x4xf32> {
@@ -240,6 +246,10 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
            /*default=*/"true",
            "Lower gnn.fused_attention to gpu.launch kernels; without, to "
            "its loop form (for running the other GPU forms on a CPU)">,
+    Option<"rowKernels", "row-kernels", "bool", /*default=*/"true",
+           "Lower layer norm, its gradient and f32 log-softmax to gpu.launch "
+           "kernels of a warp per row; without, to loops of a thread per "
+           "row (for running the other GPU forms on a CPU)">,
     Option<"attentionBlocks", "attention-blocks", "bool", /*default=*/"false",
            "Where attention takes its loop form, compute runs of block rows "
            "in GEMM tiles through the runtime, as convert-gnn-to-loops does "

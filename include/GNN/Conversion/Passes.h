@@ -38,9 +38,12 @@ namespace mlir::gnn {
 void populateGNNToLoopsPatterns(RewritePatternSet &patterns,
                                 const LoopTarget &target);
 
-/// The GPU kernels of convert-gnn-to-gpu (gnn.fused_attention as a
-/// gpu.launch), which take precedence over the loop patterns they join.
-void populateGNNToGPUPatterns(RewritePatternSet &patterns);
+/// The GPU kernels of convert-gnn-to-gpu, which take precedence over the
+/// loop patterns they join: gnn.fused_attention as a gpu.launch
+/// (`attention`), and a warp per row for layer norm, its gradient and
+/// log-softmax (`rows`).
+void populateGNNToGPUPatterns(RewritePatternSet &patterns, bool attention,
+                              bool rows);
 
 /// Decomposes `module`'s graphs into their parts, then lowers every gnn op
 /// outside an element body with the best of `patterns` that applies, in

@@ -29,9 +29,10 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<bool> deviceLoops{
       *this, "device-loops",
-      llvm::cl::desc("Lower gnn ops in their GPU forms, attention as loops "
-                     "(convert-gnn-to-gpu{attention-kernels=false}): the "
-                     "GPU forms' arithmetic, run on the CPU for tests"),
+      llvm::cl::desc("Lower gnn ops in their GPU forms, attention and row "
+                     "reductions as loops (convert-gnn-to-gpu{attention-"
+                     "kernels=false row-kernels=false}): the GPU forms' "
+                     "arithmetic, run on the CPU for tests"),
       llvm::cl::init(false)};
 };
 

@@ -80,6 +80,7 @@ void addLoweringToBuffers(OpPassManager &pm, OpForms forms,
   } else {
     gnn::ConvertGNNToGPUPassOptions gpu;
     gpu.attentionKernels = gpuKernels;
+    gpu.rowKernels = gpuKernels;
     // The CPU runs the loops of the GPU forms as its own.
     gpu.attentionBlocks = !gpuKernels;
     gpu.parallelDense = parallelDense;

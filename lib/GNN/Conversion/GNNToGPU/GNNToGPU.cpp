@@ -2,13 +2,15 @@
 //
 // Part of gnnc. The GPU's conversion: the loop lowerings asked for GPU
 // threads (a parallel iteration per element, many short chunks), with
-// gnn.fused_attention as its own kernel ahead of them.
+// gnn.fused_attention and the ops that reduce rows as kernels of their own
+// ahead of them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
 #include "GNN/Conversion/Passes.h"
 #include "GNNToLoops/LoweringPattern.h"
+#include "RowKernels.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_CONVERTGNNTOGPUPASS
@@ -18,12 +20,22 @@ namespace mlir::gnn {
 using namespace mlir;
 using namespace mlir::gnn;
 
-/// Ahead of the fused attention's loop form.
+/// Ahead of the ops' loop forms.
 constexpr unsigned kKernelBenefit = 2;
 
-void mlir::gnn::populateGNNToGPUPatterns(RewritePatternSet &patterns) {
-  loops::addLowering<FusedAttentionOp>(
-      patterns, loops::lowerFusedAttentionToGPU, kKernelBenefit);
+void mlir::gnn::populateGNNToGPUPatterns(RewritePatternSet &patterns,
+                                         bool attention, bool rows) {
+  if (attention)
+    loops::addLowering<FusedAttentionOp>(
+        patterns, loops::lowerFusedAttentionToGPU, kKernelBenefit);
+  if (rows) {
+    loops::addLowering<LayerNormOp>(patterns, loops::lowerLayerNormToGPU,
+                                    kKernelBenefit);
+    loops::addLowering<LayerNormGradOp>(
+        patterns, loops::lowerLayerNormGradToGPU, kKernelBenefit);
+    loops::addLowering<LogSoftmaxOp>(patterns, loops::lowerLogSoftmaxToGPU,
+                                     kKernelBenefit);
+  }
 }
 
 namespace {
@@ -38,8 +50,7 @@ struct ConvertGNNToGPUPass
     target.parallelDense = parallelDense;
     RewritePatternSet patterns(&getContext());
     populateGNNToLoopsPatterns(patterns, target);
-    if (attentionKernels)
-      populateGNNToGPUPatterns(patterns);
+    populateGNNToGPUPatterns(patterns, attentionKernels, rowKernels);
     if (failed(lowerGNNOps(getOperation(), std::move(patterns), "GPU")))
       signalPassFailure();
   }

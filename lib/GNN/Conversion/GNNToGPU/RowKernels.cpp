@@ -1,0 +1,247 @@
+//===- RowKernels.cpp - a warp per row for the ops that reduce rows ------===//
+//
+// Part of gnnc. Layer norm, its gradient and log-softmax reduce along each
+// row before they write it. As loops on GPU threads a row is one thread that
+// walks its elements alone, and neighbouring threads read addresses a row
+// apart. Here a warp takes a row: lane j takes elements j, j + 32, ... (one
+// coalesced load per step of the warp), keeps its partial sum, and five
+// butterfly shuffles give every lane the row's total; the warp then writes
+// the row with the same stride. A block holds four warps, four rows.
+//
+// Every lane of a warp shares its row, so a warp past the last row skips
+// the body as a whole and the shuffles always see 32 active lanes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowKernels.h"
+#include "GNNToLoops/Lowering.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::gnn;
+using namespace mlir::gnn::loops;
+
+namespace {
+constexpr int64_t kWarp = 32;
+constexpr int64_t kWarpsPerBlock = 4;
+
+/// One warp's row: lane `lane` of row `row`, whose `width` elements it
+/// visits with a stride of a warp.
+struct WarpRow {
+  Lowering &l;
+  Value row, lane, width;
+
+  /// The sum (or maximum) over the row of `term(j)`, in every lane.
+  Value reduce(bool max, function_ref<Value(Value)> term) {
+    Type f32 = l.b.getF32Type();
+    Value init =
+        l.floatConst(f32, max ? -std::numeric_limits<double>::infinity() : 0.0);
+    auto combine = [&](Value a, Value b) -> Value {
+      if (max)
+        return l.b.create<arith::MaximumFOp>(a, b);
+      return l.b.create<arith::AddFOp>(a, b);
+    };
+    Value partial = l.forLoop(
+                         lane, width, init,
+                         [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                           return {combine(acc[0], term(j))};
+                         },
+                         l.idx(kWarp))
+                        .front();
+    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2)
+      partial = combine(partial, shuffleXor(partial, offset));
+    return partial;
+  }
+
+  /// Runs `body(j)` for each of the lane's elements.
+  void forEach(function_ref<void(Value)> body) {
+    l.forLoop(
+        lane, width, {},
+        [&](Value j, ValueRange) -> SmallVector<Value> {
+          body(j);
+          return {};
+        },
+        l.idx(kWarp));
+  }
+
+  Value load(Value memref, Value j) {
+    return l.b.create<memref::LoadOp>(memref, ValueRange{row, j});
+  }
+  void store(Value value, Value memref, Value j) {
+    l.b.create<memref::StoreOp>(value, memref, ValueRange{row, j});
+  }
+
+  Value shuffleXor(Value x, int64_t offset) {
+    auto i32 = [&](int64_t c) {
+      return l.b.create<arith::ConstantIntOp>(c, 32);
+    };
+    return l.b
+        .create<gpu::ShuffleOp>(l.loc, x, i32(offset), i32(kWarp),
+                                gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  }
+};
+
+/// Launches a warp per row of `rows` (none if there are no rows); `body`
+/// builds one warp's work.
+void launchWarpPerRow(Lowering &l, Value rows, Value width,
+                      function_ref<void(WarpRow &)> body) {
+  Value nonEmpty =
+      l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ugt, rows, l.idx(0));
+  l.guarded(nonEmpty, [&] {
+    Value blocks = l.b.create<arith::CeilDivUIOp>(rows, l.idx(kWarpsPerBlock));
+    Value one = l.idx(1);
+    auto launch = l.b.create<gpu::LaunchOp>(blocks, one, one, l.idx(kWarp),
+                                            l.idx(kWarpsPerBlock), one);
+    OpBuilder::InsertionGuard guard(l.b);
+    l.b.setInsertionPointToStart(&launch.getBody().front());
+    Value row = l.b.create<arith::AddIOp>(
+        l.b.create<arith::MulIOp>(launch.getBlockIds().x,
+                                  l.idx(kWarpsPerBlock)),
+        launch.getThreadIds().y);
+    Value valid =
+        l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, row, rows);
+    l.guarded(valid, [&] {
+      WarpRow warp{l, row, launch.getThreadIds().x, width};
+      body(warp);
+    });
+    l.b.create<gpu::TerminatorOp>();
+  });
+}
+
+bool isF32Rows(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+}
+
+/// The row's mean and 1 / sqrt(var + eps), the variance biased, as the loop
+/// form computes them.
+std::pair<Value, Value> rowMoments(WarpRow &w, Value input, Value n,
+                                   Value eps) {
+  ImplicitLocOpBuilder &b = w.l.b;
+  Value mean = b.create<arith::DivFOp>(
+      w.reduce(false, [&](Value j) { return w.load(input, j); }), n);
+  Value var = b.create<arith::DivFOp>(
+      w.reduce(false,
+               [&](Value j) -> Value {
+                 Value c = b.create<arith::SubFOp>(w.load(input, j), mean);
+                 return b.create<arith::MulFOp>(c, c);
+               }),
+      n);
+  return {mean, b.create<math::RsqrtOp>(b.create<arith::AddFOp>(var, eps))};
+}
+
+Value widthAsFloat(Lowering &l, Value width) {
+  return l.b.create<arith::UIToFPOp>(
+      l.b.getF32Type(),
+      l.b.create<arith::IndexCastOp>(l.b.getI64Type(), width));
+}
+} // namespace
+
+LogicalResult loops::lowerLayerNormToGPU(LayerNormOp op,
+                                         RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
+  ImplicitLocOpBuilder &b = l.b;
+  Value input = l.toMemref(op.getInput());
+  Value weight = l.toMemref(op.getWeight()), bias = l.toMemref(op.getBias());
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Value rows = l.dim(input, 0), width = l.dim(input, 1);
+  Value out = l.alloc(type, rows, {width});
+  Value ok = l.sizesMatch(
+      {{weight, 0, width, kItemSizeCode}, {bias, 0, width, kItemSizeCode}});
+  Value n = widthAsFloat(l, width);
+  Value eps = l.floatConst(b.getF32Type(), op.getEps().convertToDouble());
+  l.guarded(ok, [&] {
+    launchWarpPerRow(l, rows, width, [&](WarpRow &w) {
+      auto [mean, inv] = rowMoments(w, input, n, eps);
+      w.forEach([&](Value j) {
+        Value c = b.create<arith::SubFOp>(w.load(input, j), mean);
+        Value s = b.create<arith::MulFOp>(b.create<arith::MulFOp>(c, inv),
+                                          b.create<memref::LoadOp>(weight, j));
+        w.store(b.create<arith::AddFOp>(s, b.create<memref::LoadOp>(bias, j)),
+                out, j);
+      });
+    });
+  });
+  return l.replaceWithBuffers(op, out);
+}
+
+LogicalResult loops::lowerLayerNormGradToGPU(LayerNormGradOp op,
+                                             RewriterBase &rewriter) {
+  Lowering l(op, rewriter);
+  ImplicitLocOpBuilder &b = l.b;
+  Value input = l.toMemref(op.getInput()), grad = l.toMemref(op.getGrad());
+  Value weight = l.toMemref(op.getWeight());
+  Value addend = op.getAddend() ? l.toMemref(op.getAddend()) : Value();
+  auto type = cast<RankedTensorType>(op.getInputGrad().getType());
+  Value rows = l.dim(input, 0), width = l.dim(input, 1);
+  Value dx = l.alloc(type, rows, {width});
+  Value dxh = l.alloc(type, rows, {width});
+  SmallVector<SizeCheck> checks = {{weight, 0, width, kItemSizeCode},
+                                   {grad, 0, rows, kInputRowsCode},
+                                   {grad, 1, width, kItemSizeCode}};
+  if (addend)
+    llvm::append_range(checks,
+                       ArrayRef<SizeCheck>{{addend, 0, rows, kInputRowsCode},
+                                           {addend, 1, width, kItemSizeCode}});
+  Value ok = l.sizesMatch(checks);
+  Value n = widthAsFloat(l, width);
+  Value eps = l.floatConst(b.getF32Type(), op.getEps().convertToDouble());
+  l.guarded(ok, [&] {
+    launchWarpPerRow(l, rows, width, [&](WarpRow &w) {
+      auto [mean, inv] = rowMoments(w, input, n, eps);
+      auto normalized = [&](Value j) -> Value {
+        return b.create<arith::MulFOp>(
+            b.create<arith::SubFOp>(w.load(input, j), mean), inv);
+      };
+      auto g = [&](Value j) -> Value {
+        return b.create<arith::MulFOp>(w.load(grad, j),
+                                       b.create<memref::LoadOp>(weight, j));
+      };
+      Value meanG = b.create<arith::DivFOp>(w.reduce(false, g), n);
+      Value meanGX = b.create<arith::DivFOp>(
+          w.reduce(false,
+                   [&](Value j) -> Value {
+                     return b.create<arith::MulFOp>(g(j), normalized(j));
+                   }),
+          n);
+      w.forEach([&](Value j) {
+        Value xh = normalized(j);
+        Value d = b.create<arith::SubFOp>(b.create<arith::SubFOp>(g(j), meanG),
+                                          b.create<arith::MulFOp>(xh, meanGX));
+        Value scaled = b.create<arith::MulFOp>(inv, d);
+        if (addend)
+          scaled = b.create<arith::AddFOp>(scaled, w.load(addend, j));
+        w.store(scaled, dx, j);
+        w.store(b.create<arith::MulFOp>(w.load(grad, j), xh), dxh, j);
+      });
+    });
+  });
+  return l.replaceWithBuffers(op, {dx, dxh});
+}
+
+LogicalResult loops::lowerLogSoftmaxToGPU(LogSoftmaxOp op,
+                                          RewriterBase &rewriter) {
+  if (!isF32Rows(op.getInput()))
+    return lowerLogSoftmax(op, rewriter);
+  Lowering l(op, rewriter);
+  ImplicitLocOpBuilder &b = l.b;
+  Value input = l.toMemref(op.getInput());
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Value rows = l.dim(input, 0), width = l.dim(input, 1);
+  Value out = l.alloc(type, rows, {width});
+  launchWarpPerRow(l, rows, width, [&](WarpRow &w) {
+    Value max = w.reduce(true, [&](Value j) { return w.load(input, j); });
+    Value sum = w.reduce(false, [&](Value j) -> Value {
+      return b.create<math::ExpOp>(
+          b.create<arith::SubFOp>(w.load(input, j), max));
+    });
+    Value shift = b.create<arith::AddFOp>(max, b.create<math::LogOp>(sum));
+    w.forEach([&](Value j) {
+      w.store(b.create<arith::SubFOp>(w.load(input, j), shift), out, j);
+    });
+  });
+  return l.replaceWithBuffers(op, out);
+}
