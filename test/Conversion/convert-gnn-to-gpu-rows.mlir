@@ -83,3 +83,31 @@ func.func @log_softmax_f64(%x: tensor<?x29xf64>) -> tensor<?x29xf64> {
   %y = gnn.log_softmax %x : (tensor<?x29xf64>) -> tensor<?x29xf64>
   return %y : tensor<?x29xf64>
 }
+
+// -----
+
+// A sum within rows (the last dim alone; on [N, 8, 64] a row per node and
+// head, its indices recovered from the warp's row): the same reduction,
+// lane 0 stores the total. Sums over other dims keep the loop form.
+// CHECK-LABEL: func.func @row_sums
+// CHECK:         gpu.launch
+// CHECK:           scf.for
+// CHECK-COUNT-5:   gpu.shuffle xor
+// CHECK:           arith.cmpi eq, %{{.*}}, %c0
+// CHECK:           scf.if
+// CHECK:             memref.store
+// CHECK:         gpu.launch
+// CHECK:           arith.remui
+// CHECK:           arith.divui
+// CHECK-COUNT-5:   gpu.shuffle xor
+// CHECK-NOT:     gpu.launch
+// CHECK:         scf.parallel
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @row_sums(%x: tensor<?x29xf32>, %y: tensor<?x8x64xf32>)
+    -> (tensor<?x1xf32>, tensor<?x8x1xf32>, tensor<29xf32>) {
+  %a = gnn.sum_to %x : tensor<?x29xf32> -> tensor<?x1xf32>
+  %b = gnn.sum_to %y : tensor<?x8x64xf32> -> tensor<?x8x1xf32>
+  %c = gnn.sum_to %x : tensor<?x29xf32> -> tensor<29xf32>
+  return %a, %b, %c : tensor<?x1xf32>, tensor<?x8x1xf32>, tensor<29xf32>
+}

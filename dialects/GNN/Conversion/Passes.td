@@ -216,8 +216,9 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
       bad ids reported after the loop; the attention backward's passes over
       nodes and the in-edge index of `graph_from_coo` work in 4096 chunks.
 
-    - `gnn.layer_norm`, `gnn.layer_norm_grad` and f32 `gnn.log_softmax`
-      become a `gpu.launch` of a warp per row: lane j takes elements j,
+    - `gnn.layer_norm`, `gnn.layer_norm_grad`, f32 `gnn.log_softmax` and
+      f32 `gnn.sum_to` of the last dim alone become a `gpu.launch` of a
+      warp per row: lane j takes elements j,
       j + 32, ... (coalesced), and butterfly shuffles combine the lanes'
       partial sums and maxima.
 
@@ -247,9 +248,9 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
            "Lower gnn.fused_attention to gpu.launch kernels; without, to "
            "its loop form (for running the other GPU forms on a CPU)">,
     Option<"rowKernels", "row-kernels", "bool", /*default=*/"true",
-           "Lower layer norm, its gradient and f32 log-softmax to gpu.launch "
-           "kernels of a warp per row; without, to loops of a thread per "
-           "row (for running the other GPU forms on a CPU)">,
+           "Lower layer norm, its gradient, f32 log-softmax and f32 sums "
+           "within rows to gpu.launch kernels of a warp per row; without, "
+           "to loops (for running the other GPU forms on a CPU)">,
     Option<"attentionBlocks", "attention-blocks", "bool", /*default=*/"false",
            "Where attention takes its loop form, compute runs of block rows "
            "in GEMM tiles through the runtime, as convert-gnn-to-loops does "

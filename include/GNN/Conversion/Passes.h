@@ -40,8 +40,8 @@ void populateGNNToLoopsPatterns(RewritePatternSet &patterns,
 
 /// The GPU kernels of convert-gnn-to-gpu, which take precedence over the
 /// loop patterns they join: gnn.fused_attention as a gpu.launch
-/// (`attention`), and a warp per row for layer norm, its gradient and
-/// log-softmax (`rows`).
+/// (`attention`), and a warp per row for layer norm, its gradient,
+/// log-softmax and sums within rows (`rows`).
 void populateGNNToGPUPatterns(RewritePatternSet &patterns, bool attention,
                               bool rows);
 

@@ -35,6 +35,8 @@ void mlir::gnn::populateGNNToGPUPatterns(RewritePatternSet &patterns,
         patterns, loops::lowerLayerNormGradToGPU, kKernelBenefit);
     loops::addLowering<LogSoftmaxOp>(patterns, loops::lowerLogSoftmaxToGPU,
                                      kKernelBenefit);
+    loops::addLowering<SumToOp>(patterns, loops::lowerRowSumToGPU,
+                                kKernelBenefit);
   }
 }
 

@@ -1,12 +1,14 @@
 //===- RowKernels.cpp - a warp per row for the ops that reduce rows ------===//
 //
 // Part of gnnc. Layer norm, its gradient and log-softmax reduce along each
-// row before they write it. As loops on GPU threads a row is one thread that
-// walks its elements alone, and neighbouring threads read addresses a row
-// apart. Here a warp takes a row: lane j takes elements j, j + 32, ... (one
-// coalesced load per step of the warp), keeps its partial sum, and five
-// butterfly shuffles give every lane the row's total; the warp then writes
-// the row with the same stride. A block holds four warps, four rows.
+// row before they write it; a sum within rows (gnn.sum_to of the last dim:
+// a log-softmax's gradient) is nothing but that reduction. As loops on GPU
+// threads a row is one thread that walks its elements alone, and neighbouring
+// threads read addresses a row apart. Here a warp takes a row: lane j takes
+// elements j, j + 32, ... (one coalesced load per step of the warp), keeps its
+// partial sum, and five butterfly shuffles give every lane the row's total; the
+// warp then writes the row with the same stride. A block holds four warps, four
+// rows.
 //
 // Every lane of a warp shares its row, so a warp past the last row skips
 // the body as a whole and the shuffles always see 32 active lanes.
@@ -28,11 +30,12 @@ namespace {
 constexpr int64_t kWarp = 32;
 constexpr int64_t kWarpsPerBlock = 4;
 
-/// One warp's row: lane `lane` of row `row`, whose `width` elements it
-/// visits with a stride of a warp.
+/// One warp's row: lane `lane` of the row at indices `lead` (all but the
+/// last), whose `width` elements it visits with a stride of a warp.
 struct WarpRow {
   Lowering &l;
-  Value row, lane, width;
+  SmallVector<Value> lead;
+  Value lane, width;
 
   /// The sum (or maximum) over the row of `term(j)`, in every lane.
   Value reduce(bool max, function_ref<Value(Value)> term) {
@@ -68,10 +71,15 @@ struct WarpRow {
   }
 
   Value load(Value memref, Value j) {
-    return l.b.create<memref::LoadOp>(memref, ValueRange{row, j});
+    return l.b.create<memref::LoadOp>(memref, at(j));
   }
   void store(Value value, Value memref, Value j) {
-    l.b.create<memref::StoreOp>(value, memref, ValueRange{row, j});
+    l.b.create<memref::StoreOp>(value, memref, at(j));
+  }
+  SmallVector<Value> at(Value j) {
+    SmallVector<Value> indices = lead;
+    indices.push_back(j);
+    return indices;
   }
 
   Value shuffleXor(Value x, int64_t offset) {
@@ -85,10 +93,13 @@ struct WarpRow {
   }
 };
 
-/// Launches a warp per row of `rows` (none if there are no rows); `body`
-/// builds one warp's work.
-void launchWarpPerRow(Lowering &l, Value rows, Value width,
+/// Launches a warp per row of a tensor whose dims but the last have
+/// `extents` (none if there are no rows); `body` builds one warp's work.
+void launchWarpPerRow(Lowering &l, ArrayRef<Value> extents, Value width,
                       function_ref<void(WarpRow &)> body) {
+  Value rows = l.idx(1);
+  for (Value e : extents)
+    rows = l.b.create<arith::MulIOp>(rows, e);
   Value nonEmpty =
       l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ugt, rows, l.idx(0));
   l.guarded(nonEmpty, [&] {
@@ -105,7 +116,15 @@ void launchWarpPerRow(Lowering &l, Value rows, Value width,
     Value valid =
         l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, row, rows);
     l.guarded(valid, [&] {
-      WarpRow warp{l, row, launch.getThreadIds().x, width};
+      // The row's indices, the last dim fastest.
+      SmallVector<Value> lead(extents.size());
+      Value rest = row;
+      for (size_t d = extents.size(); d-- > 1;) {
+        lead[d] = l.b.create<arith::RemUIOp>(rest, extents[d]);
+        rest = l.b.create<arith::DivUIOp>(rest, extents[d]);
+      }
+      lead[0] = rest;
+      WarpRow warp{l, lead, launch.getThreadIds().x, width};
       body(warp);
     });
     l.b.create<gpu::TerminatorOp>();
@@ -154,7 +173,7 @@ LogicalResult loops::lowerLayerNormToGPU(LayerNormOp op,
   Value n = widthAsFloat(l, width);
   Value eps = l.floatConst(b.getF32Type(), op.getEps().convertToDouble());
   l.guarded(ok, [&] {
-    launchWarpPerRow(l, rows, width, [&](WarpRow &w) {
+    launchWarpPerRow(l, {rows}, width, [&](WarpRow &w) {
       auto [mean, inv] = rowMoments(w, input, n, eps);
       w.forEach([&](Value j) {
         Value c = b.create<arith::SubFOp>(w.load(input, j), mean);
@@ -190,7 +209,7 @@ LogicalResult loops::lowerLayerNormGradToGPU(LayerNormGradOp op,
   Value n = widthAsFloat(l, width);
   Value eps = l.floatConst(b.getF32Type(), op.getEps().convertToDouble());
   l.guarded(ok, [&] {
-    launchWarpPerRow(l, rows, width, [&](WarpRow &w) {
+    launchWarpPerRow(l, {rows}, width, [&](WarpRow &w) {
       auto [mean, inv] = rowMoments(w, input, n, eps);
       auto normalized = [&](Value j) -> Value {
         return b.create<arith::MulFOp>(
@@ -225,14 +244,14 @@ LogicalResult loops::lowerLayerNormGradToGPU(LayerNormGradOp op,
 LogicalResult loops::lowerLogSoftmaxToGPU(LogSoftmaxOp op,
                                           RewriterBase &rewriter) {
   if (!isF32Rows(op.getInput()))
-    return lowerLogSoftmax(op, rewriter);
+    return rewriter.notifyMatchFailure(op, "the row kernel reduces f32");
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
   Value input = l.toMemref(op.getInput());
   auto type = cast<RankedTensorType>(op.getResult().getType());
   Value rows = l.dim(input, 0), width = l.dim(input, 1);
   Value out = l.alloc(type, rows, {width});
-  launchWarpPerRow(l, rows, width, [&](WarpRow &w) {
+  launchWarpPerRow(l, {rows}, width, [&](WarpRow &w) {
     Value max = w.reduce(true, [&](Value j) { return w.load(input, j); });
     Value sum = w.reduce(false, [&](Value j) -> Value {
       return b.create<math::ExpOp>(
@@ -242,6 +261,37 @@ LogicalResult loops::lowerLogSoftmaxToGPU(LogSoftmaxOp op,
     w.forEach([&](Value j) {
       w.store(b.create<arith::SubFOp>(w.load(input, j), shift), out, j);
     });
+  });
+  return l.replaceWithBuffers(op, out);
+}
+
+LogicalResult loops::lowerRowSumToGPU(SumToOp op, RewriterBase &rewriter) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto type = cast<RankedTensorType>(op.getType());
+  int64_t rank = in.getRank();
+  // Only the last dim is summed: every other dim is kept (not a static 1
+  // that the input lacks), the last is a static 1 the input does not have.
+  bool rowSum = rank >= 2 && type.getRank() == rank &&
+                in.getElementType().isF32() && type.getShape().back() == 1 &&
+                in.getShape().back() != 1;
+  for (int64_t d = 0; rowSum && d + 1 < rank; ++d)
+    rowSum = type.getDimSize(d) != 1 || in.getDimSize(d) == 1;
+  if (!rowSum)
+    return rewriter.notifyMatchFailure(op, "not a sum within rows");
+  Lowering l(op, rewriter);
+  Value input = l.toMemref(op.getInput());
+  SmallVector<Value> extents;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    extents.push_back(l.dim(input, d));
+  Value width = l.dim(input, rank - 1);
+  SmallVector<Value> items(extents.begin() + 1, extents.end());
+  items.push_back(l.idx(1));
+  Value out = l.alloc(type, extents.front(), items);
+  launchWarpPerRow(l, extents, width, [&](WarpRow &w) {
+    Value total = w.reduce(false, [&](Value j) { return w.load(input, j); });
+    Value first =
+        l.b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, w.lane, l.idx(0));
+    l.guarded(first, [&] { w.store(total, out, l.idx(0)); });
   });
   return l.replaceWithBuffers(op, out);
 }

@@ -14,12 +14,16 @@
 
 namespace mlir::gnn::loops {
 
-/// gpu.launch kernels of a warp per row (shuffles reduce the row); the
-/// loop form for element types other than f32.
+/// gpu.launch kernels of a warp per row (shuffles reduce the row).
 LogicalResult lowerLayerNormToGPU(LayerNormOp op, RewriterBase &rewriter);
 LogicalResult lowerLayerNormGradToGPU(LayerNormGradOp op,
                                       RewriterBase &rewriter);
+/// Fails to match (the loop form serves) unless the rows are f32.
 LogicalResult lowerLogSoftmaxToGPU(LogSoftmaxOp op, RewriterBase &rewriter);
+/// A gnn.sum_to of f32 that sums the last dim alone (a log-softmax's or an
+/// attention weight's gradient summed within each row); fails to match
+/// otherwise.
+LogicalResult lowerRowSumToGPU(SumToOp op, RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

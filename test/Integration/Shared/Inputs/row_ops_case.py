@@ -44,6 +44,7 @@ for _ in range(rows):
     x.extend(f32(offset + rng.uniform(-spread, spread)) for _ in range(width))
 w, b = uniform(width, 0.5, 1.5), uniform(width, -1, 1)
 dy, a = uniform(rows * width, -1, 1), uniform(rows * width, -1, 1)
+h = uniform(rows * 3 * width, -1, 1)
 
 n, dx, dxh, dxa, ls = [], [], [], [], []
 for r in range(rows):
@@ -64,6 +65,8 @@ for r in range(rows):
     top = max(row)
     shift = top + math.log(sum(math.exp(v - top) for v in row))
     ls.extend(v - shift for v in row)
+sums = [sum(x[r * width:(r + 1) * width]) for r in range(rows)]
+sums3 = [sum(h[i * width:(i + 1) * width]) for i in range(rows * 3)]
 
 shape = [rows, width]
 safetensors_util.write(os.path.join(out, "inputs.safetensors"), {
@@ -71,9 +74,10 @@ safetensors_util.write(os.path.join(out, "inputs.safetensors"), {
     "w": ("F32", [width + long_weight], w + [1.0] * long_weight),
     "b": ("F32", [width], b),
     "dy": ("F32", shape, dy), "a": ("F32", shape, a),
-    "x64": ("F64", shape, x)})
+    "x64": ("F64", shape, x), "h": ("F32", [rows, 3, width], h)})
 safetensors_util.write(os.path.join(out, "reference.safetensors"), {
     "result0": ("F32", shape, n), "result1": ("F32", shape, dx),
     "result2": ("F32", shape, dxh), "result3": ("F32", shape, dxa),
     "result4": ("F32", shape, dxh), "result5": ("F32", shape, ls),
-    "result6": ("F64", shape, ls)})
+    "result6": ("F64", shape, ls), "result7": ("F32", [rows, 1], sums),
+    "result8": ("F32", [rows, 3, 1], sums3)})
