@@ -25,8 +25,8 @@
 
 #include "AttentionKernels.h"
 #include "GNNToLoops/Attention.h"
+#include "Warp.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -37,18 +37,9 @@ using namespace mlir::gnn;
 using namespace mlir::gnn::loops;
 
 namespace {
-constexpr int64_t kWarp = 32;
 constexpr int64_t kBlockThreads = 128;
 /// Largest q plus running-sum row the tiled kernel keeps in registers.
 constexpr int64_t kTileRegisterFloats = 192;
-
-Value shuffleXor(Lowering &l, Value x, int64_t offset) {
-  auto i32 = [&](int64_t c) { return l.b.create<arith::ConstantIntOp>(c, 32); };
-  return l.b
-      .create<gpu::ShuffleOp>(l.loc, x, i32(offset), i32(kWarp),
-                              gpu::ShuffleMode::XOR)
-      .getShuffleResult();
-}
 
 /// The kernel's static layout: rows are [heads?, d] with at most one head
 /// dim, q and k share d, and no operand broadcasts a head.

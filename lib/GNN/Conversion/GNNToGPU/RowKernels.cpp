@@ -16,9 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RowKernels.h"
-#include "GNNToLoops/Lowering.h"
-
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "Warp.h"
 
 #include <limits>
 
@@ -27,7 +25,6 @@ using namespace mlir::gnn;
 using namespace mlir::gnn::loops;
 
 namespace {
-constexpr int64_t kWarp = 32;
 constexpr int64_t kWarpsPerBlock = 4;
 
 /// One warp's row: lane `lane` of the row at indices `lead` (all but the
@@ -55,7 +52,7 @@ struct WarpRow {
                          l.idx(kWarp))
                         .front();
     for (int64_t offset = kWarp / 2; offset > 0; offset /= 2)
-      partial = combine(partial, shuffleXor(partial, offset));
+      partial = combine(partial, shuffleXor(l, partial, offset));
     return partial;
   }
 
@@ -80,16 +77,6 @@ struct WarpRow {
     SmallVector<Value> indices = lead;
     indices.push_back(j);
     return indices;
-  }
-
-  Value shuffleXor(Value x, int64_t offset) {
-    auto i32 = [&](int64_t c) {
-      return l.b.create<arith::ConstantIntOp>(c, 32);
-    };
-    return l.b
-        .create<gpu::ShuffleOp>(l.loc, x, i32(offset), i32(kWarp),
-                                gpu::ShuffleMode::XOR)
-        .getShuffleResult();
   }
 };
 
@@ -168,8 +155,7 @@ LogicalResult loops::lowerLayerNormToGPU(LayerNormOp op,
   auto type = cast<RankedTensorType>(op.getResult().getType());
   Value rows = l.dim(input, 0), width = l.dim(input, 1);
   Value out = l.alloc(type, rows, {width});
-  Value ok = l.sizesMatch(
-      {{weight, 0, width, kItemSizeCode}, {bias, 0, width, kItemSizeCode}});
+  Value ok = layerNormSizesMatch(l, input, weight, bias);
   Value n = widthAsFloat(l, width);
   Value eps = l.floatConst(b.getF32Type(), op.getEps().convertToDouble());
   l.guarded(ok, [&] {
@@ -198,14 +184,7 @@ LogicalResult loops::lowerLayerNormGradToGPU(LayerNormGradOp op,
   Value rows = l.dim(input, 0), width = l.dim(input, 1);
   Value dx = l.alloc(type, rows, {width});
   Value dxh = l.alloc(type, rows, {width});
-  SmallVector<SizeCheck> checks = {{weight, 0, width, kItemSizeCode},
-                                   {grad, 0, rows, kInputRowsCode},
-                                   {grad, 1, width, kItemSizeCode}};
-  if (addend)
-    llvm::append_range(checks,
-                       ArrayRef<SizeCheck>{{addend, 0, rows, kInputRowsCode},
-                                           {addend, 1, width, kItemSizeCode}});
-  Value ok = l.sizesMatch(checks);
+  Value ok = layerNormGradSizesMatch(l, input, weight, grad, addend);
   Value n = widthAsFloat(l, width);
   Value eps = l.floatConst(b.getF32Type(), op.getEps().convertToDouble());
   l.guarded(ok, [&] {

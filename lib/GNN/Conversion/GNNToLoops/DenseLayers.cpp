@@ -309,6 +309,30 @@ static std::pair<Value, Value> rowMoments(Lowering &l, RowPieces &row,
   return {mean, inv};
 }
 
+Value mlir::gnn::loops::layerNormSizesMatch(Lowering &l, Value input,
+                                            Value weight, Value bias) {
+  // Weight and bias are indexed up to the input's width.
+  Value width = l.dim(input, 1);
+  return l.sizesMatch(
+      {{weight, 0, width, kItemSizeCode}, {bias, 0, width, kItemSizeCode}});
+}
+
+Value mlir::gnn::loops::layerNormGradSizesMatch(Lowering &l, Value input,
+                                                Value weight, Value grad,
+                                                Value addend) {
+  // The weight is indexed up to the input's width, the gradients' rows
+  // with the input's.
+  Value rows = l.dim(input, 0), width = l.dim(input, 1);
+  SmallVector<SizeCheck> checks = {{weight, 0, width, kItemSizeCode},
+                                   {grad, 0, rows, kInputRowsCode},
+                                   {grad, 1, width, kItemSizeCode}};
+  if (addend)
+    llvm::append_range(checks,
+                       ArrayRef<SizeCheck>{{addend, 0, rows, kInputRowsCode},
+                                           {addend, 1, width, kItemSizeCode}});
+  return l.sizesMatch(checks);
+}
+
 LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
                                                RewriterBase &rewriter) {
   Lowering l(op, rewriter);
@@ -319,9 +343,7 @@ LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
   Type f = type.getElementType();
   Value rows = l.dim(input, 0), width = l.dim(input, 1);
   Value out = l.alloc(type, rows, {width});
-  // Weight and bias are indexed up to the input's width.
-  Value ok = l.sizesMatch(
-      {{weight, 0, width, kItemSizeCode}, {bias, 0, width, kItemSizeCode}});
+  Value ok = layerNormSizesMatch(l, input, weight, bias);
   Value n = b.create<arith::UIToFPOp>(
       f, b.create<arith::IndexCastOp>(b.getI64Type(), width));
   Value eps = l.floatConst(f, op.getEps().convertToDouble());
@@ -355,16 +377,7 @@ LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
   Value rows = l.dim(input, 0), width = l.dim(input, 1);
   Value dx = l.alloc(type, rows, {width});
   Value dxh = l.alloc(type, rows, {width});
-  // The weight is indexed up to the input's width, the gradient's rows
-  // with the input's.
-  SmallVector<SizeCheck> checks = {{weight, 0, width, kItemSizeCode},
-                                   {grad, 0, rows, kInputRowsCode},
-                                   {grad, 1, width, kItemSizeCode}};
-  if (addend)
-    llvm::append_range(checks,
-                       ArrayRef<SizeCheck>{{addend, 0, rows, kInputRowsCode},
-                                           {addend, 1, width, kItemSizeCode}});
-  Value ok = l.sizesMatch(checks);
+  Value ok = layerNormGradSizesMatch(l, input, weight, grad, addend);
   Value n = b.create<arith::UIToFPOp>(
       f, b.create<arith::IndexCastOp>(b.getI64Type(), width));
   Value eps = l.floatConst(f, op.getEps().convertToDouble());

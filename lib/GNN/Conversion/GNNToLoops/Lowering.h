@@ -659,6 +659,12 @@ LogicalResult lowerLayerNormGrad(LayerNormGradOp op, RewriterBase &rewriter);
 LogicalResult lowerOuterSum(OuterSumOp op, bool parallelDense,
                             RewriterBase &rewriter);
 LogicalResult lowerLogSoftmax(LogSoftmaxOp op, RewriterBase &rewriter);
+/// The run-time checks of a layer norm's operands against its input
+/// (reported to the runtime); whether all hold. Shared with the GPU's
+/// kernels.
+Value layerNormSizesMatch(Lowering &l, Value input, Value weight, Value bias);
+Value layerNormGradSizesMatch(Lowering &l, Value input, Value weight,
+                              Value grad, Value addend);
 
 /// gnn.dropout (Dropout.cpp): in vector loops on CPU cores, else one
 /// element per parallel iteration.
