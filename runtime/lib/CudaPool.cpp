@@ -18,15 +18,16 @@ Pool::Pool(std::function<void *(uint64_t)> allocate,
     : allocate(std::move(allocate)), release(std::move(release)),
       // What was live at the peak is kept however much it is: the device's
       // memory is the program's.
-      blocks(limit, UINT64_MAX,
-             [this](void *block, uint64_t) { this->release(block); }) {}
+      pool(limit, UINT64_MAX,
+           [this](void *block, uint64_t) { this->release(block); }) {}
 
 void *Pool::take(uint64_t bytes, bool &reused) {
   reused = false;
   if (bytes > UINT64_MAX - kPage)
     return nullptr;
   uint64_t capacity = capacityFor(std::max<uint64_t>(bytes, 1));
-  std::unique_lock<std::mutex> lock(mutex);
+  KeptBlocks &blocks = pool.blocks;
+  std::unique_lock<std::mutex> lock(pool.mutex);
   if (void *block = blocks.reuse(capacity)) {
     reused = true;
     return block;
@@ -50,31 +51,15 @@ void *Pool::take(uint64_t bytes, bool &reused) {
 void Pool::give(void *block) {
   if (!block)
     return;
-  std::unique_lock<std::mutex> lock(mutex);
+  KeptBlocks &blocks = pool.blocks;
+  std::unique_lock<std::mutex> lock(pool.mutex);
   if (blocks.keep(block))
     return;
   lock.unlock();
   release(block);
 }
 
-bool Pool::takeBack(void *block) {
-  std::lock_guard<std::mutex> lock(mutex);
-  return blocks.keep(block);
-}
-
 void Pool::bequeath(Pool &heir) {
-  std::unordered_map<void *, uint64_t> live;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    live = blocks.takeLive();
-    blocks.dropAll();
-  }
-  std::lock_guard<std::mutex> lock(heir.mutex);
-  for (auto [block, capacity] : live)
-    heir.blocks.handOut(block, capacity);
-}
-
-uint64_t Pool::keptBytes() {
-  std::lock_guard<std::mutex> lock(mutex);
-  return blocks.keptBytes();
+  pool.passLiveTo(heir.pool);
+  pool.dropAll();
 }

@@ -18,7 +18,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 
 namespace gnnc::cuda {
 class Pool {
@@ -35,19 +34,18 @@ public:
   void give(void *block);
   /// Like give for a block this pool handed out (true); false leaves any
   /// other block to the caller (another pool's, or the driver's).
-  bool takeBack(void *block);
+  bool takeBack(void *block) { return pool.takeBack(block); }
   /// Hands the blocks this pool handed out and that are still live to
   /// `heir`, which takes them back when they are freed; what this pool
   /// keeps goes back to the driver.
   void bequeath(Pool &heir);
   /// Bytes kept now.
-  uint64_t keptBytes();
+  uint64_t keptBytes() { return pool.keptBytes(); }
 
 private:
   std::function<void *(uint64_t)> allocate;
   std::function<void(void *)> release;
-  std::mutex mutex;
-  KeptBlocks blocks;
+  LockedBlocks pool;
 };
 
 } // namespace gnnc::cuda

@@ -14,7 +14,6 @@
 #include "gnnc/runtime.h"
 
 #include <cstdint>
-#include <mutex>
 
 namespace gnnc {
 class HostPool {
@@ -26,17 +25,16 @@ public:
   void *allocate(uint64_t alignment, uint64_t bytes);
   /// Keeps or unmaps `block` if this pool handed it out; false otherwise
   /// (the block is someone else's to free).
-  bool takeBack(void *block);
+  bool takeBack(void *block) { return pool.takeBack(block); }
   /// Hands over the blocks this pool handed out and that are still live
   /// to `heir`, which takes them back when they are freed.
-  void bequeath(HostPool &heir);
-  void release();
-  uint64_t cachedBytes();
-  uint64_t limitBytes() const { return blocks.bound(); }
+  void bequeath(HostPool &heir) { pool.passLiveTo(heir.pool); }
+  void release() { pool.dropAll(); }
+  uint64_t cachedBytes() { return pool.keptBytes(); }
+  uint64_t limitBytes() const { return pool.blocks.bound(); }
 
 private:
-  std::mutex mutex;
-  KeptBlocks blocks;
+  LockedBlocks pool;
 };
 
 /// The machine's physical memory in bytes (0 if unknown).

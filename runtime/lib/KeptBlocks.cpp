@@ -95,3 +95,29 @@ void KeptBlocks::trim() {
     byCapacity.erase(largest);
   }
 }
+
+bool LockedBlocks::takeBack(void *block) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return blocks.keep(block);
+}
+
+void LockedBlocks::passLiveTo(LockedBlocks &heir) {
+  std::unordered_map<void *, uint64_t> live;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    live = blocks.takeLive();
+  }
+  std::lock_guard<std::mutex> lock(heir.mutex);
+  for (auto [block, capacity] : live)
+    heir.blocks.handOut(block, capacity);
+}
+
+void LockedBlocks::dropAll() {
+  std::lock_guard<std::mutex> lock(mutex);
+  blocks.dropAll();
+}
+
+uint64_t LockedBlocks::keptBytes() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return blocks.keptBytes();
+}

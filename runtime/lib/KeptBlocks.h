@@ -9,7 +9,9 @@
 // program never holds more than its peak plus the bound. Where the memory
 // comes from and goes to is the pool's: `drop` returns a block to it.
 //
-// Not thread-safe: the pool holds its lock around every call.
+// KeptBlocks is not thread-safe: the pool holds its LockedBlocks' lock
+// around every call, which LockedBlocks' own calls (those other threads
+// and other pools make) take themselves.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +21,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <unordered_map>
+#include <utility>
 
 namespace gnnc {
 class KeptBlocks {
@@ -68,6 +72,24 @@ private:
   uint64_t kept = 0;
   /// Bytes of the blocks handed out now, and the most at any time.
   uint64_t liveBytes = 0, peakLiveBytes = 0;
+};
+
+/// A pool's KeptBlocks and the lock around them.
+struct LockedBlocks {
+  template <typename... Args>
+  explicit LockedBlocks(Args &&...args) : blocks(std::forward<Args>(args)...) {}
+
+  /// Keeps `block` if this pool handed it out (true); false leaves it to
+  /// the caller (another pool's, or the system's).
+  bool takeBack(void *block);
+  /// Hands the blocks handed out and still live to `heir`, which takes
+  /// them back when they are freed.
+  void passLiveTo(LockedBlocks &heir);
+  void dropAll();
+  uint64_t keptBytes();
+
+  std::mutex mutex;
+  KeptBlocks blocks;
 };
 } // namespace gnnc
 

@@ -80,18 +80,19 @@ uint64_t gnnc::physicalBytes() {
 }
 
 gnnc::HostPool::HostPool(const gnn_rt_settings &settings)
-    : blocks(maxKeptBytes(settings), physicalBytes() / 2, unmapBlock) {}
+    : pool(maxKeptBytes(settings), physicalBytes() / 2, unmapBlock) {}
 
-gnnc::HostPool::~HostPool() { blocks.dropAll(); }
+gnnc::HostPool::~HostPool() { pool.blocks.dropAll(); }
 
 void *gnnc::HostPool::allocate(uint64_t alignment, uint64_t bytes) {
   // Without reuse every block is the system allocator's, so that
   // AddressSanitizer (which does not track mapped memory) sees each one.
+  KeptBlocks &blocks = pool.blocks;
   if (blocks.bound() == 0 || bytes < kMinKeptBytes || alignment > kPage ||
       bytes > UINT64_MAX - kPage)
     return systemAlloc(alignment, bytes);
   uint64_t capacity = capacityFor(bytes);
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(pool.mutex);
   if (void *block = blocks.reuse(capacity))
     return block;
   // A kept block of the class below, grown: its pages stay resident, so
@@ -114,32 +115,6 @@ void *gnnc::HostPool::allocate(uint64_t alignment, uint64_t bytes) {
   if (block)
     blocks.handOut(block, capacity);
   return block;
-}
-
-bool gnnc::HostPool::takeBack(void *block) {
-  std::lock_guard<std::mutex> lock(mutex);
-  return blocks.keep(block);
-}
-
-void gnnc::HostPool::bequeath(HostPool &heir) {
-  std::unordered_map<void *, uint64_t> live;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    live = blocks.takeLive();
-  }
-  std::lock_guard<std::mutex> lock(heir.mutex);
-  for (auto [block, capacity] : live)
-    heir.blocks.handOut(block, capacity);
-}
-
-void gnnc::HostPool::release() {
-  std::lock_guard<std::mutex> lock(mutex);
-  blocks.dropAll();
-}
-
-uint64_t gnnc::HostPool::cachedBytes() {
-  std::lock_guard<std::mutex> lock(mutex);
-  return blocks.keptBytes();
 }
 
 extern "C" void *gnn_rt_alloc(uint64_t bytes) {
