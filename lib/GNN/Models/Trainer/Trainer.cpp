@@ -20,6 +20,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -281,13 +282,15 @@ void Trainer::orderGradients(llvm::ArrayRef<int64_t> announced) {
     size_t &at = complete[canonical(argument)];
     at = std::max(at, position + 1);
   }
-  for (const Parameter &r : results) {
+  llvm::DenseSet<int64_t> isAnnounced(announced.begin(), announced.end());
+  for (auto [slot, r] : llvm::enumerate(results)) {
     llvm::StringRef argument(r.name);
     if (!argument.consume_front("grad."))
       continue;
-    gradientPieces[canonical(argument)].push_back(r.name);
-    if (!llvm::is_contained(announced, &r - results.data()))
-      complete[canonical(argument)] = announced.size() + 1;
+    std::string parameter = canonical(argument);
+    gradientPieces[parameter].push_back(r.name);
+    if (!isAnnounced.contains(int64_t(slot)))
+      complete[parameter] = announced.size() + 1;
   }
   // In the order of the arguments' names, as @train_step adds them.
   for (auto &entry : gradientPieces)
