@@ -38,7 +38,10 @@ class Graph:
             if array.size and not np.issubdtype(array.dtype, np.integer):
                 raise Error(f"Graph.from_coo: '{name}' must hold integer "
                             f"node ids, got {array.dtype}")
-            ids.append(np.ascontiguousarray(array, dtype=np.int64))
+            array = np.ascontiguousarray(array, dtype=np.int64)
+            # Read-only views (of torch tensors, through DLPack) are copied:
+            # torch.compile wraps writable arrays only.
+            ids.append(array if array.flags.writeable else array.copy())
         src, dst = ids
         if src.shape != dst.shape:
             raise Error(f"Graph.from_coo: {src.size} source ids but "

@@ -9,12 +9,18 @@ backward to gnnc's fused backward, which takes the forward's
 log-sum-exp. The forward is registered with PyTorch as
 ``torch.ops.gnnc.fused_attention`` (and, with the log-sum-exp of each
 destination, ``torch.ops.gnnc.fused_attention_lse``); gradients come through
-``fused_attention``, a ``torch.autograd.Function``. Under ``torch.compile``
-the call runs eagerly, with a graph break on each side.
+``fused_attention``. Eagerly it is ``FusedAttention``, a
+``torch.autograd.Function``. With PyTorch 2.4 or later the two ops are
+``torch.library.custom_op``s with fake kernels and a registered autograd
+(the backward is ``torch.ops.gnnc.fused_attention_grad``), which
+``torch.compile`` captures in its graph (``fullgraph=True`` holds);
+before 2.4, under ``torch.compile`` the call runs eagerly with a graph
+break on each side.
 """
 
 import math
 import threading
+from typing import Optional, Tuple
 
 import torch
 
@@ -22,6 +28,9 @@ from ._core import Error
 from ._program import Graph, compile as _compile
 
 _DTYPES = {torch.float32: "f32", torch.float64: "f64"}
+# PyTorch 2.4's custom ops: traced by torch.compile, autograd registered.
+_IN_GRAPH = hasattr(torch.library, "custom_op") and hasattr(
+    torch.library, "register_fake")
 _programs = {}
 _programs_lock = threading.Lock()
 
@@ -109,14 +118,21 @@ def _forward(graph, q, k, v, key):
     return out["result0"], out["result1"]
 
 
+def _backward(graph, key, q, k, v, grad_out, lse):
+    """The gradients of q, k and v: gnnc's fused backward, which takes the
+    forward's log-sum-exp."""
+    grads = _program(key, True)(graph=graph, q=q.detach(), k=k.detach(),
+                                v=v.detach(), go=grad_out.detach().contiguous(),
+                                lse=lse.detach())
+    return grads["result0"], grads["result1"], grads["result2"]
+
+
 class FusedAttention(torch.autograd.Function):
     """fused_attention's autograd: gnnc's fused forward and backward."""
 
     @staticmethod
     def forward(ctx, q, k, v, graph, key):
-        out, lse = torch.ops.gnnc.fused_attention_lse(
-            graph.src_tensor, graph.dst_tensor, graph.num_src, graph.num_dst,
-            q, k, v, key[5], key[4])
+        out, lse = _forward(graph, q, k, v, key)
         ctx.save_for_backward(q, k, v, lse)
         ctx.graph, ctx.key = graph, key
         ctx.mark_non_differentiable(lse)
@@ -125,10 +141,7 @@ class FusedAttention(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         q, k, v, lse = ctx.saved_tensors
-        grads = _program(ctx.key, True)(
-            graph=ctx.graph, q=q.detach(), k=k.detach(), v=v.detach(),
-            go=grad_out.detach().contiguous(), lse=lse)
-        return (grads["result0"], grads["result1"], grads["result2"], None,
+        return (*_backward(ctx.graph, ctx.key, q, k, v, grad_out, lse), None,
                 None)
 
 
@@ -141,24 +154,23 @@ def _run_eagerly(fn):
     return disable(fn) if disable is not None else fn
 
 
-@_run_eagerly
 def fused_attention(graph, q, k, v, clamp=5.0, scale=None):
     """Attention over `graph`'s edges: q [num_dst, heads, d], k and v
     [num_src, heads, d] (v may have its own width) -> [num_dst, heads,
     d_v]; ``scale`` defaults to 1/sqrt(d), ``clamp`` bounds the scaled
     scores (None: the exact softmax). Differentiable in q, k and v."""
     graph, key = _check(graph, q, k, v, clamp, scale)
-    return FusedAttention.apply(q, k, v, _TensorGraph(graph), key)
+    if _IN_GRAPH and torch.compiler.is_compiling():
+        # Traced: the custom op and its registered autograd. (Eagerly, the
+        # Function below does the same without the dispatcher's cost.)
+        return torch.ops.gnnc.fused_attention_lse(
+            torch.as_tensor(graph.src), torch.as_tensor(graph.dst),
+            graph.num_src, graph.num_dst, q, k, v, key[5], key[4])[0]
+    return FusedAttention.apply(q, k, v, graph, key)
 
 
-class _TensorGraph(Graph):
-    """A graph that also carries its ids as torch tensors (the registered
-    op's arguments)."""
-
-    def __init__(self, graph):
-        super().__init__(graph.src, graph.dst, graph.num_src, graph.num_dst)
-        self.src_tensor = torch.from_numpy(graph.src.copy())
-        self.dst_tensor = torch.from_numpy(graph.dst.copy())
+if not _IN_GRAPH:
+    fused_attention = _run_eagerly(fused_attention)
 
 
 def _registered_forward_lse(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
@@ -167,6 +179,13 @@ def _registered_forward_lse(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
     graph = Graph.from_coo(src, dst, num_src=num_src, num_dst=num_dst)
     graph, key = _check(graph, q, k, v, clamp, scale)
     return _forward(graph, q, k, v, key)
+
+
+def _registered_backward(src, dst, num_src, num_dst, q, k, v, grad_out, lse,
+                         clamp, scale):
+    graph = Graph.from_coo(src, dst, num_src=num_src, num_dst=num_dst)
+    graph, key = _check(graph, q, k, v, clamp, scale)
+    return _backward(graph, key, q, k, v, grad_out, lse)
 
 
 def _registered_forward(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
@@ -189,25 +208,88 @@ def _meta_forward(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
                              scale)[0]
 
 
-_library = torch.library.Library("gnnc", "DEF")
-_library.define(
-    "fused_attention(Tensor src, Tensor dst, int num_src, int num_dst, "
-    "Tensor q, Tensor k, Tensor v, float? clamp=5.0, float? scale=None) "
-    "-> Tensor")
-_library.impl("fused_attention", _registered_forward, "CPU")
-# (PyTorch 1.13 passes meta tensors through no autograd kernel of its own
-# for a custom op: the meta kernel serves that key as well.)
-for _key in ("Meta", "AutogradMeta"):
-    _library.impl("fused_attention", _meta_forward, _key)
-# The output and each destination's log-sum-exp [num_dst, heads, 1], which
-# the backward takes.
-_library.define(
-    "fused_attention_lse(Tensor src, Tensor dst, int num_src, int num_dst, "
-    "Tensor q, Tensor k, Tensor v, float? clamp=5.0, float? scale=None) "
-    "-> (Tensor, Tensor)")
-_library.impl("fused_attention_lse", _registered_forward_lse, "CPU")
-for _key in ("Meta", "AutogradMeta"):
-    _library.impl("fused_attention_lse", _meta_forward_lse, _key)
-del _key
+def _register_custom_ops():
+    """PyTorch 2.4's custom ops: the forward with its log-sum-exp, the
+    backward, and the output alone, with fake kernels and the forward's
+    autograd, so that torch.compile traces them into its graph."""
+    Tensor = torch.Tensor
+
+    @torch.library.custom_op("gnnc::fused_attention_lse", mutates_args=())
+    def forward_lse(src: Tensor, dst: Tensor, num_src: int, num_dst: int,
+                    q: Tensor, k: Tensor, v: Tensor,
+                    clamp: Optional[float] = 5.0,
+                    scale: Optional[float] = None) -> Tuple[Tensor, Tensor]:
+        return _registered_forward_lse(src, dst, num_src, num_dst, q, k, v,
+                                       clamp, scale)
+
+    forward_lse.register_fake(_meta_forward_lse)
+
+    @torch.library.custom_op("gnnc::fused_attention_grad", mutates_args=())
+    def backward(src: Tensor, dst: Tensor, num_src: int, num_dst: int,
+                 q: Tensor, k: Tensor, v: Tensor, grad_out: Tensor,
+                 lse: Tensor, clamp: Optional[float],
+                 scale: Optional[float]) -> Tuple[Tensor, Tensor, Tensor]:
+        return _registered_backward(src, dst, num_src, num_dst, q, k, v,
+                                    grad_out, lse, clamp, scale)
+
+    @backward.register_fake
+    def _(src, dst, num_src, num_dst, q, k, v, grad_out, lse, clamp, scale):
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+    def setup_context(ctx, inputs, output):
+        src, dst, num_src, num_dst, q, k, v, clamp, scale = inputs
+        ctx.save_for_backward(src, dst, q, k, v, output[1])
+        ctx.mark_non_differentiable(output[1])
+        ctx.settings = (num_src, num_dst, clamp, scale)
+
+    def differentiate(ctx, grad_out, _grad_lse):
+        src, dst, q, k, v, lse = ctx.saved_tensors
+        num_src, num_dst, clamp, scale = ctx.settings
+        dq, dk, dv = torch.ops.gnnc.fused_attention_grad(
+            src, dst, num_src, num_dst, q, k, v, grad_out, lse, clamp, scale)
+        return None, None, None, None, dq, dk, dv, None, None
+
+    forward_lse.register_autograd(differentiate, setup_context=setup_context)
+
+    @torch.library.custom_op("gnnc::fused_attention", mutates_args=())
+    def forward(src: Tensor, dst: Tensor, num_src: int, num_dst: int,
+                q: Tensor, k: Tensor, v: Tensor,
+                clamp: Optional[float] = 5.0,
+                scale: Optional[float] = None) -> Tensor:
+        return _registered_forward(src, dst, num_src, num_dst, q, k, v,
+                                   clamp, scale)
+
+    forward.register_fake(_meta_forward)
+
+
+def _register_library_ops():
+    """Older PyTorch: the forwards alone, with meta kernels; gradients come
+    through FusedAttention."""
+    library = torch.library.Library("gnnc", "DEF")
+    library.define(
+        "fused_attention(Tensor src, Tensor dst, int num_src, int num_dst, "
+        "Tensor q, Tensor k, Tensor v, float? clamp=5.0, float? scale=None) "
+        "-> Tensor")
+    library.impl("fused_attention", _registered_forward, "CPU")
+    # (PyTorch 1.13 passes meta tensors through no autograd kernel of its
+    # own for a custom op: the meta kernel serves that key as well.)
+    for key in ("Meta", "AutogradMeta"):
+        library.impl("fused_attention", _meta_forward, key)
+    # The output and each destination's log-sum-exp [num_dst, heads, 1],
+    # which the backward takes.
+    library.define(
+        "fused_attention_lse(Tensor src, Tensor dst, int num_src, "
+        "int num_dst, Tensor q, Tensor k, Tensor v, float? clamp=5.0, "
+        "float? scale=None) -> (Tensor, Tensor)")
+    library.impl("fused_attention_lse", _registered_forward_lse, "CPU")
+    for key in ("Meta", "AutogradMeta"):
+        library.impl("fused_attention_lse", _meta_forward_lse, key)
+    return library
+
+
+if _IN_GRAPH:
+    _register_custom_ops()
+else:
+    _library = _register_library_ops()
 
 __all__ = ["fused_attention", "FusedAttention"]

@@ -223,7 +223,8 @@ def test_inside_a_training_loop():
                     reason="torch.compile is PyTorch 2's")
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_inside_torch_compile(backend):
-    # The op runs eagerly with a graph break on each side; what is traced
+    # Traced into the graph (PyTorch 2.4's custom ops) or run eagerly with
+    # a graph break on each side (before): either way what is traced
     # around it (a projection before, a tanh after) and the gradients
     # through all of it are as in eager mode.
     src, dst, q, k, v = inputs(7, 6, 4, 2, 8, 8, torch.float32)
@@ -242,6 +243,48 @@ def test_inside_torch_compile(backend):
         for a, b in zip(torch.autograd.grad(got, (q, k, v, w)),
                         torch.autograd.grad(want, (q, k, v, w))):
             torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+
+
+needs_custom_ops = pytest.mark.skipif(
+    not gt._IN_GRAPH, reason="torch.library.custom_op is PyTorch 2.4's")
+
+
+@needs_custom_ops
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_traced_into_the_compiled_graph(backend):
+    # fullgraph=True: no graph break anywhere, the op and its backward in
+    # the compiled graphs; the loss and gradients of eager mode, for graphs
+    # built from torch ids (read-only through DLPack) and from numpy.
+    src, dst, q, k, v = inputs(11, 6, 4, 2, 8, 8, torch.float32)
+    w = torch.randn(8, 8, requires_grad=True)
+    for g in (gnnc.Graph.from_coo(src, dst, num_src=6, num_dst=4),
+              gnnc.Graph.from_coo(src.numpy(), dst.numpy(), num_src=6,
+                                  num_dst=4)):
+
+        def loss(q, k, v):
+            return (gt.fused_attention(g, q @ w, k, v,
+                                       clamp=None).tanh()**2).sum()
+
+        torch._dynamo.reset()
+        compiled = torch.compile(loss, backend=backend, fullgraph=True)
+        got, want = compiled(q, k, v), loss(q, k, v)
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+        for a, b in zip(torch.autograd.grad(got, (q, k, v, w)),
+                        torch.autograd.grad(want, (q, k, v, w))):
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+
+
+@needs_custom_ops
+def test_custom_ops_pass_opcheck():
+    # PyTorch's own checks of a custom op: schema, fake kernel against the
+    # real one, registered autograd, tracing through AOTAutograd.
+    src, dst, q, k, v = inputs(12, 5, 3, 2, 4, 6, torch.float64)
+    for clamp in (5.0, None):
+        torch.library.opcheck(torch.ops.gnnc.fused_attention_lse.default,
+                              (src, dst, 5, 3, q, k, v, clamp, 0.5))
+        torch.library.opcheck(torch.ops.gnnc.fused_attention.default,
+                              (src, dst, 5, 3, q.detach(), k.detach(),
+                               v.detach(), clamp, 0.5))
 
 
 def test_bad_input_is_an_error():
