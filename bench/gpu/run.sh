@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU benchmark in one command, on a machine with an NVIDIA GPU:
 # 1. gnnc's attention kernels, fused against unfused (gnn-bench-attention
-#    --device cuda);
+#    --device cuda), and the CUDA profile of workload (b);
 # 2. the baselines on the same workloads: PyTorch's
 #    scaled_dot_product_attention and PyG's message passing, where PyTorch
 #    with CUDA is installed;
@@ -25,6 +25,12 @@ while [[ $# -gt 0 ]]; do
 done
 ((prebuilt)) || scripts/setup.sh >/dev/null # installs, configures and builds
 build/bin/gnn-bench-attention --device cuda --repeats "$repeats"
+echo
+# Where forward+backward time goes on (b), kernel by kernel (the GPU
+# backward's node passes and reversal are plain kernels so far).
+echo "CUDA profile of workload (b), forward and backward, 3 runs:"
+GNNC_CUDA_PROFILE=1 build/bin/gnn-bench-attention --device cuda --workloads b \
+  --repeats 3 2>&1 | tail -n 40
 echo
 python3 bench/gpu/sdpa_bench.py --repeats "$repeats"
 
