@@ -256,3 +256,85 @@ module attributes {gpu.container_module} {
     return %v : i64
   }
 }
+
+// -----
+
+// A private function that touches only the buffers it is passed, launches
+// and calls nothing (bufferization's dealloc_helper) and gets from every
+// caller buffers no kernel has had, through casts included, is the host's
+// alone: neither the call, nor the function, nor the caller's reading of
+// what it wrote waits for the kernels in flight.
+// CHECK-LABEL: func.func @calls_leaf
+// CHECK:         gpu.launch_func async
+// CHECK-NOT:     gnn_cuda_wait_for_launches
+// CHECK:         call @leaf(
+// CHECK-NEXT:    memref.load
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @leaf
+// CHECK-NOT:     gnn_cuda_wait_for_launches
+// CHECK:         return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @calls_leaf(%x: memref<?xf32>, %n: index) -> i1 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %true = arith.constant true
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    %in = memref.alloc() : memref<2xi1>
+    memref.store %true, %in[%c0] : memref<2xi1>
+    %out = memref.alloc() : memref<2xi1>
+    %in_cast = memref.cast %in : memref<2xi1> to memref<?xi1>
+    %out_cast = memref.cast %out : memref<2xi1> to memref<?xi1>
+    call @leaf(%in_cast, %out_cast) : (memref<?xi1>, memref<?xi1>) -> ()
+    %r = memref.load %out[%c0] : memref<2xi1>
+    return %r : i1
+  }
+  func.func private @leaf(%a: memref<?xi1>, %b: memref<?xi1>) {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %a[%c0] : memref<?xi1>
+    memref.store %v, %b[%c0] : memref<?xi1>
+    return
+  }
+}
+
+// -----
+
+// Once one caller hands it a buffer a kernel has had, it is an ordinary
+// function of the program: it waits before it touches its buffers, and so
+// does a caller that reads what it wrote.
+// CHECK-LABEL: func.func @shares_with_kernel
+// CHECK:         gpu.launch_func async
+// CHECK:         call @not_leaf(
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load
+// CHECK-LABEL: func.func private @not_leaf
+// CHECK:         call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @flag(%s: memref<2xi1>) kernel { gpu.return }
+  }
+  func.func @shares_with_kernel(%n: index) -> i1 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %in = memref.alloc() : memref<2xi1>
+    gpu.launch_func @kernels::@flag blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%in : memref<2xi1>)
+    %out = memref.alloc() : memref<2xi1>
+    %in_cast = memref.cast %in : memref<2xi1> to memref<?xi1>
+    %out_cast = memref.cast %out : memref<2xi1> to memref<?xi1>
+    call @not_leaf(%in_cast, %out_cast) : (memref<?xi1>, memref<?xi1>) -> ()
+    %r = memref.load %out[%c0] : memref<2xi1>
+    return %r : i1
+  }
+  func.func private @not_leaf(%a: memref<?xi1>, %b: memref<?xi1>) {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %a[%c0] : memref<?xi1>
+    memref.store %v, %b[%c0] : memref<?xi1>
+    return
+  }
+}

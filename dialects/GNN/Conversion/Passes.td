@@ -340,7 +340,11 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     buffer) do not wait, nor do allocation and deallocation: the runtime
     keeps a block freed while the thread's kernels run from reuse until the
     thread has waited. A call of a function of the program does not wait;
-    that function waits where it touches memory.
+    that function waits where it touches memory. A private function that
+    touches nothing but the buffers it is passed, launches and calls
+    nothing, and gets from every call buffers no kernel has had yet (a
+    host leaf: bufferization's `dealloc_helper`) waits nowhere, and neither
+    its calls nor the caller's later loads of those buffers do.
 
     ```mlir
     gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)

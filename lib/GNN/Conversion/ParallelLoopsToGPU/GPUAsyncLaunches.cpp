@@ -44,36 +44,140 @@ static bool isHostOnly(Value buffer) {
   return buffer.getDefiningOp<memref::AllocaOp>() != nullptr;
 }
 
+/// The program's functions that read and write no memory but the buffers
+/// they are passed (bufferization's dealloc_helper, which compares the
+/// addresses its caller stored and writes ownership flags), launch nothing
+/// and call nothing, and that only the program calls: a call of one
+/// touches just its arguments.
+using HostLeaves = llvm::DenseSet<Operation *>;
+
+static bool isFreshAt(Value buffer, Operation *access,
+                      const HostLeaves &leaves);
+
+/// Whether `op` is a call of one of `leaves`.
+static bool callsLeaf(Operation *op, const HostLeaves &leaves) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && leaves.contains(SymbolTable::lookupNearestSymbolFrom(
+                     call, call.getCalleeAttr()));
+}
+
 /// Whether `buffer` is allocated in `access`'s block and nothing before
-/// `access` there has handed it to anything but loads and stores: no
-/// kernel has it yet. (A block freed while kernels ran is not handed out
-/// again before its thread waited, so a fresh one is the host's.)
-static bool isFreshAt(Value buffer, Operation *access) {
-  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+/// `access` there has handed it to anything but loads, stores, casts and
+/// calls of host leaves: no kernel has it yet. (A block freed while
+/// kernels ran is not handed out again before its thread waited, so a
+/// fresh one is the host's.)
+static bool isFreshAt(Value buffer, Operation *access,
+                      const HostLeaves &leaves) {
   Block *block = access->getBlock();
+  // Casts (of the buffers a call takes) look through to their buffer.
+  Value root = buffer;
+  while (auto cast = root.getDefiningOp<memref::CastOp>())
+    root = cast.getSource();
+  auto alloc = root.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != block)
     return false;
-  return llvm::none_of(buffer.getUsers(), [&](Operation *user) {
-    if (user == access)
-      return false;
-    Operation *here = block->findAncestorOpInBlock(*user);
-    if (!here || !here->isBeforeInBlock(access))
-      return false;
-    return here != user ||
-           !isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(user);
+  std::function<bool(Value)> handedOn = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      if (user == access)
+        return false;
+      Operation *here = block->findAncestorOpInBlock(*user);
+      if (!here || !here->isBeforeInBlock(access))
+        return false;
+      if (here != user)
+        return true;
+      if (auto cast = dyn_cast<memref::CastOp>(user))
+        return handedOn(cast.getResult());
+      return !isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(user) &&
+             !callsLeaf(user, leaves);
+    });
+  };
+  return !handedOn(root);
+}
+
+/// Whether `fn` touches no memory but through loads, stores and dims of
+/// its own arguments and its stack, and launches and calls nothing.
+static bool touchesOnlyItsArguments(func::FuncOp fn) {
+  auto own = [&](Value buffer) {
+    auto arg = dyn_cast<BlockArgument>(buffer);
+    return isHostOnly(buffer) ||
+           (arg && arg.getOwner() == &fn.getBody().front());
+  };
+  WalkResult result = fn.walk([&](Operation *op) {
+    if (op == fn.getOperation())
+      return WalkResult::advance();
+    if (isa<gpu::LaunchFuncOp, CallOpInterface>(op))
+      return WalkResult::interrupt();
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return own(load.getMemRef()) ? WalkResult::advance()
+                                   : WalkResult::interrupt();
+    if (auto store = dyn_cast<memref::StoreOp>(op))
+      return own(store.getMemRef()) ? WalkResult::advance()
+                                    : WalkResult::interrupt();
+    if (isa<memref::DimOp>(op))
+      return WalkResult::advance();
+    bool ownEffects = op->getNumRegions() > 0 &&
+                      op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+    if (!ownEffects && !isPure(op)) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      SmallVector<MemoryEffects::EffectInstance> list;
+      if (effects)
+        effects.getEffects(list);
+      if (!effects || !list.empty())
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
   });
+  return !result.wasInterrupted();
+}
+
+/// The private functions that touch only their arguments and that every
+/// call passes buffers no kernel has had yet (fresh in the caller).
+static HostLeaves findHostLeaves(ModuleOp module) {
+  HostLeaves leaves;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isPrivate() && !fn.isExternal() && touchesOnlyItsArguments(fn))
+      leaves.insert(fn);
+  // A leaf whose caller hands it a buffer that kernels may have is none;
+  // dropping one can make another's buffers shared, hence until stable.
+  for (bool changed = true; changed;) {
+    changed = false;
+    module.walk([&](func::CallOp call) {
+      Operation *callee =
+          SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr());
+      if (!leaves.contains(callee))
+        return;
+      bool fresh = llvm::all_of(call.getOperands(), [&](Value operand) {
+        return !isa<BaseMemRefType>(operand.getType()) || isHostOnly(operand) ||
+               isFreshAt(operand, call, leaves);
+      });
+      if (!fresh) {
+        leaves.erase(callee);
+        changed = true;
+      }
+    });
+  }
+  // Taken by anything but a call (a function pointer): not a leaf.
+  if (auto uses = SymbolTable::getSymbolUses(module))
+    for (const SymbolTable::SymbolUse &use : *uses)
+      if (!isa<func::CallOp>(use.getUser()))
+        if (Operation *fn = SymbolTable::lookupNearestSymbolFrom(
+                use.getUser(), use.getSymbolRef()))
+          leaves.erase(fn);
+  return leaves;
 }
 
 /// Whether `op` reads or writes memory that a kernel may also access, as
 /// far as its interface tells; an op that says nothing of its effects
 /// might.
-static bool touchesMemory(Operation *op) {
+static bool touchesMemory(Operation *op, const HostLeaves &leaves) {
   if (isPure(op))
     return false;
   if (auto load = dyn_cast<memref::LoadOp>(op))
-    return !isHostOnly(load.getMemRef()) && !isFreshAt(load.getMemRef(), op);
+    return !isHostOnly(load.getMemRef()) &&
+           !isFreshAt(load.getMemRef(), op, leaves);
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    return !isHostOnly(store.getMemRef()) && !isFreshAt(store.getMemRef(), op);
+    return !isHostOnly(store.getMemRef()) &&
+           !isFreshAt(store.getMemRef(), op, leaves);
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return true;
@@ -86,17 +190,18 @@ static bool touchesMemory(Operation *op) {
 
 /// Whether `op` itself, not the ops in its regions, may touch memory that
 /// a kernel accesses.
-static bool touchesItself(Operation *op) {
+static bool touchesItself(Operation *op, const HostLeaves &leaves) {
   if (op->getNumRegions() > 0 &&
       op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
     return false;
-  return touchesMemory(op);
+  return touchesMemory(op, leaves);
 }
 
 namespace {
 /// What a call means for the work queued on the stream.
 enum class CallEffect {
-  /// Reads no buffer: a runtime error report.
+  /// Reads no buffer a kernel may have: a runtime error report, a host
+  /// leaf.
   None,
   /// May queue work on the stream and return before it is done: a dense
   /// product, or a function of the program (which waits where it touches
@@ -108,8 +213,8 @@ enum class CallEffect {
 
 class Rewriter {
 public:
-  Rewriter(ModuleOp module, func::FuncOp wait)
-      : module(module), wait(wait), b(module.getContext()) {}
+  Rewriter(ModuleOp module, func::FuncOp wait, const HostLeaves &leaves)
+      : module(module), wait(wait), leaves(leaves), b(module.getContext()) {}
 
   /// Rewrites `block`; `inFlight`: kernels may run when it begins. Returns
   /// whether they may when it ends.
@@ -135,7 +240,7 @@ public:
         // The caller reads the results of a public function.
         if (isa<func::ReturnOp>(op) && publicReturn)
           inFlight = waitBefore(&op, inFlight);
-      } else if (touchesMemory(&op)) {
+      } else if (touchesMemory(&op, leaves)) {
         inFlight = waitBefore(&op, inFlight);
       }
     }
@@ -145,7 +250,7 @@ public:
 private:
   CallEffect effectOf(func::CallOp call) {
     StringRef name = call.getCallee();
-    if (isErrorReport(name))
+    if (isErrorReport(name) || callsLeaf(call, leaves))
       return CallEffect::None;
     auto callee = module.lookupSymbol<func::FuncOp>(name);
     if (isStreamOrdered(name) || (callee && !callee.isExternal()))
@@ -176,12 +281,12 @@ private:
         queues |= effect == CallEffect::Queues;
         touches |= effect == CallEffect::Touches;
       } else {
-        touches |= touchesItself(inner);
+        touches |= touchesItself(inner, leaves);
       }
     });
     if (!queues)
       return touches ? waitBefore(&op, inFlight) : inFlight;
-    if (touchesItself(&op))
+    if (touchesItself(&op, leaves))
       waitBefore(&op, inFlight);
     for (Region &region : op.getRegions())
       for (Block &inner : region)
@@ -212,6 +317,7 @@ private:
 
   ModuleOp module;
   func::FuncOp wait;
+  const HostLeaves &leaves;
   OpBuilder b;
 };
 
@@ -236,12 +342,15 @@ struct GPUAsyncLaunchesPass
                                     b.getFunctionType({}, {}));
       wait.setPrivate();
     }
-    Rewriter rewriter(module, wait);
+    HostLeaves leaves = findHostLeaves(module);
+    Rewriter rewriter(module, wait, leaves);
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal())
         for (Block &block : fn.getBody())
-          // The caller may have left kernels running.
-          rewriter.visit(block, /*inFlight=*/true, fn.isPublic());
+          // The caller may have left kernels running, except for a host
+          // leaf, whose buffers no kernel has had.
+          rewriter.visit(block, /*inFlight=*/!leaves.contains(fn),
+                         fn.isPublic());
   }
 };
 } // namespace
