@@ -129,3 +129,40 @@ func.func @scatter_distinct(%s: tensor<?x?xf32>, %x: tensor<?x?xf32>, %ids: tens
   %a = gnn.scatter_rows %s into %x[%ids] : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xindex>) -> tensor<?x?xf32>
   return %a : tensor<?x?xf32>
 }
+
+// -----
+
+// Two lookups: each kernel lowers its own bad-id slot, and the host reads
+// both slots (and reports the first bad entry of each) at the end of the
+// block, after both loops: on a GPU it waits there once, not after each
+// lookup. The tanh between them reads the first lookup's rows, where a bad
+// id gave zeros. CPU cores report each bad entry in the loop itself.
+// CHECK-LABEL: func.func @lookups
+// CHECK:         %[[S1:.*]] = memref.alloc() : memref<1xi64>
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw minu %{{.*}}, %[[S1]]
+// CHECK:         scf.parallel
+// CHECK:           math.tanh
+// CHECK:         %[[S2:.*]] = memref.alloc() : memref<1xi64>
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw minu %{{.*}}, %[[S2]]
+// CHECK:         memref.load %[[S1]]
+// CHECK:         func.call @gnn_rt_id_out_of_range
+// CHECK:         memref.load %[[S2]]
+// CHECK:         func.call @gnn_rt_id_out_of_range
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return
+// CPU-LABEL: func.func @lookups
+// CPU-NOT:       memref.atomic_rmw
+// CPU:           scf.parallel
+// CPU:             func.call @gnn_rt_id_out_of_range
+func.func @lookups(%x: tensor<?x4xf32>, %a: tensor<?xindex>, %b: tensor<?xindex>) -> tensor<?x4xf32> {
+  %xa = gnn.gather_rows %x[%a] : (tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x4xf32>
+  %t = gnn.apply_nodes(%xa) {
+  ^bb0(%e: f32):
+    %r = math.tanh %e : f32
+    gnn.yield %r : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %tb = gnn.gather_rows %t[%b] : (tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x4xf32>
+  return %tb : tensor<?x4xf32>
+}

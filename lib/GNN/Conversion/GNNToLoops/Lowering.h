@@ -324,7 +324,11 @@ public:
     return {ok, b.create<arith::SelectOp>(ok, id, idx(0))};
   }
 
-  /// The slot of checkedId's device form, and its report after the loop.
+  /// The slot of checkedId's device form, and its report, at the end of
+  /// the op's block: on a GPU the host reads the slot after the kernel, and
+  /// there it waits once for every lookup of the block rather than after
+  /// each. The kernels in between read no bad row (a bad id reads row 0 or
+  /// nothing), and the slot and the ids stay allocated until the report.
   Value badIdSlot() {
     Value slot =
         b.create<memref::AllocOp>(MemRefType::get({1}, b.getI64Type()));
@@ -332,6 +336,10 @@ public:
     return slot;
   }
   void reportBadId(Value slot, Value ids, Value bound) {
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = b.getInsertionBlock();
+    if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
+      b.setInsertionPoint(&block->back());
     Value position = b.create<memref::LoadOp>(slot, idx(0));
     Value bad =
         b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position, noBadId());
