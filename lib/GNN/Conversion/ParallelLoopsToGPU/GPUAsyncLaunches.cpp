@@ -137,6 +137,13 @@ static HostLeaves findHostLeaves(ModuleOp module) {
   for (auto fn : module.getOps<func::FuncOp>())
     if (fn.isPrivate() && !fn.isExternal() && touchesOnlyItsArguments(fn))
       leaves.insert(fn);
+  // Taken by anything but a call (a function pointer): not a leaf.
+  if (auto uses = SymbolTable::getSymbolUses(module))
+    for (const SymbolTable::SymbolUse &use : *uses)
+      if (!isa<func::CallOp>(use.getUser()))
+        if (Operation *fn = SymbolTable::lookupNearestSymbolFrom(
+                use.getUser(), use.getSymbolRef()))
+          leaves.erase(fn);
   // A leaf whose caller hands it a buffer that kernels may have is none;
   // dropping one can make another's buffers shared, hence until stable.
   for (bool changed = true; changed;) {
@@ -156,13 +163,6 @@ static HostLeaves findHostLeaves(ModuleOp module) {
       }
     });
   }
-  // Taken by anything but a call (a function pointer): not a leaf.
-  if (auto uses = SymbolTable::getSymbolUses(module))
-    for (const SymbolTable::SymbolUse &use : *uses)
-      if (!isa<func::CallOp>(use.getUser()))
-        if (Operation *fn = SymbolTable::lookupNearestSymbolFrom(
-                use.getUser(), use.getSymbolRef()))
-          leaves.erase(fn);
   return leaves;
 }
 
