@@ -338,3 +338,28 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A function taken by address may be called with anything: not a leaf.
+// CHECK-LABEL: func.func private @by_address
+// CHECK:         call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @takes_address(%x: memref<?xf32>, %n: index)
+      -> ((memref<?xi1>) -> i1) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    %f = func.constant @by_address : (memref<?xi1>) -> i1
+    return %f : (memref<?xi1>) -> i1
+  }
+  func.func private @by_address(%a: memref<?xi1>) -> i1 {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %a[%c0] : memref<?xi1>
+    return %v : i1
+  }
+}

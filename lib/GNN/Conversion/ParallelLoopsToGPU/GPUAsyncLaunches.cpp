@@ -137,13 +137,14 @@ static HostLeaves findHostLeaves(ModuleOp module) {
   for (auto fn : module.getOps<func::FuncOp>())
     if (fn.isPrivate() && !fn.isExternal() && touchesOnlyItsArguments(fn))
       leaves.insert(fn);
-  // Taken by anything but a call (a function pointer): not a leaf.
-  if (auto uses = SymbolTable::getSymbolUses(module))
-    for (const SymbolTable::SymbolUse &use : *uses)
-      if (!isa<func::CallOp>(use.getUser()))
-        if (Operation *fn = SymbolTable::lookupNearestSymbolFrom(
-                use.getUser(), use.getSymbolRef()))
-          leaves.erase(fn);
+  // Named by anything but a call (a function pointer): not a leaf.
+  module.walk([&](Operation *op) {
+    if (isa<func::CallOp>(op))
+      return;
+    op->getAttrDictionary().walk([&](FlatSymbolRefAttr name) {
+      leaves.erase(module.lookupSymbol(name));
+    });
+  });
   // A leaf whose caller hands it a buffer that kernels may have is none;
   // dropping one can make another's buffers shared, hence until stable.
   for (bool changed = true; changed;) {
