@@ -363,3 +363,38 @@ module attributes {gpu.container_module} {
     return %v : i1
   }
 }
+
+// -----
+
+// A function's copy of a constant (gnn-globals-to-buffers) goes into a
+// buffer no kernel has: neither the copy nor a read of the constant waits;
+// the kernel that gets the copy does not either.
+// CHECK-LABEL: func.func @constant_copy
+// CHECK:         gpu.launch_func async
+// CHECK-NOT:     gnn_cuda_wait_for_launches
+// CHECK:         memref.copy
+// CHECK-NEXT:    memref.load
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.launch_func async
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+    gpu.func @use(%c: memref<4xf32>) kernel { gpu.return }
+  }
+  memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+  func.func @constant_copy(%x: memref<?xf32>, %n: index) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    %g = memref.get_global @table : memref<4xf32>
+    %copy = memref.alloc() : memref<4xf32>
+    memref.copy %g, %copy : memref<4xf32> to memref<4xf32>
+    %v = memref.load %g[%c0] : memref<4xf32>
+    gpu.launch_func @kernels::@use blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%copy : memref<4xf32>)
+    return %v : f32
+  }
+}

@@ -344,7 +344,9 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     touches nothing but the buffers it is passed, launches and calls
     nothing, and gets from every call buffers no kernel has had yet (a
     host leaf: bufferization's `dealloc_helper`) waits nowhere, and neither
-    its calls nor the caller's later loads of those buffers do.
+    its calls nor the caller's later loads of those buffers do. Reading a
+    constant global, or copying one into a buffer no kernel has, does not
+    wait either: kernels never address the host's constants.
 
     ```mlir
     gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)

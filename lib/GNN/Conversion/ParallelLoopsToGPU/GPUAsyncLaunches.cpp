@@ -44,6 +44,25 @@ static bool isHostOnly(Value buffer) {
   return buffer.getDefiningOp<memref::AllocaOp>() != nullptr;
 }
 
+/// Whether `buffer` is a constant global of the host program: no kernel
+/// addresses one (gnn-globals-to-buffers hands kernels copies), and no one
+/// writes it.
+static bool isConstantGlobal(Value buffer) {
+  auto get = buffer.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return false;
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  return global && global.getConstant();
+}
+
+/// Whether `op` copies a constant global into `buffer` (host data into it).
+static bool copiesConstantInto(Operation *op, Value buffer) {
+  auto copy = dyn_cast<memref::CopyOp>(op);
+  return copy && copy.getTarget() == buffer &&
+         isConstantGlobal(copy.getSource());
+}
+
 /// The program's functions that read and write no memory but the buffers
 /// they are passed (bufferization's dealloc_helper, which compares the
 /// addresses its caller stored and writes ownership flags), launch nothing
@@ -88,7 +107,7 @@ static bool isFreshAt(Value buffer, Operation *access,
       if (auto cast = dyn_cast<memref::CastOp>(user))
         return handedOn(cast.getResult());
       return !isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(user) &&
-             !callsLeaf(user, leaves);
+             !callsLeaf(user, leaves) && !copiesConstantInto(user, value);
     });
   };
   return !handedOn(root);
@@ -175,7 +194,16 @@ static bool touchesMemory(Operation *op, const HostLeaves &leaves) {
     return false;
   if (auto load = dyn_cast<memref::LoadOp>(op))
     return !isHostOnly(load.getMemRef()) &&
+           !isConstantGlobal(load.getMemRef()) &&
            !isFreshAt(load.getMemRef(), op, leaves);
+  // A constant copied into a buffer no kernel has (a function's copy of
+  // its constants for its kernels, gnn-globals-to-buffers).
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    Value to = copy.getTarget();
+    if (isConstantGlobal(copy.getSource()) &&
+        (isHostOnly(to) || isFreshAt(to, op, leaves)))
+      return false;
+  }
   if (auto store = dyn_cast<memref::StoreOp>(op))
     return !isHostOnly(store.getMemRef()) &&
            !isFreshAt(store.getMemRef(), op, leaves);
