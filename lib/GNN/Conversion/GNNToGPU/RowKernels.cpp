@@ -138,86 +138,65 @@ std::pair<Value, Value> rowMoments(WarpRow &w, Value input, Value n,
       n);
   return {mean, b.create<math::RsqrtOp>(b.create<arith::AddFOp>(var, eps))};
 }
-
-Value widthAsFloat(Lowering &l, Value width) {
-  return l.b.create<arith::UIToFPOp>(
-      l.b.getF32Type(),
-      l.b.create<arith::IndexCastOp>(l.b.getI64Type(), width));
-}
 } // namespace
 
 LogicalResult loops::lowerLayerNormToGPU(LayerNormOp op,
                                          RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
-  Value input = l.toMemref(op.getInput());
-  Value weight = l.toMemref(op.getWeight()), bias = l.toMemref(op.getBias());
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  Value rows = l.dim(input, 0), width = l.dim(input, 1);
-  Value out = l.alloc(type, rows, {width});
-  Value ok = layerNormSizesMatch(l, input, weight, bias);
-  Value n = widthAsFloat(l, width);
-  Value eps = l.floatConst(b.getF32Type(), op.getEps().convertToDouble());
-  l.guarded(ok, [&] {
-    launchWarpPerRow(l, {rows}, width, [&](WarpRow &w) {
-      auto [mean, inv] = rowMoments(w, input, n, eps);
+  LayerNormBuffers p = prepareLayerNorm(l, op);
+  l.guarded(p.ok, [&] {
+    launchWarpPerRow(l, {p.rows}, p.width, [&](WarpRow &w) {
+      auto [mean, inv] = rowMoments(w, p.input, p.n, p.eps);
       w.forEach([&](Value j) {
-        Value c = b.create<arith::SubFOp>(w.load(input, j), mean);
-        Value s = b.create<arith::MulFOp>(b.create<arith::MulFOp>(c, inv),
-                                          b.create<memref::LoadOp>(weight, j));
-        w.store(b.create<arith::AddFOp>(s, b.create<memref::LoadOp>(bias, j)),
-                out, j);
+        Value c = b.create<arith::SubFOp>(w.load(p.input, j), mean);
+        Value s =
+            b.create<arith::MulFOp>(b.create<arith::MulFOp>(c, inv),
+                                    b.create<memref::LoadOp>(p.weight, j));
+        w.store(b.create<arith::AddFOp>(s, b.create<memref::LoadOp>(p.bias, j)),
+                p.out, j);
       });
     });
   });
-  return l.replaceWithBuffers(op, out);
+  return l.replaceWithBuffers(op, p.out);
 }
 
 LogicalResult loops::lowerLayerNormGradToGPU(LayerNormGradOp op,
                                              RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
-  Value input = l.toMemref(op.getInput()), grad = l.toMemref(op.getGrad());
-  Value weight = l.toMemref(op.getWeight());
-  Value addend = op.getAddend() ? l.toMemref(op.getAddend()) : Value();
-  auto type = cast<RankedTensorType>(op.getInputGrad().getType());
-  Value rows = l.dim(input, 0), width = l.dim(input, 1);
-  Value dx = l.alloc(type, rows, {width});
-  Value dxh = l.alloc(type, rows, {width});
-  Value ok = layerNormGradSizesMatch(l, input, weight, grad, addend);
-  Value n = widthAsFloat(l, width);
-  Value eps = l.floatConst(b.getF32Type(), op.getEps().convertToDouble());
-  l.guarded(ok, [&] {
-    launchWarpPerRow(l, {rows}, width, [&](WarpRow &w) {
-      auto [mean, inv] = rowMoments(w, input, n, eps);
+  LayerNormGradBuffers p = prepareLayerNormGrad(l, op);
+  l.guarded(p.ok, [&] {
+    launchWarpPerRow(l, {p.rows}, p.width, [&](WarpRow &w) {
+      auto [mean, inv] = rowMoments(w, p.input, p.n, p.eps);
       auto normalized = [&](Value j) -> Value {
         return b.create<arith::MulFOp>(
-            b.create<arith::SubFOp>(w.load(input, j), mean), inv);
+            b.create<arith::SubFOp>(w.load(p.input, j), mean), inv);
       };
       auto g = [&](Value j) -> Value {
-        return b.create<arith::MulFOp>(w.load(grad, j),
-                                       b.create<memref::LoadOp>(weight, j));
+        return b.create<arith::MulFOp>(w.load(p.grad, j),
+                                       b.create<memref::LoadOp>(p.weight, j));
       };
-      Value meanG = b.create<arith::DivFOp>(w.reduce(false, g), n);
+      Value meanG = b.create<arith::DivFOp>(w.reduce(false, g), p.n);
       Value meanGX = b.create<arith::DivFOp>(
           w.reduce(false,
                    [&](Value j) -> Value {
                      return b.create<arith::MulFOp>(g(j), normalized(j));
                    }),
-          n);
+          p.n);
       w.forEach([&](Value j) {
         Value xh = normalized(j);
         Value d = b.create<arith::SubFOp>(b.create<arith::SubFOp>(g(j), meanG),
                                           b.create<arith::MulFOp>(xh, meanGX));
         Value scaled = b.create<arith::MulFOp>(inv, d);
-        if (addend)
-          scaled = b.create<arith::AddFOp>(scaled, w.load(addend, j));
-        w.store(scaled, dx, j);
-        w.store(b.create<arith::MulFOp>(w.load(grad, j), xh), dxh, j);
+        if (p.addend)
+          scaled = b.create<arith::AddFOp>(scaled, w.load(p.addend, j));
+        w.store(scaled, p.dx, j);
+        w.store(b.create<arith::MulFOp>(w.load(p.grad, j), xh), p.dxh, j);
       });
     });
   });
-  return l.replaceWithBuffers(op, {dx, dxh});
+  return l.replaceWithBuffers(op, {p.dx, p.dxh});
 }
 
 LogicalResult loops::lowerLogSoftmaxToGPU(LogSoftmaxOp op,

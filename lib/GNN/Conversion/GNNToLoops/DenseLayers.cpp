@@ -309,114 +309,127 @@ static std::pair<Value, Value> rowMoments(Lowering &l, RowPieces &row,
   return {mean, inv};
 }
 
-Value mlir::gnn::loops::layerNormSizesMatch(Lowering &l, Value input,
-                                            Value weight, Value bias) {
-  // Weight and bias are indexed up to the input's width.
-  Value width = l.dim(input, 1);
-  return l.sizesMatch(
-      {{weight, 0, width, kItemSizeCode}, {bias, 0, width, kItemSizeCode}});
+/// The width of `input`'s rows as a float of type `f`.
+static Value widthOf(Lowering &l, Type f, Value width) {
+  return l.b.create<arith::UIToFPOp>(
+      f, l.b.create<arith::IndexCastOp>(l.b.getI64Type(), width));
 }
 
-Value mlir::gnn::loops::layerNormGradSizesMatch(Lowering &l, Value input,
-                                                Value weight, Value grad,
-                                                Value addend) {
+LayerNormBuffers mlir::gnn::loops::prepareLayerNorm(Lowering &l,
+                                                    LayerNormOp op) {
+  LayerNormBuffers p;
+  p.input = l.toMemref(op.getInput());
+  p.weight = l.toMemref(op.getWeight());
+  p.bias = l.toMemref(op.getBias());
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Type f = type.getElementType();
+  p.rows = l.dim(p.input, 0);
+  p.width = l.dim(p.input, 1);
+  p.out = l.alloc(type, p.rows, {p.width});
+  // Weight and bias are indexed up to the input's width.
+  p.ok = l.sizesMatch({{p.weight, 0, p.width, kItemSizeCode},
+                       {p.bias, 0, p.width, kItemSizeCode}});
+  p.n = widthOf(l, f, p.width);
+  p.eps = l.floatConst(f, op.getEps().convertToDouble());
+  return p;
+}
+
+LayerNormGradBuffers
+mlir::gnn::loops::prepareLayerNormGrad(Lowering &l, LayerNormGradOp op) {
+  LayerNormGradBuffers p;
+  p.input = l.toMemref(op.getInput());
+  p.grad = l.toMemref(op.getGrad());
+  p.weight = l.toMemref(op.getWeight());
+  if (op.getAddend())
+    p.addend = l.toMemref(op.getAddend());
+  auto type = cast<RankedTensorType>(op.getInputGrad().getType());
+  Type f = type.getElementType();
+  p.rows = l.dim(p.input, 0);
+  p.width = l.dim(p.input, 1);
+  p.dx = l.alloc(type, p.rows, {p.width});
+  p.dxh = l.alloc(type, p.rows, {p.width});
   // The weight is indexed up to the input's width, the gradients' rows
   // with the input's.
-  Value rows = l.dim(input, 0), width = l.dim(input, 1);
-  SmallVector<SizeCheck> checks = {{weight, 0, width, kItemSizeCode},
-                                   {grad, 0, rows, kInputRowsCode},
-                                   {grad, 1, width, kItemSizeCode}};
-  if (addend)
-    llvm::append_range(checks,
-                       ArrayRef<SizeCheck>{{addend, 0, rows, kInputRowsCode},
-                                           {addend, 1, width, kItemSizeCode}});
-  return l.sizesMatch(checks);
+  SmallVector<SizeCheck> checks = {{p.weight, 0, p.width, kItemSizeCode},
+                                   {p.grad, 0, p.rows, kInputRowsCode},
+                                   {p.grad, 1, p.width, kItemSizeCode}};
+  if (p.addend)
+    llvm::append_range(
+        checks, ArrayRef<SizeCheck>{{p.addend, 0, p.rows, kInputRowsCode},
+                                    {p.addend, 1, p.width, kItemSizeCode}});
+  p.ok = l.sizesMatch(checks);
+  p.n = widthOf(l, f, p.width);
+  p.eps = l.floatConst(f, op.getEps().convertToDouble());
+  return p;
 }
 
 LogicalResult mlir::gnn::loops::lowerLayerNorm(LayerNormOp op,
                                                RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
-  Value input = l.toMemref(op.getInput());
-  Value weight = l.toMemref(op.getWeight()), bias = l.toMemref(op.getBias());
+  LayerNormBuffers p = prepareLayerNorm(l, op);
   auto type = cast<RankedTensorType>(op.getResult().getType());
-  Type f = type.getElementType();
-  Value rows = l.dim(input, 0), width = l.dim(input, 1);
-  Value out = l.alloc(type, rows, {width});
-  Value ok = layerNormSizesMatch(l, input, weight, bias);
-  Value n = b.create<arith::UIToFPOp>(
-      f, b.create<arith::IndexCastOp>(b.getI64Type(), width));
-  Value eps = l.floatConst(f, op.getEps().convertToDouble());
-  RowPieces row(l, f, type.getDimSize(1), width);
-  l.guarded(ok, [&] {
-    l.parallel(rows, [&](Value r) {
-      auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
-      auto [mean, inv] = rowMoments(l, row, input, r, n, eps);
+  RowPieces row(l, type.getElementType(), type.getDimSize(1), p.width);
+  l.guarded(p.ok, [&] {
+    l.parallel(p.rows, [&](Value r) {
+      auto x = [&](Value j, Type t) { return row.load(t, p.input, {r, j}); };
+      auto [mean, inv] = rowMoments(l, row, p.input, r, p.n, p.eps);
       row.forEach([&](Value j, Type t) {
         Value c = b.create<arith::SubFOp>(x(j, t), row.splat(t, mean));
         Value s = b.create<arith::MulFOp>(
             b.create<arith::MulFOp>(c, row.splat(t, inv)),
-            row.load(t, weight, j));
-        row.store(b.create<arith::AddFOp>(s, row.load(t, bias, j)), out,
+            row.load(t, p.weight, j));
+        row.store(b.create<arith::AddFOp>(s, row.load(t, p.bias, j)), p.out,
                   {r, j});
       });
     });
   });
-  return l.replaceWithBuffers(op, out);
+  return l.replaceWithBuffers(op, p.out);
 }
 
 LogicalResult mlir::gnn::loops::lowerLayerNormGrad(LayerNormGradOp op,
                                                    RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
-  Value input = l.toMemref(op.getInput()), grad = l.toMemref(op.getGrad());
-  Value weight = l.toMemref(op.getWeight());
-  Value addend = op.getAddend() ? l.toMemref(op.getAddend()) : Value();
+  LayerNormGradBuffers p = prepareLayerNormGrad(l, op);
   auto type = cast<RankedTensorType>(op.getInputGrad().getType());
-  Type f = type.getElementType();
-  Value rows = l.dim(input, 0), width = l.dim(input, 1);
-  Value dx = l.alloc(type, rows, {width});
-  Value dxh = l.alloc(type, rows, {width});
-  Value ok = layerNormGradSizesMatch(l, input, weight, grad, addend);
-  Value n = b.create<arith::UIToFPOp>(
-      f, b.create<arith::IndexCastOp>(b.getI64Type(), width));
-  Value eps = l.floatConst(f, op.getEps().convertToDouble());
-  RowPieces row(l, f, type.getDimSize(1), width);
-  l.guarded(ok, [&] {
-    l.parallel(rows, [&](Value r) {
-      auto x = [&](Value j, Type t) { return row.load(t, input, {r, j}); };
-      auto dy = [&](Value j, Type t) { return row.load(t, grad, {r, j}); };
-      auto [mean, inv] = rowMoments(l, row, input, r, n, eps);
+  RowPieces row(l, type.getElementType(), type.getDimSize(1), p.width);
+  l.guarded(p.ok, [&] {
+    l.parallel(p.rows, [&](Value r) {
+      auto x = [&](Value j, Type t) { return row.load(t, p.input, {r, j}); };
+      auto dy = [&](Value j, Type t) { return row.load(t, p.grad, {r, j}); };
+      auto [mean, inv] = rowMoments(l, row, p.input, r, p.n, p.eps);
       auto normalized = [&](Value j, Type t) -> Value {
         Value c = b.create<arith::SubFOp>(x(j, t), row.splat(t, mean));
         return b.create<arith::MulFOp>(c, row.splat(t, inv));
       };
       auto g = [&](Value j, Type t) -> Value {
-        return b.create<arith::MulFOp>(dy(j, t), row.load(t, weight, j));
+        return b.create<arith::MulFOp>(dy(j, t), row.load(t, p.weight, j));
       };
       Value meanG = b.create<arith::DivFOp>(
-          row.reduce(vector::CombiningKind::ADD, 0.0, g), n);
+          row.reduce(vector::CombiningKind::ADD, 0.0, g), p.n);
       Value meanGX = b.create<arith::DivFOp>(
           row.reduce(vector::CombiningKind::ADD, 0.0,
                      [&](Value j, Type t) {
                        return b.create<arith::MulFOp>(g(j, t), normalized(j, t))
                            .getResult();
                      }),
-          n);
+          p.n);
       row.forEach([&](Value j, Type t) {
         Value xh = normalized(j, t);
         Value d = b.create<arith::SubFOp>(
             b.create<arith::SubFOp>(g(j, t), row.splat(t, meanG)),
             b.create<arith::MulFOp>(xh, row.splat(t, meanGX)));
         Value scaled = b.create<arith::MulFOp>(row.splat(t, inv), d);
-        if (addend)
-          scaled = b.create<arith::AddFOp>(scaled, row.load(t, addend, {r, j}));
-        row.store(scaled, dx, {r, j});
-        row.store(b.create<arith::MulFOp>(dy(j, t), xh), dxh, {r, j});
+        if (p.addend)
+          scaled =
+              b.create<arith::AddFOp>(scaled, row.load(t, p.addend, {r, j}));
+        row.store(scaled, p.dx, {r, j});
+        row.store(b.create<arith::MulFOp>(dy(j, t), xh), p.dxh, {r, j});
       });
     });
   });
-  return l.replaceWithBuffers(op, {dx, dxh});
+  return l.replaceWithBuffers(op, {p.dx, p.dxh});
 }
 
 LogicalResult mlir::gnn::loops::lowerLogSoftmax(LogSoftmaxOp op,

@@ -667,12 +667,22 @@ LogicalResult lowerLayerNormGrad(LayerNormGradOp op, RewriterBase &rewriter);
 LogicalResult lowerOuterSum(OuterSumOp op, bool parallelDense,
                             RewriterBase &rewriter);
 LogicalResult lowerLogSoftmax(LogSoftmaxOp op, RewriterBase &rewriter);
-/// The run-time checks of a layer norm's operands against its input
-/// (reported to the runtime); whether all hold. Shared with the GPU's
-/// kernels.
-Value layerNormSizesMatch(Lowering &l, Value input, Value weight, Value bias);
-Value layerNormGradSizesMatch(Lowering &l, Value input, Value weight,
-                              Value grad, Value addend);
+/// What every form of a layer norm (or its gradient) starts from, shared
+/// with the GPU's kernels: the operands as buffers, the results allocated,
+/// the rows and width (and the width as a float), eps, and whether the
+/// run-time checks of the operands against the input held (each failure
+/// reported to the runtime).
+struct LayerNormBuffers {
+  Value input, weight, bias, out;
+  Value rows, width, n, eps, ok;
+};
+LayerNormBuffers prepareLayerNorm(Lowering &l, LayerNormOp op);
+struct LayerNormGradBuffers {
+  /// `addend` is null without one.
+  Value input, weight, grad, addend, dx, dxh;
+  Value rows, width, n, eps, ok;
+};
+LayerNormGradBuffers prepareLayerNormGrad(Lowering &l, LayerNormGradOp op);
 
 /// gnn.dropout (Dropout.cpp): in vector loops on CPU cores, else one
 /// element per parallel iteration.
