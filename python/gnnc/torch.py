@@ -173,18 +173,25 @@ if not _IN_GRAPH:
     fused_attention = _run_eagerly(fused_attention)
 
 
+def _checked_op_arguments(src, dst, num_src, num_dst, q, k, v, clamp, scale):
+    """The graph and program key of a registered op's arguments, checked as
+    fused_attention checks its own (an op may be called directly)."""
+    graph = Graph.from_coo(src, dst, num_src=num_src, num_dst=num_dst)
+    return _check(graph, q, k, v, clamp, scale)
+
+
 def _registered_forward_lse(src, dst, num_src, num_dst, q, k, v, clamp=5.0,
                             scale=None):
     # PyTorch leaves out arguments equal to the schema's defaults.
-    graph = Graph.from_coo(src, dst, num_src=num_src, num_dst=num_dst)
-    graph, key = _check(graph, q, k, v, clamp, scale)
+    graph, key = _checked_op_arguments(src, dst, num_src, num_dst, q, k, v,
+                                       clamp, scale)
     return _forward(graph, q, k, v, key)
 
 
 def _registered_backward(src, dst, num_src, num_dst, q, k, v, grad_out, lse,
                          clamp, scale):
-    graph = Graph.from_coo(src, dst, num_src=num_src, num_dst=num_dst)
-    graph, key = _check(graph, q, k, v, clamp, scale)
+    graph, key = _checked_op_arguments(src, dst, num_src, num_dst, q, k, v,
+                                       clamp, scale)
     return _backward(graph, key, q, k, v, grad_out, lse)
 
 
