@@ -39,10 +39,13 @@ void populateGNNToLoopsPatterns(RewritePatternSet &patterns,
                                 const LoopTarget &target);
 
 /// The GPU kernels of convert-gnn-to-gpu, which take precedence over the
-/// loop patterns they join: gnn.fused_attention as a gpu.launch
-/// (`attention`), and a warp per row for layer norm, its gradient,
-/// log-softmax and sums within rows (`rows`).
-void populateGNNToGPUPatterns(RewritePatternSet &patterns, bool attention,
+/// loop patterns they join: gnn.fused_attention and, over graphs that
+/// promise ranges, its backward as gpu.launch kernels (`attention`; without
+/// it the backward's tiles run as parallel loops, for CPU checks), and a
+/// warp per row for layer norm, its gradient, log-softmax and sums within
+/// rows (`rows`).
+void populateGNNToGPUPatterns(RewritePatternSet &patterns,
+                              const LoopTarget &target, bool attention,
                               bool rows);
 
 /// Decomposes `module`'s graphs into their parts, then lowers every gnn op

@@ -2,8 +2,8 @@
 //
 // Part of gnnc. The GPU's conversion: the loop lowerings asked for GPU
 // threads (a parallel iteration per element, many short chunks), with
-// gnn.fused_attention and the ops that reduce rows as kernels of their own
-// ahead of them.
+// gnn.fused_attention, its backward over graphs that promise ranges and the
+// ops that reduce rows as kernels of their own ahead of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,10 +24,20 @@ using namespace mlir::gnn;
 constexpr unsigned kKernelBenefit = 2;
 
 void mlir::gnn::populateGNNToGPUPatterns(RewritePatternSet &patterns,
+                                         const LoopTarget &target,
                                          bool attention, bool rows) {
   if (attention)
     loops::addLowering<FusedAttentionOp>(
         patterns, loops::lowerFusedAttentionToGPU, kKernelBenefit);
+  loops::TileThreads tileThreads =
+      attention ? loops::TileThreads::Warps : loops::TileThreads::Loops;
+  loops::addLowering<FusedAttentionGradOp>(
+      patterns,
+      [target, tileThreads](FusedAttentionGradOp op, RewriterBase &rewriter) {
+        return loops::lowerFusedAttentionGradToTiles(op, target, tileThreads,
+                                                     rewriter);
+      },
+      kKernelBenefit);
   if (rows) {
     loops::addLowering<LayerNormOp>(patterns, loops::lowerLayerNormToGPU,
                                     kKernelBenefit);
@@ -52,7 +62,7 @@ struct ConvertGNNToGPUPass
     target.parallelDense = parallelDense;
     RewritePatternSet patterns(&getContext());
     populateGNNToLoopsPatterns(patterns, target);
-    populateGNNToGPUPatterns(patterns, attentionKernels, rowKernels);
+    populateGNNToGPUPatterns(patterns, target, attentionKernels, rowKernels);
     if (failed(lowerGNNOps(getOperation(), std::move(patterns), "GPU")))
       signalPassFailure();
   }

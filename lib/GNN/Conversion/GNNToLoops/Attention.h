@@ -169,7 +169,15 @@ struct AttentionGradPlan {
   double scale = 1.0;
   std::optional<std::pair<double, double>> clamp;
   bool normalize = false;
+  /// Whether the run-time size checks passed (mismatches are reported).
+  Value inputsOk;
 };
+
+/// The operands of `op`, its results and (normalized) the statistics'
+/// buffers allocated, and its size checks emitted at `l`'s insertion point
+/// (not yet the reversal `r`).
+FailureOr<AttentionGradPlan> planAttentionGrad(Lowering &l,
+                                               FusedAttentionGradOp op);
 
 /// The clamped score (`s` itself without a clamp); scalars or vectors.
 Value clampScore(Lowering &l, const AttentionGradPlan &p, Value s);

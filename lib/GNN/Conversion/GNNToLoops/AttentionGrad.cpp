@@ -409,7 +409,9 @@ void AttentionGrad::sourceRow(Value src, ValueRange head) {
   l.b.create<vector::StoreOp>(sums[1], p.dv, rowStart(l, src, head));
 }
 
-LogicalResult AttentionGrad::build() {
+FailureOr<AttentionGradPlan> loops::planAttentionGrad(Lowering &l,
+                                                      FusedAttentionGradOp op) {
+  AttentionGradPlan p;
   FailureOr<GraphParts> graph = l.graph(op, op.getGraph());
   if (failed(graph))
     return failure();
@@ -429,8 +431,6 @@ LogicalResult AttentionGrad::build() {
   p.dvSize = getItemShape(p.v.type).back();
   if (ShapedType::isDynamic(p.d) || ShapedType::isDynamic(p.dvSize))
     return op.emitOpError() << "needs static feature sizes to be lowered";
-  qType = VectorType::get({p.d}, p.elem);
-  vType = VectorType::get({p.dvSize}, p.elem);
   p.heads = l.itemExtents(qItem.drop_back(), {p.q});
   p.mask = op.getEdges() ? l.edgeMask(op.getEdges(), p.g.numEdges) : Value();
 
@@ -483,11 +483,22 @@ LogicalResult AttentionGrad::build() {
         {p.savedLse.memref, 0, p.g.numDst, Lowering::targetCode(Target::Dst)});
     Lowering::addItemChecks(checks, p.savedLse, withHeads(l.idx(1)));
   }
+  p.inputsOk = l.sizesMatch(checks);
+  return p;
+}
+
+LogicalResult AttentionGrad::build() {
+  FailureOr<AttentionGradPlan> plan = planAttentionGrad(l, op);
+  if (failed(plan))
+    return failure();
+  p = *plan;
+  qType = VectorType::get({p.d}, p.elem);
+  vType = VectorType::get({p.dvSize}, p.elem);
   auto destinationPass = [&](Value dst, ValueRange head) {
     destinationRow(dst, head);
   };
   auto sourcePass = [&](Value src, ValueRange head) { sourceRow(src, head); };
-  l.guarded(l.sizesMatch(checks), [&] {
+  l.guarded(p.inputsOk, [&] {
     if (target.attentionGradBlocks() && blockTileable(p)) {
       blockTiledAttentionGrad(l, p, destinationPass, sourcePass);
       return;
