@@ -210,6 +210,13 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
       the online softmax kept by every lane; graphs whose rows are blocks of
       one source range take a warp per 32 destinations walking the sources
       in lockstep. Layouts the kernel does not take become loops.
+    - `gnn.fused_attention_grad` over such graphs (f32, every edge listed,
+      at most one head dim) becomes warp tiles too: a kernel per
+      destination (statistics, then dq) and per source of the reversed
+      graph (dk and dv, or dv then dk where k, v and both sums do not fit
+      a lane), a lane per node, or 2, 4, ... lanes holding parts of wide
+      rows (their dot products added by shuffles); rows that break the
+      promise go edge by edge. Other backwards take the node passes below.
     - Element-wise ops (`apply_edges`, `apply_nodes`, `broadcast`,
       `gather_rows`, `dropout`, `sum_to`, adding `scatter_rows` of wide
       rows) get an `scf.parallel` iteration per row and item, scalar code,
@@ -224,7 +231,8 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
 
     `gnn-parallel-loops-to-gpu` then maps the parallel loops to kernels.
     With `attention-kernels=false row-kernels=false` those ops take their
-    loop forms, so that the CPU can run every other GPU form
+    loop forms (the backward's tiles a parallel iteration per node, each
+    walking its own range), so that the CPU can run every other GPU form
     (`gnn-lower-to-cpu{device-loops}`, how tests check their arithmetic
     without a GPU).
 
@@ -245,8 +253,9 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
   let options = [
     Option<"attentionKernels", "attention-kernels", "bool",
            /*default=*/"true",
-           "Lower gnn.fused_attention to gpu.launch kernels; without, to "
-           "its loop form (for running the other GPU forms on a CPU)">,
+           "Lower gnn.fused_attention and the tiles of its backward to "
+           "gpu.launch kernels; without, to loops (for running the other GPU "
+           "forms and the tiles' arithmetic on a CPU)">,
     Option<"rowKernels", "row-kernels", "bool", /*default=*/"true",
            "Lower layer norm, its gradient, f32 log-softmax and f32 sums "
            "within rows to gpu.launch kernels of a warp per row; without, "
