@@ -8,10 +8,19 @@
 // of rows that break the promise (max): fifteen shuffles of node ids. With
 // whole rows a lane, dot products need no shuffle. The destination kernel
 // stores the statistics (shift, norm, D) for the source kernel; the
-// reversal's index is built between the two.
+// reversal's index is built between the two. Rows of q, k, v and dout are
+// read in 16-byte loads (marked for gnn-gpu-assume-aligned-rows): a buffer
+// whose rows do not start aligned is copied first.
 // CHECK-LABEL: func.func @complete
+// CHECK-COUNT-4: memref.extract_aligned_pointer_as_index
+// CHECK:         scf.if
+// CHECK:           scf.yield
+// CHECK:         } else {
+// CHECK:           memref.alloc
+// CHECK:           memref.copy
 // CHECK:         %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c32
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}) threads({{.*}}) in (%{{.*}} = %c32
+// CHECK:           vector.load {{.*}} {gnn.aligned_rows}
 // CHECK-COUNT-15:  gpu.shuffle  xor %{{.*}} : i64
 // CHECK-NOT:       gpu.shuffle  xor %{{.*}} : f32
 // CHECK:           memref.store
@@ -30,6 +39,7 @@
 // LOOPS-LABEL: func.func @complete
 // LOOPS-NOT:     gpu.launch
 // LOOPS-NOT:     gpu.shuffle
+// LOOPS-NOT:     gnn.aligned_rows
 // LOOPS:         scf.parallel
 // LOOPS:         return
 func.func @complete(%g: !gnn.graph<complete>, %q: tensor<?x8x16xf32>,

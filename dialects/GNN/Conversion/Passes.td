@@ -377,6 +377,53 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// GPUAssumeAlignedRows
+//===----------------------------------------------------------------------===//
+
+def GPUAssumeAlignedRowsPass
+    : Pass<"gnn-gpu-assume-aligned-rows", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "States the alignment of the kernels' row loads for LLVM";
+  let description = [{
+    The tiled attention kernels of `convert-gnn-to-gpu` read rows of q, k,
+    v and the upstream gradient with one `vector.load` each, and the host
+    has made sure those rows start 16-byte aligned (copying a buffer whose
+    rows do not); the loads carry the unit attribute `gnn.aligned_rows`.
+    LLVM turns such a load into 16-byte loads (`ld.global.v4.f32`, a
+    quarter of the load instructions) only if it can prove the address
+    aligned, and a memref's pointer, offset and strides are run-time
+    values. This pass, run on the outlined kernels (an assumption has
+    unknown effects to bufferization's deallocation, so it cannot be
+    stated earlier), removes the attribute and states for each such
+    kernel argument, at the kernel's entry, that its aligned pointer is a
+    multiple of 16 bytes and its offset and every stride but the last are
+    multiples of 4 elements (`llvm.intr.assume`), from which LLVM's
+    alignment inference derives each row's.
+
+    ```mlir
+    gpu.func @k(%x: memref<?x64xf32, strided<[?, 1], offset: ?>>, %r: index)
+        kernel {
+      %row = vector.load %x[%r, %c0] {gnn.aligned_rows}
+          : memref<?x64xf32, strided<[?, 1], offset: ?>>, vector<64xf32>
+      ...
+    // becomes
+      %p = memref.extract_aligned_pointer_as_index %x
+          : memref<?x64xf32, strided<[?, 1], offset: ?>> -> index
+      %low = arith.andi %p, %c15 : index
+      %aligned = arith.cmpi eq, %low, %c0 : index
+      "llvm.intr.assume"(%aligned) : (i1) -> ()
+      ... (the offset and the row stride: multiples of 4)
+      %row = vector.load %x[%r, %c0]
+          : memref<?x64xf32, strided<[?, 1], offset: ?>>, vector<64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // GlobalsToBuffers
 //===----------------------------------------------------------------------===//
 

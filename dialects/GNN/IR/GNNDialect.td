@@ -60,6 +60,11 @@ def GNN_Dialect : Dialect {
     /// `gnn.kernel` (a unit attribute of a function) marks a kernel that
     /// gnn-outline-kernels made.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "gnn.kernel";
+    /// `gnn.aligned_rows` (a unit attribute of a vector.load in a kernel)
+    /// marks a row load whose memref's rows start 16-byte aligned, which
+    /// gnn-gpu-assume-aligned-rows states for LLVM.
+    static constexpr ::llvm::StringLiteral kAlignedRowsAttrName =
+        "gnn.aligned_rows";
   }];
 }
 

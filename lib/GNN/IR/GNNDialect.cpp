@@ -40,10 +40,17 @@ static LogicalResult verifyName(Operation *op, NamedAttribute attr) {
 LogicalResult GNNDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == kAlignedRowsAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        op->getName().getStringRef() != "vector.load")
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute of a vector.load";
+    return success();
+  }
   if (name != kKernelAttrName)
     return op->emitError() << "'" << name
                            << "' is not an operation attribute of the gnn "
-                              "dialect (gnn.kernel)";
+                              "dialect (gnn.kernel, gnn.aligned_rows)";
   if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
     return op->emitError() << "'" << name
                            << "' must be a unit attribute of a function";

@@ -245,6 +245,11 @@ mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
   ParallelLoopsToGPUPassOptions offload;
   offload.blockSize = options.blockSize;
   pm.addPass(createParallelLoopsToGPUPass(offload));
+  // Constants, sizes and index arithmetic the kernels use are computed in
+  // them rather than passed: a kernel then divides by a constant (not by a
+  // parameter: a 64-bit division's dozens of instructions) and LLVM sees
+  // constant strides, which its alignment inference needs.
+  pm.addNestedPass<func::FuncOp>(createGpuLauchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   if (options.asyncLaunches)
     pm.addPass(gnn::createGPUAsyncLaunchesPass());
@@ -256,6 +261,7 @@ mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(gnn::createGPUAssumeAlignedRowsPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createLowerAffinePass());
   device.addPass(createConvertSCFToCFPass());

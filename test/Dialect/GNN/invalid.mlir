@@ -878,11 +878,20 @@ func.func private @kernel_mark() attributes {gnn.kernel = 1 : i32}
 
 // -----
 
+// gnn.aligned_rows marks vector loads of kernels, as a unit attribute.
+func.func @aligned_rows_elsewhere(%x: memref<?x4xf32>, %i: index) -> f32 {
+  // expected-error @+1 {{'gnn.aligned_rows' must be a unit attribute of a vector.load}}
+  %v = memref.load %x[%i, %i] {gnn.aligned_rows} : memref<?x4xf32>
+  return %v : f32
+}
+
+// -----
+
 // gnn.max_trips is not an attribute of the dialect (loops need no bound to
 // be differentiated).
 func.func @bounded_loop(%n: index) {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{'gnn.max_trips' is not an operation attribute of the gnn dialect (gnn.kernel)}}
+  // expected-error @+1 {{'gnn.max_trips' is not an operation attribute of the gnn dialect (gnn.kernel, gnn.aligned_rows)}}
   %r = scf.while (%i = %c0) : (index) -> index {
     %more = arith.cmpi ult, %i, %n : index
     scf.condition(%more) %i : index

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AlignedRows.h"
 #include "AttentionKernels.h"
 #include "GNNToLoops/Attention.h"
 #include "GNNToLoops/InEdges.h"
@@ -72,8 +73,9 @@ struct Lane {
 class TileLanes {
 public:
   TileLanes(Lowering &l, AttentionGradPlan &p, TileThreads threads,
-            int64_t lanes)
-      : l(l), p(p), threads(threads), lanes(lanes) {}
+            int64_t lanes, ArrayRef<Value> alignedInputs)
+      : l(l), p(p), threads(threads), lanes(lanes),
+        alignedInputs(alignedInputs) {}
 
   /// Both passes (the reversal built between them).
   void build(const LoopTarget &target);
@@ -141,6 +143,8 @@ private:
   TileThreads threads;
   /// Lanes per node (1 in loops).
   int64_t lanes;
+  /// Inputs whose rows start 16-byte aligned (withAlignedRows).
+  ArrayRef<Value> alignedInputs;
 };
 } // namespace
 
@@ -267,8 +271,10 @@ SmallVector<Value> TileLanes::row(const Lane &lane, Value memref, Value r,
   SmallVector<Value> at = {r};
   llvm::append_range(at, lane.head);
   at.push_back(column(lane, size, 0));
-  Value x =
+  auto x =
       l.b.create<vector::LoadOp>(VectorType::get({slice}, p.elem), memref, at);
+  if (llvm::is_contained(alignedInputs, memref))
+    x->setAttr(GNNDialect::kAlignedRowsAttrName, l.b.getUnitAttr());
   SmallVector<Value> elements;
   for (int64_t j = 0; j < slice; ++j)
     elements.push_back(l.b.create<vector::ExtractOp>(x, j));
@@ -503,7 +509,21 @@ LogicalResult loops::lowerFusedAttentionGradToTiles(FusedAttentionGradOp op,
   // Loops run a node per iteration, its rows whole.
   int64_t lanes =
       threads == TileThreads::Warps ? *lanesPerNode(p->d, p->dvSize) : 1;
-  l.guarded(p->inputsOk,
-            [&] { TileLanes(l, *p, threads, lanes).build(target); });
+  l.guarded(p->inputsOk, [&] {
+    // Rows read in 16-byte loads where their slices allow (kernels only).
+    SmallVector<Value> aligned;
+    auto align = [&](Feature &f, int64_t size) {
+      if (threads != TileThreads::Warps ||
+          !vectorizableRows(cast<MemRefType>(f.memref.getType()), size / lanes))
+        return;
+      f.memref = withAlignedRows(l, f.memref);
+      aligned.push_back(f.memref);
+    };
+    align(p->q, p->d);
+    align(p->k, p->d);
+    align(p->v, p->dvSize);
+    align(p->grads[0], p->dvSize);
+    TileLanes(l, *p, threads, lanes, aligned).build(target);
+  });
   return l.replaceWithBuffers(op, {p->dq, p->dk, p->dv});
 }

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
+#include "AlignedRows.h"
 #include "GNNToLoops/Attention.h"
 #include "Warp.h"
 
@@ -280,8 +281,9 @@ private:
 class TileBody {
 public:
   TileBody(Lowering &l, const AttentionPlan &p, const KernelShape &shape,
-           Value valid, Value v, Value head)
-      : l(l), p(p), shape(shape), valid(valid), v(v), head(head) {}
+           Value valid, Value v, Value head, ArrayRef<Value> alignedInputs)
+      : l(l), p(p), shape(shape), valid(valid), v(v), head(head),
+        alignedInputs(alignedInputs) {}
 
   void build() {
     CsrRow slots = csrRow(l, p, v, valid);
@@ -346,8 +348,10 @@ private:
   /// load: a single address per row, not one per element, so that the
   /// element offsets stay constants instead of registers.
   SmallVector<Value> row(Value memref, Value r, int64_t size) {
-    Value x = l.b.create<vector::LoadOp>(VectorType::get({size}, p.elem),
-                                         memref, at(r, 0));
+    auto x = l.b.create<vector::LoadOp>(VectorType::get({size}, p.elem), memref,
+                                        at(r, 0));
+    if (llvm::is_contained(alignedInputs, memref))
+      x->setAttr(GNNDialect::kAlignedRowsAttrName, l.b.getUnitAttr());
     SmallVector<Value> elements;
     for (int64_t j = 0; j < size; ++j)
       elements.push_back(l.b.create<vector::ExtractOp>(x, j));
@@ -407,6 +411,8 @@ private:
   const AttentionPlan &p;
   const KernelShape &shape;
   Value valid, v, head;
+  /// Inputs whose rows start 16-byte aligned (withAlignedRows).
+  ArrayRef<Value> alignedInputs;
 };
 
 /// Whether the tiled kernel serves `op`: a structure that promises source
@@ -418,9 +424,21 @@ bool tileable(FusedAttentionOp op, const AttentionPlan &p,
          shape.d + shape.dv <= kTileRegisterFloats;
 }
 
-/// Launches one warp per 32 destinations and head (see TileBody).
-void launchTiles(Lowering &l, const AttentionPlan &p, const KernelShape &shape,
+/// Launches one warp per 32 destinations and head (see TileBody). Rows of
+/// q, k and v are read in 16-byte loads where their sizes allow: copied
+/// first if they do not start aligned.
+void launchTiles(Lowering &l, AttentionPlan p, const KernelShape &shape,
                  Value numHeads) {
+  SmallVector<Value> aligned;
+  auto align = [&](Feature &f, int64_t size) {
+    if (!vectorizableRows(cast<MemRefType>(f.memref.getType()), size))
+      return;
+    f.memref = withAlignedRows(l, f.memref);
+    aligned.push_back(f.memref);
+  };
+  align(p.q, shape.d);
+  align(p.k, shape.d);
+  align(p.val, shape.dv);
   Value tiles = l.b.create<arith::CeilDivUIOp>(p.g.numDst, l.idx(kWarp));
   Value one = l.idx(1);
   auto launch =
@@ -435,7 +453,7 @@ void launchTiles(Lowering &l, const AttentionPlan &p, const KernelShape &shape,
       l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, v, p.g.numDst);
   Value safeV = l.b.create<arith::SelectOp>(valid, v, l.idx(0));
   Value head = p.heads.empty() ? Value() : launch.getBlockIds().y;
-  TileBody(l, p, shape, valid, safeV, head).build();
+  TileBody(l, p, shape, valid, safeV, head, aligned).build();
   l.b.create<gpu::TerminatorOp>();
 }
 } // namespace
