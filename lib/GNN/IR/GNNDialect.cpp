@@ -43,8 +43,8 @@ LogicalResult GNNDialect::verifyOperationAttribute(Operation *op,
   if (name == kAlignedRowsAttrName) {
     if (!isa<UnitAttr>(attr.getValue()) ||
         op->getName().getStringRef() != "vector.load")
-      return op->emitError() << "'" << name
-                             << "' must be a unit attribute of a vector.load";
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute of a vector.load";
     return success();
   }
   if (name != kKernelAttrName)
