@@ -398,3 +398,61 @@ module attributes {gpu.container_module} {
     return %v : f32
   }
 }
+
+// -----
+
+// A branch one of whose ways touches nothing (a copy taken only for odd
+// buffers) waits inside the way that touches memory, not before the
+// branch: the other way costs no wait, and the next load waits (a no-op
+// at run time after the copy's wait). A branch whose every way touches
+// memory waits once before it.
+// CHECK-LABEL: func.func @rare_copy
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    %[[Y:.*]] = scf.if
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      memref.alloc
+// CHECK-NEXT:      func.call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:      memref.copy
+// CHECK:         call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load %[[Y]]
+// CHECK-LABEL: func.func private @both_ways
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    scf.if
+// CHECK-NOT:     call @gnn_cuda_wait_for_launches
+// CHECK:         return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @rare_copy(%x: memref<?xf32>, %n: index, %odd: i1) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    %y = scf.if %odd -> (memref<?xf32>) {
+      scf.yield %x : memref<?xf32>
+    } else {
+      %t = memref.alloc(%n) : memref<?xf32>
+      memref.copy %x, %t : memref<?xf32> to memref<?xf32>
+      scf.yield %t : memref<?xf32>
+    }
+    %v = memref.load %y[%c0] : memref<?xf32>
+    return %v : f32
+  }
+  func.func private @both_ways(%x: memref<?xf32>, %n: index, %c: i1) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    %v = scf.if %c -> (f32) {
+      %a = memref.load %x[%c0] : memref<?xf32>
+      scf.yield %a : f32
+    } else {
+      %b = memref.load %x[%c1] : memref<?xf32>
+      scf.yield %b : f32
+    }
+    return %v : f32
+  }
+}

@@ -10,6 +10,7 @@
 #include "GNN/Conversion/Passes.h"
 #include "GNN/Conversion/RuntimeABI.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gnn {
@@ -296,11 +297,28 @@ private:
     return false;
   }
 
-  /// The regions of a loop or a branch: where nothing in them queues work
+  /// The regions of a loop or a branch. Where nothing in them queues work
   /// on the stream (a launch, a dense product, a call of a function of the
-  /// program), one wait before the op serves them if they touch memory;
-  /// otherwise each block starts with work possibly in flight.
+  /// program), one wait before the op serves them if they touch memory
+  /// (every iteration of a loop; every region of a branch), except that a
+  /// branch some of whose ways touch nothing (a rarely taken copy) waits
+  /// inside the ways that do, so that the others cost no wait. Otherwise
+  /// each block starts with work possibly in flight.
   bool visitRegions(Operation &op, bool inFlight) {
+    if (isa<scf::IfOp, scf::IndexSwitchOp>(op) && inFlight &&
+        !touchesItself(&op, leaves) && !queuesWork(op)) {
+      // The ways that touch nothing (an empty else among them).
+      bool untouchedWay = false;
+      for (Region &region : op.getRegions())
+        untouchedWay |= region.empty() || !touchesWithin(region);
+      if (untouchedWay) {
+        for (Region &region : op.getRegions())
+          for (Block &inner : region)
+            visit(inner, inFlight, /*publicReturn=*/false);
+        // Some way leaves the kernels running.
+        return true;
+      }
+    }
     bool queues = false, touches = false;
     op.walk([&](Operation *inner) {
       if (isa<gpu::LaunchFuncOp>(inner)) {
@@ -321,6 +339,30 @@ private:
       for (Block &inner : region)
         visit(inner, /*inFlight=*/true, /*publicReturn=*/false);
     return true;
+  }
+
+  /// Whether anything in `op`'s regions queues work on the stream.
+  bool queuesWork(Operation &op) {
+    bool queues = false;
+    op.walk([&](Operation *inner) {
+      if (isa<gpu::LaunchFuncOp>(inner))
+        queues = true;
+      else if (auto call = dyn_cast<func::CallOp>(inner))
+        queues |= effectOf(call) == CallEffect::Queues;
+    });
+    return queues;
+  }
+
+  /// Whether anything in `region` may touch memory a kernel accesses.
+  bool touchesWithin(Region &region) {
+    bool touches = false;
+    region.walk([&](Operation *inner) {
+      if (auto call = dyn_cast<func::CallOp>(inner))
+        touches |= effectOf(call) == CallEffect::Touches;
+      else
+        touches |= touchesItself(inner, leaves);
+    });
+    return touches;
   }
 
   /// `launch` on the thread's stream, not waited for.
