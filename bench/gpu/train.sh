@@ -74,7 +74,8 @@ for model in ${models//,/ }; do
   config "$model" >"$tmp/$model.json"
   rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off"
     "cuda-async-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
-    "cuda-async cuda GNNC_CUDA_ASYNC_LAUNCHES=1")
+    "cuda-async cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
+    "cuda-graphs cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1")
   for row in "${rows[@]}"; do
     read -r name device env <<<"$row"
     result=$(train "$tmp/$model-$name.log" "$model" "$device" $env)

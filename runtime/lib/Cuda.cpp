@@ -8,6 +8,7 @@
 
 #include "gnnc/cuda.h"
 #include "CudaDriver.h"
+#include "CudaGraphs.h"
 #include "CudaPool.h"
 #include "CudaProfile.h"
 #include "DynamicLibrary.h"
@@ -58,6 +59,23 @@ CUstream &threadStream() {
   thread_local CUstream stream = nullptr;
   return stream;
 }
+
+/// gnn_cuda_use_graphs: launches between waits captured into graphs.
+std::atomic<bool> graphsOn{false};
+/// CU_STREAM_NON_BLOCKING: no implicit ordering with the legacy stream,
+/// whose work would invalidate a capture.
+constexpr unsigned kStreamNonBlocking = 1;
+
+void reportGraphFailure(const char *call, int result);
+
+/// This thread's segment graphs when launches on its stream are captured
+/// (graphs on, the driver has them, no kernel timing or profile, whose
+/// events cannot be captured); null otherwise.
+SegmentGraphs *threadGraphs(const Driver &d, CUstream stream);
+/// Launches the segment this thread captured, if any (at a wait).
+void flushThreadGraphs();
+/// Whether this thread is capturing a segment.
+bool threadCapturing();
 
 /// Whether kernels this thread launched on its stream may still run: an
 /// asynchronous launch leaves them running until the host waits.
@@ -129,6 +147,13 @@ void initialize(State &s) {
   symbols.need("cuEventDestroy_v2", d.eventDestroy);
   symbols.bind("cuMemPrefetchAsync_v2", d.memPrefetch);
   symbols.bind("cuPointerGetAttribute", d.pointerGetAttribute);
+  symbols.bind("cuStreamBeginCapture_v2", d.graphs.streamBeginCapture);
+  symbols.bind("cuStreamEndCapture", d.graphs.streamEndCapture);
+  symbols.bind("cuGraphInstantiateWithFlags", d.graphs.graphInstantiate);
+  symbols.bind("cuGraphExecUpdate_v2", d.graphs.graphExecUpdate);
+  symbols.bind("cuGraphLaunch", d.graphs.graphLaunch);
+  symbols.bind("cuGraphDestroy", d.graphs.graphDestroy);
+  symbols.bind("cuGraphExecDestroy", d.graphs.graphExecDestroy);
   if (const char *missing = symbols.missing()) {
     s.why = std::string("the CUDA driver lacks ") + missing;
     return;
@@ -179,6 +204,42 @@ bool gnnc::cuda::ok(CUresult result, const char *call) {
   gnn_rt_report((std::string(call) + ": " + describe(result)).c_str());
   return false;
 }
+namespace {
+/// This thread's segments, made at its first captured launch.
+std::unique_ptr<SegmentGraphs> &threadSegments() {
+  thread_local std::unique_ptr<SegmentGraphs> graphs;
+  return graphs;
+}
+
+void reportGraphFailure(const char *call, int result) {
+  gnn_rt_report((std::string(call) + ": " + describe(result)).c_str());
+}
+
+SegmentGraphs *threadGraphs(const Driver &d, CUstream stream) {
+  if (!graphsOn.load() || stream != threadStream() || profile::enabled() ||
+      !d.graphs.complete())
+    return nullptr;
+  std::unique_ptr<SegmentGraphs> &graphs = threadSegments();
+  if (!graphs)
+    graphs = std::make_unique<SegmentGraphs>(d.graphs, reportGraphFailure);
+  return graphs.get();
+}
+
+void flushThreadGraphs() {
+  // A failed segment is reported (its kernels may not have run): the
+  // program's run ends with that error.
+  if (SegmentGraphs *graphs = threadSegments().get())
+    (void)graphs->flush();
+}
+
+bool threadCapturing() {
+  SegmentGraphs *graphs = threadSegments().get();
+  return graphs && graphs->capturing();
+}
+} // namespace
+
+extern "C" void gnn_cuda_use_graphs(int on) { graphsOn.store(on != 0); }
+
 extern "C" void gnn_cuda_use_device(int index) {
   state().requested = index < 0 ? 0 : index;
 }
@@ -286,7 +347,9 @@ extern "C" void *gnn_cuda_alloc(size_t bytes) {
   // Kernels write most buffers first: map the pages on the device now, in
   // bulk, rather than fault them in one by one at the first launch; a kept
   // block's pages may have moved to the host since (the host read them).
-  if (block && d->memPrefetch && bytes > 0) {
+  // (Not while this thread captures a segment: a prefetch is no graph
+  // node, and the block's pages move at their first touch instead.)
+  if (block && d->memPrefetch && bytes > 0 && !threadCapturing()) {
     profile::HostCall timed(reused ? "cuMemPrefetchAsync (kept block)"
                                    : "cuMemPrefetchAsync (new block)");
     (void)d->memPrefetch(reinterpret_cast<CUdeviceptr>(block), bytes,
@@ -343,6 +406,7 @@ extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {
 }
 
 extern "C" int gnn_cuda_synchronize(void) {
+  flushThreadGraphs();
   profile::HostCall timed("cuCtxSynchronize");
   const Driver *d = driver();
   if (!d || !ok(d->ctxSynchronize(), "cuCtxSynchronize"))
@@ -408,6 +472,11 @@ extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
   }
   if (timed)
     (void)d->eventRecord(events.first, stream);
+  // Captured into the thread's segment where graphs are on; launched as
+  // it is where the driver refuses the capture (reported).
+  SegmentGraphs *graphs = timed ? nullptr : threadGraphs(*d, stream);
+  if (graphs && !graphs->beforeLaunch(stream))
+    graphs = nullptr;
   profile::Launch profiled = profile::beforeLaunch(*d, stream);
   {
     profile::HostCall call("cuLaunchKernel");
@@ -418,6 +487,11 @@ extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
        "cuLaunchKernel");
   }
   profile::afterLaunch(*d, profiled, function, stream);
+  if (graphs)
+    graphs->noteLaunch({function,
+                        {unsigned(gridX), unsigned(gridY), unsigned(gridZ)},
+                        {unsigned(blockX), unsigned(blockY), unsigned(blockZ)},
+                        unsigned(sharedBytes)});
   noteQueuedWork();
   if (!timed)
     return;
@@ -460,7 +534,8 @@ extern "C" void *gnn_cuda_stream_create(void) {
   // driver call each time.
   CUstream &stream = threadStream();
   const Driver *d = driver();
-  if (!d || (!stream && !ok(d->streamCreate(&stream, 0), "cuStreamCreate")))
+  unsigned flags = graphsOn.load() ? kStreamNonBlocking : 0;
+  if (!d || (!stream && !ok(d->streamCreate(&stream, flags), "cuStreamCreate")))
     return nullptr;
   return stream;
 }
@@ -470,6 +545,8 @@ extern "C" void gnn_cuda_stream_destroy(void *) {
 }
 
 extern "C" void gnn_cuda_stream_synchronize(void *stream) {
+  if (stream == threadStream())
+    flushThreadGraphs();
   profile::HostCall timed("cuStreamSynchronize (after each launch)");
   if (const Driver *d = driver())
     ok(d->streamSynchronize(stream), "cuStreamSynchronize");
@@ -480,6 +557,7 @@ extern "C" void gnn_cuda_stream_synchronize(void *stream) {
 extern "C" void gnn_cuda_wait_for_launches(void) {
   if (!launchesInFlight())
     return;
+  flushThreadGraphs();
   {
     profile::HostCall timed("cuStreamSynchronize (before host access)");
     if (const Driver *d = driver())

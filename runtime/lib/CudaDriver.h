@@ -8,6 +8,8 @@
 #ifndef GNNC_RUNTIME_CUDADRIVER_H
 #define GNNC_RUNTIME_CUDADRIVER_H
 
+#include "CudaGraphs.h"
+
 #include <cstddef>
 
 namespace gnnc::cuda {
@@ -63,6 +65,8 @@ struct Driver {
   CUresult (*memPrefetch)(CUdeviceptr, size_t, CUmemLocation, unsigned,
                           CUstream);
   CUresult (*pointerGetAttribute)(void *, int, CUdeviceptr);
+  /// Optional: stream capture and graphs (CudaGraphs.h).
+  GraphCalls graphs;
 };
 
 /// The driver with device 0's context current on this thread, or null after

@@ -14,6 +14,7 @@
 
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -332,3 +333,81 @@ TEST(CudaRuntime, KernelTimerIsZeroWhenOffOrIdle) {
   (void)takeError();
 }
 } // namespace
+
+namespace {
+/// x[i] = 2 x[i] + 1 for i < n: a kernel small enough to write as PTX.
+constexpr char kTwicePlusOne[] = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry twice_plus_one(.param .u64 x, .param .u32 n) {
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .f32 %f<3>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [x];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd2, %rd1;
+  mul.wide.u32 %rd3, %r5, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  fma.rn.f32 %f2, %f1, 0f40000000, 0f3F800000;
+  st.global.f32 [%rd4], %f2;
+DONE:
+  ret;
+}
+)";
+} // namespace
+
+// Launches between waits captured into graphs (gnn_cuda_use_graphs): three
+// segments of the same three launches, on buffers that change between
+// them (the kept graph updated), then a segment of another shape (a graph
+// of its own); each wait sees every kernel of its segment done, in order.
+// In a thread of its own, whose stream is made after graphs are on.
+TEST(CudaRuntime, GraphsReplaySegmentsInOrder) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  std::string failure;
+  std::thread worker([&] {
+    gnn_cuda_use_graphs(1);
+    void *module = gnn_cuda_module_load(const_cast<char *>(kTwicePlusOne), 0);
+    void *function =
+        module ? gnn_cuda_module_get_function(module, "twice_plus_one")
+               : nullptr;
+    void *stream = gnn_cuda_stream_create();
+    if (!function || !stream) {
+      failure = "setup: " + takeError();
+      return;
+    }
+    unsigned n = 1000;
+    for (int segment = 0; segment < 4; ++segment) {
+      auto *x = static_cast<float *>(gnn_cuda_alloc(n * sizeof(float)));
+      for (unsigned i = 0; i < n; ++i)
+        x[i] = float(i % 7);
+      unsigned count = segment == 3 ? n / 2 : n; // another shape last
+      void *params[] = {&x, &count};
+      for (int launch = 0; launch < 3; ++launch)
+        gnn_cuda_launch_kernel(function, (count + 127) / 128, 1, 1, 128, 1, 1,
+                               0, stream, params, nullptr, 2);
+      gnn_cuda_wait_for_launches();
+      for (unsigned i = 0; i < n && failure.empty(); ++i) {
+        // ((2v + 1) * 2 + 1) * 2 + 1 = 8v + 7 where launched.
+        float expected = i < count ? 8 * float(i % 7) + 7 : float(i % 7);
+        if (x[i] != expected)
+          failure = "segment " + std::to_string(segment) + " element " +
+                    std::to_string(i) + ": " + std::to_string(x[i]);
+      }
+      gnn_cuda_free(x);
+    }
+    if (failure.empty())
+      failure = takeError();
+    gnn_cuda_use_graphs(0);
+  });
+  worker.join();
+  EXPECT_EQ(failure, "");
+}

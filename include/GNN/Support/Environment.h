@@ -36,6 +36,9 @@ struct EnvironmentOptions {
   bool checked = false;
   bool perfMap = false;
   bool asyncLaunches = false;
+  /// GNNC_CUDA_GRAPHS=1 (with asynchronous launches): the launches between
+  /// two waits as one CUDA graph (gnn_cuda_use_graphs).
+  bool cudaGraphs = false;
   /// OMP_NUM_THREADS's first level (`4` in `4,2`); 0 where unset or not a
   /// number.
   unsigned ompThreads = 0;

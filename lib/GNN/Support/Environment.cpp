@@ -93,6 +93,7 @@ EnvironmentOptions mlir::gnn::readEnvironment() {
   o.checked = variable("GNNC_CHECKED") == "1";
   o.perfMap = variable("GNNC_PERF_MAP") == "1";
   o.asyncLaunches = variable("GNNC_CUDA_ASYNC_LAUNCHES") == "1";
+  o.cudaGraphs = variable("GNNC_CUDA_GRAPHS") == "1";
   o.ompThreads = ompNumThreads();
   auto profile = [](const char *name) {
     llvm::StringRef value = variable(name);
@@ -150,4 +151,7 @@ void mlir::gnn::prepareProcess(const EnvironmentOptions &options) {
     gnn_cuda_profile_enable();
   if (options.cudaPoolLimit)
     gnn_cuda_set_pool_limit(*options.cudaPoolLimit);
+  // Segments between waits exist only where launches do not wait each.
+  if (options.cudaGraphs && options.asyncLaunches)
+    gnn_cuda_use_graphs(1);
 }

@@ -1,0 +1,135 @@
+//===- CudaGraphs.h - the launches between two waits as one graph -*- C++
+//-*-===//
+//
+// Part of gnnc's runtime (internal). With launches that do not wait (see
+// gnn-gpu-async-launches), a thread's kernels between two waits of its host
+// code form a segment that a training or decoding step repeats, the same
+// kernels in the same order, with other buffers. Launched one by one, each
+// costs the host a driver call and the device a gap between kernels. Here a
+// segment is captured from the thread's stream into a CUDA graph
+// (cuStreamBeginCapture at its first launch, cuStreamEndCapture at the
+// wait), and the host launches it whole: the first time a segment is seen
+// its graph is instantiated; after that, the executable graph kept for the
+// same kernels in the same shapes is updated from the new capture
+// (cuGraphExecUpdate: new buffers, the same topology) and launched, which
+// is cheaper than instantiating, or instantiated anew where the update
+// fails (a cuBLAS product that chose other kernels). Executable graphs are
+// kept per thread for the most recent segments (kMaxKeptGraphs).
+//
+// The driver entry points come as a table, so that the host side is tested
+// against a recording fake (unittests/runtime/CudaGraphsTest.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_CUDAGRAPHS_H
+#define GNNC_RUNTIME_CUDAGRAPHS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gnnc::cuda {
+using GraphResult = int;
+using GraphStream = void *;
+using Graph = void *;
+using GraphExec = void *;
+
+/// cuGraphExecUpdate_v2's result information.
+struct GraphUpdateInfo {
+  int result;
+  void *errorNode;
+  void *errorFromNode;
+};
+
+/// CU_STREAM_CAPTURE_MODE_RELAXED: the capturing thread may still allocate
+/// (the runtime's pool may ask the driver for a block mid-segment).
+constexpr int kCaptureModeRelaxed = 2;
+
+/// The driver's graph entry points (null where the driver lacks them).
+struct GraphCalls {
+  GraphResult (*streamBeginCapture)(GraphStream, int mode) = nullptr;
+  GraphResult (*streamEndCapture)(GraphStream, Graph *) = nullptr;
+  GraphResult (*graphInstantiate)(GraphExec *, Graph,
+                                  unsigned long long flags) = nullptr;
+  GraphResult (*graphExecUpdate)(GraphExec, Graph, GraphUpdateInfo *) = nullptr;
+  GraphResult (*graphLaunch)(GraphExec, GraphStream) = nullptr;
+  GraphResult (*graphDestroy)(Graph) = nullptr;
+  GraphResult (*graphExecDestroy)(GraphExec) = nullptr;
+
+  /// Whether every entry point is there.
+  bool complete() const;
+};
+
+/// A kernel launch as a segment's key sees it: the function and the
+/// launch's shape (not its arguments, which an update replaces).
+struct LaunchShape {
+  const void *function;
+  unsigned grid[3], block[3], sharedBytes;
+  bool operator<(const LaunchShape &other) const;
+  bool operator==(const LaunchShape &other) const;
+};
+
+/// One thread's segments (see the file comment).
+class SegmentGraphs {
+public:
+  /// Most executable graphs kept; the least recently launched goes first.
+  static constexpr size_t kMaxKeptGraphs = 64;
+
+  /// `calls` must be complete; `fail` receives a failed call's name and
+  /// result (the runtime reports it).
+  SegmentGraphs(const GraphCalls &calls,
+                void (*fail)(const char *call, GraphResult result));
+  ~SegmentGraphs();
+  SegmentGraphs(const SegmentGraphs &) = delete;
+  SegmentGraphs &operator=(const SegmentGraphs &) = delete;
+
+  /// Before a launch on `stream`: starts capturing the segment there if it
+  /// is not yet. False (reported) if the driver refuses: the launch then
+  /// runs as it is.
+  bool beforeLaunch(GraphStream stream);
+  /// After a launch captured into the segment.
+  void noteLaunch(const LaunchShape &shape);
+  /// Whether a segment is being captured.
+  bool capturing() const { return stream != nullptr; }
+  /// At a wait: ends the capture and launches the segment's graph on its
+  /// stream (nothing without a segment). False (reported) if the driver
+  /// fails: the segment's kernels may not have run, and the caller must
+  /// treat the program's results as lost.
+  bool flush();
+
+  /// Executable graphs kept, and how many launches instantiated a graph
+  /// or updated a kept one (for tests and profiles).
+  size_t keptGraphs() const { return kept.size(); }
+  size_t instantiations() const { return instantiated; }
+  size_t updates() const { return updated; }
+
+private:
+  using Key = std::vector<LaunchShape>;
+  struct Kept {
+    GraphExec exec;
+    std::list<Key>::iterator recent;
+  };
+
+  /// The executable graph for the captured `graph` of `key`: a kept one
+  /// updated from it, or a new instantiation; null after a failure.
+  GraphExec executableFor(const Key &key, Graph graph);
+  void keep(const Key &key, GraphExec exec);
+  bool ok(GraphResult result, const char *call);
+
+  GraphCalls calls;
+  void (*fail)(const char *, GraphResult);
+  /// The stream being captured (null: none) and the segment's launches.
+  GraphStream stream = nullptr;
+  Key launches;
+  std::map<Key, Kept> kept;
+  /// Keys from the most to the least recently launched.
+  std::list<Key> recency;
+  size_t instantiated = 0, updated = 0;
+};
+
+} // namespace gnnc::cuda
+
+#endif // GNNC_RUNTIME_CUDAGRAPHS_H
