@@ -355,7 +355,10 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     host leaf: bufferization's `dealloc_helper`) waits nowhere, and neither
     its calls nor the caller's later loads of those buffers do. Reading a
     constant global, or copying one into a buffer no kernel has, does not
-    wait either: kernels never address the host's constants.
+    wait either: kernels never address the host's constants. A branch
+    (`scf.if`, `scf.index_switch`) some of whose ways touch nothing waits
+    inside the ways that touch memory rather than before it, so that a
+    rarely taken way costs the others no wait.
 
     ```mlir
     gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
