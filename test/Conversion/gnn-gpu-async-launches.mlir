@@ -456,3 +456,72 @@ module attributes {gpu.container_module} {
     return %v : f32
   }
 }
+
+// -----
+
+// Buffers no kernel writes are read without a wait: a public function's
+// argument the program never writes (gnn.read_only), or a view of one; a
+// private function's argument that every call passes such an argument, or
+// a buffer of the caller's that no kernel ever has (a layer's dropout seed,
+// stored by the caller, only read by the callee). A private function's
+// argument that some call passes a kernel's buffer still waits.
+// CHECK-LABEL: func.func @step
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    memref.load %[[RNG:arg1]]
+// CHECK-NEXT:    memref.subview %[[RNG]]
+// CHECK-NEXT:    memref.load
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load %arg2
+// CHECK-LABEL: func.func private @layer
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    memref.load %arg0
+// CHECK-NOT:     call @gnn_cuda_wait_for_launches
+// CHECK:         return
+// CHECK-LABEL: func.func private @mixed
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load %arg0
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @step(%x: memref<?xf32> {gnn.read_only},
+                  %rng: memref<2xi64> {gnn.read_only}, %y: memref<?xf32>,
+                  %n: index) -> (i64, i64, f32) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%y : memref<?xf32>)
+    %seed = memref.load %rng[%c0] : memref<2xi64>
+    %tail = memref.subview %rng[1] [1] [1]
+        : memref<2xi64> to memref<1xi64, strided<[1], offset: 1>>
+    %offset = memref.load %tail[%c0] : memref<1xi64, strided<[1], offset: 1>>
+    %v = memref.load %y[%c0] : memref<?xf32>
+    %t = memref.alloc() : memref<2xi64>
+    memref.store %seed, %t[%c0] : memref<2xi64>
+    %a = call @layer(%rng, %y, %n) : (memref<2xi64>, memref<?xf32>, index) -> i64
+    %b = call @layer(%t, %y, %n) : (memref<2xi64>, memref<?xf32>, index) -> i64
+    memref.dealloc %t : memref<2xi64>
+    %c = call @mixed(%x, %n) : (memref<?xf32>, index) -> f32
+    %d = call @mixed(%y, %n) : (memref<?xf32>, index) -> f32
+    return %seed, %offset, %v : i64, i64, f32
+  }
+  func.func private @layer(%r: memref<2xi64>, %y: memref<?xf32>,
+                           %n: index) -> i64 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%y : memref<?xf32>)
+    %s = memref.load %r[%c0] : memref<2xi64>
+    return %s : i64
+  }
+  func.func private @mixed(%r: memref<?xf32>, %n: index) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %y = memref.alloc(%n) : memref<?xf32>
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%y : memref<?xf32>)
+    %s = memref.load %r[%c0] : memref<?xf32>
+    return %s : f32
+  }
+}

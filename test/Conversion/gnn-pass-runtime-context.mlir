@@ -27,7 +27,7 @@ func.func private @pick(%x: tensor<?x4xf32>, %ids: tensor<?xindex>) -> tensor<?x
 // The C wrapper of an entry point takes the context right after the result
 // pointer.
 // LLVM-LABEL: llvm.func @pick(%{{.*}}: !llvm.ptr {gnn.runtime_context},
-// LLVM-LABEL: llvm.func @_mlir_ciface_main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {gnn.runtime_context}, %{{.*}}: !llvm.ptr {gnn.name = "x"},
+// LLVM-LABEL: llvm.func @_mlir_ciface_main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {gnn.runtime_context}, %{{.*}}: !llvm.ptr {gnn.name = "x", gnn.read_only},
 func.func @main(%x: tensor<?x4xf32> {gnn.name = "x"}, %ids: tensor<?xindex>, %w: tensor<4x4xf32>) -> tensor<?x4xf32> {
   %p = func.call @pick(%x, %ids) : (tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x4xf32>
   %y = gnn.linear %p, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>

@@ -1,9 +1,10 @@
 // RUN: gnn-opt %s -split-input-file -verify-diagnostics -gnn-read-only-arguments | FileCheck %s
 
-// Tensor arguments of public functions become read-only; other arguments,
-// existing markings, private functions and declarations are left alone.
+// Tensor arguments of public functions become read-only (also as
+// gnn.read_only, which bufferization keeps); other arguments, existing
+// markings, private functions and declarations are left alone.
 // CHECK-LABEL: func @main
-// CHECK-SAME: %{{.*}}: tensor<?x4xf32> {bufferization.writable = false}
+// CHECK-SAME: %{{.*}}: tensor<?x4xf32> {bufferization.writable = false, gnn.read_only}
 // CHECK-SAME: %{{.*}}: index,
 // CHECK-SAME: %{{.*}}: tensor<4xf32> {bufferization.writable = true}
 func.func @main(%x: tensor<?x4xf32>, %n: index,

@@ -57,6 +57,12 @@ def GNN_Dialect : Dialect {
     /// marks the arguments gnn-differentiate takes gradients with respect to.
     static constexpr ::llvm::StringLiteral kDifferentiableAttrName =
         "gnn.differentiable";
+    /// `gnn.read_only` (a unit argument attribute of a public function)
+    /// marks an argument the program never writes (gnn-read-only-arguments
+    /// sets it with bufferization's `writable = false`, which bufferization
+    /// drops): a host read of it need not wait for running kernels.
+    static constexpr ::llvm::StringLiteral kReadOnlyAttrName =
+        "gnn.read_only";
     /// `gnn.kernel` (a unit attribute of a function) marks a kernel that
     /// gnn-outline-kernels made.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "gnn.kernel";

@@ -548,7 +548,10 @@ def ReadOnlyArgumentsPass : Pass<"gnn-read-only-arguments", "ModuleOp"> {
     were, so this pass sets `bufferization.writable = false` on every tensor
     argument of every public function with a body; bufferization then copies
     such an argument once where it would be updated, and reads the others
-    in place. Arguments already marked keep their marking: one marked
+    in place. Each argument marked `false` also gets `gnn.read_only`, which
+    outlives bufferization, so that the GPU's asynchronous launches need not
+    wait before the host reads it. Arguments already marked keep their
+    marking: one marked
     `bufferization.writable = true` is updated in the caller's buffer, and a
     result marked `gnn.updates = "name"` (see gnn-return-updated-arguments)
     must name such an argument (by `gnn.name`) of its type, or the pass
@@ -557,7 +560,8 @@ def ReadOnlyArgumentsPass : Pass<"gnn-read-only-arguments", "ModuleOp"> {
     ```mlir
     func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32>
     // becomes
-    func.func @main(%x: tensor<?x4xf32> {bufferization.writable = false})
+    func.func @main(%x: tensor<?x4xf32> {bufferization.writable = false,
+                                         gnn.read_only})
         -> tensor<?x4xf32>
     ```
   }];

@@ -87,7 +87,7 @@ LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op,
              << type << ", which is not a float tensor";
     return success();
   }
-  if (name == kRuntimeContextAttrName) {
+  if (name == kRuntimeContextAttrName || name == kReadOnlyAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
     return success();
@@ -95,7 +95,7 @@ LogicalResult GNNDialect::verifyRegionArgAttribute(Operation *op,
   return op->emitError() << "'" << name
                          << "' is not an argument attribute of the gnn "
                             "dialect (gnn.name, gnn.differentiable, "
-                            "gnn.runtime_context)";
+                            "gnn.runtime_context, gnn.read_only)";
 }
 
 LogicalResult GNNDialect::verifyRegionResultAttribute(Operation *op, unsigned,

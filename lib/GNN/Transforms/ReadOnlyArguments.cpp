@@ -55,10 +55,18 @@ struct ReadOnlyArgumentsPass
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal() || !function.isPublic())
         continue;
-      for (auto [i, argument] : llvm::enumerate(function.getArguments()))
-        if (isa<TensorType>(argument.getType()) &&
-            !function.getArgAttr(i, name))
+      for (auto [i, argument] : llvm::enumerate(function.getArguments())) {
+        if (!isa<TensorType>(argument.getType()))
+          continue;
+        if (!function.getArgAttr(i, name))
           function.setArgAttr(i, name, readOnly);
+        // Kept past bufferization (which drops its own marking) for the
+        // GPU's asynchronous launches.
+        auto writable = function.getArgAttrOfType<BoolAttr>(i, name);
+        if (writable && !writable.getValue())
+          function.setArgAttr(i, gnn::GNNDialect::kReadOnlyAttrName,
+                              UnitAttr::get(&getContext()));
+      }
       if (failed(checkUpdates(function)))
         return signalPassFailure();
     }

@@ -822,7 +822,7 @@ func.func @empty_name(%x: tensor<?xf32> {gnn.name = ""}) {
 
 // -----
 
-// expected-error @+1 {{'gnn.updates' is not an argument attribute of the gnn dialect (gnn.name, gnn.differentiable, gnn.runtime_context)}}
+// expected-error @+1 {{'gnn.updates' is not an argument attribute of the gnn dialect (gnn.name, gnn.differentiable, gnn.runtime_context, gnn.read_only)}}
 func.func @updates_on_an_argument(%x: tensor<?xf32> {gnn.updates = "x"}) {
   return
 }

@@ -9,9 +9,11 @@
 
 #include "GNN/Conversion/Passes.h"
 #include "GNN/Conversion/RuntimeABI.h"
+#include "GNN/IR/GNNDialect.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_GPUASYNCLAUNCHESPASS
@@ -187,15 +189,149 @@ static HostLeaves findHostLeaves(ModuleOp module) {
   return leaves;
 }
 
+/// Arguments whose buffers no kernel writes, so that a host read of one
+/// need not wait: a public function's marked gnn.read_only
+/// (gnn-read-only-arguments: the program never writes it), and a private
+/// function's that every call passes such an argument, or a buffer of the
+/// caller's that no kernel ever has (a layer's dropout seed, which the
+/// caller stores and the callee only reads), or a view of either.
+using ReadOnlyArguments = llvm::DenseSet<Value>;
+
+/// The buffer `value` views (through casts and view-like ops).
+static Value viewedBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto cast = dyn_cast<memref::CastOp>(def))
+      value = cast.getSource();
+    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else
+      break;
+  }
+  return value;
+}
+
+namespace {
+/// The module's calls by callee, and the functions named otherwise (whose
+/// callers are not all known).
+struct CallGraph {
+  llvm::DenseMap<Operation *, SmallVector<func::CallOp>> calls;
+  llvm::DenseSet<Operation *> addressed;
+
+  explicit CallGraph(ModuleOp module) {
+    module.walk([&](Operation *op) {
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        calls[SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr())]
+            .push_back(call);
+        return;
+      }
+      op->getAttrDictionary().walk([&](FlatSymbolRefAttr name) {
+        addressed.insert(module.lookupSymbol(name));
+      });
+    });
+  }
+
+  /// The calls of `fn` if they are all there is to it (a private function
+  /// with a body, called, named by nothing but calls).
+  const SmallVector<func::CallOp> *knownCalls(func::FuncOp fn) const {
+    if (!fn.isPrivate() || fn.isExternal() || addressed.contains(fn))
+      return nullptr;
+    auto found = calls.find(fn);
+    return found == calls.end() ? nullptr : &found->second;
+  }
+};
+} // namespace
+
+/// Whether every use of `buffer` (through casts and views) is the host's:
+/// loads, stores, sizes, its address and layout, a host leaf's call, its
+/// deallocation, or a call passing it as one of `hostArgs`.
+static bool onlyHostUses(Value buffer, const llvm::DenseSet<Value> &hostArgs,
+                         const HostLeaves &leaves) {
+  return llvm::all_of(buffer.getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (isa<memref::CastOp, ViewLikeOpInterface>(user) &&
+        user->getNumResults() == 1 &&
+        viewedBuffer(user->getResult(0)) == viewedBuffer(buffer))
+      return onlyHostUses(user->getResult(0), hostArgs, leaves);
+    if (isa<memref::LoadOp, memref::StoreOp, memref::DimOp,
+            memref::ExtractAlignedPointerAsIndexOp,
+            memref::ExtractStridedMetadataOp, memref::DeallocOp>(user) ||
+        callsLeaf(user, leaves))
+      return true;
+    auto call = dyn_cast<func::CallOp>(user);
+    if (!call)
+      return false;
+    auto callee = dyn_cast_or_null<func::FuncOp>(
+        SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr()));
+    return callee && !callee.isExternal() &&
+           hostArgs.contains(callee.getArgument(use.getOperandNumber()));
+  });
+}
+
+static ReadOnlyArguments findReadOnlyArguments(ModuleOp module,
+                                               const HostLeaves &leaves) {
+  CallGraph graph(module);
+  // The private functions' buffer arguments that never reach a kernel
+  // there or in what they call: all candidates first, then those with
+  // another use dropped, until none is.
+  llvm::DenseSet<Value> hostArgs;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (graph.knownCalls(fn))
+      for (BlockArgument argument : fn.getArguments())
+        if (isa<BaseMemRefType>(argument.getType()))
+          hostArgs.insert(argument);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Value argument : llvm::to_vector(hostArgs))
+      if (!onlyHostUses(argument, hostArgs, leaves)) {
+        hostArgs.erase(argument);
+        changed = true;
+      }
+  }
+  ReadOnlyArguments readOnly;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isPublic() && !fn.isExternal())
+      for (auto [i, argument] : llvm::enumerate(fn.getArguments()))
+        if (isa<BaseMemRefType>(argument.getType()) &&
+            fn.getArgAttr(i, gnn::GNNDialect::kReadOnlyAttrName))
+          readOnly.insert(argument);
+  // What a call passes is safe to read if no kernel writes it: a read-only
+  // argument, or an allocation no kernel ever has.
+  auto safe = [&](Value operand) {
+    Value root = viewedBuffer(operand);
+    return readOnly.contains(root) || (root.getDefiningOp<memref::AllocOp>() &&
+                                       onlyHostUses(root, hostArgs, leaves));
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      const SmallVector<func::CallOp> *calls = graph.knownCalls(fn);
+      if (!calls)
+        continue;
+      for (auto [i, argument] : llvm::enumerate(fn.getArguments()))
+        if (isa<BaseMemRefType>(argument.getType()) &&
+            !readOnly.contains(argument) &&
+            llvm::all_of(*calls, [&, i = i](func::CallOp call) {
+              return safe(call.getOperand(i));
+            })) {
+          readOnly.insert(argument);
+          changed = true;
+        }
+    }
+  }
+  return readOnly;
+}
+
 /// Whether `op` reads or writes memory that a kernel may also access, as
 /// far as its interface tells; an op that says nothing of its effects
 /// might.
-static bool touchesMemory(Operation *op, const HostLeaves &leaves) {
+static bool touchesMemory(Operation *op, const HostLeaves &leaves,
+                          const ReadOnlyArguments &readOnly) {
   if (isPure(op))
     return false;
   if (auto load = dyn_cast<memref::LoadOp>(op))
     return !isHostOnly(load.getMemRef()) &&
            !isConstantGlobal(load.getMemRef()) &&
+           !readOnly.contains(viewedBuffer(load.getMemRef())) &&
            !isFreshAt(load.getMemRef(), op, leaves);
   // A constant copied into a buffer no kernel has (a function's copy of
   // its constants for its kernels, gnn-globals-to-buffers).
@@ -220,11 +356,12 @@ static bool touchesMemory(Operation *op, const HostLeaves &leaves) {
 
 /// Whether `op` itself, not the ops in its regions, may touch memory that
 /// a kernel accesses.
-static bool touchesItself(Operation *op, const HostLeaves &leaves) {
+static bool touchesItself(Operation *op, const HostLeaves &leaves,
+                          const ReadOnlyArguments &readOnly) {
   if (op->getNumRegions() > 0 &&
       op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
     return false;
-  return touchesMemory(op, leaves);
+  return touchesMemory(op, leaves, readOnly);
 }
 
 namespace {
@@ -243,8 +380,10 @@ enum class CallEffect {
 
 class Rewriter {
 public:
-  Rewriter(ModuleOp module, func::FuncOp wait, const HostLeaves &leaves)
-      : module(module), wait(wait), leaves(leaves), b(module.getContext()) {}
+  Rewriter(ModuleOp module, func::FuncOp wait, const HostLeaves &leaves,
+           const ReadOnlyArguments &readOnly)
+      : module(module), wait(wait), leaves(leaves), readOnly(readOnly),
+        b(module.getContext()) {}
 
   /// Rewrites `block`; `inFlight`: kernels may run when it begins. Returns
   /// whether they may when it ends.
@@ -270,7 +409,7 @@ public:
         // The caller reads the results of a public function.
         if (isa<func::ReturnOp>(op) && publicReturn)
           inFlight = waitBefore(&op, inFlight);
-      } else if (touchesMemory(&op, leaves)) {
+      } else if (touchesMemory(&op, leaves, readOnly)) {
         inFlight = waitBefore(&op, inFlight);
       }
     }
@@ -306,7 +445,7 @@ private:
   /// each block starts with work possibly in flight.
   bool visitRegions(Operation &op, bool inFlight) {
     if (isa<scf::IfOp, scf::IndexSwitchOp>(op) && inFlight &&
-        !touchesItself(&op, leaves) && !queuesWork(op)) {
+        !touchesItself(&op, leaves, readOnly) && !queuesWork(op)) {
       // The ways that touch nothing (an empty else among them).
       bool untouchedWay = false;
       for (Region &region : op.getRegions())
@@ -328,12 +467,12 @@ private:
         queues |= effect == CallEffect::Queues;
         touches |= effect == CallEffect::Touches;
       } else {
-        touches |= touchesItself(inner, leaves);
+        touches |= touchesItself(inner, leaves, readOnly);
       }
     });
     if (!queues)
       return touches ? waitBefore(&op, inFlight) : inFlight;
-    if (touchesItself(&op, leaves))
+    if (touchesItself(&op, leaves, readOnly))
       waitBefore(&op, inFlight);
     for (Region &region : op.getRegions())
       for (Block &inner : region)
@@ -360,7 +499,7 @@ private:
       if (auto call = dyn_cast<func::CallOp>(inner))
         touches |= effectOf(call) == CallEffect::Touches;
       else
-        touches |= touchesItself(inner, leaves);
+        touches |= touchesItself(inner, leaves, readOnly);
     });
     return touches;
   }
@@ -389,6 +528,7 @@ private:
   ModuleOp module;
   func::FuncOp wait;
   const HostLeaves &leaves;
+  const ReadOnlyArguments &readOnly;
   OpBuilder b;
 };
 
@@ -414,7 +554,8 @@ struct GPUAsyncLaunchesPass
       wait.setPrivate();
     }
     HostLeaves leaves = findHostLeaves(module);
-    Rewriter rewriter(module, wait, leaves);
+    ReadOnlyArguments readOnly = findReadOnlyArguments(module, leaves);
+    Rewriter rewriter(module, wait, leaves, readOnly);
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal())
         for (Block &block : fn.getBody())
