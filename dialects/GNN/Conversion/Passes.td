@@ -358,7 +358,11 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     wait either: kernels never address the host's constants. A branch
     (`scf.if`, `scf.index_switch`) some of whose ways touch nothing waits
     inside the ways that touch memory rather than before it, so that a
-    rarely taken way costs the others no wait.
+    rarely taken way costs the others no wait. Buffers no kernel writes
+    are read without a wait: a public function's argument marked
+    `gnn.read_only` (the program never writes it), and a private
+    function's argument that every call passes such a buffer or one of
+    the caller's that no kernel ever has.
 
     ```mlir
     gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)

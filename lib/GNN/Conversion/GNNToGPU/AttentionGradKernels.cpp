@@ -187,15 +187,7 @@ void TileLanes::forEachLane(Value n, function_ref<void(const Lane &)> body) {
 }
 
 Value TileLanes::warpReduce(Value n, bool max) {
-  if (threads == TileThreads::Loops)
-    return n;
-  Value x = l.b.create<arith::IndexCastOp>(l.b.getI64Type(), n);
-  for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-    Value other = shuffleXor(l, x, offset);
-    x = max ? l.b.create<arith::MaxSIOp>(x, other).getResult()
-            : l.b.create<arith::MinSIOp>(x, other).getResult();
-  }
-  return l.b.create<arith::IndexCastOp>(l.b.getIndexType(), x);
+  return threads == TileThreads::Loops ? n : warpMinMax(l, n, max);
 }
 
 TileLanes::Row TileLanes::rowOf(const GraphParts &g, const Lane &lane) {
@@ -292,14 +284,7 @@ void TileLanes::storeRow(const Lane &lane, ArrayRef<Value> values, Value memref,
 }
 
 Value TileLanes::dot(ArrayRef<Value> a, ArrayRef<Value> b) {
-  constexpr size_t kChains = 4;
-  SmallVector<Value> sums(std::min(kChains, a.size()),
-                          l.floatConst(p.elem, 0.0));
-  for (auto [j, x] : llvm::enumerate(a))
-    sums[j % kChains] = l.b.create<math::FmaOp>(x, b[j], sums[j % kChains]);
-  Value sum = sums.front();
-  for (Value partial : llvm::drop_begin(sums))
-    sum = l.b.create<arith::AddFOp>(sum, partial);
+  Value sum = chainedDot(l, p.elem, a, b);
   // A node's lanes are aligned within the warp: offsets below `lanes`
   // stay among them.
   for (int64_t offset = lanes / 2; offset > 0; offset /= 2)

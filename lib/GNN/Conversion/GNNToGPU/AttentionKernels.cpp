@@ -296,10 +296,11 @@ public:
         tiled, l.b.create<arith::AddIOp>(lo, degree), l.idx(0));
     // The warp walks the union of its tiled lanes' ranges.
     Value tileLo =
-        warpReduce(l.b.create<arith::SelectOp>(
+        warpMinMax(l,
+                   l.b.create<arith::SelectOp>(
                        tiled, lo, l.idx(std::numeric_limits<int64_t>::max())),
                    /*max=*/false);
-    Value tileHi = warpReduce(myHi, /*max=*/true);
+    Value tileHi = warpMinMax(l, myHi, /*max=*/true);
 
     SmallVector<Value> qRegs = row(p.q.memref, v, shape.d);
     ValueRange state =
@@ -358,18 +359,9 @@ private:
     return elements;
   }
 
-  /// q . k[u] in four interleaved partial sums (shorter dependency chains).
+  /// q . k[u].
   Value dot(ArrayRef<Value> qRegs, Value u) {
-    constexpr size_t kChains = 4;
-    SmallVector<Value> k = row(p.k.memref, u, shape.d);
-    SmallVector<Value> sums(std::min(kChains, qRegs.size()),
-                            l.floatConst(p.elem, 0.0));
-    for (auto [j, qj] : llvm::enumerate(qRegs))
-      sums[j % kChains] = l.b.create<math::FmaOp>(qj, k[j], sums[j % kChains]);
-    Value sum = sums.front();
-    for (Value partial : llvm::drop_begin(sums))
-      sum = l.b.create<arith::AddFOp>(sum, partial);
-    return sum;
+    return chainedDot(l, p.elem, qRegs, row(p.k.memref, u, shape.d));
   }
 
   /// The softmax state after edge (u -> v) with the given score.
@@ -394,17 +386,6 @@ private:
         l.b.create<memref::StoreOp>(logSumExp(l, p, state[1], z), p.lseOut,
                                     at(v, 0));
     });
-  }
-
-  /// The minimum or maximum of a node id over the warp, in every lane.
-  Value warpReduce(Value n, bool max) {
-    Value x = l.b.create<arith::IndexCastOp>(l.b.getI64Type(), n);
-    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-      Value other = shuffleXor(l, x, offset);
-      x = max ? l.b.create<arith::MaxSIOp>(x, other).getResult()
-              : l.b.create<arith::MinSIOp>(x, other).getResult();
-    }
-    return l.b.create<arith::IndexCastOp>(l.b.getIndexType(), x);
   }
 
   Lowering &l;

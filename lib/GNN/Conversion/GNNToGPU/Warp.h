@@ -11,6 +11,7 @@
 #include "GNNToLoops/Lowering.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 namespace mlir::gnn::loops {
 
@@ -25,6 +26,33 @@ inline Value shuffleXor(Lowering &l, Value x, int64_t offset) {
       .create<gpu::ShuffleOp>(l.loc, x, i32(offset), i32(kWarp),
                               gpu::ShuffleMode::XOR)
       .getShuffleResult();
+}
+
+/// The minimum or maximum of an index (a node id) over the warp, in every
+/// lane: five butterfly steps on its 64 bits.
+inline Value warpMinMax(Lowering &l, Value n, bool max) {
+  Value x = l.b.create<arith::IndexCastOp>(l.b.getI64Type(), n);
+  for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    Value other = shuffleXor(l, x, offset);
+    x = max ? l.b.create<arith::MaxSIOp>(x, other).getResult()
+            : l.b.create<arith::MinSIOp>(x, other).getResult();
+  }
+  return l.b.create<arith::IndexCastOp>(l.b.getIndexType(), x);
+}
+
+/// The dot product of a lane's registers `a` and `b` (of element type
+/// `type`) in four interleaved partial sums: shorter dependency chains
+/// than one running sum.
+inline Value chainedDot(Lowering &l, Type type, ArrayRef<Value> a,
+                        ArrayRef<Value> b) {
+  constexpr size_t kChains = 4;
+  SmallVector<Value> sums(std::min(kChains, a.size()), l.floatConst(type, 0.0));
+  for (auto [j, x] : llvm::enumerate(a))
+    sums[j % kChains] = l.b.create<math::FmaOp>(x, b[j], sums[j % kChains]);
+  Value sum = sums.front();
+  for (Value partial : llvm::drop_begin(sums))
+    sum = l.b.create<arith::AddFOp>(sum, partial);
+  return sum;
 }
 
 } // namespace mlir::gnn::loops
