@@ -464,7 +464,9 @@ module attributes {gpu.container_module} {
 // private function's argument that every call passes such an argument, or
 // a buffer of the caller's that no kernel ever has (a layer's dropout seed,
 // stored by the caller, only read by the callee). A private function's
-// argument that some call passes a kernel's buffer still waits.
+// argument that some call passes a kernel's buffer still waits, and so
+// does a public function's marked argument where the module calls it with
+// one (its marking says it writes none, not that no kernel does).
 // CHECK-LABEL: func.func @step
 // CHECK:         gpu.launch_func async
 // CHECK-NEXT:    memref.load %[[RNG:arg1]]
@@ -478,6 +480,10 @@ module attributes {gpu.container_module} {
 // CHECK-NOT:     call @gnn_cuda_wait_for_launches
 // CHECK:         return
 // CHECK-LABEL: func.func private @mixed
+// CHECK:         gpu.launch_func async
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load %arg0
+// CHECK-LABEL: func.func @entry
 // CHECK:         gpu.launch_func async
 // CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
 // CHECK-NEXT:    memref.load %arg0
@@ -504,6 +510,7 @@ module attributes {gpu.container_module} {
     memref.dealloc %t : memref<2xi64>
     %c = call @mixed(%x, %n) : (memref<?xf32>, index) -> f32
     %d = call @mixed(%y, %n) : (memref<?xf32>, index) -> f32
+    %e = call @entry(%y, %n) : (memref<?xf32>, index) -> f32
     return %seed, %offset, %v : i64, i64, f32
   }
   func.func private @layer(%r: memref<2xi64>, %y: memref<?xf32>,
@@ -516,6 +523,15 @@ module attributes {gpu.container_module} {
     return %s : i64
   }
   func.func private @mixed(%r: memref<?xf32>, %n: index) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %y = memref.alloc(%n) : memref<?xf32>
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%y : memref<?xf32>)
+    %s = memref.load %r[%c0] : memref<?xf32>
+    return %s : f32
+  }
+  func.func @entry(%r: memref<?xf32> {gnn.read_only}, %n: index) -> f32 {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %y = memref.alloc(%n) : memref<?xf32>

@@ -230,10 +230,11 @@ struct CallGraph {
     });
   }
 
-  /// The calls of `fn` if they are all there is to it (a private function
-  /// with a body, called, named by nothing but calls).
+  /// The module's calls of `fn` (with a body, called, named by nothing
+  /// but calls): all its calls for a private function; for a public one,
+  /// those besides the host's.
   const SmallVector<func::CallOp> *knownCalls(func::FuncOp fn) const {
-    if (!fn.isPrivate() || fn.isExternal() || addressed.contains(fn))
+    if (fn.isExternal() || addressed.contains(fn))
       return nullptr;
     auto found = calls.find(fn);
     return found == calls.end() ? nullptr : &found->second;
@@ -288,11 +289,19 @@ static ReadOnlyArguments findReadOnlyArguments(ModuleOp module,
       }
   }
   ReadOnlyArguments readOnly;
+  // A public function's marked arguments, where nothing in the module
+  // calls it: its callers are the host's, whose kernels have finished (a
+  // public function waits before it returns). One the module calls too is
+  // taken as a private one below, its marking required as well.
+  auto marked = [&](func::FuncOp fn, unsigned i) {
+    return fn.isPublic() &&
+           fn.getArgAttr(i, gnn::GNNDialect::kReadOnlyAttrName) != nullptr;
+  };
   for (auto fn : module.getOps<func::FuncOp>())
-    if (fn.isPublic() && !fn.isExternal())
+    if (fn.isPublic() && !fn.isExternal() && !graph.calls.count(fn) &&
+        !graph.addressed.contains(fn))
       for (auto [i, argument] : llvm::enumerate(fn.getArguments()))
-        if (isa<BaseMemRefType>(argument.getType()) &&
-            fn.getArgAttr(i, gnn::GNNDialect::kReadOnlyAttrName))
+        if (isa<BaseMemRefType>(argument.getType()) && marked(fn, i))
           readOnly.insert(argument);
   // What a call passes is safe to read if no kernel writes it: a read-only
   // argument, or an allocation no kernel ever has.
@@ -309,7 +318,7 @@ static ReadOnlyArguments findReadOnlyArguments(ModuleOp module,
         continue;
       for (auto [i, argument] : llvm::enumerate(fn.getArguments()))
         if (isa<BaseMemRefType>(argument.getType()) &&
-            !readOnly.contains(argument) &&
+            !readOnly.contains(argument) && (!fn.isPublic() || marked(fn, i)) &&
             llvm::all_of(*calls, [&, i = i](func::CallOp call) {
               return safe(call.getOperand(i));
             })) {
