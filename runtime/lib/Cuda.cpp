@@ -488,10 +488,7 @@ extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
   }
   profile::afterLaunch(*d, profiled, function, stream);
   if (graphs)
-    graphs->noteLaunch({function,
-                        {unsigned(gridX), unsigned(gridY), unsigned(gridZ)},
-                        {unsigned(blockX), unsigned(blockY), unsigned(blockZ)},
-                        unsigned(sharedBytes)});
+    graphs->noteLaunch(function);
   noteQueuedWork();
   if (!timed)
     return;

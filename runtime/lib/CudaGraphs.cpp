@@ -6,8 +6,6 @@
 
 #include "CudaGraphs.h"
 
-#include <tuple>
-
 using namespace gnnc::cuda;
 
 namespace {
@@ -15,23 +13,11 @@ constexpr GraphResult kOk = 0;
 /// CU_GRAPH_EXEC_UPDATE_SUCCESS.
 constexpr int kUpdateSuccess = 0;
 
-auto tie(const LaunchShape &s) {
-  return std::tie(s.function, s.grid[0], s.grid[1], s.grid[2], s.block[0],
-                  s.block[1], s.block[2], s.sharedBytes);
-}
 } // namespace
 
 bool GraphCalls::complete() const {
   return streamBeginCapture && streamEndCapture && graphInstantiate &&
          graphExecUpdate && graphLaunch && graphDestroy && graphExecDestroy;
-}
-
-bool LaunchShape::operator<(const LaunchShape &other) const {
-  return tie(*this) < tie(other);
-}
-
-bool LaunchShape::operator==(const LaunchShape &other) const {
-  return tie(*this) == tie(other);
 }
 
 SegmentGraphs::SegmentGraphs(const GraphCalls &calls,
@@ -69,8 +55,8 @@ bool SegmentGraphs::beforeLaunch(GraphStream on) {
   return true;
 }
 
-void SegmentGraphs::noteLaunch(const LaunchShape &shape) {
-  launches.push_back(shape);
+void SegmentGraphs::noteLaunch(const void *function) {
+  launches.push_back(function);
 }
 
 bool SegmentGraphs::flush() {

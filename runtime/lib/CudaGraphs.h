@@ -8,12 +8,13 @@
 // costs the host a driver call and the device a gap between kernels. Here a
 // segment is captured from the thread's stream into a CUDA graph
 // (cuStreamBeginCapture at its first launch, cuStreamEndCapture at the
-// wait), and the host launches it whole: the first time a segment is seen
-// its graph is instantiated; after that, the executable graph kept for the
-// same kernels in the same shapes is updated from the new capture
-// (cuGraphExecUpdate: new buffers, the same topology) and launched, which
-// is cheaper than instantiating, or instantiated anew where the update
-// fails (a cuBLAS product that chose other kernels). Executable graphs are
+// wait), and the host launches it whole: the first time a segment's
+// kernels are seen its graph is instantiated; after that, the executable
+// graph kept for the same kernels in the same order is updated from the
+// new capture (cuGraphExecUpdate: new buffers and grids, the same
+// topology) and launched, which is cheaper than instantiating, or
+// instantiated anew where the update fails (a cuBLAS product that chose
+// other kernels for another shape). Executable graphs are
 // kept per thread for the most recent segments (kMaxKeptGraphs).
 //
 // The driver entry points come as a table, so that the host side is tested
@@ -63,15 +64,6 @@ struct GraphCalls {
   bool complete() const;
 };
 
-/// A kernel launch as a segment's key sees it: the function and the
-/// launch's shape (not its arguments, which an update replaces).
-struct LaunchShape {
-  const void *function;
-  unsigned grid[3], block[3], sharedBytes;
-  bool operator<(const LaunchShape &other) const;
-  bool operator==(const LaunchShape &other) const;
-};
-
 /// One thread's segments (see the file comment).
 class SegmentGraphs {
 public:
@@ -90,8 +82,11 @@ public:
   /// is not yet. False (reported) if the driver refuses: the launch then
   /// runs as it is.
   bool beforeLaunch(GraphStream stream);
-  /// After a launch captured into the segment.
-  void noteLaunch(const LaunchShape &shape);
+  /// After a launch of `function` captured into the segment. A segment's
+  /// key is its kernels in order, not their grids: a step of another batch
+  /// launches the same kernels on more or fewer nodes, which an update of
+  /// the kept graph takes (kernel nodes' grids may change).
+  void noteLaunch(const void *function);
   /// Whether a segment is being captured.
   bool capturing() const { return stream != nullptr; }
   /// At a wait: ends the capture and launches the segment's graph on its
@@ -107,7 +102,7 @@ public:
   size_t updates() const { return updated; }
 
 private:
-  using Key = std::vector<LaunchShape>;
+  using Key = std::vector<const void *>;
   struct Kept {
     GraphExec exec;
     std::list<Key>::iterator recent;

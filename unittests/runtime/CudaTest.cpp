@@ -364,11 +364,12 @@ DONE:
 )";
 } // namespace
 
-// Launches between waits captured into graphs (gnn_cuda_use_graphs): three
+// Launches between waits captured into graphs (gnn_cuda_use_graphs): four
 // segments of the same three launches, on buffers that change between
-// them (the kept graph updated), then a segment of another shape (a graph
-// of its own); each wait sees every kernel of its segment done, in order.
-// In a thread of its own, whose stream is made after graphs are on.
+// them, the last over half the elements (another grid: the kept graph
+// updated, as a batch of another size is); each wait sees every kernel of
+// its segment done, in order. In a thread of its own, whose stream is made
+// after graphs are on.
 TEST(CudaRuntime, GraphsReplaySegmentsInOrder) {
   if (!haveDevice())
     GTEST_SKIP() << "no CUDA device";
@@ -389,7 +390,7 @@ TEST(CudaRuntime, GraphsReplaySegmentsInOrder) {
       auto *x = static_cast<float *>(gnn_cuda_alloc(n * sizeof(float)));
       for (unsigned i = 0; i < n; ++i)
         x[i] = float(i % 7);
-      unsigned count = segment == 3 ? n / 2 : n; // another shape last
+      unsigned count = segment == 3 ? n / 2 : n; // another grid last
       void *params[] = {&x, &count};
       for (int launch = 0; launch < 3; ++launch)
         gnn_cuda_launch_kernel(function, (count + 127) / 128, 1, 1, 128, 1, 1,

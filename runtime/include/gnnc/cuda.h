@@ -139,12 +139,12 @@ GNNC_EXPORT void gnn_cuda_wait_for_launches(void);
 
 /* With `on`, the kernels a host thread launches between two of its waits
  * are captured into a CUDA graph, launched whole at the wait, and kept for
- * the next time the same kernels come in the same shapes, which then
- * update it instead of launching one by one (see runtime/lib/CudaGraphs.h;
- * for programs compiled with asynchronous launches; off by default, and
- * while kernels are timed or profiled). Set it before the first launch:
- * the threads' streams are made not to synchronize with the legacy
- * stream. */
+ * the next time the same kernels come in the same order (on other buffers
+ * and grids), which then update it instead of launching one by one (see
+ * runtime/lib/CudaGraphs.h; for programs compiled with asynchronous launches;
+ * off by default, and while kernels are timed or profiled). Set it before the
+ * first launch: the threads' streams are made not to synchronize with the
+ * legacy stream. */
 GNNC_EXPORT void gnn_cuda_use_graphs(int on);
 
 #ifdef __cplusplus
