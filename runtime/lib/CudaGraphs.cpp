@@ -12,7 +12,6 @@ namespace {
 constexpr GraphResult kOk = 0;
 /// CU_GRAPH_EXEC_UPDATE_SUCCESS.
 constexpr int kUpdateSuccess = 0;
-
 } // namespace
 
 bool GraphCalls::complete() const {

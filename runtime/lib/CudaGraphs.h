@@ -26,10 +26,8 @@
 #define GNNC_RUNTIME_CUDAGRAPHS_H
 
 #include <cstddef>
-#include <cstdint>
 #include <list>
 #include <map>
-#include <string>
 #include <vector>
 
 namespace gnnc::cuda {

@@ -62,3 +62,17 @@ Value loops::withAlignedRows(Lowering &l, Value memref) {
         return SmallVector<Value>{l.b.create<memref::CastOp>(type, copy)};
       })[0];
 }
+
+void loops::alignRows(Lowering &l, Feature &f, int64_t slice,
+                      SmallVectorImpl<Value> &aligned) {
+  if (!vectorizableRows(cast<MemRefType>(f.memref.getType()), slice))
+    return;
+  f.memref = withAlignedRows(l, f.memref);
+  aligned.push_back(f.memref);
+}
+
+void loops::markAlignedRow(vector::LoadOp load, ArrayRef<Value> aligned) {
+  if (llvm::is_contained(aligned, load.getBase()))
+    load->setAttr(GNNDialect::kAlignedRowsAttrName,
+                  UnitAttr::get(load.getContext()));
+}

@@ -20,6 +20,8 @@
 
 #include "GNNToLoops/Lowering.h"
 
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
 namespace mlir::gnn::loops {
 
 /// Whether slices of `slice` elements starting at multiples of `slice` in
@@ -32,6 +34,17 @@ bool vectorizableRows(MemRefType type, int64_t slice);
 /// else a copy of it in a fresh buffer (GPU allocations are aligned), as a
 /// value of the same type.
 Value withAlignedRows(Lowering &l, Value memref);
+
+/// A kernel input whose rows it reads in slices of `slice` elements: where
+/// 16-byte accesses can serve them (vectorizableRows), `f`'s buffer
+/// becomes withAlignedRows' and is added to `aligned`, the buffers whose
+/// row loads markAlignedRow marks.
+void alignRows(Lowering &l, Feature &f, int64_t slice,
+               SmallVectorImpl<Value> &aligned);
+
+/// Marks `load` (a kernel's row load) for gnn-gpu-assume-aligned-rows if
+/// its buffer is one of `aligned`.
+void markAlignedRow(vector::LoadOp load, ArrayRef<Value> aligned);
 
 /// What makes each row of `memref` start 16-byte aligned: its aligned
 /// pointer a multiple of 16 bytes, its offset and every stride but the

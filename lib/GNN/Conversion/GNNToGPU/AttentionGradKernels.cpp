@@ -265,8 +265,7 @@ SmallVector<Value> TileLanes::row(const Lane &lane, Value memref, Value r,
   at.push_back(column(lane, size, 0));
   auto x =
       l.b.create<vector::LoadOp>(VectorType::get({slice}, p.elem), memref, at);
-  if (llvm::is_contained(alignedInputs, memref))
-    x->setAttr(GNNDialect::kAlignedRowsAttrName, l.b.getUnitAttr());
+  markAlignedRow(x, alignedInputs);
   SmallVector<Value> elements;
   for (int64_t j = 0; j < slice; ++j)
     elements.push_back(l.b.create<vector::ExtractOp>(x, j));
@@ -497,17 +496,12 @@ LogicalResult loops::lowerFusedAttentionGradToTiles(FusedAttentionGradOp op,
   l.guarded(p->inputsOk, [&] {
     // Rows read in 16-byte loads where their slices allow (kernels only).
     SmallVector<Value> aligned;
-    auto align = [&](Feature &f, int64_t size) {
-      if (threads != TileThreads::Warps ||
-          !vectorizableRows(cast<MemRefType>(f.memref.getType()), size / lanes))
-        return;
-      f.memref = withAlignedRows(l, f.memref);
-      aligned.push_back(f.memref);
-    };
-    align(p->q, p->d);
-    align(p->k, p->d);
-    align(p->v, p->dvSize);
-    align(p->grads[0], p->dvSize);
+    if (threads == TileThreads::Warps) {
+      alignRows(l, p->q, p->d / lanes, aligned);
+      alignRows(l, p->k, p->d / lanes, aligned);
+      alignRows(l, p->v, p->dvSize / lanes, aligned);
+      alignRows(l, p->grads[0], p->dvSize / lanes, aligned);
+    }
     TileLanes(l, *p, threads, lanes, aligned).build(target);
   });
   return l.replaceWithBuffers(op, {p->dq, p->dk, p->dv});

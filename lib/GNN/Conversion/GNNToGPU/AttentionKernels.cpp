@@ -351,8 +351,7 @@ private:
   SmallVector<Value> row(Value memref, Value r, int64_t size) {
     auto x = l.b.create<vector::LoadOp>(VectorType::get({size}, p.elem), memref,
                                         at(r, 0));
-    if (llvm::is_contained(alignedInputs, memref))
-      x->setAttr(GNNDialect::kAlignedRowsAttrName, l.b.getUnitAttr());
+    markAlignedRow(x, alignedInputs);
     SmallVector<Value> elements;
     for (int64_t j = 0; j < size; ++j)
       elements.push_back(l.b.create<vector::ExtractOp>(x, j));
@@ -411,15 +410,9 @@ bool tileable(FusedAttentionOp op, const AttentionPlan &p,
 void launchTiles(Lowering &l, AttentionPlan p, const KernelShape &shape,
                  Value numHeads) {
   SmallVector<Value> aligned;
-  auto align = [&](Feature &f, int64_t size) {
-    if (!vectorizableRows(cast<MemRefType>(f.memref.getType()), size))
-      return;
-    f.memref = withAlignedRows(l, f.memref);
-    aligned.push_back(f.memref);
-  };
-  align(p.q, shape.d);
-  align(p.k, shape.d);
-  align(p.val, shape.dv);
+  alignRows(l, p.q, shape.d, aligned);
+  alignRows(l, p.k, shape.d, aligned);
+  alignRows(l, p.val, shape.dv, aligned);
   Value tiles = l.b.create<arith::CeilDivUIOp>(p.g.numDst, l.idx(kWarp));
   Value one = l.idx(1);
   auto launch =

@@ -152,64 +152,6 @@ static bool touchesOnlyItsArguments(func::FuncOp fn) {
   return !result.wasInterrupted();
 }
 
-/// The private functions that touch only their arguments and that every
-/// call passes buffers no kernel has had yet (fresh in the caller).
-static HostLeaves findHostLeaves(ModuleOp module) {
-  HostLeaves leaves;
-  for (auto fn : module.getOps<func::FuncOp>())
-    if (fn.isPrivate() && !fn.isExternal() && touchesOnlyItsArguments(fn))
-      leaves.insert(fn);
-  // Named by anything but a call (a function pointer): not a leaf.
-  module.walk([&](Operation *op) {
-    if (isa<func::CallOp>(op))
-      return;
-    op->getAttrDictionary().walk([&](FlatSymbolRefAttr name) {
-      leaves.erase(module.lookupSymbol(name));
-    });
-  });
-  // A leaf whose caller hands it a buffer that kernels may have is none;
-  // dropping one can make another's buffers shared, hence until stable.
-  for (bool changed = true; changed;) {
-    changed = false;
-    module.walk([&](func::CallOp call) {
-      Operation *callee =
-          SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr());
-      if (!leaves.contains(callee))
-        return;
-      bool fresh = llvm::all_of(call.getOperands(), [&](Value operand) {
-        return !isa<BaseMemRefType>(operand.getType()) || isHostOnly(operand) ||
-               isFreshAt(operand, call, leaves);
-      });
-      if (!fresh) {
-        leaves.erase(callee);
-        changed = true;
-      }
-    });
-  }
-  return leaves;
-}
-
-/// Arguments whose buffers no kernel writes, so that a host read of one
-/// need not wait: a public function's marked gnn.read_only
-/// (gnn-read-only-arguments: the program never writes it), and a private
-/// function's that every call passes such an argument, or a buffer of the
-/// caller's that no kernel ever has (a layer's dropout seed, which the
-/// caller stores and the callee only reads), or a view of either.
-using ReadOnlyArguments = llvm::DenseSet<Value>;
-
-/// The buffer `value` views (through casts and view-like ops).
-static Value viewedBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto cast = dyn_cast<memref::CastOp>(def))
-      value = cast.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      value = view.getViewSource();
-    else
-      break;
-  }
-  return value;
-}
-
 namespace {
 /// The module's calls by callee, and the functions named otherwise (whose
 /// callers are not all known).
@@ -242,6 +184,59 @@ struct CallGraph {
 };
 } // namespace
 
+/// The private functions that touch only their arguments and that every
+/// call passes buffers no kernel has had yet (fresh in the caller).
+static HostLeaves findHostLeaves(ModuleOp module, const CallGraph &graph) {
+  HostLeaves leaves;
+  // Named by anything but a call (a function pointer): not a leaf.
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isPrivate() && !fn.isExternal() && !graph.addressed.contains(fn) &&
+        touchesOnlyItsArguments(fn))
+      leaves.insert(fn);
+  // A leaf whose caller hands it a buffer that kernels may have is none;
+  // dropping one can make another's buffers shared, hence until stable.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation *leaf : llvm::to_vector(leaves)) {
+      auto found = graph.calls.find(leaf);
+      if (found == graph.calls.end())
+        continue;
+      bool fresh = llvm::all_of(found->second, [&](func::CallOp call) {
+        return llvm::all_of(call.getOperands(), [&](Value operand) {
+          return !isa<BaseMemRefType>(operand.getType()) ||
+                 isHostOnly(operand) || isFreshAt(operand, call, leaves);
+        });
+      });
+      if (!fresh) {
+        leaves.erase(leaf);
+        changed = true;
+      }
+    }
+  }
+  return leaves;
+}
+
+/// Arguments whose buffers no kernel writes, so that a host read of one
+/// need not wait: a public function's marked gnn.read_only
+/// (gnn-read-only-arguments: the program never writes it), and a private
+/// function's that every call passes such an argument, or a buffer of the
+/// caller's that no kernel ever has (a layer's dropout seed, which the
+/// caller stores and the callee only reads), or a view of either.
+using ReadOnlyArguments = llvm::DenseSet<Value>;
+
+/// The buffer `value` views (through casts and view-like ops).
+static Value viewedBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto cast = dyn_cast<memref::CastOp>(def))
+      value = cast.getSource();
+    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else
+      break;
+  }
+  return value;
+}
+
 /// Whether every use of `buffer` (through casts and views) is the host's:
 /// loads, stores, sizes, its address and layout, a host leaf's call, its
 /// deallocation, or a call passing it as one of `hostArgs`.
@@ -269,8 +264,8 @@ static bool onlyHostUses(Value buffer, const llvm::DenseSet<Value> &hostArgs,
 }
 
 static ReadOnlyArguments findReadOnlyArguments(ModuleOp module,
+                                               const CallGraph &graph,
                                                const HostLeaves &leaves) {
-  CallGraph graph(module);
   // The private functions' buffer arguments that never reach a kernel
   // there or in what they call: all candidates first, then those with
   // another use dropped, until none is.
@@ -562,8 +557,9 @@ struct GPUAsyncLaunchesPass
                                     b.getFunctionType({}, {}));
       wait.setPrivate();
     }
-    HostLeaves leaves = findHostLeaves(module);
-    ReadOnlyArguments readOnly = findReadOnlyArguments(module, leaves);
+    CallGraph graph(module);
+    HostLeaves leaves = findHostLeaves(module, graph);
+    ReadOnlyArguments readOnly = findReadOnlyArguments(module, graph, leaves);
     Rewriter rewriter(module, wait, leaves, readOnly);
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal())
