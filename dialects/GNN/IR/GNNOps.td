@@ -545,6 +545,39 @@ def GNN_DropoutOp : GNN_Op<"dropout", [Pure,
   let hasFolder = 1;
 }
 
+def GNN_DropoutElementOp : GNN_Op<"dropout_element", [Pure,
+    HasParent<"ApplyNodesOp">, AllTypesMatch<["input", "result"]>]> {
+  let summary = "gnn.dropout of the element an apply_nodes body computes";
+  let description = [{
+    Inside a `gnn.apply_nodes` body: the element `gnn.dropout` with the same
+    seed, offset and rate gives at this element's position (its row-major
+    index in the apply_nodes result), applied to `input`. So dropout joins
+    the element-wise chain around it in one kernel instead of a pass over
+    memory of its own; `gnn-fuse-elementwise` makes it from `gnn.dropout`.
+    The value depends on where the body runs, which is why the op lives
+    only directly in such a body.
+
+    ```mlir
+    %y = gnn.apply_nodes(%x, %r) {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.maximumf %a, %zero : f32
+      %d = gnn.dropout_element %m, %seed, %offset rate(1.000000e-01) : f32
+      %s = arith.addf %d, %b : f32
+      gnn.yield %s : f32
+    } : (tensor<?x128xf32>, tensor<?x128xf32>) -> tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyFloat:$input, I64:$seed, I64:$offset,
+                       F64Attr:$rate);
+  let results = (outs AnyFloat:$result);
+  let assemblyFormat = [{
+    $input `,` $seed `,` $offset `rate` `(` $rate `)` attr-dict `:`
+    type($input)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Subsets of rows
 //===----------------------------------------------------------------------===//

@@ -82,6 +82,53 @@ def FuseAddendsPass : Pass<"gnn-fuse-addends"> {
   let dependentDialects = ["::mlir::gnn::GNNDialect"];
 }
 
+def FuseElementwisePass : Pass<"gnn-fuse-elementwise"> {
+  let summary = "Merges chains of element-wise ops into one gnn.apply_nodes";
+  let description = [{
+    A `gnn.apply_nodes` whose input is the result of another
+    `gnn.apply_nodes` or of a `gnn.dropout` of the same type (static item
+    dims), used by it alone and in its block, takes that op's work into its
+    own body; a `gnn.dropout` of such an apply_nodes result becomes
+    `gnn.dropout_element` in the apply_nodes' body. So the bias-free
+    activation, dropout and residual sum after a dense layer, or a
+    backward's sum of gradients, dropout and scaling, are one kernel that
+    reads each input once and writes one result, where each op was a pass
+    over memory (and on a GPU a launch) of its own.
+
+    ```mlir
+    %h = gnn.apply_nodes(%p) {
+    ^bb0(%a: f32):
+      %m = arith.maximumf %a, %zero : f32
+      gnn.yield %m : f32
+    } : (tensor<?x64xf32>) -> tensor<?x64xf32>
+    %d = gnn.dropout %h, %seed, %offset rate(1.000000e-01)
+        : tensor<?x64xf32>
+    %r = gnn.apply_nodes(%x, %d) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      gnn.yield %s : f32
+    } : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+    // becomes
+    %r = gnn.apply_nodes(%x, %p) {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.maximumf %b, %zero : f32
+      %d = gnn.dropout_element %m, %seed, %offset rate(1.000000e-01) : f32
+      %s = arith.addf %a, %d : f32
+      gnn.yield %s : f32
+    } : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+    ```
+
+    Each element is computed by the same operations in the same order, so
+    results are bit for bit those of the chain (where the code generator
+    contracts a multiply and an add that were in different kernels, to
+    rounding). The GPU pipelines run it (`gnn-lower-to-nvvm`, and the CPU's
+    `device-loops` form, which runs the GPU forms' arithmetic); the CPU's
+    own dropout computes one random word per four elements in vector loops,
+    which an element body cannot, so the CPU keeps the ops apart.
+  }];
+  let dependentDialects = ["::mlir::gnn::GNNDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Differentiation
 //===----------------------------------------------------------------------===//

@@ -37,9 +37,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 };
 
 /// The gnn-level rewrites every lowering begins with (attention fusion when
-/// `fuse`, identical kernels outlined once). Their result is still gnn IR;
-/// the compile cache keys programs by it.
-void buildGNNLevelPipeline(OpPassManager &pm, bool fuse);
+/// `fuse`, and for the GPU forms (`gpuForms`: CUDA or the CPU's
+/// device-loops) element-wise chains merged into one op; identical kernels
+/// outlined once). Their result is still gnn IR; the compile cache keys
+/// programs by it.
+void buildGNNLevelPipeline(OpPassManager &pm, bool fuse, bool gpuForms);
 
 /// gnn IR on tensors to the LLVM dialect: the gnn-level passes, loops,
 /// bufferization, deallocation, OpenMP, LLVM.

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -134,6 +135,14 @@ private:
   std::pair<int64_t, std::string> known[3];
 };
 } // namespace
+
+Value mlir::gnn::cloneElementBody(OpBuilder &b, Region &body, ValueRange args) {
+  IRMapping map;
+  map.map(body.getArguments(), args);
+  for (Operation &op : body.front().without_terminator())
+    b.clone(op, map);
+  return map.lookupOrDefault(body.front().getTerminator()->getOperand(0));
+}
 
 int64_t mlir::gnn::saturatedElementCount(ArrayRef<int64_t> sizes) {
   uint64_t count = 1;
@@ -1142,17 +1151,31 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
   return {};
 }
 
+static LogicalResult verifyDropoutRate(Operation *op, APFloat rate) {
+  double r = rate.convertToDouble();
+  if (!(r >= 0.0 && r < 1.0))
+    return op->emitOpError() << "rate must be in [0, 1), got " << r;
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
   if (failed(verifyFloatFeature(*this, getInput().getType(), "input")))
     return failure();
-  double rate = getRate().convertToDouble();
-  if (!(rate >= 0.0 && rate < 1.0))
-    return emitOpError() << "rate must be in [0, 1), got " << rate;
-  return success();
+  return verifyDropoutRate(*this, getRate());
 }
 
 OpFoldResult DropoutOp::fold(FoldAdaptor) {
   // Nothing is dropped and nothing scaled.
+  if (getRate().isZero())
+    return getInput();
+  return {};
+}
+
+LogicalResult DropoutElementOp::verify() {
+  return verifyDropoutRate(*this, getRate());
+}
+
+OpFoldResult DropoutElementOp::fold(FoldAdaptor) {
   if (getRate().isZero())
     return getInput();
   return {};

@@ -186,10 +186,14 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
 }
 } // namespace
 
-void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse) {
+void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse,
+                                      bool gpuForms) {
   if (fuse) {
     pm.addPass(gnn::createFuseAttentionPass());
     pm.addPass(gnn::createFuseAddendsPass());
+    // After the addends: a sum folded into a dense layer costs nothing.
+    if (gpuForms)
+      pm.addPass(gnn::createFuseElementwisePass());
   }
   // Compile work follows the number of distinct kernels, not of ops.
   pm.addPass(gnn::createOutlineKernelsPass());
@@ -207,7 +211,7 @@ static void addCPULoweringToBuffers(OpPassManager &pm,
 
 void mlir::gnn::buildLowerToBuffersPipeline(OpPassManager &pm,
                                             const LowerToCPUOptions &options) {
-  buildGNNLevelPipeline(pm, options.fuse);
+  buildGNNLevelPipeline(pm, options.fuse, options.deviceLoops);
   addCPULoweringToBuffers(pm, options);
 }
 
@@ -227,14 +231,14 @@ mlir::gnn::buildCPUCodegenPipeline(OpPassManager &pm,
 LogicalResult
 mlir::gnn::buildLowerToCPUPipeline(OpPassManager &pm,
                                    const LowerToCPUOptions &options) {
-  buildGNNLevelPipeline(pm, options.fuse);
+  buildGNNLevelPipeline(pm, options.fuse, options.deviceLoops);
   return buildCPUCodegenPipeline(pm, options);
 }
 
 LogicalResult
 mlir::gnn::buildLowerToNVVMPipeline(OpPassManager &pm,
                                     const LowerToNVVMOptions &options) {
-  buildGNNLevelPipeline(pm, options.fuse);
+  buildGNNLevelPipeline(pm, options.fuse, /*gpuForms=*/true);
   return buildNVVMCodegenPipeline(pm, options);
 }
 

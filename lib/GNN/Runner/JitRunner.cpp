@@ -123,7 +123,8 @@ JitProgram::compileModule(OwningOpRef<ModuleOp> module,
       fn.setPrivate();
   PassManager gnnLevel(ctx);
   gnnLevel.addPass(createSymbolDCEPass());
-  buildGNNLevelPipeline(gnnLevel, options.fuse);
+  buildGNNLevelPipeline(gnnLevel, options.fuse,
+                        options.device == Device::CUDA || options.deviceLoops);
   if (failed(gnnLevel.run(*module)))
     return error("lowering failed:\n" + diagStream.str());
 

@@ -189,3 +189,19 @@ func.func @apply_nodes_pass_through(%x: tensor<?x4xf32>, %z: tensor<?x1xf32>) ->
   } : (tensor<?x1xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   return %same, %wide : tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// So is dropout of an element at rate 0.
+// CHECK-LABEL: func @dropout_element_rate_zero
+// CHECK-NOT: gnn.dropout_element
+// CHECK: arith.negf
+func.func @dropout_element_rate_zero(%x: tensor<?x4xf32>, %s: i64) -> tensor<?x4xf32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %d = gnn.dropout_element %a, %s, %s rate(0.0) : f32
+    %n = arith.negf %d : f32
+    gnn.yield %n : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}

@@ -928,6 +928,52 @@ func.func @dropout_integers(%x: tensor<?x4xi32>, %s: i64) -> tensor<?x4xi32> {
 
 // -----
 
+func.func @dropout_element_rate(%x: tensor<?x4xf32>, %s: i64) -> tensor<?x4xf32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    // expected-error @+1 {{rate must be in [0, 1), got 1.000000e+00}}
+    %d = gnn.dropout_element %a, %s, %s rate(1.0) : f32
+    gnn.yield %d : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+// Its mask depends on the element an apply_nodes body computes: nowhere
+// else does it have a position.
+func.func @dropout_element_outside(%x: f32, %s: i64) -> f32 {
+  // expected-error @+1 {{expects parent op 'gnn.apply_nodes'}}
+  %d = gnn.dropout_element %x, %s, %s rate(0.5) : f32
+  return %d : f32
+}
+
+// -----
+
+func.func @dropout_element_in_edges(%g: !gnn.graph<general>, %x: tensor<?x4xf32>, %s: i64) -> tensor<?x4xf32> {
+  %y = gnn.apply_edges %g, (u %x) {
+  ^bb0(%a: f32):
+    // expected-error @+1 {{expects parent op 'gnn.apply_nodes'}}
+    %d = gnn.dropout_element %a, %s, %s rate(0.5) : f32
+    gnn.yield %d : f32
+  } : (!gnn.graph<general>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @dropout_element_integer(%x: tensor<?x4xi32>, %s: i64) -> tensor<?x4xi32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%a: i32):
+    // expected-error @+1 {{invalid kind of type specified}}
+    %d = gnn.dropout_element %a, %s, %s rate(0.5) : i32
+    gnn.yield %d : i32
+  } : (tensor<?x4xi32>) -> tensor<?x4xi32>
+  return %y : tensor<?x4xi32>
+}
+
+// -----
+
 func.func @scatter_add_integers(%d: tensor<?x4xi32>, %t: tensor<7x4xi32>, %ids: tensor<?xindex>) -> tensor<7x4xi32> {
   // expected-error @+1 {{add needs a float element type, got 'i32'}}
   %g = gnn.scatter_rows %d into %t[%ids] add : (tensor<?x4xi32>, tensor<7x4xi32>, tensor<?xindex>) -> tensor<7x4xi32>

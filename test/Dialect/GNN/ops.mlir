@@ -196,6 +196,18 @@ func.func @dropout(%x: tensor<?x2x4xf32>, %seed: i64, %offset: i64) -> tensor<?x
   return %y : tensor<?x2x4xf32>
 }
 
+// CHECK-LABEL: func @dropout_element
+// CHECK: gnn.apply_nodes
+// CHECK: gnn.dropout_element %{{.*}}, %{{.*}}, %{{.*}} rate(2.500000e-01) : f32
+func.func @dropout_element(%x: tensor<?x2x4xf32>, %seed: i64, %offset: i64) -> tensor<?x2x4xf32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %d = gnn.dropout_element %a, %seed, %offset rate(0.25) : f32
+    gnn.yield %d : f32
+  } : (tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
+  return %y : tensor<?x2x4xf32>
+}
+
 // CHECK-LABEL: func @scatter_add
 // CHECK: gnn.scatter_rows %{{.*}} into %{{.*}}[%{{.*}}] add : (tensor<?x4xf32>, tensor<7x4xf32>, tensor<?xindex>) -> tensor<7x4xf32>
 func.func @scatter_add(%d: tensor<?x4xf32>, %lut: tensor<7x4xf32>, %ids: tensor<?xindex>) -> tensor<7x4xf32> {

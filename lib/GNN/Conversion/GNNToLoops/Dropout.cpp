@@ -104,6 +104,40 @@ static std::pair<Value, Value> counterAndWord(Lowering &l, Value offset,
           l.b.create<arith::AndIOp>(e, indexConstant(l, type, 3))};
 }
 
+/// An element is kept iff the top 24 bits of its word reach this,
+/// ceil(rate * 2^24).
+static int64_t keepThreshold(double rate) {
+  return int64_t(std::ceil(rate * double(1 << 24)));
+}
+
+/// Element `flat` (an index) of dropout with key words (k0, k1): `x`
+/// scaled, or zero where it is dropped.
+static Value dropElement(Lowering &l, Value x, Value k0, Value k1, Value offset,
+                         Value flat, double rate) {
+  ImplicitLocOpBuilder &b = l.b;
+  auto [counter, word] = counterAndWord(
+      l, offset, b.create<arith::IndexCastOp>(b.getI64Type(), flat));
+  auto [c0, c1] = words(l, counter);
+  Value bits = pickWord(l, philox(l, c0, c1, k0, k1), word);
+  Value top =
+      b.create<arith::ShRUIOp>(bits, b.create<arith::ConstantIntOp>(8, 32));
+  Value keep = b.create<arith::CmpIOp>(
+      arith::CmpIPredicate::uge, top,
+      b.create<arith::ConstantIntOp>(keepThreshold(rate), 32));
+  Type elem = x.getType();
+  Value scaled = b.create<arith::MulFOp>(
+      x, b.create<arith::ConstantOp>(b.getFloatAttr(elem, 1.0 / (1.0 - rate))));
+  return b.create<arith::SelectOp>(
+      keep, scaled, b.create<arith::ConstantOp>(b.getFloatAttr(elem, 0.0)));
+}
+
+Value loops::lowerDropoutElement(Lowering &l, DropoutElementOp op, Value x,
+                                 Value flat) {
+  auto [k0, k1] = words(l, op.getSeed());
+  return dropElement(l, x, k0, k1, op.getOffset(), flat,
+                     op.getRate().convertToDouble());
+}
+
 LogicalResult loops::lowerDropout(DropoutOp op, const LoopTarget &target,
                                   RewriterBase &rewriter) {
   bool vectors = target.vectorLoops();
@@ -115,14 +149,12 @@ LogicalResult loops::lowerDropout(DropoutOp op, const LoopTarget &target,
   Value rows = l.dim(in.memref, 0);
   Value out = l.alloc(type, rows, extents);
   double rate = op.getRate().convertToDouble();
-  // Kept iff the top 24 bits of the word reach ceil(rate * 2^24).
-  int64_t threshold = int64_t(std::ceil(rate * double(1 << 24)));
   auto [k0, k1] = words(l, op.getSeed());
-  Type elem = type.getElementType();
-  Value scale =
-      l.b.create<arith::ConstantOp>(l.b.getFloatAttr(elem, 1.0 / (1.0 - rate)));
-  Value zero = l.b.create<arith::ConstantOp>(l.b.getFloatAttr(elem, 0.0));
   if (vectors && !extents.empty()) {
+    Type elem = type.getElementType();
+    Value scale = l.b.create<arith::ConstantOp>(
+        l.b.getFloatAttr(elem, 1.0 / (1.0 - rate)));
+    Value zero = l.b.create<arith::ConstantOp>(l.b.getFloatAttr(elem, 0.0));
     // kVectorLanes elements of the last dim at a time: Philox on vectors of
     // counters, the row's end masked.
     ImplicitLocOpBuilder &b = l.b;
@@ -135,7 +167,7 @@ LogicalResult loops::lowerDropout(DropoutOp op, const LoopTarget &target,
     Value vk0 = b.create<vector::BroadcastOp>(lanes(i32), k0);
     Value vk1 = b.create<vector::BroadcastOp>(lanes(i32), k1);
     Value vThreshold = b.create<vector::BroadcastOp>(
-        lanes(i32), b.create<arith::ConstantIntOp>(threshold, 32));
+        lanes(i32), b.create<arith::ConstantIntOp>(keepThreshold(rate), 32));
     Value vShift = b.create<vector::BroadcastOp>(
         lanes(i32), b.create<arith::ConstantIntOp>(8, 32));
     Value vScale = b.create<vector::BroadcastOp>(lanes(elem), scale);
@@ -240,27 +272,11 @@ LogicalResult loops::lowerDropout(DropoutOp op, const LoopTarget &target,
   }
   l.parallel(rows, [&](Value r) {
     l.loopNest(extents, [&](ValueRange item) {
-      // The element's row-major index in the whole tensor.
-      Value flat = r;
-      for (auto [i, extent] : llvm::zip_equal(item, extents))
-        flat = l.b.create<arith::AddIOp>(
-            l.b.create<arith::MulIOp>(flat, extent), i);
-      auto [counter, word] = counterAndWord(
-          l, op.getOffset(),
-          l.b.create<arith::IndexCastOp>(l.b.getI64Type(), flat));
-      auto [c0, c1] = words(l, counter);
-      Value x = pickWord(l, philox(l, c0, c1, k0, k1), word);
-      Value top = l.b.create<arith::ShRUIOp>(
-          x, l.b.create<arith::ConstantIntOp>(8, 32));
-      Value keep = l.b.create<arith::CmpIOp>(
-          arith::CmpIPredicate::uge, top,
-          l.b.create<arith::ConstantIntOp>(threshold, 32));
-      Value v = l.load(in, r, item);
-      Value scaled = l.b.create<arith::MulFOp>(v, scale);
+      Value kept = dropElement(l, l.load(in, r, item), k0, k1, op.getOffset(),
+                               l.flatIndex(r, item, extents), rate);
       SmallVector<Value> index = {r};
       llvm::append_range(index, item);
-      l.b.create<memref::StoreOp>(
-          l.b.create<arith::SelectOp>(keep, scaled, zero), out, index);
+      l.b.create<memref::StoreOp>(kept, out, index);
     });
   });
   return l.replaceWithBuffers(op, out);

@@ -273,7 +273,15 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, const LoopTarget &target,
     SmallVector<Value> scalars;
     for (const Feature &f : inputs)
       scalars.push_back(l.load(f, r, item));
-    Value x = l.inlineBody(op.getBody(), scalars)[0];
+    // Dropout's mask depends on the element's position in the result.
+    auto lowerOp = [&](Operation &bodyOp, IRMapping &mapping) -> Value {
+      auto drop = dyn_cast<DropoutElementOp>(bodyOp);
+      if (!drop)
+        return {};
+      return lowerDropoutElement(l, drop, mapping.lookup(drop.getInput()),
+                                 l.flatIndex(r, item, extents));
+    };
+    Value x = l.inlineBody(op.getBody(), scalars, lowerOp)[0];
     SmallVector<Value> index = {r};
     llvm::append_range(index, item);
     l.b.create<memref::StoreOp>(x, out, index);

@@ -277,12 +277,21 @@ public:
   }
 
   /// Clones an elementwise body with its arguments bound to `scalars`.
-  SmallVector<Value> inlineBody(Region &body, ValueRange scalars) {
+  /// `lowerOp`, where given, lowers the body ops that are not cloned as
+  /// they are (those whose value depends on the element's position): it
+  /// returns their replacement, or null to clone.
+  SmallVector<Value>
+  inlineBody(Region &body, ValueRange scalars,
+             function_ref<Value(Operation &, IRMapping &)> lowerOp = nullptr) {
     IRMapping mapping;
     Block &block = body.front();
     mapping.map(block.getArguments(), scalars);
-    for (Operation &op : block.without_terminator())
-      b.clone(op, mapping);
+    for (Operation &op : block.without_terminator()) {
+      if (Value lowered = lowerOp ? lowerOp(op, mapping) : Value())
+        mapping.map(op.getResult(0), lowered);
+      else
+        b.clone(op, mapping);
+    }
     SmallVector<Value> results;
     for (Value v : block.getTerminator()->getOperands())
       results.push_back(mapping.lookupOrDefault(v));
@@ -397,6 +406,15 @@ public:
       }
       body(flat, item);
     });
+  }
+
+  /// The row-major index of item `item` of row `r` in a buffer whose rows
+  /// have the given item extents.
+  Value flatIndex(Value r, ValueRange item, ArrayRef<Value> extents) {
+    Value flat = r;
+    for (auto [i, extent] : llvm::zip_equal(item, extents))
+      flat = b.create<arith::AddIOp>(b.create<arith::MulIOp>(flat, extent), i);
+    return flat;
   }
 
   /// scf.for nest over the given extents.
@@ -688,6 +706,11 @@ LayerNormGradBuffers prepareLayerNormGrad(Lowering &l, LayerNormGradOp op);
 /// element per parallel iteration.
 LogicalResult lowerDropout(DropoutOp op, const LoopTarget &target,
                            RewriterBase &rewriter);
+
+/// gnn.dropout_element of `x` at the element whose row-major index in the
+/// apply_nodes result is `flat` (an index): `x` scaled, or zero (Dropout.cpp).
+Value lowerDropoutElement(Lowering &l, DropoutElementOp op, Value x,
+                          Value flat);
 
 /// gnn.sum_to (SumTo.cpp): in vector loops on CPU cores, else one result
 /// element per parallel iteration.

@@ -10,7 +10,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -195,14 +194,6 @@ FailureOr<Value> AdjointBuilder::elementAdjoint(
   if (failed(result))
     return failure();
   return t;
-}
-
-Value autodiff::cloneBody(OpBuilder &b, Region &body, ValueRange args) {
-  IRMapping map;
-  map.map(body.getArguments(), args);
-  for (Operation &op : body.front().without_terminator())
-    b.clone(op, map);
-  return map.lookupOrDefault(body.front().getTerminator()->getOperand(0));
 }
 
 LogicalResult AdjointBuilder::noAdjoint(Operation *op, const Twine &why) {

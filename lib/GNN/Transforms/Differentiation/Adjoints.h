@@ -35,10 +35,6 @@ inline bool isFloatTensor(Type type) {
 /// builder's insertion point.
 using ElementBody = llvm::function_ref<Value(OpBuilder &, ValueRange)>;
 
-/// Clones the ops of a one-block element body with its arguments bound to
-/// `args`; returns the yielded value.
-Value cloneBody(OpBuilder &b, Region &body, ValueRange args);
-
 /// The symbolic reverse mode of element bodies: `ops` are the scalar ops
 /// that computed `root` (in order, in the block being built); returns the
 /// adjoint of each of `wrt` for the seed `seed` (a zero constant where the

@@ -155,7 +155,7 @@ static LogicalResult differentiateEdgeFunction(const EdgeFunction &f, Value up,
         ad.elementAdjoint(f.graph, f.edges, f.inputs, f.roles, up, upRole, i,
                           [&](OpBuilder &b, ValueRange x) -> Value {
                             if (f.body)
-                              return cloneBody(b, *f.body, x);
+                              return cloneElementBody(b, *f.body, x);
                             bool dot = f.fn.getOp() == BinaryOp::Dot;
                             return emitMessage(b, ad.b.getLoc(), f.fn,
                                                dot ? ArrayAttr() : f.post, x);

@@ -29,7 +29,7 @@ static LogicalResult differentiate(ApplyNodesOp op, AdjointBuilder &ad) {
     FailureOr<Value> t =
         ad.elementAdjoint(Value(), Value(), op.getInputs(), {}, dy, Target::Dst,
                           i, [&](OpBuilder &b, ValueRange x) {
-                            return cloneBody(b, op.getBody(), x);
+                            return cloneElementBody(b, op.getBody(), x);
                           });
     if (failed(t))
       return failure();

@@ -1,0 +1,77 @@
+"""Writes inputs for elementwise_chains.mlir and the expected results: every
+operation rounded to float32 as the program computes it, dropout's mask
+from an independent Philox-4x32-10 in Python integers.
+
+usage: elementwise_chains_case.py OUT_DIR ROWS SEED OFFSET
+"""
+
+import math
+import os
+import random
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                                "..", "scripts", "py"))
+import safetensors_util  # noqa: E402
+
+MASK = 0xFFFFFFFF
+
+
+def f32(v):
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def philox(counter, key):
+    c = [counter & MASK, counter >> 32, 0, 0]
+    k = [key & MASK, key >> 32]
+    for _ in range(10):
+        p0 = 0xD2511F53 * c[0]
+        p1 = 0xCD9E8D57 * c[2]
+        c = [((p1 >> 32) ^ c[1] ^ k[0]) & MASK, p1 & MASK,
+             ((p0 >> 32) ^ c[3] ^ k[1]) & MASK, p0 & MASK]
+        k = [(k[0] + 0x9E3779B9) & MASK, (k[1] + 0xBB67AE85) & MASK]
+    return c
+
+
+def dropout(values, rate, seed, offset):
+    threshold = math.ceil(rate * (1 << 24))
+    scale = f32(1.0 / (1.0 - rate))
+    # Element e: word e % 4 of the counter offset + e // 4.
+    return [f32(v * scale) if (philox((offset + e // 4) % (1 << 64), seed)
+                               [e % 4] >> 8) >= threshold else 0.0
+            for e, v in enumerate(values)]
+
+
+out, rows, seed, offset = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
+    int(sys.argv[4])
+os.makedirs(out, exist_ok=True)
+rng = random.Random(rows * 11 + seed)
+n = rows * 24
+x = [f32(rng.uniform(-2, 2)) for _ in range(n)]
+p = [f32(rng.uniform(-2, 2)) for _ in range(n)]
+g = [f32(rng.uniform(-2, 2)) for _ in range(n)]
+h = [f32(rng.uniform(-2, 2)) for _ in range(n)]
+s = [f32(rng.uniform(-2, 2)) for _ in range(rows * 2)]
+signed = lambda v: v - (1 << 64) if v >= 1 << 63 else v  # noqa: E731
+safetensors_util.write(os.path.join(out, "inputs.safetensors"), {
+    "x": ("F32", [rows, 24], x), "p": ("F32", [rows, 24], p),
+    "g": ("F32", [rows, 2, 12], g), "h": ("F32", [rows, 2, 12], h),
+    "s": ("F32", [rows, 2, 1], s),
+    "rng": ("I64", [2], [signed(seed), signed(offset)])})
+safetensors_util.write(os.path.join(out, "graph.safetensors"), {
+    "src": ("I64", [0], []), "dst": ("I64", [0], []),
+    "num_nodes": ("I64", [], [0])})
+d = dropout([max(v, 0.0) for v in p], 0.1, seed, offset)
+y = [f32(a + b) for a, b in zip(x, d)]
+# Element e of [rows, 2, 12] is row e // 24, head (e // 12) % 2.
+t = [f32(f32(g[e] + h[e]) * s[e // 12]) for e in range(n)]
+z = [f32(v * 0.5) for v in dropout(t, 0.25, seed, offset + n)]
+q = dropout(p, 0.5, seed, offset + 2 * n)
+w = [f32(f32(a * a) + c) for a, c in zip(q, x)]
+k = [-v for v in x]
+kd = dropout(k, 0.3, seed, offset + 3 * n)
+safetensors_util.write(os.path.join(out, "reference.safetensors"), {
+    "result0": ("F32", [rows, 24], y), "result1": ("F32", [rows, 2, 12], z),
+    "result2": ("F32", [rows, 24], w), "result3": ("F32", [rows, 24], k),
+    "result4": ("F32", [rows, 24], kd)})

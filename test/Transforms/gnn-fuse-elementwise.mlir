@@ -1,0 +1,204 @@
+// RUN: gnn-opt %s -split-input-file -gnn-fuse-elementwise | FileCheck %s
+
+// A feed-forward layer's tail: activation, dropout and the residual sum are
+// one op, dropout inside its body.
+// CHECK-LABEL: func @activation_dropout_residual
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[P:.*]]: tensor<?x8xf32>, %[[SEED:.*]]: i64, %[[OFF:.*]]: i64)
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.0
+// CHECK-NEXT: %[[R:.*]] = gnn.apply_nodes(%[[X]], %[[P]]) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[B]], %[[ZERO]] : f32
+// CHECK-NEXT: %[[D:.*]] = gnn.dropout_element %[[M]], %[[SEED]], %[[OFF]] rate(1.000000e-01) : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[A]], %[[D]] : f32
+// CHECK-NEXT: gnn.yield %[[S]] : f32
+// CHECK-NEXT: } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @activation_dropout_residual(%x: tensor<?x8xf32>, %p: tensor<?x8xf32>, %seed: i64, %offset: i64) -> tensor<?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %h = gnn.apply_nodes(%p) {
+  ^bb0(%a: f32):
+    %m = arith.maximumf %a, %zero : f32
+    gnn.yield %m : f32
+  } : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %d = gnn.dropout %h, %seed, %offset rate(0.1) : tensor<?x8xf32>
+  %r = gnn.apply_nodes(%x, %d) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    gnn.yield %s : f32
+  } : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// A backward's sum of two gradients, its dropout and scaling; an input
+// broadcast along the items (?x2x1) stays an input of the fused op.
+// CHECK-LABEL: func @gradient_chain
+// CHECK-SAME: (%[[G:.*]]: tensor<?x2x4xf32>, %[[H:.*]]: tensor<?x2x4xf32>, %[[S:.*]]: tensor<?x2x1xf32>, %[[SEED:.*]]: i64)
+// CHECK: %[[R:.*]] = gnn.apply_nodes(%[[G]], %[[H]], %[[S]]) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32):
+// CHECK-NEXT: arith.addf %[[A]], %[[B]]
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: gnn.dropout_element
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: gnn.yield
+// CHECK-NEXT: } : (tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x1xf32>) -> tensor<?x2x4xf32>
+// CHECK-NOT: gnn.
+// CHECK: return %[[R]]
+func.func @gradient_chain(%g: tensor<?x2x4xf32>, %h: tensor<?x2x4xf32>, %s: tensor<?x2x1xf32>, %seed: i64) -> tensor<?x2x4xf32> {
+  %half = arith.constant 0.5 : f32
+  %t = gnn.apply_nodes(%g, %h, %s) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %sum = arith.addf %a, %b : f32
+    %m = arith.mulf %sum, %c : f32
+    gnn.yield %m : f32
+  } : (tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x1xf32>) -> tensor<?x2x4xf32>
+  %d = gnn.dropout %t, %seed, %seed rate(0.25) : tensor<?x2x4xf32>
+  %z = gnn.apply_nodes(%d) {
+  ^bb0(%a: f32):
+    %m = arith.mulf %a, %half : f32
+    gnn.yield %m : f32
+  } : (tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
+  return %z : tensor<?x2x4xf32>
+}
+
+// -----
+
+// An input the consumer reads twice, and one the producer reads as well,
+// become one argument each.
+// CHECK-LABEL: func @shared_inputs
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[SEED:.*]]: i64)
+// CHECK: gnn.apply_nodes(%[[X]]) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: %[[D:.*]] = gnn.dropout_element %[[A]], %[[SEED]], %[[SEED]] rate(5.000000e-01) : f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[D]], %[[D]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[M]], %[[A]] : f32
+// CHECK-NEXT: gnn.yield %[[S]]
+// CHECK-NEXT: } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+func.func @shared_inputs(%x: tensor<?x4xf32>, %seed: i64) -> tensor<?x4xf32> {
+  %q = gnn.dropout %x, %seed, %seed rate(0.5) : tensor<?x4xf32>
+  %w = gnn.apply_nodes(%q, %q, %x) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %m, %c : f32
+    gnn.yield %s : f32
+  } : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %w : tensor<?x4xf32>
+}
+
+// -----
+
+// Dropout of a value something else reads too (a backward pass keeps the
+// activation): the two ops stay apart, as does a dropout with nothing
+// element-wise beside it.
+// CHECK-LABEL: func @kept_apart
+// CHECK: %[[N:.*]] = gnn.apply_nodes
+// CHECK: gnn.dropout %[[N]]
+// CHECK-NOT: dropout_element
+// CHECK: %[[L:.*]] = gnn.dropout %arg1
+// CHECK: return
+func.func @kept_apart(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>, %seed: i64) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %n = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %m = arith.negf %a : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %d = gnn.dropout %n, %seed, %seed rate(0.3) : tensor<?x4xf32>
+  %l = gnn.dropout %y, %seed, %seed rate(0.3) : tensor<?x4xf32>
+  return %n, %d, %l : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// A producer of another shape (a per-row value the consumer broadcasts
+// over the items: its elements are not the consumer's), or of dynamic item
+// dims, is not merged.
+// CHECK-LABEL: func @other_shapes
+// CHECK-COUNT-4: gnn.apply_nodes
+// CHECK-NOT: gnn.apply_nodes
+func.func @other_shapes(%x: tensor<?x1xf32>, %y: tensor<?x8xf32>, %u: tensor<?x?xf32>) -> (tensor<?x8xf32>, tensor<?x?xf32>) {
+  %e = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %m = math.exp %a : f32
+    gnn.yield %m : f32
+  } : (tensor<?x1xf32>) -> tensor<?x1xf32>
+  %r = gnn.apply_nodes(%e, %y) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    gnn.yield %m : f32
+  } : (tensor<?x1xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = gnn.apply_nodes(%u) {
+  ^bb0(%a: f32):
+    %m = arith.negf %a : f32
+    gnn.yield %m : f32
+  } : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %t = gnn.apply_nodes(%n) {
+  ^bb0(%a: f32):
+    %m = math.exp %a : f32
+    gnn.yield %m : f32
+  } : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r, %t : tensor<?x8xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// A producer outside the loop that reads it: merging would compute it
+// every iteration.
+// CHECK-LABEL: func @producer_outside_loop
+// CHECK: gnn.apply_nodes
+// CHECK: scf.for
+// CHECK: gnn.apply_nodes
+func.func @producer_outside_loop(%x: tensor<?x4xf32>, %n: index) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %m = math.exp %a : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<?x4xf32> {
+    %s = gnn.apply_nodes(%acc, %e) {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.addf %a, %b : f32
+      gnn.yield %m : f32
+    } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+    scf.yield %s : tensor<?x4xf32>
+  }
+  return %r : tensor<?x4xf32>
+}
+
+// -----
+
+// A chain of five element-wise ops, two of them dropouts, is one op.
+// CHECK-LABEL: func @long_chain
+// CHECK-NEXT: gnn.apply_nodes(%arg0, %arg1) {
+// CHECK-NEXT: ^bb0(%[[P:.*]]: f32, %[[Q:.*]]: f32):
+// CHECK-NEXT: %[[A:.*]] = arith.subf %[[P]], %[[Q]]
+// CHECK-NEXT: %[[B:.*]] = gnn.dropout_element %[[A]], %arg2, %arg2 rate(2.000000e-01)
+// CHECK-NEXT: %[[C:.*]] = math.tanh %[[B]]
+// CHECK-NEXT: %[[D:.*]] = gnn.dropout_element %[[C]], %arg2, %arg2 rate(4.000000e-01)
+// CHECK-NEXT: %[[E:.*]] = arith.maximumf %[[D]], %[[P]]
+// CHECK-NEXT: gnn.yield %[[E]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @long_chain(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>, %seed: i64) -> tensor<?x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %a = gnn.apply_nodes(%x, %y) {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.subf %p, %q : f32
+    gnn.yield %m : f32
+  } : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  %b = gnn.dropout %a, %seed, %seed rate(0.2) : tensor<?x3xf32>
+  %c = gnn.apply_nodes(%b) {
+  ^bb0(%p: f32):
+    %m = math.tanh %p : f32
+    gnn.yield %m : f32
+  } : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  %d = gnn.dropout %c, %seed, %seed rate(0.4) : tensor<?x3xf32>
+  %e = gnn.apply_nodes(%d, %x) {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.maximumf %p, %q : f32
+    gnn.yield %m : f32
+  } : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %e : tensor<?x3xf32>
+}
