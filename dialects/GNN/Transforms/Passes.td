@@ -82,6 +82,34 @@ def FuseAddendsPass : Pass<"gnn-fuse-addends"> {
   let dependentDialects = ["::mlir::gnn::GNNDialect"];
 }
 
+def CopyStridedViewsPass : Pass<"gnn-copy-strided-views"> {
+  let summary = "Copies slices within rows that lowered ops take as buffers";
+  let description = [{
+    Lowered gnn ops take each feature's buffer with row-major items (static
+    strides after the first dim, any offset and row stride): a slice of
+    rows, or of one index of an outer item dim, is read in place. A
+    `bufferization.to_memref` of such a type whose tensor is a slice within
+    rows (items 1-8 of 25, say), directly or through casts and reshapes,
+    takes a row-major copy of the slice instead (`bufferization.alloc_tensor
+    ... copy`, one per slice): bufferization cannot build that copy itself
+    for a layout with a run-time offset. Reads that canonicalization has
+    turned into `tensor.extract` need no copy and get none. Runs just
+    before one-shot bufferization.
+
+    ```mlir
+    %q = tensor.extract_slice %x[0, 0, 1] [%n, 2, 8] [1, 1, 1]
+        : tensor<?x2x25xf32> to tensor<?x2x8xf32>
+    %m = bufferization.to_memref %q read_only
+        : memref<?x2x8xf32, strided<[?, 8, 1], offset: ?>>
+    // becomes
+    %c = bufferization.alloc_tensor() copy(%q) : tensor<?x2x8xf32>
+    %m = bufferization.to_memref %c read_only
+        : memref<?x2x8xf32, strided<[?, 8, 1], offset: ?>>
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def FuseElementwisePass : Pass<"gnn-fuse-elementwise"> {
   let summary = "Merges chains of element-wise ops into one gnn.apply_nodes";
   let description = [{

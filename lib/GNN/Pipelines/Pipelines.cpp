@@ -94,6 +94,8 @@ void addLoweringToBuffers(OpPassManager &pm, OpForms forms,
 
   // Programs leave their inputs as they were.
   pm.addPass(gnn::createReadOnlyArgumentsPass());
+  // Slices within rows, where ops take their buffers, are copied first.
+  pm.addPass(gnn::createCopyStridedViewsPass());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   // Loops (the ACT loop) carry values that each iteration rebuilds, e.g.
