@@ -4,7 +4,6 @@ computed by an independent Philox-4x32-10 in Python integers.
 usage: dropout_case.py OUT_DIR ROWS SEED OFFSET
 """
 
-import math
 import os
 import random
 import sys
@@ -12,28 +11,12 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                 "..", "scripts", "py"))
 import safetensors_util  # noqa: E402
-
-MASK = 0xFFFFFFFF
-
-
-def philox(counter, key):
-    c = [counter & MASK, counter >> 32, 0, 0]
-    k = [key & MASK, key >> 32]
-    for _ in range(10):
-        p0 = 0xD2511F53 * c[0]
-        p1 = 0xCD9E8D57 * c[2]
-        c = [((p1 >> 32) ^ c[1] ^ k[0]) & MASK, p1 & MASK,
-             ((p0 >> 32) ^ c[3] ^ k[1]) & MASK, p0 & MASK]
-        k = [(k[0] + 0x9E3779B9) & MASK, (k[1] + 0xBB67AE85) & MASK]
-    return c
+from dropout_mask import kept  # noqa: E402
 
 
 def dropout(values, rate, seed, offset):
-    threshold = math.ceil(rate * (1 << 24))
     scale = 1.0 / (1.0 - rate)
-    # Element e: word e % 4 of the counter offset + e // 4.
-    return [v * scale if (philox((offset + e // 4) % (1 << 64), seed)[e % 4]
-                          >> 8) >= threshold else 0.0
+    return [v * scale if kept(e, rate, seed, offset) else 0.0
             for e, v in enumerate(values)]
 
 
@@ -60,5 +43,5 @@ d = dropout(s, 0.5, seed, offset + rows * 92)
 safetensors_util.write(os.path.join(out, "reference.safetensors"), {
     "result0": ("F32", [rows, 3, 5], a), "result1": ("F32", [rows, 7], b),
     "result2": ("F32", [rows, 70], c), "result3": ("F32", [rows], d)})
-kept = sum(v != 0 for v in a) / max(len(a), 1)
-print("kept %.2f of x" % kept)
+share = sum(v != 0 for v in a) / max(len(a), 1)
+print("kept %.2f of x" % share)
