@@ -180,15 +180,13 @@ LogicalResult loops::lowerDropout(DropoutOp op, const LoopTarget &target,
     };
     l.parallel(rows, [&](Value r) {
       l.loopNest(ArrayRef(extents).drop_back(), [&](ValueRange outer) {
-        // Row-major index of the row's first element in the whole tensor.
-        Value rowStart = r;
-        for (auto [i, extent] : llvm::zip(outer, extents))
-          rowStart = b.create<arith::AddIOp>(
-              b.create<arith::MulIOp>(rowStart, extent), i);
-        rowStart = b.create<arith::MulIOp>(rowStart, last);
-        Value start = b.create<arith::IndexCastOp>(i64, rowStart);
         SmallVector<Value> at = {r};
         llvm::append_range(at, outer);
+        // Row-major index of the row's first element in the whole tensor.
+        SmallVector<Value> first(outer);
+        first.push_back(l.idx(0));
+        Value start =
+            b.create<arith::IndexCastOp>(i64, l.flatIndex(r, first, extents));
         // Kept lanes of the row's elements [j, j + kVectorLanes), scaled,
         // the row's end masked.
         auto apply = [&](Value j, Value keep) {
