@@ -88,16 +88,19 @@ func.func @shared_inputs(%x: tensor<?x4xf32>, %seed: i64) -> tensor<?x4xf32> {
 
 // -----
 
-// Dropout of a value something else reads too (a backward pass keeps the
-// activation): the two ops stay apart, as does a dropout with nothing
-// element-wise beside it.
-// CHECK-LABEL: func @kept_apart
-// CHECK: %[[N:.*]] = gnn.apply_nodes
-// CHECK: gnn.dropout %[[N]]
-// CHECK-NOT: dropout_element
+// Dropout of a value something else reads later (a backward pass keeps the
+// activation): one op yields both; a dropout with nothing element-wise
+// beside it stays as it is.
+// CHECK-LABEL: func @shared_producer
+// CHECK: %[[N:.*]]:2 = gnn.apply_nodes(%arg0) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.negf %[[A]] : f32
+// CHECK-NEXT: %[[D:.*]] = gnn.dropout_element %[[M]], %arg2, %arg2 rate(3.000000e-01) : f32
+// CHECK-NEXT: gnn.yield %[[D]], %[[M]] : f32, f32
+// CHECK-NEXT: } : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
 // CHECK: %[[L:.*]] = gnn.dropout %arg1
-// CHECK: return
-func.func @kept_apart(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>, %seed: i64) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+// CHECK: return %[[N]]#1, %[[N]]#0, %[[L]]
+func.func @shared_producer(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>, %seed: i64) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
   %n = gnn.apply_nodes(%x) {
   ^bb0(%a: f32):
     %m = arith.negf %a : f32
@@ -106,6 +109,98 @@ func.func @kept_apart(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>, %seed: i64) -> (
   %d = gnn.dropout %n, %seed, %seed rate(0.3) : tensor<?x4xf32>
   %l = gnn.dropout %y, %seed, %seed rate(0.3) : tensor<?x4xf32>
   return %n, %d, %l : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// An optimizer's update: two moments, each returned, and the parameter
+// computed from them are one op of three results that reads each input
+// once.
+// CHECK-LABEL: func @optimizer_update
+// CHECK-SAME: (%[[P:.*]]: tensor<4x8xf32>, %[[M:.*]]: tensor<4x8xf32>, %[[V:.*]]: tensor<4x8xf32>, %[[G:.*]]: tensor<4x8xf32>, %[[B1:.*]]: f32, %[[B2:.*]]: f32)
+// CHECK-NEXT: %[[U:.*]]:3 = gnn.apply_nodes(%[[P]], %[[M]], %[[G]], %[[V]]) {
+// CHECK-NEXT: ^bb0(%[[PE:.*]]: f32, %[[ME:.*]]: f32, %[[GE:.*]]: f32, %[[VE:.*]]: f32):
+// CHECK-NEXT: %[[VS:.*]] = arith.mulf %[[VE]], %[[B2]]
+// CHECK-NEXT: %[[GG:.*]] = arith.mulf %[[GE]], %[[GE]]
+// CHECK-NEXT: %[[V1:.*]] = arith.addf %[[VS]], %[[GG]]
+// CHECK-NEXT: %[[MS:.*]] = arith.mulf %[[ME]], %[[B1]]
+// CHECK-NEXT: %[[M1:.*]] = arith.addf %[[MS]], %[[GE]]
+// CHECK-NEXT: %[[R:.*]] = math.sqrt %[[V1]]
+// CHECK-NEXT: %[[S:.*]] = arith.divf %[[M1]], %[[R]]
+// CHECK-NEXT: %[[P1:.*]] = arith.subf %[[PE]], %[[S]]
+// CHECK-NEXT: gnn.yield %[[P1]], %[[M1]], %[[V1]] : f32, f32, f32
+// CHECK-NEXT: } : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NEXT: return %[[U]]#0, %[[U]]#1, %[[U]]#2
+func.func @optimizer_update(%p: tensor<4x8xf32>, %m: tensor<4x8xf32>, %v: tensor<4x8xf32>, %g: tensor<4x8xf32>, %b1: f32, %b2: f32) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %m1 = gnn.apply_nodes(%m, %g) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.mulf %a, %b1 : f32
+    %t = arith.addf %s, %b : f32
+    gnn.yield %t : f32
+  } : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %v1 = gnn.apply_nodes(%v, %g) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.mulf %a, %b2 : f32
+    %q = arith.mulf %b, %b : f32
+    %t = arith.addf %s, %q : f32
+    gnn.yield %t : f32
+  } : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p1 = gnn.apply_nodes(%p, %m1, %v1) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %r = math.sqrt %c : f32
+    %s = arith.divf %b, %r : f32
+    %t = arith.subf %a, %s : f32
+    gnn.yield %t : f32
+  } : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %p1, %m1, %v1 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A producer something reads before the consumer cannot be computed at the
+// consumer: the two stay apart.
+// CHECK-LABEL: func @read_in_between
+// CHECK: %[[N:.*]] = gnn.apply_nodes
+// CHECK: call @use(%[[N]])
+// CHECK: gnn.apply_nodes(%[[N]])
+func.func private @use(tensor<?x4xf32>)
+func.func @read_in_between(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %n = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %m = arith.negf %a : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.call @use(%n) : (tensor<?x4xf32>) -> ()
+  %e = gnn.apply_nodes(%n) {
+  ^bb0(%a: f32):
+    %m = math.exp %a : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %e : tensor<?x4xf32>
+}
+
+// -----
+
+// Results of another element type (a mask) share the loop: the merged op
+// yields an i1 and an f32 result.
+// CHECK-LABEL: func @mask_and_value
+// CHECK: %[[R:.*]]:2 = gnn.apply_nodes(%arg0) {
+// CHECK: gnn.yield %{{.*}}, %{{.*}} : f32, i1
+// CHECK-NEXT: } : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xi1>)
+// CHECK-NEXT: return %[[R]]#0, %[[R]]#1
+func.func @mask_and_value(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xi1>) {
+  %zero = arith.constant 0.0 : f32
+  %k = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %c = arith.cmpf ogt, %a, %zero : f32
+    gnn.yield %c : i1
+  } : (tensor<?x4xf32>) -> tensor<?x4xi1>
+  %r = gnn.apply_nodes(%k, %x) {
+  ^bb0(%c: i1, %a: f32):
+    %s = arith.select %c, %a, %zero : f32
+    gnn.yield %s : f32
+  } : (tensor<?x4xi1>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %r, %k : tensor<?x4xf32>, tensor<?x4xi1>
 }
 
 // -----

@@ -270,9 +270,25 @@ def GNN_ApplyNodesOp : GNN_Op<"apply_nodes", [Pure,
       gnn.yield %d : f32
     } : (tensor<?x8x64xf32>, tensor<?x8x1xf32>) -> tensor<?x8x64xf32>
     ```
+
+    With several results (all of one shape; element types may differ) the
+    body yields one element of each, at the same position: values computed
+    together from the same inputs, such as an optimizer's new moments and
+    parameter, are one pass over the rows.
+
+    ```mlir
+    // A moment and the parameter it updates, from one read of each input.
+    %m1, %p1 = gnn.apply_nodes(%m, %g, %p) {
+    ^bb0(%mi: f32, %gi: f32, %pi: f32):
+      %s = arith.addf %mi, %gi : f32
+      %q = arith.subf %pi, %s : f32
+      gnn.yield %s, %q : f32, f32
+    } : (tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>)
+        -> (tensor<16x32xf32>, tensor<16x32xf32>)
+    ```
   }];
   let arguments = (ins Variadic<GNN_Feature>:$inputs);
-  let results = (outs GNN_Feature:$result);
+  let results = (outs Variadic<GNN_Feature>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     `(` $inputs `)` $body attr-dict `:` functional-type($inputs, results)

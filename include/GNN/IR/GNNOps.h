@@ -27,7 +27,10 @@ FailureOr<SmallVector<int64_t>> broadcastItemShapes(ArrayRef<int64_t> a,
                                                     ArrayRef<int64_t> b);
 
 /// Clones the ops of a one-block element body (apply_nodes, apply_edges)
-/// with its arguments bound to `args`; returns the yielded value.
+/// with its arguments bound to `args`; returns the yielded values.
+SmallVector<Value> cloneElementBodyResults(OpBuilder &b, Region &body,
+                                           ValueRange args);
+/// As cloneElementBodyResults, for a body that yields one value.
 Value cloneElementBody(OpBuilder &b, Region &body, ValueRange args);
 
 /// Whether two per-row shapes agree in rank and wherever both are static.

@@ -283,22 +283,54 @@ private:
   }
 };
 
-/// A body that yields one of its elements unchanged is that input, where
-/// the input already has the result's type.
+/// A result whose body yields one of its elements unchanged is that input,
+/// where the input already has the result's type.
 struct ForwardYieldedInput : OpRewritePattern<ApplyNodesOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ApplyNodesOp op,
                                 PatternRewriter &rewriter) const override {
     Block &body = op.getBody().front();
-    auto arg = dyn_cast<BlockArgument>(
-        cast<YieldOp>(body.getTerminator()).getValues().front());
-    if (!arg || arg.getOwner() != &body)
+    auto yield = cast<YieldOp>(body.getTerminator());
+    bool changed = false;
+    for (auto [result, value] : llvm::zip(op.getResults(), yield.getValues())) {
+      auto arg = dyn_cast<BlockArgument>(value);
+      if (result.use_empty() || !arg || arg.getOwner() != &body)
+        continue;
+      Value input = op.getInputs()[arg.getArgNumber()];
+      if (input.getType() != result.getType())
+        continue;
+      rewriter.replaceAllUsesWith(result, input);
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
+/// Results nothing reads are not computed, while some result is.
+struct DropUnusedResults : OpRewritePattern<ApplyNodesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyNodesOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> used;
+    SmallVector<Value> yielded;
+    auto yield = cast<YieldOp>(op.getBody().front().getTerminator());
+    for (auto [result, value] : llvm::zip(op.getResults(), yield.getValues()))
+      if (!result.use_empty()) {
+        used.push_back(result);
+        yielded.push_back(value);
+      }
+    if (used.empty() || used.size() == op.getNumResults())
       return failure();
-    Value input = op.getInputs()[arg.getArgNumber()];
-    if (input.getType() != op.getResult().getType())
-      return failure();
-    rewriter.replaceOp(op, input);
+    auto kept = rewriter.create<ApplyNodesOp>(
+        op.getLoc(), ValueRange(used).getTypes(), op.getInputs());
+    rewriter.inlineRegionBefore(op.getBody(), kept.getBody(),
+                                kept.getBody().end());
+    rewriter.modifyOpInPlace(yield, [&] { yield->setOperands(yielded); });
+    for (auto [old, now] : llvm::zip(used, kept.getResults()))
+      rewriter.replaceAllUsesWith(old, now);
+    rewriter.eraseOp(op);
     return success();
   }
 };
@@ -306,6 +338,6 @@ struct ForwardYieldedInput : OpRewritePattern<ApplyNodesOp> {
 
 void ApplyNodesOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                MLIRContext *context) {
-  results.add<InlineConstantInputs, DropUnreadInputs, ForwardYieldedInput>(
-      context);
+  results.add<InlineConstantInputs, DropUnreadInputs, ForwardYieldedInput,
+              DropUnusedResults>(context);
 }

@@ -136,12 +136,21 @@ private:
 };
 } // namespace
 
-Value mlir::gnn::cloneElementBody(OpBuilder &b, Region &body, ValueRange args) {
+SmallVector<Value> mlir::gnn::cloneElementBodyResults(OpBuilder &b,
+                                                      Region &body,
+                                                      ValueRange args) {
   IRMapping map;
   map.map(body.getArguments(), args);
   for (Operation &op : body.front().without_terminator())
     b.clone(op, map);
-  return map.lookupOrDefault(body.front().getTerminator()->getOperand(0));
+  SmallVector<Value> results;
+  for (Value v : body.front().getTerminator()->getOperands())
+    results.push_back(map.lookupOrDefault(v));
+  return results;
+}
+
+Value mlir::gnn::cloneElementBody(OpBuilder &b, Region &body, ValueRange args) {
+  return cloneElementBodyResults(b, body, args).front();
 }
 
 int64_t mlir::gnn::saturatedElementCount(ArrayRef<int64_t> sizes) {
@@ -722,19 +731,33 @@ static LogicalResult verifyNodeRows(Operation *op, ValueRange inputs,
 LogicalResult ApplyNodesOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "needs at least one input";
-  if (failed(verifyNodeRows(*this, getInputs(), getResult())))
+  if (getResults().empty())
+    return emitOpError() << "needs at least one result";
+  if (failed(verifyNodeRows(*this, getInputs(), getResult(0))))
     return failure();
   FailureOr<SmallVector<int64_t>> itemShape =
       inferElementwiseItemShape(*this, getInputs());
-  if (failed(itemShape))
+  if (failed(itemShape) ||
+      failed(verifyResultItemShape(*this, getResult(0), *itemShape,
+                                   getNumResults() == 1 ? "result"
+                                                        : "result #0")))
     return failure();
-  return verifyResultItemShape(*this, getResult(), *itemShape, "result");
+  // One element loop writes every result at the same position.
+  ArrayRef<int64_t> shape = getFeatureType(getResult(0)).getShape();
+  for (unsigned i = 1; i < getNumResults(); ++i)
+    if (getFeatureType(getResult(i)).getShape() != shape)
+      return emitOpError() << "result #" << i << " has shape "
+                           << shapeToString(
+                                  getFeatureType(getResult(i)).getShape())
+                           << ", but result #0 has " << shapeToString(shape);
+  return success();
 }
 
 LogicalResult ApplyNodesOp::verifyRegions() {
-  return verifyElementwiseBody(
-      *this, getBody(), getInputs(),
-      TypeRange{getFeatureType(getResult()).getElementType()});
+  SmallVector<Type> elements;
+  for (Value result : getResults())
+    elements.push_back(getFeatureType(result).getElementType());
+  return verifyElementwiseBody(*this, getBody(), getInputs(), elements);
 }
 
 //===----------------------------------------------------------------------===//

@@ -26,7 +26,8 @@ namespace {
 /// Whether `op`'s body returns the sum of its two element arguments.
 bool addsItsTwoInputs(ApplyNodesOp op) {
   Block &body = op.getBody().front();
-  if (op.getInputs().size() != 2 || body.getNumArguments() != 2 ||
+  if (op.getInputs().size() != 2 || op.getNumResults() != 1 ||
+      body.getNumArguments() != 2 ||
       !llvm::hasSingleElement(body.without_terminator()))
     return false;
   auto add = dyn_cast<arith::AddFOp>(body.front());
@@ -80,7 +81,7 @@ struct FoldSumIntoTerm : public OpRewritePattern<ApplyNodesOp> {
                                 PatternRewriter &rewriter) const override {
     if (!addsItsTwoInputs(op))
       return rewriter.notifyMatchFailure(op, "not the sum of two inputs");
-    Type type = op.getResult().getType();
+    Type type = op.getResult(0).getType();
     Value lhs = op.getInputs()[0], rhs = op.getInputs()[1];
     if (lhs.getType() != type || rhs.getType() != type)
       return rewriter.notifyMatchFailure(op, "inputs of another type");

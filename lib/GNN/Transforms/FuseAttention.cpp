@@ -280,7 +280,7 @@ static ApplyNodesOp findDivision(Value wv, Value z) {
   auto div = dyn_cast<ApplyNodesOp>(*wv.getUsers().begin());
   if (!div || *z.getUsers().begin() != div || div.getInputs().size() != 2 ||
       div.getInputs()[0] != wv || div.getInputs()[1] != z ||
-      div.getResult().getType() != wv.getType())
+      div.getNumResults() != 1 || div.getResult(0).getType() != wv.getType())
     return {};
   Block &body = div.getBody().front();
   if (!llvm::hasSingleElement(body.without_terminator()))

@@ -1,8 +1,8 @@
 //===- FuseElementwise.cpp - element-wise chains as one op ----------------===//
 //
-// Part of gnnc. Merges a chain of element-wise ops over one result shape
-// (gnn.apply_nodes, gnn.dropout) into a single gnn.apply_nodes, so that the
-// chain is one kernel that reads its inputs once and writes one result
+// Part of gnnc. Merges element-wise ops over one result shape
+// (gnn.apply_nodes, gnn.dropout) that feed each other into a single
+// gnn.apply_nodes, so that they are one kernel that reads its inputs once,
 // instead of a pass over memory per op (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
@@ -22,125 +22,136 @@ using namespace mlir;
 using namespace mlir::gnn;
 
 namespace {
-/// Whether ops with result type `type` can share one element loop: every
-/// item dim static, so that two of them visit the same elements in the same
-/// row-major order (dynamic item sizes come from the inputs at run time).
+/// Whether ops with results of shape `type` can share one element loop:
+/// every item dim static, so that two of them visit the same elements in
+/// the same row-major order (dynamic item sizes come from the inputs at run
+/// time).
 bool hasStaticItems(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && tensor.getRank() >= 1 &&
          !llvm::any_of(getItemShape(tensor), ShapedType::isDynamic);
 }
 
-/// Whether `v`, the result of an op in `user`'s block, is used by `user`
-/// alone: fusing then removes its op rather than computing it twice, and
-/// moves no work into a loop body.
-bool feedsOnly(Value v, Operation *user) {
-  Operation *def = v.getDefiningOp();
-  return def && def->getBlock() == user->getBlock() &&
-         llvm::all_of(v.getUsers(), [&](Operation *u) { return u == user; });
+/// The inputs of an element-wise op (apply_nodes or dropout).
+SmallVector<Value> inputsOf(Operation *op) {
+  if (auto drop = dyn_cast<DropoutOp>(op))
+    return {drop.getInput()};
+  return llvm::to_vector(cast<ApplyNodesOp>(op).getInputs());
 }
 
-/// The block argument of a fused op's input.
-using ArgOf = function_ref<Value(Value)>;
+/// The elements of an element-wise op's results, given its inputs'.
+SmallVector<Value> elementsOf(OpBuilder &b, Operation *op, ValueRange args) {
+  if (auto drop = dyn_cast<DropoutOp>(op))
+    return {b.create<DropoutElementOp>(drop.getLoc(), args[0].getType(),
+                                       args[0], drop.getSeed(),
+                                       drop.getOffset(), drop.getRateAttr())};
+  return cloneElementBodyResults(b, cast<ApplyNodesOp>(op).getBody(), args);
+}
 
-/// Replaces `root` by an apply_nodes of `root`'s result type over `inputs`
-/// (each distinct value once) whose body `body` writes, given the block
-/// argument of each input.
-void replaceWithApplyNodes(PatternRewriter &rewriter, Operation *root,
-                           ArrayRef<Value> inputs,
-                           function_ref<Value(OpBuilder &, ArgOf)> body) {
-  llvm::SetVector<Value> distinct(inputs.begin(), inputs.end());
-  auto fused = rewriter.create<ApplyNodesOp>(
-      root->getLoc(), root->getResult(0).getType(), distinct.getArrayRef());
+/// Whether every result of both ops has the shape of the consumer's first
+/// (with static item dims): then one loop visits each op's elements in the
+/// same order.
+bool shareOneShape(Operation *producer, Operation *consumer) {
+  auto shape = cast<ShapedType>(consumer->getResult(0).getType()).getShape();
+  if (!hasStaticItems(consumer->getResult(0).getType()))
+    return false;
+  auto same = [&](Value v) {
+    return cast<ShapedType>(v.getType()).getShape() == shape;
+  };
+  return llvm::all_of(producer->getResults(), same) &&
+         llvm::all_of(consumer->getResults(), same);
+}
+
+/// Whether `producer`'s results may be computed at `consumer` instead: both
+/// in one block (no work moves into a loop body), and every other reader
+/// of them after `consumer`.
+bool canMoveTo(Operation *producer, Operation *consumer) {
+  if (producer->getBlock() != consumer->getBlock())
+    return false;
+  Block *block = consumer->getBlock();
+  for (Operation *user : producer->getUsers()) {
+    if (user == consumer)
+      continue;
+    Operation *at = block->findAncestorOpInBlock(*user);
+    if (!at || !consumer->isBeforeInBlock(at))
+      return false;
+  }
+  return true;
+}
+
+/// Replaces `producer` and `consumer` (which reads results of `producer`)
+/// by one apply_nodes at `consumer`: its body computes `producer`'s
+/// elements, then `consumer`'s from them; it yields `consumer`'s results,
+/// then those of `producer` that other ops read.
+void merge(PatternRewriter &rewriter, Operation *producer,
+           Operation *consumer) {
+  llvm::SetVector<Value> inputs;
+  for (Value v : inputsOf(consumer))
+    if (v.getDefiningOp() != producer)
+      inputs.insert(v);
+  for (Value v : inputsOf(producer))
+    inputs.insert(v);
+  SmallVector<Value> kept;
+  for (Value r : producer->getResults())
+    if (llvm::any_of(r.getUsers(), [&](Operation *u) { return u != consumer; }))
+      kept.push_back(r);
+  SmallVector<Type> types(consumer->getResultTypes());
+  llvm::append_range(types, ValueRange(kept).getTypes());
+
+  rewriter.setInsertionPoint(consumer);
+  Location loc = consumer->getLoc();
+  auto fused =
+      rewriter.create<ApplyNodesOp>(loc, types, inputs.getArrayRef());
   SmallVector<Type> elements;
-  for (Value v : distinct)
+  for (Value v : inputs)
     elements.push_back(getElementTypeOrSelf(v.getType()));
-  SmallVector<Location> locs(elements.size(), root->getLoc());
+  SmallVector<Location> locs(elements.size(), loc);
   OpBuilder::InsertionGuard guard(rewriter);
   Block *block = rewriter.createBlock(&fused.getBody(), {}, elements, locs);
-  Value result = body(rewriter, [&](Value input) {
-    return block->getArgument(llvm::find(distinct, input) - distinct.begin());
-  });
-  rewriter.create<YieldOp>(root->getLoc(), ValueRange{result});
-  rewriter.replaceOp(root, fused.getResult());
+  auto argOf = [&](Value input) -> Value {
+    return block->getArgument(llvm::find(inputs, input) - inputs.begin());
+  };
+  SmallVector<Value> producerArgs =
+      llvm::map_to_vector(inputsOf(producer), argOf);
+  SmallVector<Value> made = elementsOf(rewriter, producer, producerArgs);
+  SmallVector<Value> consumerArgs;
+  for (Value v : inputsOf(consumer))
+    consumerArgs.push_back(v.getDefiningOp() == producer
+                               ? made[cast<OpResult>(v).getResultNumber()]
+                               : argOf(v));
+  SmallVector<Value> yielded = elementsOf(rewriter, consumer, consumerArgs);
+  for (Value r : kept)
+    yielded.push_back(made[cast<OpResult>(r).getResultNumber()]);
+  rewriter.create<YieldOp>(loc, yielded);
+
+  unsigned count = consumer->getNumResults();
+  for (auto [r, now] : llvm::zip(kept, fused.getResults().drop_front(count)))
+    rewriter.replaceAllUsesWith(r, now);
+  rewriter.replaceOp(consumer, fused.getResults().take_front(count));
+  rewriter.eraseOp(producer);
 }
 
-/// The body of `op` over a fused op's arguments, the element of input
-/// `replaced` (if given) being `replacement`.
-Value inlineInto(OpBuilder &b, ApplyNodesOp op, ArgOf argOf,
-                 Value replaced = Value(), Value replacement = Value()) {
-  SmallVector<Value> args;
-  for (Value input : op.getInputs())
-    args.push_back(input == replaced ? replacement : argOf(input));
-  return cloneElementBody(b, op.getBody(), args);
-}
+/// An element-wise op (`ConsumerOp`) reads a result of an apply_nodes or a
+/// dropout of its shape: the two become one apply_nodes. Where other ops
+/// read the producer's results too, the merged op yields those as well.
+template <typename ConsumerOp>
+struct FuseProducer : public OpRewritePattern<ConsumerOp> {
+  using OpRewritePattern<ConsumerOp>::OpRewritePattern;
 
-/// The element of `op`'s result, given its input's element `x`.
-Value dropElement(OpBuilder &b, DropoutOp op, Value x) {
-  return b.create<DropoutElementOp>(op.getLoc(), x.getType(), x, op.getSeed(),
-                                    op.getOffset(), op.getRateAttr());
-}
-
-/// An apply_nodes reads the result of another element-wise op of its own
-/// result type that it alone uses: the two become one.
-struct FuseProducer : public OpRewritePattern<ApplyNodesOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ApplyNodesOp op,
+  LogicalResult matchAndRewrite(ConsumerOp op,
                                 PatternRewriter &rewriter) const override {
-    Type type = op.getResult().getType();
-    if (!hasStaticItems(type))
-      return rewriter.notifyMatchFailure(op, "dynamic item dims");
-    for (Value input : op.getInputs()) {
-      if (input.getType() != type || !feedsOnly(input, op))
+    for (Value input : inputsOf(op)) {
+      Operation *producer = input.getDefiningOp();
+      // A dropout of a dropout stays two ops: the merged op would be one
+      // for nothing (dropout is what the consumer body would hold alone).
+      if (!isa_and_nonnull<ApplyNodesOp, DropoutOp>(producer) ||
+          (isa<DropoutOp>(op) && isa<DropoutOp>(producer)) ||
+          !shareOneShape(producer, op) || !canMoveTo(producer, op))
         continue;
-      SmallVector<Value> inputs;
-      for (Value other : op.getInputs())
-        if (other != input)
-          inputs.push_back(other);
-      if (auto producer = input.getDefiningOp<ApplyNodesOp>()) {
-        llvm::append_range(inputs, producer.getInputs());
-        replaceWithApplyNodes(rewriter, op, inputs,
-                              [&](OpBuilder &b, ArgOf argOf) {
-                                Value x = inlineInto(b, producer, argOf);
-                                return inlineInto(b, op, argOf, input, x);
-                              });
-        rewriter.eraseOp(producer);
-        return success();
-      }
-      if (auto drop = input.getDefiningOp<DropoutOp>()) {
-        inputs.push_back(drop.getInput());
-        replaceWithApplyNodes(
-            rewriter, op, inputs, [&](OpBuilder &b, ArgOf argOf) {
-              Value x = dropElement(b, drop, argOf(drop.getInput()));
-              return inlineInto(b, op, argOf, input, x);
-            });
-        rewriter.eraseOp(drop);
-        return success();
-      }
+      merge(rewriter, producer, op);
+      return success();
     }
     return rewriter.notifyMatchFailure(op, "no element-wise input to fuse");
-  }
-};
-
-/// Dropout of an apply_nodes result that nothing else reads: the
-/// apply_nodes drops its elements itself.
-struct FuseDropoutIntoProducer : public OpRewritePattern<DropoutOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(DropoutOp op,
-                                PatternRewriter &rewriter) const override {
-    auto producer = op.getInput().getDefiningOp<ApplyNodesOp>();
-    if (!producer || !hasStaticItems(op.getType()) ||
-        !feedsOnly(op.getInput(), op))
-      return rewriter.notifyMatchFailure(op, "no apply_nodes to drop in");
-    replaceWithApplyNodes(rewriter, op, llvm::to_vector(producer.getInputs()),
-                          [&](OpBuilder &b, ArgOf argOf) {
-                            return dropElement(b, op,
-                                               inlineInto(b, producer, argOf));
-                          });
-    rewriter.eraseOp(producer);
-    return success();
   }
 };
 
@@ -148,7 +159,8 @@ struct FuseElementwisePass
     : public gnn::impl::FuseElementwisePassBase<FuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseProducer, FuseDropoutIntoProducer>(&getContext());
+    patterns.add<FuseProducer<ApplyNodesOp>, FuseProducer<DropoutOp>>(
+        &getContext());
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

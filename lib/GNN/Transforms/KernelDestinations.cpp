@@ -33,17 +33,18 @@ namespace mlir::gnn {
 using namespace mlir;
 
 namespace {
-/// The buffer a kernel allocates in its entry block and returns as its only
-/// result, if it does.
-memref::AllocOp returnedAllocation(func::FuncOp kernel) {
+/// The buffer a kernel allocates in its entry block and returns as its
+/// result `index` (and as no other), if it does.
+memref::AllocOp returnedAllocation(func::FuncOp kernel, unsigned index) {
   if (kernel.isExternal() || !kernel.getBody().hasOneBlock() ||
-      kernel.getNumResults() != 1 ||
+      index >= kernel.getNumResults() ||
       !kernel->hasAttr(gnn::GNNDialect::kKernelAttrName))
     return {};
   auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
-  auto alloc = ret.getOperand(0).getDefiningOp<memref::AllocOp>();
+  auto alloc = ret.getOperand(index).getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != &kernel.getBody().front() ||
-      !alloc.getType().getLayout().isIdentity())
+      !alloc.getType().getLayout().isIdentity() ||
+      llvm::count(ret.getOperands(), alloc.getResult()) != 1)
     return {};
   return alloc;
 }
@@ -189,11 +190,12 @@ struct KernelDestinationsPass
   void writeInPlace(memref::CopyOp copy, SymbolTable &symbols,
                     gnn::FreshResults &fresh, DominanceInfo &dominance) {
     auto call = copy.getSource().getDefiningOp<func::CallOp>();
-    if (!call || call->getNumResults() != 1 ||
-        call->getBlock() != copy->getBlock())
+    if (!call || call->getBlock() != copy->getBlock())
       return;
+    unsigned index = cast<OpResult>(copy.getSource()).getResultNumber();
     auto kernel = symbols.lookup<func::FuncOp>(call.getCallee());
-    memref::AllocOp result = kernel ? returnedAllocation(kernel) : nullptr;
+    memref::AllocOp result =
+        kernel ? returnedAllocation(kernel, index) : nullptr;
     Value target = copy.getTarget();
     auto targetType = dyn_cast<MemRefType>(target.getType());
     if (!result || !targetType || !targetType.getLayout().isIdentity() ||
@@ -228,7 +230,7 @@ struct KernelDestinationsPass
       return;
     // The result is read only until the copy, which then leaves the
     // target equal to it.
-    for (Operation *user : call->getResult(0).getUsers()) {
+    for (Operation *user : call->getResult(index).getUsers()) {
       Operation *at = copy->getBlock()->findAncestorOpInBlock(*user);
       if (!at || (at != copy && !at->isBeforeInBlock(copy)))
         return;
@@ -242,30 +244,36 @@ struct KernelDestinationsPass
       // its code, so LLVM's vectorizer needs no run-time check that the
       // result's buffer and that argument's do not overlap (they do). That
       // argument, of the result's type, stands for the result.
-      into = variantWritingInto(kernel, result, readArguments.front(), symbols);
+      into = variantWritingInto(kernel, index, readArguments.front(), symbols);
       destination = call.getOperand(readArguments.front());
     } else {
-      into = variantWritingInto(kernel, result, std::nullopt, symbols);
+      into = variantWritingInto(kernel, index, std::nullopt, symbols);
       if (targetType != result.getType())
         destination =
             b.create<memref::CastOp>(call.getLoc(), result.getType(), target);
       operands.push_back(destination);
     }
-    b.create<func::CallOp>(call.getLoc(), into, operands);
-    call.getResult(0).replaceAllUsesWith(destination);
+    auto inPlace = b.create<func::CallOp>(call.getLoc(), into, operands);
+    // The other results, in order, are the variant's.
+    for (unsigned i = 0, k = 0; i < call->getNumResults(); ++i)
+      call.getResult(i).replaceAllUsesWith(
+          i == index ? destination : inPlace.getResult(k++));
     copy->erase();
     call->erase();
   }
 
-  /// The kernel writing its result into argument `argument` (`_into_arg<k>`)
-  /// or, without one, into a buffer passed as a last argument (`_into`):
-  /// made once per kernel and argument.
-  func::FuncOp variantWritingInto(func::FuncOp kernel, memref::AllocOp result,
+  /// The kernel writing its result `index` into argument `argument`
+  /// (`_into_arg<k>`) or, without one, into a buffer passed as a last
+  /// argument (`_into`); its other results stay results. Made once per
+  /// kernel, result and argument.
+  func::FuncOp variantWritingInto(func::FuncOp kernel, unsigned index,
                                   std::optional<unsigned> argument,
                                   SymbolTable &symbols) {
-    func::FuncOp &into = variants[{kernel, argument ? int(*argument) : -1}];
+    func::FuncOp &into =
+        variants[{kernel, {index, argument ? int(*argument) : -1}}];
     if (into)
       return into;
+    memref::AllocOp result = returnedAllocation(kernel, index);
     into = kernel.clone();
     into.setName((kernel.getName() + "_into" +
                   (argument ? "_arg" + std::to_string(*argument) : ""))
@@ -277,15 +285,17 @@ struct KernelDestinationsPass
       into.insertArgument(written, result.getType(), /*argAttrs=*/{},
                           result.getLoc());
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    auto alloc = ret.getOperand(0).getDefiningOp<memref::AllocOp>();
+    auto alloc = ret.getOperand(index).getDefiningOp<memref::AllocOp>();
     alloc.getResult().replaceAllUsesWith(body.getArgument(written));
     alloc->erase();
-    ret->eraseOperands(0, 1);
-    into.eraseResult(0);
+    ret->eraseOperands(index, 1);
+    into.eraseResult(index);
     return into;
   }
 
-  /// Variants by kernel and the argument they write (-1: a last one).
-  DenseMap<std::pair<func::FuncOp, int>, func::FuncOp> variants;
+  /// Variants by kernel, the result they write and the argument they write
+  /// it into (-1: a last one).
+  DenseMap<std::pair<func::FuncOp, std::pair<unsigned, int>>, func::FuncOp>
+      variants;
 };
 } // namespace

@@ -192,6 +192,29 @@ func.func @apply_nodes_pass_through(%x: tensor<?x4xf32>, %z: tensor<?x1xf32>) ->
 
 // -----
 
+// With several results: a result that passes an input through is that
+// input, and results nothing reads are dropped (the op stays while one is
+// read).
+// CHECK-LABEL: func @apply_nodes_results
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x4xf32>, %[[Y:[^:]*]]: tensor<?x4xf32>)
+// CHECK: %[[R:.*]] = gnn.apply_nodes(%[[X]], %[[Y]]) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.subf %[[A]], %[[B]]
+// CHECK-NEXT: gnn.yield %[[S]] : f32
+// CHECK-NEXT: } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: return %[[Y]], %[[R]]
+func.func @apply_nodes_results(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %p, %q, %r = gnn.apply_nodes(%x, %y) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    %d = arith.subf %a, %b : f32
+    gnn.yield %b, %s, %d : f32, f32, f32
+  } : (tensor<?x4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return %p, %r : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
 // So is dropout of an element at rate 0.
 // CHECK-LABEL: func @dropout_element_rate_zero
 // CHECK-NOT: gnn.dropout_element

@@ -404,6 +404,72 @@ func.func @f() {
 
 // -----
 
+func.func @f(%a: tensor<?x2xf32>) {
+  // expected-error @+1 {{needs at least one result}}
+  gnn.apply_nodes(%a) {
+  ^bb0(%x: f32):
+    gnn.yield
+  } : (tensor<?x2xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2xf32>) {
+  // expected-error @+1 {{result #1 has shape [?, 1], but result #0 has [?, 2]}}
+  %0:2 = gnn.apply_nodes(%a) {
+  ^bb0(%x: f32):
+    gnn.yield %x, %x : f32, f32
+  } : (tensor<?x2xf32>) -> (tensor<?x2xf32>, tensor<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2xf32>) {
+  // expected-error @+1 {{result #1 has shape [4, 2], but result #0 has [?, 2]}}
+  %0:2 = gnn.apply_nodes(%a) {
+  ^bb0(%x: f32):
+    gnn.yield %x, %x : f32, f32
+  } : (tensor<?x2xf32>) -> (tensor<?x2xf32>, tensor<4x2xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2xf32>) {
+  // expected-error @+1 {{result #0 has per-row shape [3], but its inputs give [2]}}
+  %0:2 = gnn.apply_nodes(%a) {
+  ^bb0(%x: f32):
+    gnn.yield %x, %x : f32, f32
+  } : (tensor<?x2xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2xf32>) {
+  // expected-error @+1 {{body must yield ('f32', 'i1'), got ('f32', 'f32')}}
+  %0:2 = gnn.apply_nodes(%a) {
+  ^bb0(%x: f32):
+    gnn.yield %x, %x : f32, f32
+  } : (tensor<?x2xf32>) -> (tensor<?x2xf32>, tensor<?x2xi1>)
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2xf32>) {
+  // expected-error @+1 {{body must yield ('f32', 'f32'), got ('f32')}}
+  %0:2 = gnn.apply_nodes(%a) {
+  ^bb0(%x: f32):
+    gnn.yield %x : f32
+  } : (tensor<?x2xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>)
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<3x2xf32>, %b: tensor<4x2xf32>) {
   // expected-error @+1 {{input #1 has 4 rows, but input #0 has 3 destination nodes}}
   %0 = gnn.apply_nodes(%a, %b) {

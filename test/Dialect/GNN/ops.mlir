@@ -103,6 +103,20 @@ func.func @apply_nodes(%wv: tensor<?x8x64xf32>, %z: tensor<?x8x1xf32>) -> tensor
   return %o : tensor<?x8x64xf32>
 }
 
+// CHECK-LABEL: func @apply_nodes_results
+// CHECK: %{{.*}}:2 = gnn.apply_nodes(%{{.*}}, %{{.*}}) {
+// CHECK: gnn.yield %{{.*}}, %{{.*}} : f32, i1
+// CHECK: } : (tensor<?x4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xi1>)
+func.func @apply_nodes_results(%m: tensor<?x4xf32>, %g: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xi1>) {
+  %s, %c = gnn.apply_nodes(%m, %g) {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %a, %b : f32
+    %k = arith.cmpf ogt, %t, %a : f32
+    gnn.yield %t, %k : f32, i1
+  } : (tensor<?x4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xi1>)
+  return %s, %c : tensor<?x4xf32>, tensor<?x4xi1>
+}
+
 // CHECK-LABEL: func @filters
 // CHECK: %[[N:.*]] = gnn.filter_nodes(%{{.*}}) from %{{.*}} {
 // CHECK: } : (tensor<?xi1>, tensor<?xindex>) -> tensor<?xindex>

@@ -260,10 +260,15 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, const LoopTarget &target,
   bool elementThreads = target.elementPerThread();
   Lowering l(op, rewriter);
   SmallVector<Feature> inputs = l.features(op.getInputs());
-  auto type = cast<RankedTensorType>(op.getResult().getType());
+  // The results share one shape (the verifier's rule): one element loop
+  // writes them all.
+  auto type = cast<RankedTensorType>(op.getResult(0).getType());
   SmallVector<Value> extents = l.itemExtents(getItemShape(type), inputs);
   Value rows = l.dim(inputs[0].memref, 0);
-  Value out = l.alloc(type, rows, extents);
+  SmallVector<Value> outs;
+  for (Value result : op.getResults())
+    outs.push_back(
+        l.alloc(cast<RankedTensorType>(result.getType()), rows, extents));
   SmallVector<SizeCheck> checks;
   for (const Feature &f : inputs) {
     checks.push_back({f.memref, 0, rows, kInputRowsCode});
@@ -281,10 +286,11 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, const LoopTarget &target,
       return lowerDropoutElement(l, drop, mapping.lookup(drop.getInput()),
                                  l.flatIndex(r, item, extents));
     };
-    Value x = l.inlineBody(op.getBody(), scalars, lowerOp)[0];
+    SmallVector<Value> values = l.inlineBody(op.getBody(), scalars, lowerOp);
     SmallVector<Value> index = {r};
     llvm::append_range(index, item);
-    l.b.create<memref::StoreOp>(x, out, index);
+    for (auto [x, out] : llvm::zip(values, outs))
+      l.b.create<memref::StoreOp>(x, out, index);
   };
   l.guarded(l.sizesMatch(checks), [&] {
     if (elementThreads) {
@@ -295,7 +301,7 @@ static LogicalResult lowerApplyNodes(ApplyNodesOp op, const LoopTarget &target,
       l.loopNest(extents, [&](ValueRange item) { computeItem(r, item); });
     });
   });
-  return l.replaceWithBuffers(op, out);
+  return l.replaceWithBuffers(op, outs);
 }
 
 static LogicalResult lowerBroadcast(BroadcastOp op, const LoopTarget &target,

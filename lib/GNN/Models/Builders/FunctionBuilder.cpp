@@ -116,9 +116,9 @@ static void buildElementBody(ImplicitLocOpBuilder &b, Region &region,
 
 Value FunctionBuilder::apply(ValueRange in, Type resultType,
                              llvm::function_ref<Value(ValueRange)> body) {
-  auto op = b.create<ApplyNodesOp>(resultType, in);
+  auto op = b.create<ApplyNodesOp>(TypeRange{resultType}, in);
   buildElementBody(b, op.getBody(), in.getTypes(), body);
-  return op;
+  return op.getResult(0);
 }
 
 Value FunctionBuilder::gather(Value source, Value list, Type resultType) {

@@ -126,7 +126,7 @@ static void buildBody(ImplicitLocOpBuilder &b, Region &region,
 
 Value AdjointBuilder::applyNodes(ValueRange inputs, RankedTensorType type,
                                  ElementBody body) {
-  auto op = b.create<ApplyNodesOp>(type, inputs);
+  auto op = b.create<ApplyNodesOp>(TypeRange{type}, inputs);
   buildBody(b, op.getBody(), inputs, body);
   // A body that passes one input through unchanged (the adjoint of a sum
   // with respect to either term) would copy it: that input is the result.
@@ -136,7 +136,7 @@ Value AdjointBuilder::applyNodes(ValueRange inputs, RankedTensorType type,
       op.erase();
       return input;
     }
-  return op;
+  return op.getResult(0);
 }
 
 Value AdjointBuilder::applyEdges(Value graph, Value edges, ValueRange inputs,

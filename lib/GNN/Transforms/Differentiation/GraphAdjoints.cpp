@@ -413,7 +413,7 @@ void autodiff::unfuseAttention(FusedAttentionOp op,
     return;
   }
   auto normalized = b.create<ApplyNodesOp>(
-      cast<RankedTensorType>(op.getResult(0).getType()), sums.getResults());
+      TypeRange{op.getResult(0).getType()}, sums.getResults());
   {
     OpBuilder::InsertionGuard guard(b);
     Block *block = b.createBlock(&normalized.getBody(), {}, {element, element},
@@ -427,15 +427,15 @@ void autodiff::unfuseAttention(FusedAttentionOp op,
     Value divisor = b.create<arith::SelectOp>(some, z, one);
     b.create<YieldOp>(ValueRange{b.create<arith::DivFOp>(wv, divisor)});
   }
-  op.getResult(0).replaceAllUsesWith(normalized.getResult());
+  op.getResult(0).replaceAllUsesWith(normalized.getResult(0));
   if (op.getNumResults() == 2) {
     // The log-sum-exp, log(z) + m: -inf without in-edges, where log's
     // argument is 1 so that its gradient stays finite.
     SmallVector<Value> inputs = {sums.getResult(1)};
     if (m)
       inputs.push_back(m);
-    auto lse = b.create<ApplyNodesOp>(
-        cast<RankedTensorType>(op.getResult(1).getType()), inputs);
+    auto lse = b.create<ApplyNodesOp>(TypeRange{op.getResult(1).getType()},
+                                      inputs);
     OpBuilder::InsertionGuard guard(b);
     SmallVector<Type> types(inputs.size(), element);
     SmallVector<Location> locs(inputs.size(), b.getLoc());
@@ -452,7 +452,7 @@ void autodiff::unfuseAttention(FusedAttentionOp op,
       logSum = b.create<arith::AddFOp>(logSum, block->getArgument(1));
     b.create<YieldOp>(ValueRange{b.create<arith::SelectOp>(
         some, logSum, constant(-std::numeric_limits<double>::infinity()))});
-    op.getResult(1).replaceAllUsesWith(lse.getResult());
+    op.getResult(1).replaceAllUsesWith(lse.getResult(0));
   }
   op.erase();
 }

@@ -22,18 +22,23 @@ static RankedTensorType tensorType(Value v) {
 }
 
 static LogicalResult differentiate(ApplyNodesOp op, AdjointBuilder &ad) {
-  Value dy = ad.adjoint(op.getResult());
-  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
-    if (!ad.isActive(input))
+  // Each result that the loss depends on adds its own term.
+  for (auto [r, result] : llvm::enumerate(op.getResults())) {
+    Value dy = ad.adjoint(result);
+    if (!dy)
       continue;
-    FailureOr<Value> t =
-        ad.elementAdjoint(Value(), Value(), op.getInputs(), {}, dy, Target::Dst,
-                          i, [&](OpBuilder &b, ValueRange x) {
-                            return cloneElementBody(b, op.getBody(), x);
-                          });
-    if (failed(t))
-      return failure();
-    ad.accumulateSummed(input, *t);
+    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+      if (!ad.isActive(input))
+        continue;
+      FailureOr<Value> t = ad.elementAdjoint(
+          Value(), Value(), op.getInputs(), {}, dy, Target::Dst, i,
+          [&, r = r](OpBuilder &b, ValueRange x) {
+            return cloneElementBodyResults(b, op.getBody(), x)[r];
+          });
+      if (failed(t))
+        return failure();
+      ad.accumulateSummed(input, *t);
+    }
   }
   return success();
 }
