@@ -448,3 +448,86 @@ func.func private @double(%a: memref<8xf32>, %b: memref<8xf32>) -> memref<8xf32>
   }
   return %out : memref<8xf32>
 }
+
+// -----
+
+// A kernel of two results (a moment and the parameter it updates), each
+// copied into the argument it reads: both written in place, one result at a
+// time (a variant per result); a third result that is read afterwards stays
+// a result of the final variant.
+// CHECK-LABEL: func.func @two_updates
+// CHECK-SAME:    (%[[P:.*]]: memref<64xf32>, %[[M:.*]]: memref<64xf32>, %[[G:.*]]: memref<64xf32>)
+// CHECK-NEXT:    %[[S:.*]] = call @[[K:adam_into_arg1_into_arg0]](%[[P]], %[[M]], %[[G]]) : (memref<64xf32>, memref<64xf32>, memref<64xf32>) -> memref<64xf32>
+// CHECK-NEXT:    return %[[S]]
+// CHECK-NOT:   func.func private @adam(
+// CHECK-NOT:   func.func private @adam_into_arg1(
+// CHECK:       func.func private @[[K]](%[[A:.*]]: memref<64xf32>, %[[B:.*]]: memref<64xf32>, %{{.*}}: memref<64xf32>) -> memref<64xf32>
+// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<64xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.parallel (%[[I:.*]]) =
+// CHECK:           memref.store %{{.*}}, %[[A]][%[[I]]]
+// CHECK-NEXT:      memref.store %{{.*}}, %[[B]][%[[I]]]
+// CHECK-NEXT:      memref.store %{{.*}}, %[[OUT]][%[[I]]]
+// CHECK:         return %[[OUT]] : memref<64xf32>
+func.func @two_updates(%p: memref<64xf32>, %m: memref<64xf32>, %g: memref<64xf32>) -> memref<64xf32> {
+  %0:3 = call @adam(%p, %m, %g) : (memref<64xf32>, memref<64xf32>, memref<64xf32>) -> (memref<64xf32>, memref<64xf32>, memref<64xf32>)
+  memref.copy %0#1, %m : memref<64xf32> to memref<64xf32>
+  memref.copy %0#0, %p : memref<64xf32> to memref<64xf32>
+  return %0#2 : memref<64xf32>
+}
+func.func private @adam(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<64xf32>) -> (memref<64xf32>, memref<64xf32>, memref<64xf32>)
+    attributes {gnn.kernel, no_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %p = memref.alloc() : memref<64xf32>
+  %m = memref.alloc() : memref<64xf32>
+  %s = memref.alloc() : memref<64xf32>
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %y = memref.load %b[%i] : memref<64xf32>
+    %z = memref.load %c[%i] : memref<64xf32>
+    %n = arith.addf %y, %z : f32
+    %q = arith.subf %x, %n : f32
+    %r = arith.mulf %q, %n : f32
+    memref.store %q, %p[%i] : memref<64xf32>
+    memref.store %n, %m[%i] : memref<64xf32>
+    memref.store %r, %s[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return %p, %m, %s : memref<64xf32>, memref<64xf32>, memref<64xf32>
+}
+
+// -----
+
+// Two results copied into the same buffer: the first is written in place;
+// the second cannot be (the kernel now writes that buffer itself), so its
+// copy stays.
+// CHECK-LABEL: func.func @same_target
+// CHECK-NEXT:    %[[R:.*]] = call @pair_into_arg0(%arg0, %arg1) : (memref<64xf32>, memref<64xf32>) -> memref<64xf32>
+// CHECK-NEXT:    memref.copy %[[R]], %arg0
+// CHECK-NEXT:    return
+func.func @same_target(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %0:2 = call @pair(%x, %y) : (memref<64xf32>, memref<64xf32>) -> (memref<64xf32>, memref<64xf32>)
+  memref.copy %0#0, %x : memref<64xf32> to memref<64xf32>
+  memref.copy %0#1, %x : memref<64xf32> to memref<64xf32>
+  return
+}
+func.func private @pair(%a: memref<64xf32>, %b: memref<64xf32>) -> (memref<64xf32>, memref<64xf32>)
+    attributes {gnn.kernel, no_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %p = memref.alloc() : memref<64xf32>
+  %q = memref.alloc() : memref<64xf32>
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %y = memref.load %b[%i] : memref<64xf32>
+    %s = arith.addf %x, %y : f32
+    %d = arith.subf %x, %y : f32
+    memref.store %s, %p[%i] : memref<64xf32>
+    memref.store %d, %q[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return %p, %q : memref<64xf32>, memref<64xf32>
+}

@@ -1,8 +1,8 @@
 // An optimizer step over rows of several elements: both results update
-// writable arguments in place. In the GPU form each kernel is a parallel
-// iteration per element that reads and then overwrites its element of the
-// argument it updates (gnn-kernel-destinations), which must give the
-// values of the CPU form.
+// writable arguments in place. In the GPU form the two ops are one kernel,
+// a parallel iteration per element that reads and then overwrites its
+// elements of the arguments it updates (gnn-kernel-destinations), which
+// must give the values of the CPU form.
 func.func @main(%p: tensor<?x3x12xf32> {bufferization.writable = true, gnn.name = "p"},
                 %m: tensor<?x3x12xf32> {bufferization.writable = true, gnn.name = "m"},
                 %g: tensor<?x3x12xf32>)

@@ -1,12 +1,15 @@
 // Element-wise chains the GPU forms merge into one op each
 // (gnn-fuse-elementwise): an activation, dropout and residual sum; a sum of
 // gradients with a per-head factor broadcast over the items, its dropout
-// and scaling; a dropout read twice by one op; and a dropout of a value
-// that is also returned (kept apart). Seed and first offset at run time.
+// and scaling; a dropout read twice by one op; a dropout of a value that
+// is also returned (one op of two results); and an optimizer-like update
+// whose two moments are returned as well (one op of three results). Seed
+// and first offset at run time.
 func.func @main(%x: tensor<?x24xf32>, %p: tensor<?x24xf32>,
                 %g: tensor<?x2x12xf32>, %h: tensor<?x2x12xf32>,
                 %s: tensor<?x2x1xf32>, %rng: tensor<2xi64>)
     -> (tensor<?x24xf32>, tensor<?x2x12xf32>, tensor<?x24xf32>,
+        tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x24xf32>,
         tensor<?x24xf32>, tensor<?x24xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -63,6 +66,38 @@ func.func @main(%x: tensor<?x24xf32>, %p: tensor<?x24xf32>,
     gnn.yield %m : f32
   } : (tensor<?x24xf32>) -> tensor<?x24xf32>
   %kd = gnn.dropout %k, %seed, %off4 rate(0.3) : tensor<?x24xf32>
-  return %y, %z, %w, %k, %kd : tensor<?x24xf32>, tensor<?x2x12xf32>,
-      tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x24xf32>
+
+  %m1 = gnn.apply_nodes(%x, %p) {
+  ^bb0(%a: f32, %b: f32):
+    %b1 = arith.constant 0.9 : f32
+    %b2 = arith.constant 0.1 : f32
+    %u = arith.mulf %a, %b1 : f32
+    %v = arith.mulf %b, %b2 : f32
+    %m = arith.addf %u, %v : f32
+    gnn.yield %m : f32
+  } : (tensor<?x24xf32>, tensor<?x24xf32>) -> tensor<?x24xf32>
+  %v1 = gnn.apply_nodes(%x, %p) {
+  ^bb0(%a: f32, %b: f32):
+    %aa = arith.mulf %a, %a : f32
+    %u = arith.mulf %aa, %half : f32
+    %bb = arith.mulf %b, %b : f32
+    %v = arith.addf %u, %bb : f32
+    gnn.yield %v : f32
+  } : (tensor<?x24xf32>, tensor<?x24xf32>) -> tensor<?x24xf32>
+  %p1 = gnn.apply_nodes(%p, %m1, %v1) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %one = arith.constant 1.0 : f32
+    %lr = arith.constant 0.01 : f32
+    %sq = math.sqrt %c : f32
+    %e1 = arith.addf %sq, %one : f32
+    %q1 = arith.divf %b, %e1 : f32
+    %st = arith.mulf %lr, %q1 : f32
+    %np = arith.subf %a, %st : f32
+    gnn.yield %np : f32
+  } : (tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x24xf32>)
+      -> tensor<?x24xf32>
+  return %y, %z, %w, %k, %kd, %p1, %m1, %v1
+      : tensor<?x24xf32>, tensor<?x2x12xf32>, tensor<?x24xf32>,
+        tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x24xf32>,
+        tensor<?x24xf32>, tensor<?x24xf32>
 }

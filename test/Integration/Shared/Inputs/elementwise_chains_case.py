@@ -5,6 +5,7 @@ from an independent Philox-4x32-10 in Python integers.
 usage: elementwise_chains_case.py OUT_DIR ROWS SEED OFFSET
 """
 
+import math
 import os
 import random
 import struct
@@ -54,7 +55,14 @@ q = dropout(p, 0.5, seed, offset + 2 * n)
 w = [f32(f32(a * a) + c) for a, c in zip(q, x)]
 k = [-v for v in x]
 kd = dropout(k, 0.3, seed, offset + 3 * n)
+m1 = [f32(f32(a * f32(0.9)) + f32(b * f32(0.1))) for a, b in zip(x, p)]
+v1 = [f32(f32(f32(a * a) * 0.5) + f32(b * b)) for a, b in zip(x, p)]
+# sqrt and division of float32 values computed in double, then rounded:
+# the correctly rounded float32 results.
+p1 = [f32(a - f32(f32(0.01) * f32(b / f32(f32(math.sqrt(c)) + 1.0))))
+      for a, b, c in zip(p, m1, v1)]
 safetensors_util.write(os.path.join(out, "reference.safetensors"), {
     "result0": ("F32", [rows, 24], y), "result1": ("F32", [rows, 2, 12], z),
     "result2": ("F32", [rows, 24], w), "result3": ("F32", [rows, 24], k),
-    "result4": ("F32", [rows, 24], kd)})
+    "result4": ("F32", [rows, 24], kd), "result5": ("F32", [rows, 24], p1),
+    "result6": ("F32", [rows, 24], m1), "result7": ("F32", [rows, 24], v1)})
