@@ -146,14 +146,36 @@ def FuseElementwisePass : Pass<"gnn-fuse-elementwise"> {
     } : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
     ```
 
+    An op whose result other ops read as well may be merged into its
+    consumer when every such reader comes after the consumer: the merged op
+    then yields that result too (a `gnn.apply_nodes` of several results),
+    so an optimizer's update of a parameter from its two moments, each
+    returned, is one op of three results that reads each input once.
+
+    ```mlir
+    %m1 = gnn.apply_nodes(%m, %g) { ... } : ... -> tensor<16x32xf32>
+    %v1 = gnn.apply_nodes(%v, %g) { ... } : ... -> tensor<16x32xf32>
+    %p1 = gnn.apply_nodes(%p, %m1, %v1) { ... } : ... -> tensor<16x32xf32>
+    return %p1, %m1, %v1 : ...
+    // becomes
+    %u:3 = gnn.apply_nodes(%p, %m, %g, %v) { ... } : ...
+        -> (tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>)
+    return %u#0, %u#1, %u#2 : ...
+    ```
+
     Each element is computed by the same operations in the same order, so
     results are bit for bit those of the chain (where the code generator
     contracts a multiply and an add that were in different kernels, to
     rounding). The GPU pipelines run it (`gnn-lower-to-nvvm`, and the CPU's
-    `device-loops` form, which runs the GPU forms' arithmetic); the CPU's
+    `device-loops` form, which runs the GPU forms' arithmetic). The CPU's
     own dropout computes one random word per four elements in vector loops,
-    which an element body cannot, so the CPU keeps the ops apart.
+    which an element body cannot: with `dropouts=false` (the CPU pipeline)
+    dropouts stay ops of their own and only apply_nodes merge.
   }];
+  let options = [
+    Option<"dropouts", "dropouts", "bool", "true",
+           "Merge gnn.dropout too (as gnn.dropout_element in the body)">,
+  ];
   let dependentDialects = ["::mlir::gnn::GNNDialect"];
 }
 

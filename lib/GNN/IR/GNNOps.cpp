@@ -737,10 +737,9 @@ LogicalResult ApplyNodesOp::verify() {
     return failure();
   FailureOr<SmallVector<int64_t>> itemShape =
       inferElementwiseItemShape(*this, getInputs());
-  if (failed(itemShape) ||
-      failed(verifyResultItemShape(*this, getResult(0), *itemShape,
-                                   getNumResults() == 1 ? "result"
-                                                        : "result #0")))
+  if (failed(itemShape) || failed(verifyResultItemShape(
+                               *this, getResult(0), *itemShape,
+                               getNumResults() == 1 ? "result" : "result #0")))
     return failure();
   // One element loop writes every result at the same position.
   ArrayRef<int64_t> shape = getFeatureType(getResult(0)).getShape();

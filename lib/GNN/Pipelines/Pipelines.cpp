@@ -194,8 +194,9 @@ void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse,
     pm.addPass(gnn::createFuseAttentionPass());
     pm.addPass(gnn::createFuseAddendsPass());
     // After the addends: a sum folded into a dense layer costs nothing.
-    if (gpuForms)
-      pm.addPass(gnn::createFuseElementwisePass());
+    // The CPU's dropout is vector code of its own (gnn-fuse-elementwise).
+    pm.addPass(gnn::createFuseElementwisePass(
+        gnn::FuseElementwisePassOptions{/*dropouts=*/gpuForms}));
   }
   // Compile work follows the number of distinct kernels, not of ops.
   pm.addPass(gnn::createOutlineKernelsPass());

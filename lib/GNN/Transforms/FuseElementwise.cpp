@@ -100,8 +100,7 @@ void merge(PatternRewriter &rewriter, Operation *producer,
 
   rewriter.setInsertionPoint(consumer);
   Location loc = consumer->getLoc();
-  auto fused =
-      rewriter.create<ApplyNodesOp>(loc, types, inputs.getArrayRef());
+  auto fused = rewriter.create<ApplyNodesOp>(loc, types, inputs.getArrayRef());
   SmallVector<Type> elements;
   for (Value v : inputs)
     elements.push_back(getElementTypeOrSelf(v.getType()));
@@ -136,7 +135,8 @@ void merge(PatternRewriter &rewriter, Operation *producer,
 /// read the producer's results too, the merged op yields those as well.
 template <typename ConsumerOp>
 struct FuseProducer : public OpRewritePattern<ConsumerOp> {
-  using OpRewritePattern<ConsumerOp>::OpRewritePattern;
+  FuseProducer(MLIRContext *context, bool dropouts)
+      : OpRewritePattern<ConsumerOp>(context), dropouts(dropouts) {}
 
   LogicalResult matchAndRewrite(ConsumerOp op,
                                 PatternRewriter &rewriter) const override {
@@ -145,6 +145,7 @@ struct FuseProducer : public OpRewritePattern<ConsumerOp> {
       // A dropout of a dropout stays two ops: the merged op would be one
       // for nothing (dropout is what the consumer body would hold alone).
       if (!isa_and_nonnull<ApplyNodesOp, DropoutOp>(producer) ||
+          (!dropouts && isa<DropoutOp>(producer)) ||
           (isa<DropoutOp>(op) && isa<DropoutOp>(producer)) ||
           !shareOneShape(producer, op) || !canMoveTo(producer, op))
         continue;
@@ -153,14 +154,19 @@ struct FuseProducer : public OpRewritePattern<ConsumerOp> {
     }
     return rewriter.notifyMatchFailure(op, "no element-wise input to fuse");
   }
+
+  bool dropouts;
 };
 
 struct FuseElementwisePass
     : public gnn::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using FuseElementwisePassBase::FuseElementwisePassBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseProducer<ApplyNodesOp>, FuseProducer<DropoutOp>>(
-        &getContext());
+    patterns.add<FuseProducer<ApplyNodesOp>>(&getContext(), dropouts);
+    if (dropouts)
+      patterns.add<FuseProducer<DropoutOp>>(&getContext(), dropouts);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -256,8 +256,8 @@ struct KernelDestinationsPass
     auto inPlace = b.create<func::CallOp>(call.getLoc(), into, operands);
     // The other results, in order, are the variant's.
     for (unsigned i = 0, k = 0; i < call->getNumResults(); ++i)
-      call.getResult(i).replaceAllUsesWith(
-          i == index ? destination : inPlace.getResult(k++));
+      call.getResult(i).replaceAllUsesWith(i == index ? destination
+                                                      : inPlace.getResult(k++));
     copy->erase();
     call->erase();
   }

@@ -412,8 +412,8 @@ void autodiff::unfuseAttention(FusedAttentionOp op,
     op.erase();
     return;
   }
-  auto normalized = b.create<ApplyNodesOp>(
-      TypeRange{op.getResult(0).getType()}, sums.getResults());
+  auto normalized = b.create<ApplyNodesOp>(TypeRange{op.getResult(0).getType()},
+                                           sums.getResults());
   {
     OpBuilder::InsertionGuard guard(b);
     Block *block = b.createBlock(&normalized.getBody(), {}, {element, element},
@@ -434,8 +434,8 @@ void autodiff::unfuseAttention(FusedAttentionOp op,
     SmallVector<Value> inputs = {sums.getResult(1)};
     if (m)
       inputs.push_back(m);
-    auto lse = b.create<ApplyNodesOp>(TypeRange{op.getResult(1).getType()},
-                                      inputs);
+    auto lse =
+        b.create<ApplyNodesOp>(TypeRange{op.getResult(1).getType()}, inputs);
     OpBuilder::InsertionGuard guard(b);
     SmallVector<Type> types(inputs.size(), element);
     SmallVector<Location> locs(inputs.size(), b.getLoc());
