@@ -1,4 +1,16 @@
 // RUN: gnn-opt %s -split-input-file -gnn-fuse-elementwise | FileCheck %s
+// RUN: gnn-opt %s -split-input-file -gnn-fuse-elementwise=dropouts=false | FileCheck %s --check-prefix=CPU
+
+// Without dropouts (the CPU's form): dropouts stay ops, apply_nodes merge.
+// CPU-LABEL: func @activation_dropout_residual
+// CPU: gnn.apply_nodes(%arg1)
+// CPU: gnn.dropout
+// CPU: gnn.apply_nodes(%arg0,
+// CPU-NOT: dropout_element
+// CPU-LABEL: func @optimizer_update
+// CPU-NEXT: %[[U:.*]]:3 = gnn.apply_nodes
+// CPU-NOT: gnn.apply_nodes
+// CPU: return %[[U]]#0, %[[U]]#1, %[[U]]#2
 
 // A feed-forward layer's tail: activation, dropout and the residual sum are
 // one op, dropout inside its body.
