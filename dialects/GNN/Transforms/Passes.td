@@ -820,12 +820,13 @@ def KernelDestinationsPass : Pass<"gnn-kernel-destinations", "ModuleOp"> {
   let description = [{
     Runs after one-shot bufferization and `gnn-return-updated-arguments`,
     before deallocation. A kernel (a function `gnn-outline-kernels` made)
-    returns a buffer it allocates; where the caller's only use of it is to
-    read it and then copy it into another buffer (an optimizer updating a
-    parameter and its moments in the trainer's buffers), the call becomes a
-    call of a variant of the kernel, `<kernel>_into`, that takes that
-    buffer as a last argument and writes its result there: no allocation,
-    no copy, no page of fresh memory to fault in.
+    returns buffers it allocates; where the caller's only use of one of
+    them is to read it and then copy it into another buffer (an optimizer
+    updating a parameter and its moments in the trainer's buffers), the
+    call becomes a call of a variant of the kernel, `<kernel>_into`, that
+    takes that buffer as a last argument and writes that result there (its
+    other results stay results, each of which may be written in place in
+    turn): no allocation, no copy, no page of fresh memory to fault in.
 
     Conditions: the copy's target is an argument, a buffer the function
     allocates or a view of one, defined before the call; nothing between
@@ -835,7 +836,7 @@ def KernelDestinationsPass : Pass<"gnn-kernel-destinations", "ModuleOp"> {
     used after the copy. The kernel may read
     the target itself only as an element-wise input: an argument of the
     result's type read by scalar loads at the indices of the kernel's one
-    store to its result, before that store, in loops whose distinct
+    store to that result, before that store, in loops whose distinct
     unit-step induction variables are those indices (what `gnn.apply_nodes`
     is lowered to); then each element is read before it is overwritten, by
     the iteration that overwrites it. Distinct function arguments are taken
