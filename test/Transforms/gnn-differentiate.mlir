@@ -404,3 +404,38 @@ func.func @unused_wide(%x: tensor<?x4xf32> {gnn.differentiable}, %w: tensor<?x16
   %l = gnn.sum_to %x : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// An apply_nodes of two results: each result the loss reads adds its own
+// term to the input's gradient (d/dx of exp(x) * -x: (-x) exp(x) through s,
+// -exp(x) through c), summed.
+// CHECK-LABEL: func @two_results_grad(
+// CHECK: %[[F:.*]]:2 = gnn.apply_nodes(%[[X:[^)]*]]) {
+// CHECK: %[[TS:.*]] = gnn.apply_nodes(%[[X]], %[[F]]#1) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[A]]
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[B]], %[[E]]
+// CHECK-NEXT: gnn.yield %[[M]]
+// CHECK: %[[TC:.*]] = gnn.apply_nodes(%[[F]]#0) {
+// CHECK-NEXT: ^bb0(%[[C:.*]]: f32):
+// CHECK-NEXT: %[[N:.*]] = arith.negf %[[C]]
+// CHECK-NEXT: gnn.yield %[[N]]
+// CHECK: %[[D:.*]] = gnn.apply_nodes(%[[TS]], %[[TC]]) {
+// CHECK: arith.addf
+// CHECK: return %{{.*}}, %[[D]]
+func.func @two_results(%x: tensor<?x4xf32> {gnn.differentiable, gnn.name = "x"}) -> tensor<f32> {
+  %s, %c = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    %n = arith.negf %a : f32
+    gnn.yield %e, %n : f32, f32
+  } : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+  %p = gnn.apply_nodes(%s, %c) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %l = gnn.sum_to %p : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
