@@ -1,5 +1,6 @@
 // RUN: gnn-opt %s -split-input-file -gnn-fuse-elementwise | FileCheck %s
 // RUN: gnn-opt %s -split-input-file -gnn-fuse-elementwise=dropouts=false | FileCheck %s --check-prefix=CPU
+// RUN: gnn-opt %s -split-input-file -gnn-fuse-elementwise=siblings=true | FileCheck %s --check-prefix=SIB
 
 // Without dropouts (the CPU's form): dropouts stay ops, apply_nodes merge.
 // CPU-LABEL: func @activation_dropout_residual
@@ -308,4 +309,83 @@ func.func @long_chain(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>, %seed: i64) -> t
     gnn.yield %m : f32
   } : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
   return %e : tensor<?x3xf32>
+}
+
+// -----
+
+// Siblings (the GPU forms): updates of two parameters of one static shape
+// are one op (after each update's own chain is merged), the earlier one's
+// results yielded last; without the option they stay two.
+// CHECK-LABEL: func @two_parameters
+// CHECK-COUNT-2: gnn.apply_nodes
+// SIB-LABEL: func @two_parameters
+// SIB-SAME: (%[[P:[^:]*]]: tensor<4x8xf32>, %[[G:[^:]*]]: tensor<4x8xf32>, %[[Q:[^:]*]]: tensor<4x8xf32>, %[[H:[^:]*]]: tensor<4x8xf32>)
+// SIB-NEXT: %[[U:.*]]:2 = gnn.apply_nodes(%[[Q]], %[[H]], %[[P]], %[[G]]) {
+// SIB-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32, %[[D:.*]]: f32):
+// SIB-NEXT: %[[X:.*]] = arith.subf %[[C]], %[[D]]
+// SIB-NEXT: %[[Y:.*]] = arith.subf %[[A]], %[[B]]
+// SIB-NEXT: gnn.yield %[[Y]], %[[X]] : f32, f32
+// SIB: return %[[U]]#1, %[[U]]#0
+func.func @two_parameters(%p: tensor<4x8xf32>, %g: tensor<4x8xf32>, %q: tensor<4x8xf32>, %h: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %p1 = gnn.apply_nodes(%p, %g) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    gnn.yield %d : f32
+  } : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %q1 = gnn.apply_nodes(%q, %h) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    gnn.yield %d : f32
+  } : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %p1, %q1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Dynamic rows: siblings that share an input have its rows and merge (the
+// three readers of %x, at the last one); siblings of unrelated inputs may
+// not have as many rows and stay apart, as do siblings the later of which
+// reads what the earlier one's result fed (a dependence through another
+// op).
+// SIB-LABEL: func @dynamic_rows
+// SIB-NEXT: gnn.apply_nodes(%arg1)
+// SIB: gnn.apply_nodes(%arg2)
+// SIB: %[[R:.*]]:3 = gnn.apply_nodes(%arg0)
+// SIB: %[[C:.*]] = call @id(%[[R]]#0)
+// SIB-NEXT: %[[T:.*]] = gnn.apply_nodes(%[[C]])
+// SIB: return %[[R]]#2, %[[R]]#1, %{{.*}}, %{{.*}}, %[[T]]
+func.func private @id(tensor<?x4xf32>) -> tensor<?x4xf32>
+func.func @dynamic_rows(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>, %z: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %a = gnn.apply_nodes(%x) {
+  ^bb0(%e: f32):
+    %m = math.exp %e : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %b = gnn.apply_nodes(%x) {
+  ^bb0(%e: f32):
+    %m = arith.negf %e : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %c = gnn.apply_nodes(%y) {
+  ^bb0(%e: f32):
+    %m = arith.negf %e : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %d = gnn.apply_nodes(%z) {
+  ^bb0(%e: f32):
+    %m = math.exp %e : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %n = gnn.apply_nodes(%x) {
+  ^bb0(%e: f32):
+    %m = math.tanh %e : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %k = func.call @id(%n) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %t = gnn.apply_nodes(%k) {
+  ^bb0(%e: f32):
+    %m = math.exp %e : f32
+    gnn.yield %m : f32
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %a, %b, %c, %d, %t : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }

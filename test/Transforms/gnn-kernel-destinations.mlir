@@ -457,7 +457,7 @@ func.func private @double(%a: memref<8xf32>, %b: memref<8xf32>) -> memref<8xf32>
 // a result of the final variant.
 // CHECK-LABEL: func.func @two_updates
 // CHECK-SAME:    (%[[P:.*]]: memref<64xf32>, %[[M:.*]]: memref<64xf32>, %[[G:.*]]: memref<64xf32>)
-// CHECK-NEXT:    %[[S:.*]] = call @[[K:adam_into_arg1_into_arg0]](%[[P]], %[[M]], %[[G]]) : (memref<64xf32>, memref<64xf32>, memref<64xf32>) -> memref<64xf32>
+// CHECK-NEXT:    %[[S:.*]] = call @[[K:adam_into_arg1_0]](%[[P]], %[[M]], %[[G]]) : (memref<64xf32>, memref<64xf32>, memref<64xf32>) -> memref<64xf32>
 // CHECK-NEXT:    return %[[S]]
 // CHECK-NOT:   func.func private @adam(
 // CHECK-NOT:   func.func private @adam_into_arg1(

@@ -163,6 +163,15 @@ def FuseElementwisePass : Pass<"gnn-fuse-elementwise"> {
     return %u#0, %u#1, %u#2 : ...
     ```
 
+    With `siblings` (the GPU pipelines), apply_nodes of one shape that do
+    not depend on each other merge too, where their row counts are the
+    same (static, or an input they share) and nothing reads the earlier
+    one's results before the later one (looked for among the 32 ops before
+    it): an optimizer's updates of the parameters of one shape are one
+    kernel, which saves a launch per update on a GPU. The CPU does without:
+    one loop over many buffers needs more run-time overlap checks than
+    LLVM's vectorizer makes.
+
     Each element is computed by the same operations in the same order, so
     results are bit for bit those of the chain (where the code generator
     contracts a multiply and an add that were in different kernels, to
@@ -175,6 +184,9 @@ def FuseElementwisePass : Pass<"gnn-fuse-elementwise"> {
   let options = [
     Option<"dropouts", "dropouts", "bool", "true",
            "Merge gnn.dropout too (as gnn.dropout_element in the body)">,
+    Option<"siblings", "siblings", "bool", "false",
+           "Also merge apply_nodes of one shape and row count that do not "
+           "depend on each other (one kernel for several)">,
   ];
   let dependentDialects = ["::mlir::gnn::GNNDialect"];
 }
@@ -842,7 +854,9 @@ def KernelDestinationsPass : Pass<"gnn-kernel-destinations", "ModuleOp"> {
     the iteration that overwrites it. Distinct function arguments are taken
     not to share memory, as bufferization takes them. A kernel that reads
     the target through one argument k writes through that argument itself
-    (the variant `<kernel>_into_arg<k>`, no extra argument): its code then
+    (the variant `<kernel>_into_arg<k>`, no extra argument; a kernel of
+    several results that writes arguments 4, 2 and 1 so is
+    `<kernel>_into_arg4_2_1`): its code then
     loads and stores through one pointer, which LLVM's vectorizer needs to
     vectorize it without a run-time check that the two do not overlap
     (they do, and the check sends every such call to the scalar loop).

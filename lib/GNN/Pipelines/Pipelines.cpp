@@ -194,9 +194,10 @@ void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse,
     pm.addPass(gnn::createFuseAttentionPass());
     pm.addPass(gnn::createFuseAddendsPass());
     // After the addends: a sum folded into a dense layer costs nothing.
-    // The CPU's dropout is vector code of its own (gnn-fuse-elementwise).
-    pm.addPass(gnn::createFuseElementwisePass(
-        gnn::FuseElementwisePassOptions{/*dropouts=*/gpuForms}));
+    // The CPU's dropout is vector code of its own, and its loops over many
+    // buffers would not vectorize (gnn-fuse-elementwise).
+    pm.addPass(gnn::createFuseElementwisePass(gnn::FuseElementwisePassOptions{
+        /*dropouts=*/gpuForms, /*siblings=*/gpuForms}));
   }
   // Compile work follows the number of distinct kernels, not of ops.
   pm.addPass(gnn::createOutlineKernelsPass());

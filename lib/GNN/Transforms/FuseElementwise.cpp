@@ -158,6 +158,46 @@ struct FuseProducer : public OpRewritePattern<ConsumerOp> {
   bool dropouts;
 };
 
+/// Whether two apply_nodes of one shape have as many rows at run time: a
+/// static count, or an input they share (every input of an apply_nodes has
+/// its result's rows).
+bool haveSameRows(ApplyNodesOp a, ApplyNodesOp b) {
+  if (!cast<ShapedType>(a.getResult(0).getType()).isDynamicDim(0))
+    return true;
+  return llvm::any_of(a.getInputs(), [&](Value v) {
+    return llvm::is_contained(b.getInputs(), v);
+  });
+}
+
+/// How far back an apply_nodes looks for a sibling: the ops between two
+/// merged siblings are walked for each candidate, so a bounded window keeps
+/// the pass linear in a block's length.
+constexpr unsigned kSiblingWindow = 32;
+
+/// Two apply_nodes of one shape that do not depend on each other (an
+/// optimizer's updates of parameters of one shape, ops reading one input)
+/// become one op yielding both ops' results: one kernel where there were
+/// two, and shared inputs read once. The earlier one moves to the later,
+/// where nothing reads its results before.
+struct FuseSiblings : public OpRewritePattern<ApplyNodesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyNodesOp op,
+                                PatternRewriter &rewriter) const override {
+    unsigned seen = 0;
+    for (Operation *prev = op->getPrevNode(); prev && seen < kSiblingWindow;
+         prev = prev->getPrevNode(), ++seen) {
+      auto sibling = dyn_cast<ApplyNodesOp>(prev);
+      if (!sibling || !shareOneShape(sibling, op) ||
+          !haveSameRows(sibling, op) || !canMoveTo(sibling, op))
+        continue;
+      merge(rewriter, sibling, op);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no sibling to merge with");
+  }
+};
+
 struct FuseElementwisePass
     : public gnn::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using FuseElementwisePassBase::FuseElementwisePassBase;
@@ -169,6 +209,15 @@ struct FuseElementwisePass
       patterns.add<FuseProducer<DropoutOp>>(&getContext(), dropouts);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // Siblings after chains: a chain merged first keeps its values in
+    // registers rather than passing them between siblings' results.
+    if (!siblings)
+      return;
+    RewritePatternSet siblingPatterns(&getContext());
+    siblingPatterns.add<FuseSiblings>(&getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(siblingPatterns))))
       signalPassFailure();
   }
 };

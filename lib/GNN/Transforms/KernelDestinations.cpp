@@ -275,8 +275,13 @@ struct KernelDestinationsPass
       return into;
     memref::AllocOp result = returnedAllocation(kernel, index);
     into = kernel.clone();
-    into.setName((kernel.getName() + "_into" +
-                  (argument ? "_arg" + std::to_string(*argument) : ""))
+    // A variant of a variant (a kernel of several results) adds the next
+    // argument it writes to the name: `_into_arg4_2_1`.
+    bool first = !kernel.getName().contains("_into");
+    std::string suffix =
+        argument ? (first ? "_arg" : "_") + std::to_string(*argument) : "";
+    into.setName((kernel.getName() +
+                  (first ? "_into" : (argument ? "" : "_into")) + suffix)
                      .str());
     symbols.insert(into, std::next(Block::iterator(kernel)));
     Block &body = into.getBody().front();
