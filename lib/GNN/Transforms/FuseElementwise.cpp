@@ -79,10 +79,10 @@ bool canMoveTo(Operation *producer, Operation *consumer) {
   return true;
 }
 
-/// Replaces `producer` and `consumer` (which reads results of `producer`)
-/// by one apply_nodes at `consumer`: its body computes `producer`'s
-/// elements, then `consumer`'s from them; it yields `consumer`'s results,
-/// then those of `producer` that other ops read.
+/// Replaces `producer` and `consumer` (which may read results of
+/// `producer`; a sibling does not) by one apply_nodes at `consumer`: its body
+/// computes `producer`'s elements, then `consumer`'s from them; it yields
+/// `consumer`'s results, then those of `producer` that other ops read.
 void merge(PatternRewriter &rewriter, Operation *producer,
            Operation *consumer) {
   llvm::SetVector<Value> inputs;
