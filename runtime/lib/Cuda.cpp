@@ -12,6 +12,7 @@
 #include "CudaPool.h"
 #include "CudaProfile.h"
 #include "DynamicLibrary.h"
+#include "HeldMemory.h"
 #include "RuntimeInstance.h"
 #include "gnnc/errors.h"
 
@@ -269,6 +270,12 @@ extern "C" int gnn_cuda_device_name(char *name, size_t nameSize) {
 }
 
 namespace {
+/// The unified memory the process holds from the driver (every pool's).
+gnnc::HeldMemory &heldUnified() {
+  static gnnc::HeldMemory held;
+  return held;
+}
+
 /// A fresh unified block of `bytes` (null, reported, if the driver has none).
 void *allocateUnified(uint64_t bytes) {
   profile::HostCall timed("cuMemAllocManaged");
@@ -277,6 +284,7 @@ void *allocateUnified(uint64_t bytes) {
   if (!d || !ok(d->memAllocManaged(&pointer, bytes, kMemAttachGlobal),
                 "cuMemAllocManaged"))
     return nullptr;
+  heldUnified().acquired(reinterpret_cast<void *>(pointer), bytes);
   return reinterpret_cast<void *>(pointer);
 }
 
@@ -284,6 +292,7 @@ void freeUnified(void *pointer) {
   // Never a block a running kernel uses: those reach the pool only after
   // their thread waited (gnn_cuda_free).
   profile::HostCall timed("cuMemFree");
+  heldUnified().released(pointer);
   if (const Driver *d = driver())
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
 }
@@ -380,6 +389,10 @@ extern "C" void gnn_cuda_set_pool_limit(uint64_t bytes) {
 
 extern "C" uint64_t gnn_cuda_cached_memory_bytes(void) {
   return pool().keptBytes();
+}
+
+extern "C" uint64_t gnn_cuda_peak_memory_bytes(void) {
+  return heldUnified().peak();
 }
 
 extern "C" int gnn_cuda_is_unified(const void *pointer) {

@@ -403,6 +403,11 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
                  << epochs.getValue() << "): nothing to train\n";
   else if (parallel())
     exchange.print();
+  if (device == "cuda")
+    // What benchmarks set beside other systems' peak device memory.
+    llvm::outs() << llvm::format(
+        "gnn-train: peak device memory %.1f MiB (unified memory held)\n",
+        double(gnn_cuda_peak_memory_bytes()) / double(1 << 20));
   return 0;
 }
 

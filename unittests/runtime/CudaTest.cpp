@@ -257,6 +257,29 @@ TEST(CudaRuntime, FreedUnifiedBlocksAreReused) {
   EXPECT_EQ(takeError(), "");
 }
 
+TEST(CudaRuntime, PeakMemoryCountsHeldBlocks) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  // A block larger than any earlier test's: it comes from the driver, and
+  // the peak is at least what was held then.
+  uint64_t before = gnn_cuda_peak_memory_bytes();
+  void *a = gnn_cuda_alloc(64 << 20);
+  ASSERT_NE(a, nullptr) << takeError();
+  uint64_t held = gnn_cuda_peak_memory_bytes();
+  EXPECT_GE(held, uint64_t(64) << 20);
+  EXPECT_GE(held, before);
+  gnn_cuda_free(a);
+  // Freeing never lowers the peak.
+  EXPECT_EQ(gnn_cuda_peak_memory_bytes(), held);
+  EXPECT_EQ(takeError(), "");
+}
+
+TEST(CudaRuntime, PeakMemoryIsZeroWithoutADevice) {
+  if (haveDevice())
+    GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_EQ(gnn_cuda_peak_memory_bytes(), 0u);
+}
+
 TEST(CudaRuntime, EachInstanceKeepsItsOwnUnifiedBlocks) {
   if (!haveDevice())
     GTEST_SKIP() << "no CUDA device";

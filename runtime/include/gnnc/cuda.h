@@ -52,6 +52,10 @@ GNNC_EXPORT void gnn_cuda_set_pool_limit(uint64_t bytes);
 GNNC_EXPORT void gnn_cuda_profile_enable(void);
 /* Bytes of freed unified blocks kept for reuse now. */
 GNNC_EXPORT uint64_t gnn_cuda_cached_memory_bytes(void);
+/* The most unified memory the process held from the driver at once, in
+ * bytes: every block gnn_cuda_alloc took, in use or kept for reuse (its
+ * peak footprint on the device, without the driver's and cuBLAS's own). */
+GNNC_EXPORT uint64_t gnn_cuda_peak_memory_bytes(void);
 
 /* Whether `pointer` lies in unified memory (gnn_cuda_alloc's, or any other
  * managed allocation): programs compiled for the GPU take such buffers as
