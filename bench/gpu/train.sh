@@ -12,6 +12,10 @@
 # tokens/s and the epoch's loss per row (a failed run: its log's end, on
 # stderr); with --profile, a further GPU run per model writes its CUDA
 # profile (GNNC_CUDA_PROFILE=1, which slows it) to DIR/MODEL-cuda-profile.log.
+# Then, where python3 has PyTorch with CUDA, gnnc against PyTorch on the
+# same GPU (bench/peers/training.py --device cuda: the same data, batches
+# and initial weights, float32 with TF32 off), tokens/s and peak device
+# memory of each.
 #   bench/gpu/train.sh [--prebuilt] [--sequences 1280]
 #                      [--models tutorial,dgl-default] [--profile] [--out DIR]
 # --prebuilt uses the build as it is (a test machine running a bundle of
@@ -87,3 +91,12 @@ for model in ${models//,/ }; do
       GNNC_CUDA_ASYNC_LAUNCHES=1 >/dev/null
   fi
 done
+
+echo
+if python3 -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+  echo "gnnc against PyTorch on the same GPU (bench/peers/training.py --device cuda)"
+  python3 bench/peers/training.py --device cuda --sequences "$sequences" \
+    --workloads "$models" || echo "training.py failed" >&2
+else
+  echo "PyTorch with CUDA is not installed: no comparison with PyTorch"
+fi

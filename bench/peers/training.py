@@ -7,6 +7,13 @@ setup excluded) and peak resident memory of the process. Each system runs
 in a process of its own.
 
     bench/peers/.venv/bin/python bench/peers/training.py [--sequences 1280]
+        [--workloads tutorial,dgl-default] [--device cpu|cuda]
+
+With --device cuda (bench/gpu/train.sh) gnnc trains with gnn-train
+--device cuda and PyTorch on the same GPU, float32 with TF32 off on both
+sides (gnnc's GEMMs are float32 on cuBLAS), DGL not at all; the table adds
+each system's peak device memory: PyTorch's caching allocator's
+max_memory_reserved, gnnc's unified memory held (gnn-train's last line).
 
 Systems:
   gnnc      build/bin/gnn-train (the whole step compiled, fused attention
@@ -70,9 +77,14 @@ def load_with_adam(model, path):
                             eps=1e-9)
 
 
-def worker(system, work):
-    """One epoch in this process; prints tokens/s and the average loss."""
+def worker(system, work, device):
+    """One epoch in this process; prints tokens/s, the average loss and the
+    peak device memory in MiB (0 on the CPU)."""
     config = json.load(open(os.path.join(work, "config.json")))
+    if device == "cuda":
+        # float32 products as gnnc's cuBLAS calls make them.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     vocab = {t: i for i, t in enumerate(
         ["<sos>", "<eos>", "<pad>"] + open(VOCAB_FILE).read().split())}
     pairs = [([vocab[t] for t in s.split()], [vocab[t] for t in t.split()])
@@ -83,6 +95,7 @@ def worker(system, work):
         model = DGLTransformer(config, bias=False)
     else:
         model = Transformer(config, bias=False)
+    model.to(device)
     opt = load_with_adam(model, os.path.join(work, "init.safetensors"))
     total_loss = tokens = 0
     start = time.perf_counter()
@@ -90,13 +103,14 @@ def worker(system, work):
         batch = pairs[i:i + BATCH]
         srcs = [s for s, _ in batch]
         decs = [[SOS] + t for _, t in batch]
-        labels = torch.tensor(sum([t + [EOS] for _, t in batch], []))
+        labels = torch.tensor(sum([t + [EOS] for _, t in batch], []),
+                              device=device)
         if system == "dgl":
             lp = model.forward_rows(srcs, decs)
         else:
             from torch_reference import pad_batch
-            src, src_len = pad_batch(srcs)
-            tgt, tgt_len = pad_batch(decs)
+            src, src_len = (t.to(device) for t in pad_batch(srcs))
+            tgt, tgt_len = (t.to(device) for t in pad_batch(decs))
             out = model(src, src_len, tgt, tgt_len)
             lp = torch.cat([out[j, :len(d)] for j, d in enumerate(decs)])
         loss = smoothed_kl(lp, labels, EPS)
@@ -107,8 +121,13 @@ def worker(system, work):
         opt.zero_grad()
         total_loss += float(loss) * len(labels)
         tokens += len(labels)
+    if device == "cuda":
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - start
-    print("tokens/s %.1f loss %.6f" % (tokens / seconds, total_loss / tokens))
+    peak = (torch.cuda.max_memory_reserved() / 2**20 if device == "cuda"
+            else 0.0)
+    print("tokens/s %.1f loss %.6f peak %.1f" %
+          (tokens / seconds, total_loss / tokens, peak))
 
 
 def run_measured(cmd):
@@ -127,11 +146,15 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sequences", type=int, default=1280)
     ap.add_argument("--workloads", default="tutorial,dgl-default")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--worker", choices=["dgl", "torch"])
     ap.add_argument("--work")
     a = ap.parse_args()
     if a.worker:
-        return worker(a.worker, a.work)
+        return worker(a.worker, a.work, a.device)
+    if a.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("training.py: --device cuda: PyTorch sees no CUDA device")
+    systems = ("torch",) if a.device == "cuda" else ("dgl", "torch")
     rng = random.Random(2026)
     rows = []
     for name in a.workloads.split(","):
@@ -149,7 +172,8 @@ def main():
                 src.write(" ".join(s) + "\n")
                 tgt.write(" ".join(s) + "\n")
         out, rss = run_measured([
-            GNN_TRAIN, "--config", os.path.join(work, "config.json"),
+            GNN_TRAIN, "--device", a.device,
+            "--config", os.path.join(work, "config.json"),
             "--train-src", os.path.join(work, "src"),
             "--train-tgt", os.path.join(work, "tgt"),
             "--init", os.path.join(work, "init.safetensors"),
@@ -157,28 +181,42 @@ def main():
             "--batch-size", str(BATCH), "--dropout", "0", "--shuffle=false",
             "--lr-factor", str(FACTOR), "--warmup", str(WARMUP)])
         m = re.search(r"train loss ([0-9.]+) .*?([0-9]+) tokens/s", out)
-        ours = (float(m.group(2)), float(m.group(1)), rss)
+        peak = re.search(r"peak device memory ([0-9.]+) MiB", out)
+        ours = (float(m.group(2)), float(m.group(1)), rss,
+                float(peak.group(1)) if peak else 0.0)
         results = {"gnnc": ours}
-        for system in ("dgl", "torch"):
+        for system in systems:
             out, rss = run_measured([sys.executable, __file__, "--worker",
-                                     system, "--work", work])
-            m = re.search(r"tokens/s ([0-9.]+) loss ([0-9.]+)", out)
-            results[system] = (float(m.group(1)), float(m.group(2)), rss)
+                                     system, "--work", work,
+                                     "--device", a.device])
+            m = re.search(r"tokens/s ([0-9.]+) loss ([0-9.]+) peak ([0-9.]+)",
+                          out)
+            results[system] = (float(m.group(1)), float(m.group(2)), rss,
+                               float(m.group(3)))
         for system, label in (("gnnc", "gnnc"), ("dgl", "DGL"),
                               ("torch", "PyTorch")):
-            tps, loss, rss = results[system]
+            if system not in results:
+                continue
+            tps, loss, rss, device_mib = results[system]
             same = abs(loss - ours[1]) <= 1e-3 * max(1, ours[1])
-            rows.append((name, label, tps, ours[0] / tps, rss, loss, same))
+            rows.append((name, label, tps, ours[0] / tps, rss, device_mib,
+                         loss, same))
         print("done: %s" % name, file=sys.stderr, flush=True)
-    print("machine: %d cores; torch %s (%d threads); %d sequences, batch %d"
-          % (os.cpu_count(), torch.__version__, torch.get_num_threads(),
-             a.sequences, BATCH))
+    where = ("device %s" % torch.cuda.get_device_name(0)
+             if a.device == "cuda" else "the CPU")
+    print("machine: %d cores, %s; torch %s (%d threads); %d sequences, "
+          "batch %d" % (os.cpu_count(), where, torch.__version__,
+                        torch.get_num_threads(), a.sequences, BATCH))
+    gpu = a.device == "cuda"
     print("| workload | system | tokens/s | gnnc speed-up | peak RSS (MiB) "
-          "| epoch loss | same |")
-    print("|---|---|---:|---:|---:|---:|---|")
-    for name, label, tps, ratio, rss, loss, same in rows:
-        print("| %s | %s | %.0f | %.2fx | %.0f | %.4f | %s |" %
-              (name, label, tps, ratio, rss, loss, "yes" if same else "NO"))
+          + ("| peak device memory (MiB) " if gpu else "")
+          + "| epoch loss | same |")
+    print("|---|---|---:|---:|---:|" + ("---:|" if gpu else "") + "---:|---|")
+    for name, label, tps, ratio, rss, device_mib, loss, same in rows:
+        print("| %s | %s | %.0f | %.2fx | %.0f | " % (name, label, tps, ratio,
+                                                     rss)
+              + ("%.0f | " % device_mib if gpu else "")
+              + "%.4f | %s |" % (loss, "yes" if same else "NO"))
 
 
 if __name__ == "__main__":

@@ -149,7 +149,8 @@ class Transformer(nn.Module):
 
     def encode(self, src, src_len):
         B, N = src.shape
-        valid = torch.arange(N).unsqueeze(0) < src_len.unsqueeze(1)
+        valid = (torch.arange(N, device=src.device).unsqueeze(0) <
+                 src_len.unsqueeze(1))
         mask = valid.unsqueeze(1) & valid.unsqueeze(2)
         x = self.src_embed.lut(src) * math.sqrt(self.d) + self.pe(N)
         n_layers = len(self.encoder.layers)
@@ -164,8 +165,9 @@ class Transformer(nn.Module):
 
     def decode(self, mem, src_valid, tgt, tgt_len):
         B, M = tgt.shape
-        valid = torch.arange(M).unsqueeze(0) < tgt_len.unsqueeze(1)
-        causal = torch.ones(M, M, dtype=torch.bool).tril()
+        valid = (torch.arange(M, device=tgt.device).unsqueeze(0) <
+                 tgt_len.unsqueeze(1))
+        causal = torch.ones(M, M, dtype=torch.bool, device=tgt.device).tril()
         self_mask = causal.unsqueeze(0) & valid.unsqueeze(1) & valid.unsqueeze(2)
         cross_mask = src_valid.unsqueeze(1) & valid.unsqueeze(2)
         y = self.tgt_embed.lut(tgt) * math.sqrt(self.d) + self.pe(M)
@@ -316,7 +318,8 @@ class UniversalTransformer(nn.Module):
 
     def encode(self, src, src_len):
         B, N = src.shape
-        valid = torch.arange(N).unsqueeze(0) < src_len.unsqueeze(1)
+        valid = (torch.arange(N, device=src.device).unsqueeze(0) <
+                 src_len.unsqueeze(1))
         edge = valid.unsqueeze(1) & valid.unsqueeze(2)  # [B, dst, src]
         L = self.encoder.layer
         a = L.self_attn.linears
@@ -337,8 +340,9 @@ class UniversalTransformer(nn.Module):
 
     def decode(self, mem, src_valid, tgt, tgt_len):
         B, M = tgt.shape
-        valid = torch.arange(M).unsqueeze(0) < tgt_len.unsqueeze(1)
-        causal = torch.ones(M, M, dtype=torch.bool).tril()
+        valid = (torch.arange(M, device=tgt.device).unsqueeze(0) <
+                 tgt_len.unsqueeze(1))
+        causal = torch.ones(M, M, dtype=torch.bool, device=tgt.device).tril()
         self_edge = causal.unsqueeze(0) & valid.unsqueeze(1) & valid.unsqueeze(2)
         cross_edge = src_valid.unsqueeze(1) & valid.unsqueeze(2)
         L = self.decoder.layer
