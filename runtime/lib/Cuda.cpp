@@ -148,6 +148,7 @@ void initialize(State &s) {
   symbols.need("cuEventDestroy_v2", d.eventDestroy);
   symbols.bind("cuMemPrefetchAsync_v2", d.memPrefetch);
   symbols.bind("cuPointerGetAttribute", d.pointerGetAttribute);
+  symbols.bind("cuMemGetInfo_v2", d.memGetInfo);
   symbols.bind("cuStreamBeginCapture_v2", d.graphs.streamBeginCapture);
   symbols.bind("cuStreamEndCapture", d.graphs.streamEndCapture);
   symbols.bind("cuGraphInstantiateWithFlags", d.graphs.graphInstantiate);
@@ -276,14 +277,37 @@ gnnc::HeldMemory &heldUnified() {
   return held;
 }
 
-/// A fresh unified block of `bytes` (null, reported, if the driver has none).
-void *allocateUnified(uint64_t bytes) {
+/// A fresh unified block of `bytes`; null if the device has none, reported
+/// when the try is `final` (else the pool returns its kept blocks and asks
+/// again). More than the device has free is refused up front: the driver
+/// would grant it and page it between host and device, and a device so
+/// oversubscribed can hang.
+void *allocateUnified(uint64_t bytes, bool final) {
   profile::HostCall timed("cuMemAllocManaged");
   const Driver *d = driver();
-  CUdeviceptr pointer = 0;
-  if (!d || !ok(d->memAllocManaged(&pointer, bytes, kMemAttachGlobal),
-                "cuMemAllocManaged"))
+  if (!d)
     return nullptr;
+  size_t free = 0, total = 0;
+  if (d->memGetInfo && d->memGetInfo(&free, &total) == kSuccess &&
+      bytes > free) {
+    if (final) {
+      char message[160];
+      std::snprintf(message, sizeof(message),
+                    "out of device memory: a block of %llu bytes asked for, "
+                    "%llu of %llu free",
+                    (unsigned long long)bytes, (unsigned long long)free,
+                    (unsigned long long)total);
+      gnn_rt_report(message);
+    }
+    return nullptr;
+  }
+  CUdeviceptr pointer = 0;
+  CUresult result = d->memAllocManaged(&pointer, bytes, kMemAttachGlobal);
+  if (result != kSuccess) {
+    if (final)
+      (void)ok(result, "cuMemAllocManaged");
+    return nullptr;
+  }
   heldUnified().acquired(reinterpret_cast<void *>(pointer), bytes);
   return reinterpret_cast<void *>(pointer);
 }

@@ -65,6 +65,8 @@ struct Driver {
   CUresult (*memPrefetch)(CUdeviceptr, size_t, CUmemLocation, unsigned,
                           CUstream);
   CUresult (*pointerGetAttribute)(void *, int, CUdeviceptr);
+  /// Optional: the device's free and total memory.
+  CUresult (*memGetInfo)(size_t *, size_t *);
   /// Optional: stream capture and graphs (CudaGraphs.h).
   GraphCalls graphs;
 };

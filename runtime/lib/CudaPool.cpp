@@ -13,7 +13,7 @@
 
 using namespace gnnc::cuda;
 
-Pool::Pool(std::function<void *(uint64_t)> allocate,
+Pool::Pool(std::function<void *(uint64_t, bool)> allocate,
            std::function<void(void *)> release, uint64_t limit)
     : allocate(std::move(allocate)), release(std::move(release)),
       // What was live at the peak is kept however much it is: the device's
@@ -33,14 +33,15 @@ void *Pool::take(uint64_t bytes, bool &reused) {
     return block;
   }
   // The driver is asked without the lock: it may take a while.
+  bool keeps = blocks.keptBytes() > 0;
   lock.unlock();
-  void *block = allocate(capacity);
+  void *block = allocate(capacity, /*final=*/!keeps);
   lock.lock();
-  if (!block && blocks.keptBytes() > 0) {
+  if (!block && keeps) {
     // Out of memory: what is kept may be enough.
     blocks.dropAll();
     lock.unlock();
-    block = allocate(capacity);
+    block = allocate(capacity, /*final=*/true);
     lock.lock();
   }
   if (block)

@@ -22,8 +22,11 @@
 namespace gnnc::cuda {
 class Pool {
 public:
-  /// `allocate` and `release` get and return blocks of the driver.
-  Pool(std::function<void *(uint64_t)> allocate,
+  /// `allocate` and `release` get and return blocks of the driver;
+  /// `allocate`'s flag says whether a null is final (the pool has no kept
+  /// blocks to return and try again with), so that only then is it an error
+  /// to report.
+  Pool(std::function<void *(uint64_t, bool)> allocate,
        std::function<void(void *)> release, uint64_t limit);
 
   /// A block of at least `bytes`, kept or new (null if the driver has
@@ -43,7 +46,7 @@ public:
   uint64_t keptBytes() { return pool.keptBytes(); }
 
 private:
-  std::function<void *(uint64_t)> allocate;
+  std::function<void *(uint64_t, bool)> allocate;
   std::function<void(void *)> release;
   LockedBlocks pool;
 };

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <set>
+#include <vector>
 
 using gnnc::cuda::Pool;
 
@@ -19,9 +20,12 @@ struct FakeDriver {
   std::set<void *> blocks;
   int allocations = 0, releases = 0;
   bool full = false;
+  /// Each request's flag: whether its null would be final.
+  std::vector<bool> finals;
   Pool pool(uint64_t limit) {
     return Pool(
-        [this](uint64_t bytes) -> void * {
+        [this](uint64_t bytes, bool final) -> void * {
+          finals.push_back(final);
           if (full)
             return nullptr;
           ++allocations;
@@ -131,6 +135,33 @@ TEST(CudaPool, AFullDeviceGetsTheKeptBlocksBack) {
   EXPECT_EQ(pool.keptBytes(), 0u);
   EXPECT_EQ(driver.releases, 1);
   EXPECT_EQ(pool.take(UINT64_MAX, reused), nullptr);
+}
+
+TEST(CudaPool, OnlyTheLastTryIsFinal) {
+  // A driver's null is an error to report only when nothing kept can be
+  // returned first: a full device with kept blocks gets them back and a
+  // second, final try.
+  FakeDriver driver;
+  Pool pool = driver.pool(1 << 20);
+  bool reused;
+  void *a = pool.take(kPage, reused);
+  EXPECT_EQ(driver.finals, std::vector<bool>({true}));
+  pool.give(a);
+  driver.full = true;
+  EXPECT_EQ(pool.take(4 * kPage, reused), nullptr);
+  EXPECT_EQ(driver.finals, std::vector<bool>({true, false, true}));
+  // Nothing kept now: one try, final.
+  EXPECT_EQ(pool.take(4 * kPage, reused), nullptr);
+  EXPECT_EQ(driver.finals, std::vector<bool>({true, false, true, true}));
+  // The second try succeeding serves the request.
+  driver.full = false;
+  void *b = pool.take(kPage, reused);
+  pool.give(b);
+  driver.finals.clear();
+  void *c = pool.take(8 * kPage, reused);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(driver.finals, std::vector<bool>({false}));
+  pool.give(c);
 }
 
 TEST(CudaPool, EachPoolTakesBackOnlyItsOwnBlocks) {

@@ -274,6 +274,22 @@ TEST(CudaRuntime, PeakMemoryCountsHeldBlocks) {
   EXPECT_EQ(takeError(), "");
 }
 
+TEST(CudaRuntime, MoreThanTheDeviceHasFreeIsRefused) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  // A petabyte of managed memory: refused up front, not oversubscribed.
+  uint64_t peak = gnn_cuda_peak_memory_bytes();
+  EXPECT_EQ(gnn_cuda_alloc(size_t(1) << 50), nullptr);
+  EXPECT_NE(takeError().find("out of device memory: a block of"),
+            std::string::npos);
+  EXPECT_EQ(gnn_cuda_peak_memory_bytes(), peak);
+  // Nothing is left broken: the next request is served.
+  void *a = gnn_cuda_alloc(1 << 20);
+  EXPECT_NE(a, nullptr);
+  gnn_cuda_free(a);
+  EXPECT_EQ(takeError(), "");
+}
+
 TEST(CudaRuntime, PeakMemoryIsZeroWithoutADevice) {
   if (haveDevice())
     GTEST_SKIP() << "a CUDA device is present";
