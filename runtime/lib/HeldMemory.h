@@ -1,5 +1,4 @@
-//===- HeldMemory.h - bytes held from an allocator, now and at most -*- C++
-//-*-===//
+//===- HeldMemory.h - bytes held from an allocator --------------*- C++ -*-===//
 //
 // Part of gnnc's runtime. The unified memory a process holds from the
 // driver (every block, in use or kept for reuse by a pool) is its footprint
