@@ -28,8 +28,12 @@ FailureOr<SmallVector<int64_t>> broadcastItemShapes(ArrayRef<int64_t> a,
 
 /// Clones the ops of a one-block element body (apply_nodes, apply_edges)
 /// with its arguments bound to `args`; returns the yielded values.
-SmallVector<Value> cloneElementBodyResults(OpBuilder &b, Region &body,
-                                           ValueRange args);
+/// `lowerOp`, where given, replaces the ops that are not cloned as they are
+/// (a lowering's, for those whose value depends on the element's position):
+/// it returns the replacement, or null to clone.
+SmallVector<Value> cloneElementBodyResults(
+    OpBuilder &b, Region &body, ValueRange args,
+    function_ref<Value(Operation &, IRMapping &)> lowerOp = nullptr);
 /// As cloneElementBodyResults, for a body that yields one value.
 Value cloneElementBody(OpBuilder &b, Region &body, ValueRange args);
 

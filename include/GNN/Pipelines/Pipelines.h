@@ -36,11 +36,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(false)};
 };
 
-/// The gnn-level rewrites every lowering begins with (attention fusion when
-/// `fuse`, and for the GPU forms (`gpuForms`: CUDA or the CPU's
-/// device-loops) element-wise chains merged into one op; identical kernels
-/// outlined once). Their result is still gnn IR; the compile cache keys
-/// programs by it.
+/// The gnn-level rewrites every lowering begins with (when `fuse`: attention
+/// fusion and element-wise ops merged, with dropouts and independent ops
+/// of one shape too for the GPU forms, `gpuForms`: CUDA or the CPU's
+/// device-loops; identical kernels outlined once). Their result is still
+/// gnn IR; the compile cache keys programs by it.
 void buildGNNLevelPipeline(OpPassManager &pm, bool fuse, bool gpuForms);
 
 /// gnn IR on tensors to the LLVM dialect: the gnn-level passes, loops,

@@ -136,13 +136,17 @@ private:
 };
 } // namespace
 
-SmallVector<Value> mlir::gnn::cloneElementBodyResults(OpBuilder &b,
-                                                      Region &body,
-                                                      ValueRange args) {
+SmallVector<Value> mlir::gnn::cloneElementBodyResults(
+    OpBuilder &b, Region &body, ValueRange args,
+    function_ref<Value(Operation &, IRMapping &)> lowerOp) {
   IRMapping map;
   map.map(body.getArguments(), args);
-  for (Operation &op : body.front().without_terminator())
-    b.clone(op, map);
+  for (Operation &op : body.front().without_terminator()) {
+    if (Value lowered = lowerOp ? lowerOp(op, map) : Value())
+      map.map(op.getResult(0), lowered);
+    else
+      b.clone(op, map);
+  }
   SmallVector<Value> results;
   for (Value v : body.front().getTerminator()->getOperands())
     results.push_back(map.lookupOrDefault(v));

@@ -283,19 +283,7 @@ public:
   SmallVector<Value>
   inlineBody(Region &body, ValueRange scalars,
              function_ref<Value(Operation &, IRMapping &)> lowerOp = nullptr) {
-    IRMapping mapping;
-    Block &block = body.front();
-    mapping.map(block.getArguments(), scalars);
-    for (Operation &op : block.without_terminator()) {
-      if (Value lowered = lowerOp ? lowerOp(op, mapping) : Value())
-        mapping.map(op.getResult(0), lowered);
-      else
-        b.clone(op, mapping);
-    }
-    SmallVector<Value> results;
-    for (Value v : block.getTerminator()->getOperands())
-      results.push_back(mapping.lookupOrDefault(v));
-    return results;
+    return cloneElementBodyResults(b, body, scalars, lowerOp);
   }
 
   /// A sequential scf.for over [lo, hi) by `step`.
