@@ -385,6 +385,27 @@ def ApproximateVectorMathPass : Pass<"gnn-approximate-vector-math"> {
   ];
 }
 
+def ElementCopiesPass : Pass<"gnn-element-copies"> {
+  let summary = "Copies of one element as a load and a store";
+  let description = [{
+    A `memref.copy` between buffers of one element (every dim a static 1:
+    what bufferization makes of an `scf.forall` that inserts single elements
+    into its shared output, the GPU form of `gnn.scatter_rows`) becomes a
+    `memref.load` and a `memref.store`. Lowered as it is, such a copy is a
+    `memcpy` of unknown alignment, which a GPU kernel runs as four byte
+    loads and four byte stores per float.
+
+    ```mlir
+    memref.copy %a, %b : memref<1x1xf32, strided<[16, 1], offset: ?>>
+                      to memref<1x1xf32, strided<[16, 1], offset: ?>>
+    // becomes
+    %x = memref.load %a[%c0, %c0] : memref<1x1xf32, strided<[16, 1], offset: ?>>
+    memref.store %x, %b[%c0, %c0] : memref<1x1xf32, strided<[16, 1], offset: ?>>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ExpandRoundedDivisionsPass : Pass<"gnn-expand-rounded-divisions"> {
   let summary = "Computes arith.floordivsi and arith.ceildivsi from the "
                 "truncating quotient and remainder, without overflow";

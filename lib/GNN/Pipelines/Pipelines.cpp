@@ -21,6 +21,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"
@@ -104,6 +105,11 @@ void addLoweringToBuffers(OpPassManager &pm, OpForms forms,
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  // Writes in place into a buffer from parallel iterations (the GPU form of
+  // a scatter) are scf.forall until bufferization; then parallel loops like
+  // the others.
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(gnn::createElementCopiesPass());
   // Updates of writable arguments (decoder caches) stay in the caller's
   // buffers rather than being returned, which deallocation would copy.
   pm.addPass(gnn::createReturnUpdatedArgumentsPass());

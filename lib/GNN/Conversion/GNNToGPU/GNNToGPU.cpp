@@ -47,6 +47,8 @@ void mlir::gnn::populateGNNToGPUPatterns(RewritePatternSet &patterns,
                                      kKernelBenefit);
     loops::addLowering<SumToOp>(patterns, loops::lowerRowSumToGPU,
                                 kKernelBenefit);
+    loops::addLowering<SumToOp>(patterns, loops::lowerColumnTotalToGPU,
+                                kKernelBenefit);
   }
 }
 

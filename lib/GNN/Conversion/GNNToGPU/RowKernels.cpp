@@ -13,6 +13,12 @@
 // Every lane of a warp shares its row, so a warp past the last row skips
 // the body as a whole and the shuffles always see 32 active lanes.
 //
+// A sum of a whole column into one element (a loss summed over its tokens)
+// is the same reduction turned on its side: one warp walks the column, lane
+// j its elements j, j + 32, ... As loops it would be one iteration, which
+// the host runs (scf.parallel folds a loop of one iteration into its
+// parent), waiting for the kernels before it and reading their pages.
+//
 //===----------------------------------------------------------------------===//
 
 #include "RowKernels.h"
@@ -251,5 +257,44 @@ LogicalResult loops::lowerRowSumToGPU(SumToOp op, RewriterBase &rewriter) {
         l.b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, w.lane, l.idx(0));
     l.guarded(first, [&] { w.store(total, out, l.idx(0)); });
   });
+  return l.replaceWithBuffers(op, out);
+}
+
+LogicalResult loops::lowerColumnTotalToGPU(SumToOp op, RewriterBase &rewriter) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto type = cast<RankedTensorType>(op.getType());
+  // Dim 0 is summed and every other input dim is a static 1, into a result
+  // of one element.
+  bool total = in.getRank() >= 1 && in.getElementType().isF32() &&
+               llvm::all_of(in.getShape().drop_front(),
+                            [](int64_t d) { return d == 1; }) &&
+               llvm::all_of(type.getShape(), [](int64_t d) { return d == 1; });
+  if (!total)
+    return rewriter.notifyMatchFailure(op, "not a column summed into one");
+  Lowering l(op, rewriter);
+  Value input = l.toMemref(op.getInput());
+  Value rows = l.dim(input, 0);
+  Value out = l.b.create<memref::AllocOp>(
+      MemRefType::get(type.getShape(), type.getElementType()));
+  Value one = l.idx(1);
+  auto launch =
+      l.b.create<gpu::LaunchOp>(one, one, one, l.idx(kWarp), one, one);
+  {
+    OpBuilder::InsertionGuard guard(l.b);
+    l.b.setInsertionPointToStart(&launch.getBody().front());
+    WarpRow warp{l, {}, launch.getThreadIds().x, rows};
+    Value sum = warp.reduce(false, [&](Value i) -> Value {
+      SmallVector<Value> at(in.getRank(), l.idx(0));
+      at.front() = i;
+      return l.b.create<memref::LoadOp>(input, at);
+    });
+    Value first = l.b.create<arith::CmpIOp>(arith::CmpIPredicate::eq,
+                                            warp.lane, l.idx(0));
+    l.guarded(first, [&] {
+      l.b.create<memref::StoreOp>(
+          sum, out, SmallVector<Value>(type.getRank(), l.idx(0)));
+    });
+    l.b.create<gpu::TerminatorOp>();
+  }
   return l.replaceWithBuffers(op, out);
 }

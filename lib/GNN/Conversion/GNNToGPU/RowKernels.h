@@ -24,6 +24,9 @@ LogicalResult lowerLogSoftmaxToGPU(LogSoftmaxOp op, RewriterBase &rewriter);
 /// attention weight's gradient summed within each row); fails to match
 /// otherwise.
 LogicalResult lowerRowSumToGPU(SumToOp op, RewriterBase &rewriter);
+/// A gnn.sum_to of f32 that sums a column (dim 0; the other dims static
+/// 1s) into one element, as one warp; fails to match otherwise.
+LogicalResult lowerColumnTotalToGPU(SumToOp op, RewriterBase &rewriter);
 
 } // namespace mlir::gnn::loops
 

@@ -484,15 +484,20 @@ static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
                                         repeated, ValueRange{l.idx(0)});
         });
       });
-  Value position = b.create<memref::LoadOp>(repeated, l.idx(0));
-  Value found =
-      b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position, l.noBadId());
-  l.guarded(found, [&] {
-    Value at = b.create<arith::IndexCastOp>(b.getIndexType(), position);
-    Value id = b.create<memref::LoadOp>(ids, at);
-    Value first = b.create<memref::LoadOp>(slots, id);
-    buildBadValueReport(b, l.loc, GNN_RT_REPEATED_ID,
-                        {l.i64(id), first, position});
+  // Read at the end of the block, as lookups' bad ids are: the kernels
+  // after it run without the host waiting for this one (a scatter with
+  // repeated ids fails, whatever its rows hold).
+  l.atEndOfBlock([&] {
+    Value position = b.create<memref::LoadOp>(repeated, l.idx(0));
+    Value found = b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position,
+                                          l.noBadId());
+    l.guarded(found, [&] {
+      Value at = b.create<arith::IndexCastOp>(b.getIndexType(), position);
+      Value id = b.create<memref::LoadOp>(ids, at);
+      Value first = b.create<memref::LoadOp>(slots, id);
+      buildBadValueReport(b, l.loc, GNN_RT_REPEATED_ID,
+                          {l.i64(id), first, position});
+    });
   });
   // (The deallocation pipeline frees the slots.)
 }
@@ -588,15 +593,66 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
       })[0];
 }
 
-/// Items of at least this many elements (statically) make the device form
-/// of an adding scatter a GPU kernel; smaller ones stay a host loop, which
-/// reads a few pages rather than running a thread or two.
-static constexpr int64_t kMinDeviceScatterItem = 32;
+/// scatterRowSlices for GPU threads: an scf.forall over the entries' item
+/// elements that inserts each into `dest` (a one-element slice), so that
+/// bufferization writes in place as it does for the serial row slices (a
+/// decoding step's cache rows), while the ids are checked by parallel loops
+/// (reported at the end of the block). A bad id writes row 0 (the call
+/// fails).
+static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
+  ImplicitLocOpBuilder &b = l.b;
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Value dest = op.getDest();
+  if (dest.getType() != type)
+    dest = b.create<tensor::CastOp>(type, dest);
+  Value ids = l.toMemref(op.getIds());
+  Value rows = b.create<tensor::DimOp>(dest, 0);
+  Value entries = checkScatterIds(l, op, ids, rows, /*distinct=*/true,
+                                  /*parallelIds=*/true);
+  Value slot = l.badIdSlot();
+  ArrayRef<int64_t> item = getItemShape(type);
+  Value elements = entries;
+  for (int64_t size : item)
+    elements = b.create<arith::MulIOp>(elements, l.idx(size));
+  SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
+  auto forall = b.create<scf::ForallOp>(
+      ArrayRef<OpFoldResult>{elements}, ValueRange{dest},
+      /*mapping=*/std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    // The element's entry and item indices, the last item dim fastest.
+    Value flat = forall.getInductionVar(0);
+    SmallVector<OpFoldResult> from(type.getRank()), to(type.getRank());
+    for (size_t d = item.size(); d > 0; --d) {
+      from[d] = to[d] = b.create<arith::RemUIOp>(flat, l.idx(item[d - 1]))
+                            .getResult();
+      flat = b.create<arith::DivUIOp>(flat, l.idx(item[d - 1]));
+    }
+    from[0] = flat;
+    auto [inRange, r] = l.checkedId(ids, flat, rows, slot);
+    to[0] = r;
+    auto elementType = RankedTensorType::get(
+        SmallVector<int64_t>(type.getRank(), 1), type.getElementType());
+    Value element = b.create<tensor::ExtractSliceOp>(
+        elementType, op.getSource(), from, ones, ones);
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    b.create<tensor::ParallelInsertSliceOp>(element, forall.getRegionIterArgs()[0],
+                                            to, ones, ones);
+  }
+  l.reportBadId(slot, ids, rows);
+  return forall.getResult(0);
+}
 
-/// On GPU threads, the copy of `dest` is a parallel loop, and an adding
-/// scatter of wide rows runs a parallel iteration per item element, each
-/// adding the list's rows in list order (the sums of the serial loop, bit
-/// for bit), bad ids reported after the loop.
+/// On GPU threads no loop of a scatter is the host's (a host loop would
+/// wait for the kernels before it and move the buffers' pages there and
+/// back: a decoding step's cache rows, a loss's gradient): the copy of
+/// `dest` is a parallel loop, the ids' checks are too (reported at the end
+/// of the block), a scatter without add writes an element per iteration,
+/// and an adding scatter runs an iteration per item element, each adding
+/// the list's rows in list order (the sums of the serial loop, bit for
+/// bit; for rows of one element that is one thread, which still costs less
+/// than the host's wait and pages).
 static LogicalResult lowerScatterRows(ScatterRowsOp op,
                                       const LoopTarget &target,
                                       RewriterBase &rewriter) {
@@ -607,7 +663,8 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
   if (!op.getAdd() &&
       getItemShape(cast<RankedTensorType>(op.getSource().getType())) == item &&
       !llvm::any_of(item, ShapedType::isDynamic)) {
-    l.rewriter.replaceOp(op, scatterRowSlices(l, op));
+    l.rewriter.replaceOp(op, elementThreads ? scatterElementSlices(l, op)
+                                            : scatterRowSlices(l, op));
     return success();
   }
   Feature source = l.feature(op.getSource());
@@ -638,11 +695,12 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
                                           l.load(source, i, item));
     l.b.create<memref::StoreOp>(sum, out, to);
   };
-  if (op.getAdd() && elementThreads &&
-      !llvm::any_of(item, ShapedType::isDynamic) &&
-      saturatedElementCount(item) >= kMinDeviceScatterItem) {
+  if (op.getAdd() && elementThreads) {
     Value slot = l.badIdSlot();
-    l.parallelItems(l.idx(1), extents, [&](Value, ValueRange item) {
+    // No thread without entries; and not a static 1, which would fold the
+    // loop of rows of one element into the host's code.
+    Value threads = l.b.create<arith::MinUIOp>(entries, l.idx(1));
+    l.parallelItems(threads, extents, [&](Value, ValueRange item) {
       l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
         auto [inRange, r] = l.checkedId(ids, i, rows, slot);
         l.guarded(inRange, [&] { addItem(i, r, item); });
@@ -661,6 +719,19 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
       });
       return SmallVector<Value>{};
     });
+    return l.replaceWithBuffers(op, out);
+  }
+  if (elementThreads) {
+    Value slot = l.badIdSlot();
+    l.parallelItems(entries, extents, [&](Value i, ValueRange item) {
+      auto [inRange, r] = l.checkedId(ids, i, rows, slot);
+      l.guarded(inRange, [&] {
+        SmallVector<Value> to = {r};
+        llvm::append_range(to, item);
+        l.b.create<memref::StoreOp>(l.load(source, i, item), out, to);
+      });
+    });
+    l.reportBadId(slot, ids, rows);
     return l.replaceWithBuffers(op, out);
   }
   l.parallel(entries, [&](Value i) {

@@ -333,19 +333,28 @@ public:
     return slot;
   }
   void reportBadId(Value slot, Value ids, Value bound) {
+    atEndOfBlock([&] {
+      Value position = b.create<memref::LoadOp>(slot, idx(0));
+      Value bad = b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position,
+                                          noBadId());
+      guarded(bad, [&] {
+        Value at = b.create<arith::IndexCastOp>(b.getIndexType(), position);
+        Value id = b.create<memref::LoadOp>(ids, at);
+        b.create<func::CallOp>(abi::kIdOutOfRange, TypeRange{},
+                               ValueRange{position, i64(id), i64(bound)});
+      });
+    });
+  }
+
+  /// Builds `body` at the end of the insertion block (before its
+  /// terminator): where the device forms read what their kernels found,
+  /// so that a GPU's host waits there once.
+  void atEndOfBlock(function_ref<void()> body) {
     OpBuilder::InsertionGuard guard(b);
     Block *block = b.getInsertionBlock();
     if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
       b.setInsertionPoint(&block->back());
-    Value position = b.create<memref::LoadOp>(slot, idx(0));
-    Value bad =
-        b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position, noBadId());
-    guarded(bad, [&] {
-      Value at = b.create<arith::IndexCastOp>(b.getIndexType(), position);
-      Value id = b.create<memref::LoadOp>(ids, at);
-      b.create<func::CallOp>(abi::kIdOutOfRange, TypeRange{},
-                             ValueRange{position, i64(id), i64(bound)});
-    });
+    body();
   }
 
   /// A graph of type `type` made of the given parts: the source count and
