@@ -108,6 +108,66 @@ func.func @scatter_add(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: ten
 
 // -----
 
+// An adding scatter of rows of one element (a loss's gradient): the same
+// kernel, one thread, whose loop has min(entries, 1) iterations rather than
+// a static 1 (a loop of one iteration folds into the host's code); none
+// without entries. The first bad entry is reported at the end of the block.
+// CHECK-LABEL: func.func @scatter_add_narrow
+// CHECK:         %[[SLOT:.*]] = memref.alloc() : memref<1xi64>
+// CHECK:         %[[ONE:.*]] = arith.minui %{{.*}}, %c1{{.*}} : index
+// CHECK:         %[[N:.*]] = arith.muli %[[ONE]], %c1
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]])
+// CHECK:           scf.for
+// CHECK:             memref.atomic_rmw minu %{{.*}}, %[[SLOT]]
+// CHECK:             arith.addf
+// CHECK:         memref.load %[[SLOT]]
+// CHECK:         func.call @gnn_rt_id_out_of_range
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return
+// CPU-LABEL: func.func @scatter_add_narrow
+// CPU-NOT:       scf.parallel
+// CPU:           scf.for
+// CPU:             func.call @gnn_rt_id_out_of_range
+func.func @scatter_add_narrow(%s: tensor<?x1xf32>, %x: tensor<?x1xf32>, %ids: tensor<?xindex>) -> tensor<?x1xf32> {
+  %a = gnn.scatter_rows %s into %x[%ids] add : (tensor<?x1xf32>, tensor<?x1xf32>, tensor<?xindex>) -> tensor<?x1xf32>
+  return %a : tensor<?x1xf32>
+}
+
+// -----
+
+// A scatter without add of rows of a static shape (a decoding step's cache
+// rows): the CPU form inserts row slices in a serial loop; the GPU form an
+// element per iteration of an scf.forall into the destination, which
+// bufferization writes in place as it does the row slices. The ids are
+// checked by parallel loops first, and both checks are reported at the
+// end of the block: the repeated id, then the first bad entry.
+// CHECK-LABEL: func.func @scatter_cache_rows
+// CHECK:         memref.atomic_rmw minu
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw minu
+// CHECK:         %[[SLOT:.*]] = memref.alloc() : memref<1xi64>
+// CHECK:         %[[N8:.*]] = arith.muli %{{.*}}, %c8
+// CHECK:         %[[N:.*]] = arith.muli %[[N8]], %c16
+// CHECK:         scf.forall (%[[F:.*]]) in (%[[N]]) shared_outs(%[[O:.*]] = %{{.*}})
+// CHECK:           arith.remui %[[F]], %c16
+// CHECK:           memref.atomic_rmw minu %{{.*}}, %[[SLOT]]
+// CHECK:           %[[E:.*]] = tensor.extract_slice %{{.*}} [1, 1, 1] [1, 1, 1]
+// CHECK:           scf.forall.in_parallel
+// CHECK-NEXT:        tensor.parallel_insert_slice %[[E]] into %[[O]]
+// CHECK:         func.call @gnn_rt_bad_value
+// CHECK:         memref.load %[[SLOT]]
+// CHECK:         func.call @gnn_rt_id_out_of_range
+// CPU-LABEL: func.func @scatter_cache_rows
+// CPU-NOT:       scf.forall
+// CPU:           scf.for
+// CPU:             tensor.insert_slice
+func.func @scatter_cache_rows(%s: tensor<?x8x16xf32>, %cache: tensor<?x8x16xf32>, %ids: tensor<?xindex>) -> tensor<?x8x16xf32> {
+  %a = gnn.scatter_rows %s into %cache[%ids] : (tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?xindex>) -> tensor<?x8x16xf32>
+  return %a : tensor<?x8x16xf32>
+}
+
+// -----
+
 // A scatter without add of rows of a dynamic width: the ids must be
 // distinct, checked by parallel loops (a slot per destination row takes
 // the smallest entry naming it, then the smallest entry that is not its

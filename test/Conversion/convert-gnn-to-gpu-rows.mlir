@@ -111,3 +111,30 @@ func.func @row_sums(%x: tensor<?x29xf32>, %y: tensor<?x8x64xf32>)
   %c = gnn.sum_to %x : tensor<?x29xf32> -> tensor<29xf32>
   return %a, %b, %c : tensor<?x1xf32>, tensor<?x8x1xf32>, tensor<29xf32>
 }
+
+// -----
+
+// A column summed into one element (a loss over its tokens, then the 1x1
+// into a scalar): one warp, lane j summing elements j, j + 32, ..., the
+// lanes' sums added by butterfly shuffles, lane 0 storing; not the loop
+// form's single iteration, which the host would run.
+// CHECK-LABEL: func.func @column_totals
+// CHECK:         memref.alloc() : memref<1x1xf32>
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c32,
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+// CHECK:             memref.load
+// CHECK:             arith.addf
+// CHECK-COUNT-5:   gpu.shuffle xor
+// CHECK:           scf.if
+// CHECK:             memref.store
+// CHECK:         memref.alloc() : memref<f32>
+// CHECK:         gpu.launch
+// CHECK-COUNT-5:   gpu.shuffle xor
+// CHECK:         return
+// LOOPS-LABEL: func.func @column_totals
+// LOOPS-NOT:     gpu.launch
+func.func @column_totals(%x: tensor<?x1xf32>) -> tensor<f32> {
+  %a = gnn.sum_to %x : tensor<?x1xf32> -> tensor<1x1xf32>
+  %b = gnn.sum_to %a : tensor<1x1xf32> -> tensor<f32>
+  return %b : tensor<f32>
+}

@@ -38,19 +38,19 @@ struct ElementCopy : OpRewritePattern<memref::CopyOp> {
     Value zero = rewriter.create<arith::ConstantIndexOp>(op.getLoc(), 0);
     SmallVector<Value> at(rank, zero);
     Value x = rewriter.create<memref::LoadOp>(op.getLoc(), op.getSource(), at);
-    SmallVector<Value> to(
-        cast<MemRefType>(op.getTarget().getType()).getRank(), zero);
+    SmallVector<Value> to(cast<MemRefType>(op.getTarget().getType()).getRank(),
+                          zero);
     rewriter.replaceOpWithNewOp<memref::StoreOp>(op, x, op.getTarget(), to);
     return success();
   }
 };
 
-struct ElementCopiesPass
-    : gnn::impl::ElementCopiesPassBase<ElementCopiesPass> {
+struct ElementCopiesPass : gnn::impl::ElementCopiesPassBase<ElementCopiesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ElementCopy>(&getContext());
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -288,11 +288,11 @@ LogicalResult loops::lowerColumnTotalToGPU(SumToOp op, RewriterBase &rewriter) {
       at.front() = i;
       return l.b.create<memref::LoadOp>(input, at);
     });
-    Value first = l.b.create<arith::CmpIOp>(arith::CmpIPredicate::eq,
-                                            warp.lane, l.idx(0));
+    Value first = l.b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, warp.lane,
+                                            l.idx(0));
     l.guarded(first, [&] {
-      l.b.create<memref::StoreOp>(
-          sum, out, SmallVector<Value>(type.getRank(), l.idx(0)));
+      l.b.create<memref::StoreOp>(sum, out,
+                                  SmallVector<Value>(type.getRank(), l.idx(0)));
     });
     l.b.create<gpu::TerminatorOp>();
   }

@@ -615,9 +615,9 @@ static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
   for (int64_t size : item)
     elements = b.create<arith::MulIOp>(elements, l.idx(size));
   SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
-  auto forall = b.create<scf::ForallOp>(
-      ArrayRef<OpFoldResult>{elements}, ValueRange{dest},
-      /*mapping=*/std::nullopt);
+  auto forall = b.create<scf::ForallOp>(ArrayRef<OpFoldResult>{elements},
+                                        ValueRange{dest},
+                                        /*mapping=*/std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
@@ -625,8 +625,8 @@ static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
     Value flat = forall.getInductionVar(0);
     SmallVector<OpFoldResult> from(type.getRank()), to(type.getRank());
     for (size_t d = item.size(); d > 0; --d) {
-      from[d] = to[d] = b.create<arith::RemUIOp>(flat, l.idx(item[d - 1]))
-                            .getResult();
+      from[d] = to[d] =
+          b.create<arith::RemUIOp>(flat, l.idx(item[d - 1])).getResult();
       flat = b.create<arith::DivUIOp>(flat, l.idx(item[d - 1]));
     }
     from[0] = flat;
@@ -637,8 +637,8 @@ static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
     Value element = b.create<tensor::ExtractSliceOp>(
         elementType, op.getSource(), from, ones, ones);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
-    b.create<tensor::ParallelInsertSliceOp>(element, forall.getRegionIterArgs()[0],
-                                            to, ones, ones);
+    b.create<tensor::ParallelInsertSliceOp>(
+        element, forall.getRegionIterArgs()[0], to, ones, ones);
   }
   l.reportBadId(slot, ids, rows);
   return forall.getResult(0);
