@@ -598,7 +598,7 @@ static Value scatterRowSlices(Lowering &l, ScatterRowsOp op) {
 /// bufferization writes in place as it does for the serial row slices (a
 /// decoding step's cache rows), while the ids are checked by parallel loops
 /// (reported at the end of the block). A bad id writes row 0 (the call
-/// fails).
+/// fails); with no row to write, the ids are only checked.
 static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
   ImplicitLocOpBuilder &b = l.b;
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -610,8 +610,12 @@ static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
   Value entries = checkScatterIds(l, op, ids, rows, /*distinct=*/true,
                                   /*parallelIds=*/true);
   Value slot = l.badIdSlot();
+  Value empty =
+      b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, rows, l.idx(0));
+  l.parallel(b.create<arith::SelectOp>(empty, entries, l.idx(0)),
+             [&](Value i) { l.checkedId(ids, i, rows, slot); });
   ArrayRef<int64_t> item = getItemShape(type);
-  Value elements = entries;
+  Value elements = b.create<arith::SelectOp>(empty, l.idx(0), entries);
   for (int64_t size : item)
     elements = b.create<arith::MulIOp>(elements, l.idx(size));
   SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));

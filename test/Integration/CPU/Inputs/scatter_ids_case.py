@@ -49,3 +49,10 @@ st.write(os.path.join(out, "fewer-ids.safetensors"),
 st.write(os.path.join(out, "more-ids.safetensors"),
          {"src": ("F32", [2, W], rows(2)), "dest": ("F32", [6, W], rows(6)),
           "ids": ("I64", [5], [0, 1, 2, 3, 4])})
+# An id out of range (entry 2), and ids into a destination of no rows.
+st.write(os.path.join(out, "bad-id.safetensors"),
+         {"src": ("F32", [4, W], rows(4)), "dest": ("F32", [6, W], rows(6)),
+          "ids": ("I64", [4], [3, 1, 6, 7])})
+st.write(os.path.join(out, "no-rows.safetensors"),
+         {"src": ("F32", [2, W], rows(2)), "dest": ("F32", [0, W], []),
+          "ids": ("I64", [2], [0, 0])})
