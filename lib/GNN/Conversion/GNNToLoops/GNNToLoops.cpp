@@ -614,10 +614,11 @@ static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
       b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, rows, l.idx(0));
   l.parallel(b.create<arith::SelectOp>(empty, entries, l.idx(0)),
              [&](Value i) { l.checkedId(ids, i, rows, slot); });
-  ArrayRef<int64_t> item = getItemShape(type);
+  SmallVector<Value> extents = llvm::map_to_vector(
+      getItemShape(type), [&](int64_t size) { return l.idx(size); });
   Value elements = b.create<arith::SelectOp>(empty, l.idx(0), entries);
-  for (int64_t size : item)
-    elements = b.create<arith::MulIOp>(elements, l.idx(size));
+  for (Value extent : extents)
+    elements = b.create<arith::MulIOp>(elements, extent);
   SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
   auto forall = b.create<scf::ForallOp>(ArrayRef<OpFoldResult>{elements},
                                         ValueRange{dest},
@@ -625,17 +626,12 @@ static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
-    // The element's entry and item indices, the last item dim fastest.
-    Value flat = forall.getInductionVar(0);
-    SmallVector<OpFoldResult> from(type.getRank()), to(type.getRank());
-    for (size_t d = item.size(); d > 0; --d) {
-      from[d] = to[d] =
-          b.create<arith::RemUIOp>(flat, l.idx(item[d - 1])).getResult();
-      flat = b.create<arith::DivUIOp>(flat, l.idx(item[d - 1]));
-    }
-    from[0] = flat;
-    auto [inRange, r] = l.checkedId(ids, flat, rows, slot);
-    to[0] = r;
+    // The element's entry and item indices.
+    auto [i, item] = l.splitFlat(forall.getInductionVar(0), extents);
+    auto [inRange, r] = l.checkedId(ids, i, rows, slot);
+    SmallVector<OpFoldResult> from = {i}, to = {r};
+    llvm::append_range(from, item);
+    llvm::append_range(to, item);
     auto elementType = RankedTensorType::get(
         SmallVector<int64_t>(type.getRank(), 1), type.getElementType());
     Value element = b.create<tensor::ExtractSliceOp>(
@@ -725,28 +721,25 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
     });
     return l.replaceWithBuffers(op, out);
   }
+  // Writes entry i's item element into row r.
+  auto setItem = [&](Value i, Value r, ValueRange item) {
+    SmallVector<Value> to = {r};
+    llvm::append_range(to, item);
+    l.b.create<memref::StoreOp>(l.load(source, i, item), out, to);
+  };
   if (elementThreads) {
     Value slot = l.badIdSlot();
     l.parallelItems(entries, extents, [&](Value i, ValueRange item) {
       auto [inRange, r] = l.checkedId(ids, i, rows, slot);
-      l.guarded(inRange, [&] {
-        SmallVector<Value> to = {r};
-        llvm::append_range(to, item);
-        l.b.create<memref::StoreOp>(l.load(source, i, item), out, to);
-      });
+      l.guarded(inRange, [&] { setItem(i, r, item); });
     });
     l.reportBadId(slot, ids, rows);
     return l.replaceWithBuffers(op, out);
   }
   l.parallel(entries, [&](Value i) {
     auto [inRange, r] = l.checkedId(ids, i, rows);
-    auto guard = l.b.create<scf::IfOp>(inRange, /*withElse=*/false);
-    OpBuilder::InsertionGuard g(l.b);
-    l.b.setInsertionPointToStart(&guard.getThenRegion().front());
-    l.loopNest(extents, [&](ValueRange item) {
-      SmallVector<Value> to = {r};
-      llvm::append_range(to, item);
-      l.b.create<memref::StoreOp>(l.load(source, i, item), out, to);
+    l.guarded(inRange, [&] {
+      l.loopNest(extents, [&](ValueRange item) { setItem(i, r, item); });
     });
   });
   return l.replaceWithBuffers(op, out);

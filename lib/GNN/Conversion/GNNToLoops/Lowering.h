@@ -396,13 +396,21 @@ public:
     for (Value e : extents)
       total = b.create<arith::MulIOp>(total, e);
     parallel(total, [&](Value flat) {
-      SmallVector<Value> item(extents.size());
-      for (size_t i = extents.size(); i-- > 0;) {
-        item[i] = b.create<arith::RemUIOp>(flat, extents[i]);
-        flat = b.create<arith::DivUIOp>(flat, extents[i]);
-      }
-      body(flat, item);
+      auto [row, item] = splitFlat(flat, extents);
+      body(row, item);
     });
+  }
+
+  /// The row and item indices of the row-major position `flat` in rows of
+  /// the given item extents (the last varies fastest).
+  std::pair<Value, SmallVector<Value>> splitFlat(Value flat,
+                                                 ArrayRef<Value> extents) {
+    SmallVector<Value> item(extents.size());
+    for (size_t i = extents.size(); i-- > 0;) {
+      item[i] = b.create<arith::RemUIOp>(flat, extents[i]);
+      flat = b.create<arith::DivUIOp>(flat, extents[i]);
+    }
+    return {flat, item};
   }
 
   /// The row-major index of item `item` of row `r` in a buffer whose rows
