@@ -27,6 +27,7 @@ inline void registerAllDialectsAndExtensions(DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   gnn::registerAllDialects(registry);
+  gnn::registerGPUBarrierEffects(registry);
 }
 
 inline void registerAllPasses() {

@@ -1,5 +1,5 @@
 // RUN: gnn-opt %s --convert-gnn-to-gpu --split-input-file | FileCheck %s
-// RUN: gnn-opt %s --convert-gnn-to-gpu=attention-kernels=false --split-input-file | FileCheck %s --check-prefix=LOOPS
+// RUN: gnn-opt %s --convert-gnn-to-gpu="attention-kernels=false scan-kernels=false" --split-input-file | FileCheck %s --check-prefix=LOOPS
 
 // The attention backward over a graph that promises ranges: two warp tiles,
 // destinations then sources, a lane per node (16 + 16 + 16 floats a lane),
@@ -26,6 +26,21 @@
 // CHECK:           memref.store
 // CHECK:           memref.store
 // CHECK:           memref.store
+// CHECK:           gpu.terminator
+// The reversal's in-degrees counted in chunks, then their running totals
+// (its in_ptr) in one block of 1024 threads: shuffles scan each warp's
+// segment sums, the first warp scans the warps' totals in shared memory.
+// CHECK:         scf.parallel
+// CHECK:         scf.parallel
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[ONE:.*]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) threads({{.*}}) in (%{{.*}} = %c1024, {{.*}}) dynamic_shared_memory_size %c256_i32
+// CHECK:           gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<32xi64, #gpu.address_space<workgroup>>
+// CHECK:           scf.for
+// CHECK-COUNT-5:   gpu.shuffle  up %{{.*}} : i64
+// CHECK:           gpu.barrier
+// CHECK-COUNT-5:   gpu.shuffle  up %{{.*}} : i64
+// CHECK:           gpu.barrier
+// CHECK:           scf.for
 // CHECK:           gpu.terminator
 // CHECK:         scf.parallel
 // CHECK:         gpu.launch
@@ -76,6 +91,8 @@ func.func @complete(%g: !gnn.graph<complete>, %q: tensor<?x8x16xf32>,
 // CHECK:           memref.store
 // CHECK-NOT:       memref.store {{.*}} : memref<?x8x1xf32>
 // CHECK:           gpu.terminator
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size
+// CHECK:           gpu.terminator
 // CHECK:         gpu.launch
 // CHECK:           gpu.terminator
 // CHECK-NOT:     gpu.launch
@@ -103,6 +120,8 @@ func.func @wide(%g: !gnn.graph<causal>, %q: tensor<?x8x64xf32>,
 // CHECK:         gpu.launch
 // CHECK-NOT:       memref.store {{.*}} : memref<?x2x1xf32>
 // CHECK:           gpu.terminator
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size
+// CHECK:           gpu.terminator
 // CHECK:         gpu.launch
 // CHECK:           gpu.terminator
 // CHECK:         gpu.launch
@@ -125,8 +144,10 @@ func.func @split_sources(%g: !gnn.graph<bipartite>, %q: tensor<?x2x16xf32>,
 // -----
 
 // No tiles for a general graph, an edge subset or f64 rows: the loop form,
-// a parallel iteration per node and head (kernels made later).
+// a parallel iteration per node and head (kernels made later); the only
+// kernels are the reversals' running totals.
 // CHECK-LABEL: func.func @not_tiled
+// CHECK-COUNT-3: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c1024, {{.*}}) dynamic_shared_memory_size
 // CHECK-NOT:     gpu.launch
 // CHECK:         return
 // LOOPS-LABEL: func.func @not_tiled

@@ -1,6 +1,6 @@
 // RUN: gnn-opt %s --convert-gnn-to-gpu --split-input-file | FileCheck %s
-// RUN: gnn-opt %s --convert-gnn-to-gpu=attention-kernels=false --split-input-file | FileCheck %s --check-prefix=LOOPS
-// RUN: gnn-opt %s "--convert-gnn-to-gpu=attention-kernels=false attention-blocks=true" --split-input-file | FileCheck %s --check-prefix=BLOCKS
+// RUN: gnn-opt %s "--convert-gnn-to-gpu=attention-kernels=false scan-kernels=false" --split-input-file | FileCheck %s --check-prefix=LOOPS
+// RUN: gnn-opt %s "--convert-gnn-to-gpu=attention-kernels=false scan-kernels=false attention-blocks=true" --split-input-file | FileCheck %s --check-prefix=BLOCKS
 // RUN: gnn-opt %s --convert-gnn-to-loops --split-input-file | FileCheck %s --check-prefix=CPU
 
 // The GPU forms that convert-gnn-to-gpu builds for GPU threads, against

@@ -227,12 +227,19 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
       f32 `gnn.sum_to` of the last dim alone become a `gpu.launch` of a
       warp per row: lane j takes elements j,
       j + 32, ... (coalesced), and butterfly shuffles combine the lanes'
-      partial sums and maxima.
+      partial sums and maxima; a column summed into one element is one
+      warp.
+    - The running totals of an in-edge index's in-degrees (its `in_ptr`)
+      are a `gpu.launch` of one block of 1024 threads: each sums a
+      contiguous segment, the warps scan the sums with `gpu.shuffle up`
+      and the first warp scans the warps' totals in dynamic shared memory
+      between two `gpu.barrier`s, so that the host neither waits for the
+      counts nor reads them.
 
     `gnn-parallel-loops-to-gpu` then maps the parallel loops to kernels.
-    With `attention-kernels=false row-kernels=false` those ops take their
-    loop forms (the backward's tiles a parallel iteration per node, each
-    walking its own range), so that the CPU can run every other GPU form
+    With `attention-kernels=false row-kernels=false scan-kernels=false`
+    those ops take their loop forms (the backward's tiles a parallel
+    iteration per node, each walking its own range), so that the CPU can run every other GPU form
     (`gnn-lower-to-cpu{device-loops}`, how tests check their arithmetic
     without a GPU).
 
@@ -260,6 +267,11 @@ def ConvertGNNToGPUPass : Pass<"convert-gnn-to-gpu", "ModuleOp"> {
            "Lower layer norm, its gradient, f32 log-softmax and f32 sums "
            "within rows to gpu.launch kernels of a warp per row; without, "
            "to loops (for running the other GPU forms on a CPU)">,
+    Option<"scanKernels", "scan-kernels", "bool", /*default=*/"true",
+           "Build the running totals of in-edge indices (the attention "
+           "backward's reversal, graph_from_coo) as a block-wide scan "
+           "kernel; without, as a serial loop (on the host, for running "
+           "the other GPU forms on a CPU)">,
     Option<"attentionBlocks", "attention-blocks", "bool", /*default=*/"false",
            "Where attention takes its loop form, compute runs of block rows "
            "in GEMM tiles through the runtime, as convert-gnn-to-loops does "
@@ -428,6 +440,39 @@ def GPUAssumeAlignedRowsPass
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect"
   ];
+}
+
+//===----------------------------------------------------------------------===//
+// GPUDataLayout
+//===----------------------------------------------------------------------===//
+
+def GPUDataLayoutPass
+    : Pass<"gnn-gpu-data-layout", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Gives the kernels' module NVPTX's data layout";
+  let description = [{
+    A load or store that states no alignment takes its type's ABI alignment
+    from the data layout of the LLVM module it is translated into. A
+    `gpu.module` without one is translated under LLVM's default layout,
+    which aligns a 64-bit integer to 4 bytes; `gpu-module-to-binary` sets
+    the target's layout only after translation, so NVPTX would split every
+    load and store of an `index` (node ids, CSR offsets, counts) into two
+    32-bit ones. This pass, run on the kernels' modules before their
+    conversion to the LLVM dialect, sets `llvm.data_layout` to the layout of
+    `nvptx64-nvidia-cuda`, under which an `index` is 8-byte aligned (one
+    `ld.global.u64`).
+
+    ```mlir
+    gpu.module @kernels {
+      ...
+    }
+    // becomes
+    gpu.module @kernels attributes {
+        llvm.data_layout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"} {
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 //===----------------------------------------------------------------------===//

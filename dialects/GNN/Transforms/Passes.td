@@ -293,14 +293,14 @@ def OutlineKernelsPass : Pass<"gnn-outline-kernels", "ModuleOp"> {
     number of distinct kernels, not the size of the program. Kernels are
     named `gnn_kernel_<op>` (made unique) and marked `gnn.kernel` and
     `no_inline` (LLVM must not copy them back into every caller). Scalars
-    that a body uses from outside (an optimizer's step size, a flag) become
-    the kernel's arguments after the op's operands, and constants it uses
-    are cloned into the kernel, so a training step's per-parameter updates
-    share one kernel per shape. Ops whose body uses another outside value
-    (a tensor), ops already in a kernel, and ops with an operand that is a
-    slice (`tensor.extract_slice`, possibly reshaped) are left alone:
-    kernels take identity-layout buffers, and a slice would have to be
-    copied first.
+    and tensors that a body uses from outside (an optimizer's step size, a
+    flag, the objective whose elements its gate reads) become the kernel's
+    arguments after the op's operands, and constants it uses are cloned
+    into the kernel, so a training step's per-parameter updates share one
+    kernel per shape. Ops already in a kernel, and ops with an operand (or
+    a tensor used from outside) that is a slice (`tensor.extract_slice`,
+    possibly reshaped) are left alone: kernels take identity-layout
+    buffers, and a slice would have to be copied first.
     ```mlir
     %a = gnn.fused_attention %g, %q1, %k1, %v1 scale(0.125) normalize : ...
     %b = gnn.fused_attention %g, %q2, %k2, %v2 scale(0.125) normalize : ...

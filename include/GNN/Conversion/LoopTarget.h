@@ -10,7 +10,20 @@
 #ifndef GNN_CONVERSION_LOOPTARGET_H
 #define GNN_CONVERSION_LOOPTARGET_H
 
+#include "mlir/IR/Value.h"
+
+#include <functional>
+
 namespace mlir::gnn {
+namespace loops {
+class Lowering;
+} // namespace loops
+
+/// Builds, where the lowering stands, running totals in an index buffer of
+/// n + 1 elements: element 0 becomes 0 and element v (1 <= v <= n) the sum
+/// of elements 1..v (an in_ptr from in-degrees).
+using RunningTotalsBuilder =
+    std::function<void(loops::Lowering &, Value buffer, Value n)>;
 
 struct LoopTarget {
   /// Who runs one iteration of an outer parallel loop.
@@ -29,6 +42,10 @@ struct LoopTarget {
   bool attentionBlocks = true;
   /// Dense layers split into one runtime call per OpenMP thread.
   bool parallelDense = false;
+  /// Running totals as a kernel of the target's own (the GPU's conversion
+  /// sets a block-wide scan where it emits kernels); unset: a serial loop,
+  /// which on a GPU runs on the host and waits for the device.
+  RunningTotalsBuilder runningTotals;
 
   /// Rows as vectors of items, one iteration per row.
   bool vectorLoops() const { return threads == Threads::CpuCores; }

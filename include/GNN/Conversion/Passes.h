@@ -48,6 +48,11 @@ void populateGNNToGPUPatterns(RewritePatternSet &patterns,
                               const LoopTarget &target, bool attention,
                               bool rows);
 
+/// Declares gpu.barrier's memory effects (it reads and writes memory), so
+/// that buffer deallocation takes the kernels with barriers that
+/// convert-gnn-to-gpu builds.
+void registerGPUBarrierEffects(DialectRegistry &registry);
+
 /// Decomposes `module`'s graphs into their parts, then lowers every gnn op
 /// outside an element body with the best of `patterns` that applies, in
 /// program order, by MLIR's dialect conversion; an op that no pattern is

@@ -82,6 +82,7 @@ void addLoweringToBuffers(OpPassManager &pm, OpForms forms,
     gnn::ConvertGNNToGPUPassOptions gpu;
     gpu.attentionKernels = gpuKernels;
     gpu.rowKernels = gpuKernels;
+    gpu.scanKernels = gpuKernels;
     // The CPU runs the loops of the GPU forms as its own.
     gpu.attentionBlocks = !gpuKernels;
     gpu.parallelDense = parallelDense;
@@ -276,6 +277,7 @@ mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   device.addPass(gnn::createGPUAssumeAlignedRowsPass());
+  device.addPass(gnn::createGPUDataLayoutPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createLowerAffinePass());
   device.addPass(createConvertSCFToCFPass());

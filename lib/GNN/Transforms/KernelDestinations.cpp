@@ -277,7 +277,8 @@ struct KernelDestinationsPass
     into = kernel.clone();
     // A variant of a variant (a kernel of several results) adds the next
     // argument it writes to the name: `_into_arg4_2_1`.
-    bool first = !kernel.getName().contains("_into");
+    bool first = llvm::none_of(
+        variants, [&](const auto &made) { return made.second == kernel; });
     std::string suffix =
         argument ? (first ? "_arg" : "_") + std::to_string(*argument) : "";
     into.setName((kernel.getName() +

@@ -61,12 +61,15 @@ bool mayBeStridedView(Value v) {
 struct OutsideValues {
   /// Cloned into the kernel, where they stay foldable.
   SmallVector<Operation *> constants;
-  /// Passed as extra arguments after the op's operands.
-  SmallVector<Value> scalars;
+  /// Passed as extra arguments after the op's operands: scalars, and
+  /// tensors the body reads elements of (an optimizer's gate reads the
+  /// objective in each element, so that a GPU's kernel reads it rather
+  /// than the host).
+  SmallVector<Value> values;
 };
 
 /// The outside values an op's regions use; none if one is neither a
-/// constant nor a scalar.
+/// constant, nor a scalar, nor a tensor that is not a strided view.
 std::optional<OutsideValues> outsideValues(Operation *op) {
   llvm::SetVector<Value> captured;
   getUsedValuesDefinedAbove(op->getRegions(), captured);
@@ -74,8 +77,9 @@ std::optional<OutsideValues> outsideValues(Operation *op) {
   for (Value v : captured) {
     if (matchPattern(v, m_Constant()))
       outside.constants.push_back(v.getDefiningOp());
-    else if (isa<IntegerType, FloatType, IndexType>(v.getType()))
-      outside.scalars.push_back(v);
+    else if (isa<IntegerType, FloatType, IndexType>(v.getType()) ||
+             (isa<RankedTensorType>(v.getType()) && !mayBeStridedView(v)))
+      outside.values.push_back(v);
     else
       return std::nullopt;
   }
@@ -129,7 +133,7 @@ struct OutlineKernelsPass
     OpBuilder b(module.getContext());
     for (auto &[op, outside] : candidates) {
       SmallVector<Value> operands(op->getOperands());
-      llvm::append_range(operands, outside.scalars);
+      llvm::append_range(operands, outside.values);
       b.setInsertionPointToEnd(module.getBody());
       auto type = b.getFunctionType(ValueRange(operands).getTypes(),
                                     op->getResultTypes());
@@ -142,12 +146,12 @@ struct OutlineKernelsPass
       Block *entry = kernel.addEntryBlock();
       b.setInsertionPointToStart(entry);
       // Operand i becomes argument i, also where one value is passed
-      // twice; the scalars the body uses follow, and its constants are
-      // cloned in.
+      // twice; the outside values the body uses follow, and its constants
+      // are cloned in.
       IRMapping mapping;
       for (Operation *c : outside.constants)
         mapping.map(c->getResult(0), b.clone(*c)->getResult(0));
-      for (auto [i, v] : llvm::enumerate(outside.scalars))
+      for (auto [i, v] : llvm::enumerate(outside.values))
         mapping.map(v, entry->getArgument(op->getNumOperands() + i));
       Operation *copy = b.clone(*op, mapping);
       for (unsigned i = 0; i < op->getNumOperands(); ++i)

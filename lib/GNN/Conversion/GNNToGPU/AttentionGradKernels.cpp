@@ -437,7 +437,7 @@ void TileLanes::sourceLane(const Lane &lane, bool withDk, bool withDv) {
 
 void TileLanes::build(const LoopTarget &target) {
   forEachLane(p.g.numDst, [&](const Lane &lane) { destinationLane(lane); });
-  p.r = reverseGraph(l, p.g, chunksFor(target));
+  p.r = reverseGraph(l, p.g, target);
   // k, v, dk and dv together where their parts fit, else dv (k and dv)
   // then dk (k, v and dk: as many floats as the destination pass).
   if (2 * (p.d + p.dvSize) / lanes <= kLaneFloats) {

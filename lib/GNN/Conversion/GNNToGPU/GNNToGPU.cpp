@@ -11,6 +11,7 @@
 #include "GNN/Conversion/Passes.h"
 #include "GNNToLoops/LoweringPattern.h"
 #include "RowKernels.h"
+#include "RunningTotals.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_CONVERTGNNTOGPUPASS
@@ -57,11 +58,19 @@ struct ConvertGNNToGPUPass
     : public gnn::impl::ConvertGNNToGPUPassBase<ConvertGNNToGPUPass> {
   using ConvertGNNToGPUPassBase::ConvertGNNToGPUPassBase;
 
+  void getDependentDialects(DialectRegistry &registry) const override {
+    ConvertGNNToGPUPassBase::getDependentDialects(registry);
+    registerGPUBarrierEffects(registry);
+  }
+
   void runOnOperation() override {
     LoopTarget target;
     target.threads = LoopTarget::Threads::GpuThreads;
     target.attentionBlocks = attentionBlocks;
     target.parallelDense = parallelDense;
+    // Without the scan (the GPU forms on CPU cores) the totals stay a loop.
+    if (scanKernels)
+      target.runningTotals = loops::blockRunningTotals;
     RewritePatternSet patterns(&getContext());
     populateGNNToLoopsPatterns(patterns, target);
     populateGNNToGPUPatterns(patterns, target, attentionKernels, rowKernels);

@@ -505,7 +505,7 @@ LogicalResult AttentionGrad::build() {
     }
     // A parallel iteration per node and head (a GPU thread each).
     l.parallelItems(p.g.numDst, p.heads, destinationPass);
-    p.r = reverseGraph(l, p.g, chunksFor(target));
+    p.r = reverseGraph(l, p.g, target);
     l.parallelItems(p.r.numDst, p.heads, sourcePass);
   });
   return l.replaceWithBuffers(op, {p.dq, p.dk, p.dv});

@@ -574,7 +574,7 @@ void loops::blockTiledAttentionGrad(Lowering &l, AttentionGradPlan &p,
   BlockGrad grad(l, p);
   auto twoPasses = [&](RowRanges ranges) {
     grad.destinationPass(destinationRow, ranges);
-    p.r = reverseGraph(l, p.g, kThreadChunks);
+    p.r = reverseGraph(l, p.g, LoopTarget());
     grad.sourcePass(sourceRow);
   };
   if (p.normalize && !p.savedLse.memref)

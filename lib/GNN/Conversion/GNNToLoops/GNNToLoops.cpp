@@ -764,8 +764,9 @@ static Value countLoop(Lowering &l, Value n,
 /// edge with an id out of range or a failed allocation is reported to the
 /// runtime and the graph becomes empty, so that nothing reads outside a
 /// buffer before the caller sees the error. The edges are counted and placed
-/// in chunks as `chunking` says.
-static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
+/// in chunks that suit `target`.
+static LogicalResult lowerGraphFromCoo(GraphFromCooOp op,
+                                       const LoopTarget &target,
                                        RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   ImplicitLocOpBuilder &b = l.b;
@@ -837,13 +838,14 @@ static LogicalResult lowerGraphFromCoo(GraphFromCooOp op, Chunking chunking,
     return buffer;
   };
   Value src2 = ids(wantEdges), dst2 = ids(wantEdges);
-  InEdgeIndex index = allocateInEdges(l, wantEdges, wantDst, buffers, chunking);
+  InEdgeIndex index =
+      allocateInEdges(l, wantEdges, wantDst, buffers, chunksFor(target));
   Value memoryOk = checkAllocated(l, buffers, index, GNN_RT_COO_NO_MEMORY,
                                   wantDst, wantEdges);
   Value ok = all({allValid, memoryOk});
   Value numEdges = orZero(ok, edges), numSrc = orZero(ok, op.getNumSrc()),
         numDst = orZero(ok, op.getNumDst());
-  fillInEdges(l, src, dst, numEdges, numDst, index, [&](Value e) {
+  fillInEdges(l, target, src, dst, numEdges, numDst, index, [&](Value e) {
     b.create<memref::StoreOp>(b.create<memref::LoadOp>(src, e), src2, e);
     b.create<memref::StoreOp>(b.create<memref::LoadOp>(dst, e), dst2, e);
   });
@@ -1080,7 +1082,7 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
   addLowering<FilterNodesOp>(patterns, lowerFilterNodes);
   addLowering<GraphFromCooOp>(
       patterns, [target](GraphFromCooOp op, RewriterBase &rewriter) {
-        return lowerGraphFromCoo(op, chunksFor(target), rewriter);
+        return lowerGraphFromCoo(op, target, rewriter);
       });
   addLowering<InSubgraphOp>(patterns, lowerInSubgraph);
   addLowering<FilterEdgesOp>(patterns, lowerFilterEdges);

@@ -63,8 +63,26 @@ Value loops::checkAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers,
   return all;
 }
 
-void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
-                        Value numDst, const InEdgeIndex &index,
+void loops::runningTotals(Lowering &l, const LoopTarget &target, Value buffer,
+                          Value n) {
+  if (target.runningTotals) {
+    target.runningTotals(l, buffer, n);
+    return;
+  }
+  ImplicitLocOpBuilder &b = l.b;
+  Value one = l.idx(1);
+  b.create<memref::StoreOp>(l.idx(0), buffer, l.idx(0));
+  l.serial(one, b.create<arith::AddIOp>(n, one), [&](Value v) {
+    Value prev = b.create<memref::LoadOp>(
+        buffer, ValueRange{b.create<arith::SubIOp>(v, one)});
+    Value here = b.create<memref::LoadOp>(buffer, v);
+    b.create<memref::StoreOp>(b.create<arith::AddIOp>(prev, here), buffer, v);
+  });
+}
+
+void loops::fillInEdges(Lowering &l, const LoopTarget &target, Value src,
+                        Value dst, Value numEdges, Value numDst,
+                        const InEdgeIndex &index,
                         function_ref<void(Value)> perEdge) {
   ImplicitLocOpBuilder &b = l.b;
   Value one = l.idx(1);
@@ -98,7 +116,6 @@ void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
   });
   // Per destination, its in-degree, and each chunk's first slot among the
   // destination's (chunks in order: slots follow edge ids).
-  b.create<memref::StoreOp>(l.idx(0), inPtr, l.idx(0));
   l.parallel(numDst, [&](Value d) {
     Value degree = l.forLoop(l.idx(0), chunks, ValueRange{l.idx(0)},
                              [&](Value c, ValueRange before) {
@@ -109,10 +126,7 @@ void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
                              })[0];
     b.create<memref::StoreOp>(degree, inPtr, add(d, one));
   });
-  l.serial(one, add(numDst, one), [&](Value v) {
-    Value prev = load(inPtr, b.create<arith::SubIOp>(v, one));
-    b.create<memref::StoreOp>(add(prev, load(inPtr, v)), inPtr, v);
-  });
+  runningTotals(l, target, inPtr, numDst);
   l.parallel(chunks, [&](Value c) {
     forChunk(c, [&](Value e) {
       Value d = load(dst, e);
@@ -127,12 +141,12 @@ void loops::fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
 }
 
 GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
-                               Chunking chunking) {
+                               const LoopTarget &target) {
   ImplicitLocOpBuilder &b = l.b;
   // The reversal's destinations are g's sources.
   SmallVector<SizedBuffer> buffers;
   InEdgeIndex index =
-      allocateInEdges(l, g.numEdges, g.numSrc, buffers, chunking);
+      allocateInEdges(l, g.numEdges, g.numSrc, buffers, chunksFor(target));
   Value ok = checkAllocated(l, buffers, index, GNN_RT_COO_NO_MEMORY_REVERSAL,
                             g.numSrc, g.numEdges);
   auto orZero = [&](Value v) -> Value {
@@ -144,7 +158,7 @@ GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
   r.dst = g.src;
   r.numDst = orZero(g.numSrc);
   r.numEdges = orZero(g.numEdges);
-  fillInEdges(l, r.src, r.dst, r.numEdges, r.numDst, index);
+  fillInEdges(l, target, r.src, r.dst, r.numEdges, r.numDst, index);
   r.inPtr = index.inPtr;
   r.inSrc = index.inSrc;
   r.inEid = index.inEid;

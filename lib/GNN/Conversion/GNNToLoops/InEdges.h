@@ -59,19 +59,27 @@ Value checkAllocated(Lowering &l, ArrayRef<SizedBuffer> buffers,
                      InEdgeIndex &index, int64_t badCooKind, Value nodes,
                      Value edges);
 
+/// Running totals of `buffer`'s elements 1..n, element 0 set to 0: the
+/// target's kernel (LoopTarget::runningTotals) where it has one, else a
+/// serial loop.
+void runningTotals(Lowering &l, const LoopTarget &target, Value buffer,
+                   Value n);
+
 /// Fills `index` with the edges (src[e], dst[e]), e in [0, numEdges), whose
 /// destinations all lie in [0, numDst); `perEdge` also runs on each edge id
 /// in the counting sweep.
-void fillInEdges(Lowering &l, Value src, Value dst, Value numEdges,
-                 Value numDst, const InEdgeIndex &index,
+void fillInEdges(Lowering &l, const LoopTarget &target, Value src, Value dst,
+                 Value numEdges, Value numDst, const InEdgeIndex &index,
                  function_ref<void(Value)> perEdge = nullptr);
 
 /// The reversal of `g`: every edge turned around, with the same id, so that
 /// a source's out-edges are its in-edges. The edge lists are `g`'s own;
 /// the index is new (freed by the deallocation pipeline). When memory runs
 /// out it reports so (gnn_rt_bad_coo, GNN_RT_COO_NO_MEMORY_REVERSAL) and the
-/// reversal has no destinations and no edges.
-GraphParts reverseGraph(Lowering &l, const GraphParts &g, Chunking chunking);
+/// reversal has no destinations and no edges. Chunks and running totals
+/// suit `target`.
+GraphParts reverseGraph(Lowering &l, const GraphParts &g,
+                        const LoopTarget &target);
 
 } // namespace mlir::gnn::loops
 

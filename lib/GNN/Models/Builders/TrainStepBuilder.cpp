@@ -26,13 +26,6 @@ static llvm::StringRef nameOf(func::FuncOp fn, unsigned i, bool result) {
   return name ? name.getValue() : llvm::StringRef();
 }
 
-/// The first element of a one-element tensor.
-static Value firstElement(ImplicitLocOpBuilder &b, Value t) {
-  auto type = cast<RankedTensorType>(t.getType());
-  SmallVector<Value> zeros(type.getRank(), b.create<arith::ConstantIndexOp>(0));
-  return b.create<tensor::ExtractOp>(t, zeros);
-}
-
 namespace {
 /// Parameters whose updates one function holds.
 constexpr size_t kUpdateGroup = 8;
@@ -67,16 +60,41 @@ struct State {
   }
 };
 
-/// Adam's step sizes and gates, as scalars.
+/// Adam's step sizes and what gates the update: the step's update flag and
+/// the objective (null where the update needs no finite objective).
 struct AdamScalars {
-  Value w1, b2, w2, step, c2, eps;
-  /// The objective is finite; this is an update step (and it is finite).
-  Value finite, apply;
+  Value w1, b2, w2, step, c2, eps, flag;
+  /// A 0-d tensor.
+  Value objective;
 
-  static constexpr size_t kCount = 8;
-  /// From the values in the order of the fields.
-  static AdamScalars of(ValueRange v) {
-    return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+  static constexpr size_t kScalars = 7;
+  /// From the values in the order of the fields (the objective last, if
+  /// `gated`).
+  static AdamScalars of(ValueRange v, bool gated) {
+    return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], gated ? v[7] : Value()};
+  }
+  static size_t count(bool gated) { return kScalars + (gated ? 1 : 0); }
+
+  /// Whether the objective is finite (NaN compares false) and whether the
+  /// update applies (it is, and this is an update step), built where `b`
+  /// stands: inside each element body, so that on a GPU the update's
+  /// kernels read the objective themselves and the host never waits for
+  /// it.
+  std::pair<Value, Value> gates(ImplicitLocOpBuilder &b) const {
+    Value finite;
+    if (!objective) {
+      finite = b.create<arith::ConstantIntOp>(1, 1);
+    } else {
+      Value obj = b.create<tensor::ExtractOp>(objective, ValueRange{});
+      finite = b.create<arith::CmpFOp>(
+          arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(obj),
+          b.create<arith::ConstantOp>(FloatAttr::get(
+              obj.getType(), std::numeric_limits<double>::infinity())));
+    }
+    Value update = b.create<arith::CmpFOp>(
+        arith::CmpFPredicate::OGT, flag,
+        b.create<arith::ConstantOp>(FloatAttr::get(flag.getType(), 0.0)));
+    return {finite, b.create<arith::AndIOp>(finite, update)};
   }
 };
 
@@ -108,46 +126,49 @@ State adamUpdate(FunctionBuilder &f, const State &s, ValueRange grads,
   };
   State next;
   next.m = f.apply(withTerms(s.m), type, [&](ValueRange e) -> Value {
+    Value apply = h.gates(b).second;
     Value delta = b.create<arith::SubFOp>(total(e.drop_front()), e[0]);
     Value moved =
         b.create<arith::AddFOp>(e[0], b.create<arith::MulFOp>(h.w1, delta));
-    return b.create<arith::SelectOp>(h.apply, moved, e[0]);
+    return b.create<arith::SelectOp>(apply, moved, e[0]);
   });
   next.v = f.apply(withTerms(s.v), type, [&](ValueRange e) -> Value {
+    Value apply = h.gates(b).second;
     Value g = total(e.drop_front());
     Value square = b.create<arith::MulFOp>(g, g);
     Value moved =
         b.create<arith::AddFOp>(b.create<arith::MulFOp>(e[0], h.b2),
                                 b.create<arith::MulFOp>(h.w2, square));
-    return b.create<arith::SelectOp>(h.apply, moved, e[0]);
+    return b.create<arith::SelectOp>(apply, moved, e[0]);
   });
   next.param =
       f.apply({s.param, next.m, next.v}, type, [&](ValueRange e) -> Value {
+        Value apply = h.gates(b).second;
         Value root = b.create<math::SqrtOp>(e[2]);
         Value denom =
             b.create<arith::AddFOp>(b.create<arith::DivFOp>(root, h.c2), h.eps);
         Value ratio = b.create<arith::DivFOp>(e[1], denom);
         Value moved = b.create<arith::AddFOp>(
             e[0], b.create<arith::MulFOp>(h.step, ratio));
-        return b.create<arith::SelectOp>(h.apply, moved, e[0]);
+        return b.create<arith::SelectOp>(apply, moved, e[0]);
       });
   if (!s.accum)
     return next;
   // Kept for the next batch: cleared by an update, unchanged by a
   // non-finite objective.
   next.accum = f.apply(terms, type, [&](ValueRange e) -> Value {
-    Value kept = b.create<arith::SelectOp>(h.finite, total(e), e[0]);
-    return b.create<arith::SelectOp>(h.apply, f.constant(0), kept);
+    auto [finite, apply] = h.gates(b);
+    Value kept = b.create<arith::SelectOp>(finite, total(e), e[0]);
+    return b.create<arith::SelectOp>(apply, f.constant(0), kept);
   });
   return next;
 }
 } // namespace
 
-/// The scalars of AdamScalars, in its order, from the step's `adam` input
-/// and whether the objective is `finite` (apply: it is, and this is an
-/// update step).
+/// The values of AdamScalars, in its order, from the step's `adam` input
+/// and, where the update needs a finite objective, `objective`.
 static FunctionBuilder::Named adamScalars(FunctionBuilder &f, Value hyper,
-                                          Value finite) {
+                                          Value objective) {
   ImplicitLocOpBuilder &b = f.b;
   FunctionBuilder::Named scalars;
   auto field = [&](model::AdamField i) -> Value {
@@ -155,16 +176,13 @@ static FunctionBuilder::Named adamScalars(FunctionBuilder &f, Value hyper,
   };
   for (model::AdamField i :
        {model::kAdamOneMinusBeta1, model::kAdamBeta2, model::kAdamOneMinusBeta2,
-        model::kAdamStep, model::kAdamCorrection2, model::kAdamEpsilon})
+        model::kAdamStep, model::kAdamCorrection2, model::kAdamEpsilon,
+        model::kAdamUpdate})
     scalars.push_back({field(i), "adam." + std::to_string(i)});
-  Value flag = field(model::kAdamUpdate);
-  scalars.push_back({finite, "finite"});
-  scalars.push_back(
-      {b.create<arith::AndIOp>(
-           finite, b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, flag,
-                                           f.constant(0))),
-       "apply"});
-  assert(scalars.size() == AdamScalars::kCount && "one value per field");
+  if (objective)
+    scalars.push_back({objective, model::kObjective});
+  assert(scalars.size() == AdamScalars::count(bool(objective)) &&
+         "one value per field");
   return scalars;
 }
 
@@ -220,7 +238,8 @@ static void emitUpdates(FunctionBuilder &f,
     }
     llvm::append_range(in, scalars);
     auto body = [&](FunctionBuilder &u, ValueRange args) {
-      AdamScalars h = AdamScalars::of(args.take_back(AdamScalars::kCount));
+      AdamScalars h = AdamScalars::of(args.take_back(scalars.size()),
+                                      scalars.size() > AdamScalars::kScalars);
       FunctionBuilder::Named out;
       for (auto [i, count] : llvm::enumerate(gradientCounts)) {
         State s = State::take(args, accumulate);
@@ -279,9 +298,8 @@ static void buildTrainApply(ModuleOp module, const ModelConfig &config,
   GradientsByParameter none;
   for (const TrainedParameter &p : parameters)
     none[p.name];
-  Value finite = f.b.create<arith::ConstantIntOp>(1, 1);
   FunctionBuilder::Named results;
-  emitUpdates(f, parameters, none, state, adamScalars(f, hyper, finite),
+  emitUpdates(f, parameters, none, state, adamScalars(f, hyper, Value()),
               /*accumulate=*/true, results);
   f.finish(results);
 }
@@ -373,12 +391,7 @@ mlir::gnn::buildTrainStep(func::FuncOp grad, const ModelConfig &config,
     results.push_back({call.getResult(i), name.str()});
   }
 
-  // finite: the objective is finite (NaN compares false).
-  Value obj = firstElement(b, objective);
-  Value finite = b.create<arith::CmpFOp>(
-      arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(obj),
-      f.constant(std::numeric_limits<double>::infinity()));
-  emitUpdates(f, parameters, gradients, state, adamScalars(f, hyper, finite),
+  emitUpdates(f, parameters, gradients, state, adamScalars(f, hyper, objective),
               accumulate, results);
   f.finish(results);
   if (accumulate)
