@@ -1,6 +1,7 @@
 """Assembles every .ptx file in a directory with ptxas -v for one
-architecture and prints, per kernel, its registers and spills, then a
-summary line. Exits 1 if ptxas rejects a kernel.
+architecture and prints, per kernel, its registers, static shared memory
+(dynamic shared memory is the launch's, not the kernel's) and spills,
+then a summary line. Exits 1 if ptxas rejects a kernel.
 
     check_ptxas.py PTXAS ARCH DIR
 """
@@ -12,6 +13,7 @@ import subprocess
 import sys
 
 USAGE = re.compile(r"Used (\d+) registers")
+SHARED = re.compile(r"(\d+) bytes smem")
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
@@ -29,12 +31,15 @@ def main():
             print("kernel %s: rejected by ptxas\n%s" % (name, run.stderr))
             sys.exit(1)
         registers = USAGE.search(run.stderr)
+        shared = SHARED.search(run.stderr)
         spills = SPILLS.search(run.stderr)
         stores, loads = (int(spills.group(1)), int(spills.group(2))) \
             if spills else (0, 0)
         spilling += stores + loads > 0
-        print("kernel %s: %s registers, spill stores %d, spill loads %d" %
-              (name, registers.group(1) if registers else "?", stores, loads))
+        print("kernel %s: %s registers, %s bytes shared memory, "
+              "spill stores %d, spill loads %d" %
+              (name, registers.group(1) if registers else "?",
+               shared.group(1) if shared else "0", stores, loads))
     print("%d kernels accepted for %s, %d with spills" %
           (len(files), arch, spilling))
 
