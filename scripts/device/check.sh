@@ -13,7 +13,9 @@
 # then bench/gpu/train.sh with its CUDA profiles, then one GPU with and
 # without NCCL, bench/distributed/nccl_one_gpu.sh); --bench-only and
 # --train-only run one benchmark alone, each within BENCH_SECONDS (default
-# 400). Logs go to $OUT (default /tmp/gnnc-device-out).
+# 400). Logs go to $OUT (default /tmp/gnnc-device-out). A lease of 15
+# minutes with at most 10 a command fits `unpack-llvm && run`, then
+# `run --bench-only`, then `run --train-only`, not one `run --bench`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/gnnc-device-out}
