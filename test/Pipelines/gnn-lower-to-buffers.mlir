@@ -45,3 +45,32 @@ func.func @cache_step(%g: !gnn.graph<general>, %q: tensor<?x2x4xf32>,
   %o = gnn.fused_attention %g, %q, %all, %all scale(0.5) normalize : (!gnn.graph<general>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>) -> tensor<?x2x4xf32>
   return %o, %stored : tensor<?x2x4xf32>, tensor<?x4x2x4xf32>
 }
+
+// A private function nothing calls (a loop body that differentiation
+// replaced by its forward and tape forms) is not compiled; one that is
+// called stays.
+// CHECK-NOT:   @unused_body
+// CHECK-LABEL: func.func private @used_body(
+// CHECK-LABEL: func.func @entry(
+// CHECK:         call @used_body(
+// CHECK-NOT:   @unused_body
+func.func private @unused_body(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    gnn.yield %e : f32
+  } : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+func.func private @used_body(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = gnn.apply_nodes(%x) {
+  ^bb0(%a: f32):
+    %e = math.tanh %a : f32
+    gnn.yield %e : f32
+  } : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+func.func @entry(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = func.call @used_body(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}

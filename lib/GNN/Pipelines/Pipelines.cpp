@@ -197,6 +197,10 @@ void addHostToLLVM(OpPassManager &pm, bool openMP, bool gpu) {
 
 void mlir::gnn::buildGNNLevelPipeline(OpPassManager &pm, bool fuse,
                                       bool gpuForms) {
+  // Private functions that nothing calls are not compiled: the loop bodies
+  // and conditions that differentiation replaced by their forward and tape
+  // forms (a Universal Transformer's training program has four).
+  pm.addPass(createSymbolDCEPass());
   if (fuse) {
     pm.addPass(gnn::createFuseAttentionPass());
     pm.addPass(gnn::createFuseAddendsPass());
