@@ -146,6 +146,7 @@ void initialize(State &s) {
   symbols.need("cuEventSynchronize", d.eventSynchronize);
   symbols.need("cuEventElapsedTime", d.eventElapsedTime);
   symbols.need("cuEventDestroy_v2", d.eventDestroy);
+  symbols.bind("cuMemcpyAsync", d.memcpyAsync);
   symbols.bind("cuMemPrefetchAsync_v2", d.memPrefetch);
   symbols.bind("cuPointerGetAttribute", d.pointerGetAttribute);
   symbols.bind("cuMemGetInfo_v2", d.memGetInfo);
@@ -440,6 +441,30 @@ extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {
                ok(d->memcpy(reinterpret_cast<CUdeviceptr>(to),
                             reinterpret_cast<CUdeviceptr>(from), bytes),
                   "cuMemcpy"));
+}
+
+extern "C" int gnn_cuda_copy_queued(void *to, const void *from, size_t bytes) {
+  const Driver *d = driver();
+  if (!d)
+    return 0;
+  if (bytes == 0)
+    return 1;
+  // Captured segments hold kernels and cuBLAS products: while capturing (or
+  // without the driver's queued copy) the copy waits and copies.
+  if (!d->memcpyAsync || threadCapturing()) {
+    gnn_cuda_wait_for_launches();
+    return gnn_cuda_copy(to, from, bytes);
+  }
+  auto stream = static_cast<CUstream>(gnn_cuda_stream_create());
+  if (!stream)
+    return 0;
+  profile::HostCall timed("cuMemcpyAsync");
+  if (!ok(d->memcpyAsync(reinterpret_cast<CUdeviceptr>(to),
+                         reinterpret_cast<CUdeviceptr>(from), bytes, stream),
+          "cuMemcpyAsync"))
+    return 0;
+  launchesInFlight() = true;
+  return 1;
 }
 
 extern "C" int gnn_cuda_synchronize(void) {

@@ -55,6 +55,8 @@ struct Driver {
   CUresult (*getErrorString)(CUresult, const char **);
   CUresult (*memsetD32)(CUdeviceptr, unsigned, size_t);
   CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
+  /// Optional: a copy queued on a stream.
+  CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*eventCreate)(CUevent *, unsigned);
   CUresult (*eventRecord)(CUevent, CUstream);
   CUresult (*eventSynchronize)(CUevent);

@@ -70,6 +70,9 @@ struct gnn_rt_tape {
   bool overBudget = false;
   /// A push found no memory for its value.
   bool lostValue = false;
+  /// Copies are queued on the thread's stream after its kernels, so the
+  /// host gathers a value that is not dense only after waiting for them.
+  bool queued = false;
 };
 
 static void *hostAlloc(size_t bytes) { return gnn_rt_alloc(bytes); }
@@ -102,6 +105,18 @@ gnn_rt_tape *gnn_rt_tape_create(gnn_rt_context *context) {
 
 gnn_rt_tape *gnn_cuda_tape_create(gnn_rt_context *context) {
   return makeTape(context, gnn_cuda_alloc, gnn_cuda_free, cudaCopy);
+}
+
+static void cudaCopyQueued(void *to, const void *from, size_t bytes) {
+  (void)gnn_cuda_copy_queued(to, from, bytes);
+}
+
+gnn_rt_tape *gnn_cuda_tape_create_queued(gnn_rt_context *context) {
+  gnn_rt_tape *tape =
+      makeTape(context, gnn_cuda_alloc, gnn_cuda_free, cudaCopyQueued);
+  if (tape)
+    tape->queued = true;
+  return tape;
 }
 
 void gnn_rt_tape_free(gnn_rt_tape *tape) {
@@ -171,7 +186,10 @@ void gnn_rt_tape_push(gnn_rt_tape *tape, int64_t rank, const void *descriptor,
   } else if (dense) {
     tape->copy(e.buffer, from, e.bytes);
   } else {
-    // Unified memory is readable from the host.
+    // Unified memory is readable from the host, once the kernels that
+    // write it are done.
+    if (tape->queued)
+      gnn_cuda_wait_for_launches();
     char *to = static_cast<char *>(e.buffer);
     gather(to, from, 0, rank, sizes, strides, element_bytes);
   }

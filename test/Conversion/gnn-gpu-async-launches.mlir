@@ -53,15 +53,15 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT:    call @gnn_rt_linear
 // CHECK-NEXT:    call @layer
 // CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
-// CHECK-NEXT:    call @gnn_rt_tape_free
-// CHECK-NEXT:    call @gnn_rt_tape_free
+// CHECK-NEXT:    call @gnn_rt_transpose
+// CHECK-NEXT:    call @gnn_rt_transpose
 // CHECK-NEXT:    return
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
   }
   func.func private @gnn_rt_linear(memref<?xf32>)
-  func.func private @gnn_rt_tape_free(memref<?xf32>)
+  func.func private @gnn_rt_transpose(memref<?xf32>)
   func.func private @layer(%x: memref<?xf32>, %n: index) {
     %c1 = arith.constant 1 : index
     gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
@@ -72,9 +72,54 @@ module attributes {gpu.container_module} {
     call @layer(%x, %n) : (memref<?xf32>, index) -> ()
     call @gnn_rt_linear(%x) : (memref<?xf32>) -> ()
     call @layer(%x, %n) : (memref<?xf32>, index) -> ()
-    call @gnn_rt_tape_free(%x) : (memref<?xf32>) -> ()
-    call @gnn_rt_tape_free(%x) : (memref<?xf32>) -> ()
+    call @gnn_rt_transpose(%x) : (memref<?xf32>) -> ()
+    call @gnn_rt_transpose(%x) : (memref<?xf32>) -> ()
     return
+  }
+}
+
+// -----
+
+// A loop's tape: a push queues its copy on the stream after the kernels,
+// and creating, popping, asking whether the tape refused and freeing keep
+// the host's bookkeeping, so none of them waits; the host waits to load
+// from the popped value, which a queued copy wrote.
+// CHECK-LABEL: func.func @tape
+// CHECK:         call @gnn_rt_tape_create
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.launch_func async
+// CHECK-NEXT:    call @gnn_rt_tape_push_f32
+// CHECK-NEXT:    call @gnn_rt_tape_refused
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.launch_func async
+// CHECK-NEXT:    call @gnn_rt_tape_pop_f32_r1
+// CHECK-NEXT:    call @gnn_rt_tape_free
+// CHECK-NEXT:    call @gnn_cuda_wait_for_launches() : () -> ()
+// CHECK-NEXT:    memref.load
+// CHECK-NEXT:    return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func private @gnn_rt_tape_create(!llvm.ptr) -> !llvm.ptr
+  func.func private @gnn_rt_tape_push_f32(!llvm.ptr, memref<?xf32>)
+  func.func private @gnn_rt_tape_refused(!llvm.ptr) -> i32
+  func.func private @gnn_rt_tape_pop_f32_r1(!llvm.ptr) -> memref<?xf32>
+  func.func private @gnn_rt_tape_free(!llvm.ptr)
+  func.func @tape(%ctx: !llvm.ptr, %x: memref<?xf32>, %n: index) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %t = call @gnn_rt_tape_create(%ctx) : (!llvm.ptr) -> !llvm.ptr
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    call @gnn_rt_tape_push_f32(%t, %x) : (!llvm.ptr, memref<?xf32>) -> ()
+    %refused = call @gnn_rt_tape_refused(%t) : (!llvm.ptr) -> i32
+    gpu.launch_func @kernels::@scale blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+    %p = call @gnn_rt_tape_pop_f32_r1(%t) : (!llvm.ptr) -> memref<?xf32>
+    call @gnn_rt_tape_free(%t) : (!llvm.ptr) -> ()
+    %v = memref.load %p[%c0] : memref<?xf32>
+    return %v : f32
   }
 }
 

@@ -357,8 +357,10 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     of a function that is outside the program (the runtime's), any op whose
     effects are unknown, and the return of a public function (its caller
     reads the results). The runtime's dense products (cuBLAS on the same
-    stream, in order after the kernels) and error reports (which read no
-    buffer) do not wait, nor do allocation and deallocation: the runtime
+    stream, in order after the kernels), a loop tape's pushes (their copies
+    queued on that stream too) and its other calls (the host's
+    bookkeeping), and error reports (which read no buffer) do not wait, nor
+    do allocation and deallocation: the runtime
     keeps a block freed while the thread's kernels run from reuse until the
     thread has waited. A call of a function of the program does not wait;
     that function waits where it touches memory. A private function that

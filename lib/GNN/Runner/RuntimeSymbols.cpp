@@ -54,8 +54,10 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
       // Host code allocates a GPU program's tensors (in unified memory).
       {abi::kAllocationLimit, fn(&gnn_rt_allocation_limit_bytes),
        fn(&gnn_rt_allocation_limit_bytes)},
-      // A GPU program's tape keeps its buffers in unified memory.
-      {abi::kTapeCreate, fn(&gnn_rt_tape_create), fn(&gnn_cuda_tape_create)},
+      // A GPU program's tape keeps its buffers in unified memory; with
+      // asynchronous launches its copies are queued after the kernels.
+      {abi::kTapeCreate, fn(&gnn_rt_tape_create), fn(&gnn_cuda_tape_create),
+       fn(&gnn_cuda_tape_create_queued)},
       {abi::kTapeFree, fn(&gnn_rt_tape_free), fn(&gnn_rt_tape_free)},
       {abi::kTapeRefused, fn(&gnn_rt_tape_refused), fn(&gnn_rt_tape_refused)},
       // Only CPU programs call it (their OpenMP threads).

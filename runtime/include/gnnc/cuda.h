@@ -68,6 +68,13 @@ GNNC_EXPORT int gnn_cuda_is_unified(const void *pointer);
  * (reported). */
 GNNC_EXPORT int gnn_cuda_copy(void *to, const void *from, size_t bytes);
 
+/* The same copy queued on the calling thread's stream, after the kernels
+ * launched there, without waiting for it (gnn_cuda_wait_for_launches
+ * does); while the thread's launches are captured into a graph, or where
+ * the driver has no queued copy, it waits for them and copies. Returns 0 on
+ * failure (reported). */
+GNNC_EXPORT int gnn_cuda_copy_queued(void *to, const void *from, size_t bytes);
+
 /* Kernel timing. While on, every launch is bracketed by device events;
  * gnn_cuda_take_kernel_ms waits for the kernels launched since its last
  * call and returns the milliseconds they ran on the device (0 when off).

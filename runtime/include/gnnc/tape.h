@@ -39,6 +39,11 @@ typedef struct gnn_rt_tape gnn_rt_tape;
  * out of memory: pushes onto a null tape keep nothing, pops give zeros. */
 GNNC_EXPORT gnn_rt_tape *gnn_rt_tape_create(gnn_rt_context *context);
 GNNC_EXPORT gnn_rt_tape *gnn_cuda_tape_create(gnn_rt_context *context);
+/* A GPU program's tape when its kernels run without a wait after each: a
+ * push queues its copy on the thread's stream after them
+ * (gnn_cuda_copy_queued) rather than waiting for them, except for a value
+ * that is not dense, which it gathers on the host after waiting. */
+GNNC_EXPORT gnn_rt_tape *gnn_cuda_tape_create_queued(gnn_rt_context *context);
 
 /* Frees the tape and the buffers still on it; null is a no-op. */
 GNNC_EXPORT void gnn_rt_tape_free(gnn_rt_tape *tape);

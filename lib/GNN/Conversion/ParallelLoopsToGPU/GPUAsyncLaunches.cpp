@@ -425,6 +425,18 @@ private:
     StringRef name = call.getCallee();
     if (isErrorReport(name) || callsLeaf(call, leaves))
       return CallEffect::None;
+    // A loop's tape: a push queues its copy after the kernels
+    // (gnn_cuda_tape_create_queued, which the runner binds for programs
+    // with asynchronous launches); the other calls keep the host's
+    // bookkeeping, and the blocks a tape frees stay out of the pool until
+    // the thread waits.
+    if (name.starts_with(gnn::abi::kTapePush))
+      return CallEffect::Queues;
+    if (name.starts_with(gnn::abi::kTapePop) ||
+        llvm::is_contained({gnn::abi::kTapeCreate, gnn::abi::kTapeFree,
+                            gnn::abi::kTapeRefused},
+                           name))
+      return CallEffect::None;
     auto callee = module.lookupSymbol<func::FuncOp>(name);
     if (isStreamOrdered(name) || (callee && !callee.isExternal()))
       return CallEffect::Queues;
