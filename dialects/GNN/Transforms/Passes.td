@@ -385,6 +385,41 @@ def ApproximateVectorMathPass : Pass<"gnn-approximate-vector-math"> {
   ];
 }
 
+def DeviceCopiesPass : Pass<"gnn-device-copies", "::mlir::func::FuncOp"> {
+  let summary = "A GPU program's copies between buffers as parallel loops, "
+                "so that kernels make them";
+  let description = [{
+    Bufferization and deallocation leave `memref.copy` ops in host code:
+    the copies of values a loop carries (the Universal Transformer's ACT
+    state, iteration after iteration) and of buffers a loop must keep
+    alive. Lowered as they are, each is a `memcpy` by the host over
+    unified memory: it waits for the kernels in flight and moves the pages
+    of both buffers to the host and back. In the GPU forms this pass makes
+    each such copy a parallel loop of one iteration per element (its flat
+    index split into the indices of each dim, loads and stores through
+    each side's layout), which `gnn-parallel-loops-to-gpu` launches as a
+    kernel like the others. Copies inside parallel loops or kernels, of
+    one element of a static shape (`gnn-element-copies`), and from or to
+    the host's stack or data (`memref.alloca`, `memref.get_global`, which
+    a kernel cannot address) stay as they are.
+
+    ```mlir
+    memref.copy %a, %b : memref<?x8xf32> to memref<?x8xf32>
+    // becomes
+    %n = memref.dim %a, %c0 : memref<?x8xf32>
+    %count = arith.muli %n, %c8 : index
+    scf.parallel (%f) = (%c0) to (%count) step (%c1) {
+      %i = arith.remui %f, %c8 : index
+      %r = arith.divui %f, %c8 : index
+      %x = memref.load %a[%r, %i] : memref<?x8xf32>
+      memref.store %x, %b[%r, %i] : memref<?x8xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def ElementCopiesPass : Pass<"gnn-element-copies"> {
   let summary = "Copies of one element as a load and a store";
   let description = [{

@@ -139,6 +139,10 @@ void addLoweringToBuffers(OpPassManager &pm, OpForms forms,
   // lowering makes none) become parallel loops, which run like the gnn
   // kernels' on OpenMP's threads or as GPU kernels.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // The GPU forms copy buffers by kernels, not by the host over unified
+  // memory (on the CPU, the device-loops forms run them as parallel loops).
+  if (forms != OpForms::Cpu)
+    pm.addNestedPass<func::FuncOp>(gnn::createDeviceCopiesPass());
 }
 
 /// Host code (with OpenMP regions, or launches of GPU kernels) to LLVM.
