@@ -201,15 +201,17 @@ TEST(RuntimeABITest, EveryListedFunctionIsBoundAndExported) {
 
 TEST(RuntimeABITest, AsynchronousGPUProgramsQueueTheirProducts) {
   // The dense products of a program whose kernels are launched without
-  // waiting are the ones that queue their work; everything else is bound
-  // as for any GPU program.
+  // waiting, and its loops' tapes (whose pushes copy on the stream), are
+  // the ones that queue their work; everything else is bound as for any
+  // GPU program.
   std::map<std::string, void *> waiting = runtimeSymbols(Device::CUDA),
                                 queued = runtimeSymbols(Device::CUDA, true);
   const std::pair<llvm::StringRef, const char *> products[] = {
       {gnn::abi::kLinear, "gnn_cuda_linear_queued"},
       {gnn::abi::kLinearNoBias, "gnn_cuda_linear_nobias_queued"},
       {gnn::abi::kGemm, "gnn_cuda_gemm_queued"},
-      {gnn::abi::kGemmAt, "gnn_cuda_gemm_at_queued"}};
+      {gnn::abi::kGemmAt, "gnn_cuda_gemm_at_queued"},
+      {gnn::abi::kTapeCreate, "gnn_cuda_tape_create_queued"}};
   for (const gnn::abi::RuntimeFunction &f : gnn::abi::kRuntimeFunctions) {
     std::string symbol = gnn::abi::symbolOf(f);
     const auto *product = llvm::find_if(
