@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferAliases.h"
 #include "GNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -12,7 +13,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::gnn {
 #define GEN_PASS_DEF_DEVICECOPIESPASS
@@ -25,17 +25,8 @@ namespace {
 /// Whether a kernel can address the buffer `v` views: not the host's stack,
 /// nor a global of the host program's data.
 bool deviceAddressable(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (isa<memref::AllocaOp, memref::GetGlobalOp>(def))
-      return false;
-    if (auto cast = dyn_cast<memref::CastOp>(def))
-      v = cast.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else
-      break;
-  }
-  return true;
+  return !isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(
+      gnn::viewedBuffer(v).getDefiningOp());
 }
 
 /// Whether `copy` is the host's: not inside a parallel loop (an element

@@ -19,7 +19,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <optional>
@@ -149,19 +148,6 @@ bool readsOnlyElementItWrites(memref::AllocOp result, BlockArgument input) {
   return true;
 }
 
-/// The buffer `v` views, through views and casts.
-Value baseBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      v = cast.getSource();
-    else
-      break;
-  }
-  return v;
-}
-
 struct KernelDestinationsPass
     : public gnn::impl::KernelDestinationsPassBase<KernelDestinationsPass> {
   void runOnOperation() override {
@@ -204,7 +190,7 @@ struct KernelDestinationsPass
       return;
     // Whose memory the target is must be known: an argument's or a buffer
     // the function allocates.
-    Value base = baseBuffer(target);
+    Value base = gnn::viewedBuffer(target);
     if (!isa<BlockArgument>(base) &&
         !isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
             base.getDefiningOp()))
