@@ -19,10 +19,10 @@ namespace {
 struct BarrierEffects
     : public MemoryEffectOpInterface::ExternalModel<BarrierEffects,
                                                     gpu::BarrierOp> {
-  void getEffects(
-      Operation *,
-      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-          &effects) const {
+  void
+  getEffects(Operation *,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
     effects.emplace_back(MemoryEffects::Read::get());
     effects.emplace_back(MemoryEffects::Write::get());
   }
