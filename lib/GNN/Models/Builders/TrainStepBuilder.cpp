@@ -64,16 +64,16 @@ struct State {
 /// the objective (null where the update needs no finite objective).
 struct AdamScalars {
   Value w1, b2, w2, step, c2, eps, flag;
-  /// A 0-d tensor.
+  /// A tensor of one element.
   Value objective;
 
   static constexpr size_t kScalars = 7;
-  /// From the values in the order of the fields (the objective last, if
-  /// `gated`).
-  static AdamScalars of(ValueRange v, bool gated) {
-    return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], gated ? v[7] : Value()};
+  /// From the values in the order of the fields, the objective last if
+  /// there is one more.
+  static AdamScalars of(ValueRange v) {
+    return {v[0], v[1], v[2], v[3],
+            v[4], v[5], v[6], v.size() > kScalars ? v[kScalars] : Value()};
   }
-  static size_t count(bool gated) { return kScalars + (gated ? 1 : 0); }
 
   /// Whether the objective is finite (NaN compares false) and whether the
   /// update applies (it is, and this is an update step), built where `b`
@@ -85,7 +85,11 @@ struct AdamScalars {
     if (!objective) {
       finite = b.create<arith::ConstantIntOp>(1, 1);
     } else {
-      Value obj = b.create<tensor::ExtractOp>(objective, ValueRange{});
+      auto type = cast<RankedTensorType>(objective.getType());
+      SmallVector<Value> zeros;
+      if (type.getRank() > 0)
+        zeros.assign(type.getRank(), b.create<arith::ConstantIndexOp>(0));
+      Value obj = b.create<tensor::ExtractOp>(objective, zeros);
       finite = b.create<arith::CmpFOp>(
           arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(obj),
           b.create<arith::ConstantOp>(FloatAttr::get(
@@ -181,7 +185,7 @@ static FunctionBuilder::Named adamScalars(FunctionBuilder &f, Value hyper,
     scalars.push_back({field(i), "adam." + std::to_string(i)});
   if (objective)
     scalars.push_back({objective, model::kObjective});
-  assert(scalars.size() == AdamScalars::count(bool(objective)) &&
+  assert(scalars.size() == AdamScalars::kScalars + (objective ? 1 : 0) &&
          "one value per field");
   return scalars;
 }
@@ -238,8 +242,7 @@ static void emitUpdates(FunctionBuilder &f,
     }
     llvm::append_range(in, scalars);
     auto body = [&](FunctionBuilder &u, ValueRange args) {
-      AdamScalars h = AdamScalars::of(args.take_back(scalars.size()),
-                                      scalars.size() > AdamScalars::kScalars);
+      AdamScalars h = AdamScalars::of(args.take_back(scalars.size()));
       FunctionBuilder::Named out;
       for (auto [i, count] : llvm::enumerate(gradientCounts)) {
         State s = State::take(args, accumulate);
