@@ -1,9 +1,8 @@
 //===- BufferAliases.h - which buffers may share memory -------*- C++ -*-===//
 //
-// Part of gnnc. What the passes that move writes or copies between buffers
-// after bufferization (gnn-return-updated-arguments,
-// gnn-kernel-destinations, gnn-device-copies) ask about aliasing: the
-// buffer a view views, which calls return new buffers, and every use of a
+// Part of gnnc. What the passes that move writes between buffers after
+// bufferization (gnn-return-updated-arguments, gnn-kernel-destinations)
+// ask about aliasing: which calls return new buffers, and every use of a
 // buffer or of a value that may share its memory.
 //
 //===----------------------------------------------------------------------===//
@@ -15,7 +14,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::gnn {
@@ -23,20 +21,6 @@ namespace mlir::gnn {
 inline Value withoutCasts(Value v) {
   while (auto cast = v.getDefiningOp<memref::CastOp>())
     v = cast.getSource();
-  return v;
-}
-
-/// The buffer `v` views, through casts and view-like ops (subviews,
-/// reshapes), or `v`.
-inline Value viewedBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto cast = dyn_cast<memref::CastOp>(def))
-      v = cast.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else
-      break;
-  }
   return v;
 }
 

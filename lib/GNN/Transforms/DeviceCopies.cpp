@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAliases.h"
 #include "GNN/Transforms/Passes.h"
+#include "GNN/Transforms/ViewedBuffer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

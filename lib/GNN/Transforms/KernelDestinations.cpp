@@ -10,6 +10,7 @@
 #include "BufferAliases.h"
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/Passes.h"
+#include "GNN/Transforms/ViewedBuffer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -10,6 +10,7 @@
 #include "GNN/Conversion/Passes.h"
 #include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/IR/GNNDialect.h"
+#include "GNN/Transforms/ViewedBuffer.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -224,19 +225,6 @@ static HostLeaves findHostLeaves(ModuleOp module, const CallGraph &graph) {
 /// caller stores and the callee only reads), or a view of either.
 using ReadOnlyArguments = llvm::DenseSet<Value>;
 
-/// The buffer `value` views (through casts and view-like ops).
-static Value viewedBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto cast = dyn_cast<memref::CastOp>(def))
-      value = cast.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      value = view.getViewSource();
-    else
-      break;
-  }
-  return value;
-}
-
 /// Whether every use of `buffer` (through casts and views) is the host's:
 /// loads, stores, sizes, its address and layout, a host leaf's call, its
 /// deallocation, or a call passing it as one of `hostArgs`.
@@ -246,7 +234,7 @@ static bool onlyHostUses(Value buffer, const llvm::DenseSet<Value> &hostArgs,
     Operation *user = use.getOwner();
     if (isa<memref::CastOp, ViewLikeOpInterface>(user) &&
         user->getNumResults() == 1 &&
-        viewedBuffer(user->getResult(0)) == viewedBuffer(buffer))
+        gnn::viewedBuffer(user->getResult(0)) == gnn::viewedBuffer(buffer))
       return onlyHostUses(user->getResult(0), hostArgs, leaves);
     if (isa<memref::LoadOp, memref::StoreOp, memref::DimOp,
             memref::ExtractAlignedPointerAsIndexOp,
@@ -301,7 +289,7 @@ static ReadOnlyArguments findReadOnlyArguments(ModuleOp module,
   // What a call passes is safe to read if no kernel writes it: a read-only
   // argument, or an allocation no kernel ever has.
   auto safe = [&](Value operand) {
-    Value root = viewedBuffer(operand);
+    Value root = gnn::viewedBuffer(operand);
     return readOnly.contains(root) || (root.getDefiningOp<memref::AllocOp>() &&
                                        onlyHostUses(root, hostArgs, leaves));
   };
@@ -335,7 +323,7 @@ static bool touchesMemory(Operation *op, const HostLeaves &leaves,
   if (auto load = dyn_cast<memref::LoadOp>(op))
     return !isHostOnly(load.getMemRef()) &&
            !isConstantGlobal(load.getMemRef()) &&
-           !readOnly.contains(viewedBuffer(load.getMemRef())) &&
+           !readOnly.contains(gnn::viewedBuffer(load.getMemRef())) &&
            !isFreshAt(load.getMemRef(), op, leaves);
   // A constant copied into a buffer no kernel has (a function's copy of
   // its constants for its kernels, gnn-globals-to-buffers).
