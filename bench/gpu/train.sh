@@ -8,7 +8,10 @@
 # unified-memory pool and without it (GNNC_CUDA_POOL=off), each after a
 # first run that compiles (the compile cache then serves all three), and
 # with kernels launched without waiting for each (GNNC_CUDA_ASYNC_LAUNCHES=1,
-# after its own compiling run). Prints
+# after its own compiling run), those captured into graphs
+# (GNNC_CUDA_GRAPHS=1), and with asynchronous launches and the buffers only
+# kernels touch in device memory (GNNC_CUDA_DEVICE_BUFFERS=1, after its own
+# compiling run). Prints
 # tokens/s and the epoch's loss per row (a failed run: its log's end, on
 # stderr); with --profile, a further GPU run per model writes its CUDA
 # profile (GNNC_CUDA_PROFILE=1, which slows it) to DIR/MODEL-cuda-profile.log.
@@ -79,7 +82,9 @@ for model in ${models//,/ }; do
   rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off"
     "cuda-async-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
     "cuda-async cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
-    "cuda-graphs cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1")
+    "cuda-graphs cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1"
+    "cuda-device-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1"
+    "cuda-device cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1")
   for row in "${rows[@]}"; do
     read -r name device env <<<"$row"
     result=$(train "$tmp/$model-$name.log" "$model" "$device" $env)

@@ -63,6 +63,7 @@ mlir::gnn::CompileOptions CompileSession::compileOptions(bool fuse) const {
   options.compileThreads = compileThreads->count();
   options.runtime = runtime.get();
   options.asyncLaunches = environment().asyncLaunches;
+  options.deviceBuffers = environment().deviceBuffers;
   options.perfMap = environment().perfMap;
   return options;
 }

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -98,6 +99,8 @@ void giveToPool(void *block);
 
 /// The most blocks a thread holds back before it waits for its kernels.
 constexpr size_t kMaxFreedInFlight = 256;
+/// Host blocks are aligned like the driver's.
+constexpr uint64_t kHostAlignment = 256;
 
 /// This thread's kernels have finished.
 void launchesDone() {
@@ -137,6 +140,7 @@ void initialize(State &s) {
   symbols.need("cuStreamCreate", d.streamCreate);
   symbols.need("cuStreamSynchronize", d.streamSynchronize);
   symbols.need("cuMemAllocManaged", d.memAllocManaged);
+  symbols.need("cuMemAlloc_v2", d.memAlloc);
   symbols.need("cuMemFree_v2", d.memFree);
   symbols.need("cuGetErrorString", d.getErrorString);
   symbols.need("cuMemsetD32_v2", d.memsetD32);
@@ -272,36 +276,41 @@ extern "C" int gnn_cuda_device_name(char *name, size_t nameSize) {
 }
 
 namespace {
-/// The unified memory the process holds from the driver (every pool's).
-gnnc::HeldMemory &heldUnified() {
+/// The unified and device memory the process holds from the driver (every
+/// pool's).
+gnnc::HeldMemory &heldMemory() {
   static gnnc::HeldMemory held;
   return held;
 }
 
+/// Whether `bytes` more than the device has free are asked for: then a
+/// unified block is refused up front (the driver would grant it and page
+/// it between host and device, and a device so oversubscribed can hang).
+/// Reported when the try is `final`.
+bool beyondFreeMemory(const Driver &d, uint64_t bytes, bool final) {
+  size_t free = 0, total = 0;
+  if (!d.memGetInfo || d.memGetInfo(&free, &total) != kSuccess || bytes <= free)
+    return false;
+  if (final) {
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  "out of device memory: a block of %llu bytes asked for, "
+                  "%llu of %llu free",
+                  (unsigned long long)bytes, (unsigned long long)free,
+                  (unsigned long long)total);
+    gnn_rt_report(message);
+  }
+  return true;
+}
+
 /// A fresh unified block of `bytes`; null if the device has none, reported
 /// when the try is `final` (else the pool returns its kept blocks and asks
-/// again). More than the device has free is refused up front: the driver
-/// would grant it and page it between host and device, and a device so
-/// oversubscribed can hang.
+/// again).
 void *allocateUnified(uint64_t bytes, bool final) {
   profile::HostCall timed("cuMemAllocManaged");
   const Driver *d = driver();
-  if (!d)
+  if (!d || beyondFreeMemory(*d, bytes, final))
     return nullptr;
-  size_t free = 0, total = 0;
-  if (d->memGetInfo && d->memGetInfo(&free, &total) == kSuccess &&
-      bytes > free) {
-    if (final) {
-      char message[160];
-      std::snprintf(message, sizeof(message),
-                    "out of device memory: a block of %llu bytes asked for, "
-                    "%llu of %llu free",
-                    (unsigned long long)bytes, (unsigned long long)free,
-                    (unsigned long long)total);
-      gnn_rt_report(message);
-    }
-    return nullptr;
-  }
   CUdeviceptr pointer = 0;
   CUresult result = d->memAllocManaged(&pointer, bytes, kMemAttachGlobal);
   if (result != kSuccess) {
@@ -309,35 +318,90 @@ void *allocateUnified(uint64_t bytes, bool final) {
       (void)ok(result, "cuMemAllocManaged");
     return nullptr;
   }
-  heldUnified().acquired(reinterpret_cast<void *>(pointer), bytes);
+  heldMemory().acquired(reinterpret_cast<void *>(pointer), bytes);
   return reinterpret_cast<void *>(pointer);
 }
 
-void freeUnified(void *pointer) {
+/// A fresh block of device memory, like allocateUnified (the driver
+/// refuses what the device does not have).
+void *allocateDevice(uint64_t bytes, bool final) {
+  profile::HostCall timed("cuMemAlloc");
+  const Driver *d = driver();
+  if (!d || beyondFreeMemory(*d, bytes, final))
+    return nullptr;
+  CUdeviceptr pointer = 0;
+  CUresult result = d->memAlloc(&pointer, bytes);
+  if (result != kSuccess) {
+    if (final)
+      (void)ok(result, "cuMemAlloc");
+    return nullptr;
+  }
+  heldMemory().acquired(reinterpret_cast<void *>(pointer), bytes);
+  return reinterpret_cast<void *>(pointer);
+}
+
+/// A fresh block of host memory for buffers only the host program touches
+/// (gnn_cuda_alloc_host), aligned like the driver's blocks.
+void *allocateHost(uint64_t bytes, bool final) {
+  uint64_t rounded =
+      (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  void *block =
+      rounded >= bytes ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
+  if (!block && final)
+    gnn_rt_report("out of host memory for a GPU program's buffer");
+  return block;
+}
+
+void freeHost(void *block) { std::free(block); }
+
+/// Returns a unified or device block to the driver.
+void freeBlock(void *pointer) {
   // Never a block a running kernel uses: those reach the pool only after
   // their thread waited (gnn_cuda_free).
   profile::HostCall timed("cuMemFree");
-  heldUnified().released(pointer);
+  heldMemory().released(pointer);
   if (const Driver *d = driver())
     ok(d->memFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree");
 }
 
-/// gnn_cuda_set_pool_limit's bytes: the bound of each instance's pool made
+/// gnn_cuda_set_pool_limit's bytes: the bound of each instance's pools made
 /// after it.
 std::atomic<uint64_t> poolLimit{uint64_t(512) << 20};
 
-/// `instance`'s pool, made at its first use.
-Pool &poolOf(gnn_rt_runtime &instance) {
-  std::lock_guard<std::mutex> lock(instance.cudaPoolMutex);
-  if (!instance.cudaPool)
-    instance.cudaPool =
-        std::make_unique<Pool>(allocateUnified, freeUnified, poolLimit.load());
-  return *instance.cudaPool;
+enum class Memory { Unified, Device, Host };
+
+std::unique_ptr<Pool> &poolSlot(gnn_rt_runtime &instance, Memory memory) {
+  switch (memory) {
+  case Memory::Unified:
+    return instance.cudaPool;
+  case Memory::Device:
+    return instance.cudaDevicePool;
+  case Memory::Host:
+    break;
+  }
+  return instance.cudaHostPool;
 }
 
-/// The pool of the instance this thread runs for: its bound context's, or
-/// the default one's.
-Pool &pool() { return poolOf(gnnc::runtimeOf(gnnc::boundContext())); }
+/// `instance`'s pool of `memory`, made at its first use.
+Pool &poolOf(gnn_rt_runtime &instance, Memory memory) {
+  std::lock_guard<std::mutex> lock(instance.cudaPoolMutex);
+  std::unique_ptr<Pool> &pool = poolSlot(instance, memory);
+  if (pool)
+    return *pool;
+  if (memory == Memory::Host)
+    pool = std::make_unique<Pool>(allocateHost, freeHost, poolLimit.load());
+  else
+    pool = std::make_unique<Pool>(memory == Memory::Unified ? allocateUnified
+                                                            : allocateDevice,
+                                  freeBlock, poolLimit.load());
+  return *pool;
+}
+
+/// The pool of `memory` of the instance this thread runs for: its bound
+/// context's, or the default one's.
+Pool &pool(Memory memory) {
+  return poolOf(gnnc::runtimeOf(gnnc::boundContext()), memory);
+}
 
 /// `block` back to the pool that handed it out (this thread's instance's
 /// first, as host blocks go back: gnnc::freeIntoOwningPool), or to the
@@ -347,37 +411,48 @@ void giveToPool(void *block) {
     return;
   auto takesBack = [&](gnn_rt_runtime &instance) {
     std::lock_guard<std::mutex> lock(instance.cudaPoolMutex);
-    return instance.cudaPool && instance.cudaPool->takeBack(block);
+    for (Memory memory : {Memory::Unified, Memory::Device, Memory::Host})
+      if (std::unique_ptr<Pool> &pool = poolSlot(instance, memory);
+          pool && pool->takeBack(block))
+        return true;
+    return false;
   };
   gnn_rt_runtime &mine = gnnc::runtimeOf(gnnc::boundContext());
   if (takesBack(mine) || gnnc::anyInstance([&](gnn_rt_runtime &instance) {
         return &instance != &mine && takesBack(instance);
       }))
     return;
-  freeUnified(block);
+  freeBlock(block);
+}
+
+/// Before a block is handed out: blocks freed while kernels run wait for
+/// the next wait; a long run of kernels with no host access between them
+/// would otherwise hold them all (a fresh block for every temporary) until
+/// it ends.
+void boundFreedInFlight() {
+  if (freedInFlight().size() >= kMaxFreedInFlight)
+    gnn_cuda_wait_for_launches();
 }
 } // namespace
 
 void gnnc::bequeathCudaPool(gnn_rt_runtime &runtime) {
-  Pool &heir = poolOf(*gnn_rt_default_runtime());
-  std::lock_guard<std::mutex> lock(runtime.cudaPoolMutex);
-  if (runtime.cudaPool)
-    runtime.cudaPool->bequeath(heir);
+  for (Memory memory : {Memory::Unified, Memory::Device, Memory::Host}) {
+    Pool &heir = poolOf(*gnn_rt_default_runtime(), memory);
+    std::lock_guard<std::mutex> lock(runtime.cudaPoolMutex);
+    if (std::unique_ptr<Pool> &pool = poolSlot(runtime, memory))
+      pool->bequeath(heir);
+  }
 }
 
 extern "C" void *gnn_cuda_alloc(size_t bytes) {
   const Driver *d = driver();
   if (!d)
     return nullptr;
-  // Blocks freed while kernels run wait for the next wait; a long run of
-  // kernels with no host access between them would otherwise hold them
-  // all (a fresh block for every temporary) until it ends.
-  if (freedInFlight().size() >= kMaxFreedInFlight)
-    gnn_cuda_wait_for_launches();
+  boundFreedInFlight();
   // Blocks have at least a page, so that a buffer of no elements still has
   // a distinct address (the driver rejects empty allocations).
   bool reused = false;
-  void *block = pool().take(bytes, reused);
+  void *block = pool(Memory::Unified).take(bytes, reused);
   // Kernels write most buffers first: map the pages on the device now, in
   // bulk, rather than fault them in one by one at the first launch; a kept
   // block's pages may have moved to the host since (the host read them).
@@ -390,6 +465,36 @@ extern "C" void *gnn_cuda_alloc(size_t bytes) {
                          {kLocationDevice, state().device}, 0, nullptr);
   }
   return block;
+}
+
+namespace {
+/// A block of `memory` from this thread's instance's pool as a memref<?xi8>
+/// (zeros when there is none, reported).
+void allocateBlock(gnn_memref1d_i8 *result, int64_t bytes, Memory memory) {
+  *result = {};
+  if (bytes < 0) {
+    gnn_rt_report("a buffer of negative size asked for");
+    return;
+  }
+  if (!driver()) // reported
+    return;
+  boundFreedInFlight();
+  bool reused = false;
+  auto *block =
+      static_cast<int8_t *>(pool(memory).take(uint64_t(bytes), reused));
+  if (block)
+    *result = {block, block, 0, bytes, 1};
+}
+} // namespace
+
+extern "C" void _mlir_ciface_gnn_cuda_alloc_device(gnn_memref1d_i8 *result,
+                                                   int64_t bytes) {
+  allocateBlock(result, bytes, Memory::Device);
+}
+
+extern "C" void _mlir_ciface_gnn_cuda_alloc_host(gnn_memref1d_i8 *result,
+                                                 int64_t bytes) {
+  allocateBlock(result, bytes, Memory::Host);
 }
 
 extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
@@ -413,11 +518,12 @@ extern "C" void gnn_cuda_set_pool_limit(uint64_t bytes) {
 }
 
 extern "C" uint64_t gnn_cuda_cached_memory_bytes(void) {
-  return pool().keptBytes();
+  return pool(Memory::Unified).keptBytes() + pool(Memory::Device).keptBytes() +
+         pool(Memory::Host).keptBytes();
 }
 
 extern "C" uint64_t gnn_cuda_peak_memory_bytes(void) {
-  return heldUnified().peak();
+  return heldMemory().peak();
 }
 
 extern "C" int gnn_cuda_is_unified(const void *pointer) {

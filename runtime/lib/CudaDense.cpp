@@ -4,9 +4,10 @@
 // the JIT binds the lowered calls here when a program runs on a GPU. cuBLAS is
 // opened with dlopen like the driver. out (row-major [rows, out]) is, for
 // column-major cuBLAS, out^T = weight * input^T, with the bias broadcast first
-// by a rank-1 product bias * ones^T. Buffers are unified memory; products
-// run on the host thread's stream, after the kernels launched there before
-// them, and each layer completes before it returns, as on the CPU.
+// by a rank-1 product bias * ones^T. Buffers are unified or device memory;
+// products run on the host thread's stream, after the kernels launched
+// there before them, and each layer completes before it returns, as on the
+// CPU (the queued forms leave that to the program's next wait).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +19,9 @@
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
+#include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 
@@ -115,6 +118,18 @@ const float *ones(Blas &b, int64_t n) {
   return grown;
 }
 
+/// Whether the host can touch every one of `pointers` (unified memory),
+/// as the host's fallback of a product must; else it is reported.
+bool hostCanTouch(std::initializer_list<const void *> pointers) {
+  for (const void *p : pointers)
+    if (p && !gnn_cuda_is_unified(p)) {
+      gnn_rt_report("a dense product whose layout or sizes cuBLAS cannot "
+                    "take runs on the host, which cannot read device memory");
+      return false;
+    }
+  return true;
+}
+
 bool sgemmOk(cublasStatus status) {
   if (status == 0)
     return true;
@@ -137,6 +152,8 @@ void linear(gnn_rt_context *context, gnn_memref2d_f32 *input,
   bool fits = x.rows < (1ll << 31) && x.ld < (1ll << 31) &&
               w.ld < (1ll << 31) && y.ld < (1ll << 31);
   if (!dense || !fits || (bias && bias->strides[0] != 1 && w.rows > 1)) {
+    if (!hostCanTouch({x.data, w.data, y.data, bias ? bias->aligned : nullptr}))
+      return;
     // The host reads what kernels launched without waiting may still write.
     gnn_cuda_wait_for_launches();
     if (bias)
@@ -193,7 +210,18 @@ void gemm(gnn_rt_context *context, gnn_memref2d_f32 *a, gnn_memref2d_f32 *b,
   bool fits = z.rows < (1ll << 31) && z.cols < (1ll << 31) &&
               inner < (1ll << 31) && x.ld < (1ll << 31) && y.ld < (1ll << 31) &&
               z.ld < (1ll << 31);
-  if (!dense || !fits || inner == 0) {
+  // An empty sum on device memory goes to cuBLAS (which scales c by beta
+  // and reads neither operand; their leading dimensions need only be
+  // valid), as the host cannot touch it.
+  bool emptyOnDevice =
+      dense && fits && inner == 0 && !gnn_cuda_is_unified(z.data);
+  if (emptyOnDevice) {
+    x.ld = std::max<int64_t>({x.ld, x.rows, x.cols, 1});
+    y.ld = std::max<int64_t>({y.ld, y.rows, y.cols, 1});
+  }
+  if ((!dense || !fits || inner == 0) && !emptyOnDevice) {
+    if (!hostCanTouch({x.data, y.data, z.data}))
+      return;
     gnn_cuda_wait_for_launches(); // the host reads and writes (see above)
     _mlir_ciface_gnn_rt_gemm(
         context, a, b, c,

@@ -51,6 +51,7 @@ struct Driver {
   CUresult (*streamCreate)(CUstream *, unsigned);
   CUresult (*streamSynchronize)(CUstream);
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*memAlloc)(CUdeviceptr *, size_t);
   CUresult (*memFree)(CUdeviceptr);
   CUresult (*getErrorString)(CUresult, const char **);
   CUresult (*memsetD32)(CUdeviceptr, unsigned, size_t);

@@ -83,7 +83,7 @@ extern "C" void gnn_rt_runtime_destroy(gnn_rt_runtime *runtime) {
   }
   // Results the host still holds outlive the instance.
   runtime->pool.bequeath(gnn_rt_default_runtime()->pool);
-  if (runtime->cudaPool)
+  if (runtime->cudaPool || runtime->cudaDevicePool || runtime->cudaHostPool)
     gnnc::bequeathCudaPool(*runtime);
   delete runtime;
 }

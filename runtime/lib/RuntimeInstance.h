@@ -26,10 +26,14 @@ struct gnn_rt_runtime {
       : settings(settings), pool(settings) {}
   const gnn_rt_settings settings;
   gnnc::HostPool pool;
-  /// The unified-memory pool of GPU programs, made at the instance's first
-  /// GPU allocation (Cuda.cpp); guarded by cudaPoolMutex.
+  /// The unified-memory pool of GPU programs and the pools of their device
+  /// and host memory (buffers only kernels, or only the host, touch:
+  /// gnn_cuda_alloc_device and _host), each made at the instance's first
+  /// allocation of its kind (Cuda.cpp); guarded by cudaPoolMutex.
   std::mutex cudaPoolMutex;
   std::unique_ptr<gnnc::cuda::Pool> cudaPool;
+  std::unique_ptr<gnnc::cuda::Pool> cudaDevicePool;
+  std::unique_ptr<gnnc::cuda::Pool> cudaHostPool;
 };
 
 struct gnn_rt_context {

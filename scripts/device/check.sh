@@ -7,8 +7,10 @@
 #                                         (with .device-gnnc/ present)
 # `run` executes the CUDA and GPU lit suites, then every lit test, then the
 # CUDA suite again with kernels launched without waiting for each
-# (--param cuda_async_launches=1) and once more with those captured into
-# graphs (--param cuda_graphs=1), each within LIT_SECONDS (default 300), both
+# (--param cuda_async_launches=1), once more with those captured into
+# graphs (--param cuda_graphs=1) and once with asynchronous launches and
+# the buffers only kernels touch in device memory (--param
+# cuda_device_buffers=1), each within LIT_SECONDS (default 300), both
 # GoogleTest binaries and, with --bench, the GPU benchmarks (bench/gpu/run.sh,
 # then bench/gpu/train.sh with its CUDA profiles, then one GPU with and
 # without NCCL, bench/distributed/nccl_one_gpu.sh); --bench-only and
@@ -97,7 +99,8 @@ lit_bounded() { # LOG LIT-ARGS...
   wait $pid
 }
 # The device's own suites first, then everything, then the CUDA suite
-# again with launches that do not wait, and with those captured into graphs.
+# again with launches that do not wait, with those captured into graphs, and
+# with buffers in device memory.
 lit_bounded "$out/lit-cuda.log" build/test/Integration/CUDA build/test/GPU || status=1
 grep -E "^(FAIL|UNRESOLVED)|Passed|Failed|Unsupported" "$out/lit-cuda.log"
 lit_bounded "$out/lit.log" build/test || status=1
@@ -108,7 +111,9 @@ lit_bounded "$out/lit-async.log" --param cuda_async_launches=1 build/test/Integr
 grep -E "^(FAIL|UNRESOLVED)|Passed|Failed" "$out/lit-async.log"
 lit_bounded "$out/lit-graphs.log" --param cuda_async_launches=1 --param cuda_graphs=1 build/test/Integration/CUDA || status=1
 grep -E "^(FAIL|UNRESOLVED)|Passed|Failed" "$out/lit-graphs.log"
-grep -q "^Failed" "$out/lit-cuda.log" "$out/lit-async.log" "$out/lit-graphs.log" && status=1
+lit_bounded "$out/lit-device.log" --param cuda_async_launches=1 --param cuda_device_buffers=1 build/test/Integration/CUDA || status=1
+grep -E "^(FAIL|UNRESOLVED)|Passed|Failed" "$out/lit-device.log"
+grep -q "^Failed" "$out/lit-cuda.log" "$out/lit-async.log" "$out/lit-graphs.log" "$out/lit-device.log" && status=1
 for t in GNNRuntimeTests GNNUnitTests; do
   build/unittests/$t --gtest_brief=1 >"$out/$t.log" 2>&1 || status=1
   tail -5 "$out/$t.log"

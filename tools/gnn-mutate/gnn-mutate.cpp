@@ -411,6 +411,8 @@ static bool runOne(MLIRContext &context, StringRef text, Stats &stats) {
     options.format = "isa";
     // Every other one with launches that do not wait.
     options.asyncLaunches = stats.nvvmLowered % 2 == 0;
+    // Every third with buffers in device memory.
+    options.deviceBuffers = stats.nvvmLowered % 3 == 0;
     if (succeeded(gnn::buildLowerToNVVMPipeline(nvvm, options)))
       (void)nvvm.run(*gpu);
   }

@@ -416,6 +416,7 @@ compileOptions(const EnvironmentOptions &environment,
   options.checked = checked || environment.checked;
   options.deviceLoops = deviceLoops;
   options.asyncLaunches = environment.asyncLaunches;
+  options.deviceBuffers = environment.deviceBuffers;
   options.perfMap = environment.perfMap;
   return options;
 }

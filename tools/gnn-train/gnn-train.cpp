@@ -652,6 +652,7 @@ static int run(int argc, char **argv) {
   compile.compileThreads = compileThreads.count();
   compile.runtime = runtime->get();
   compile.asyncLaunches = environment.asyncLaunches;
+  compile.deviceBuffers = environment.deviceBuffers;
   compile.perfMap = environment.perfMap;
   TrainerOptions options = trainerOptions(threads, compile);
   // K ranks, each summing --grad-accum batches: K x A batches an update.

@@ -64,6 +64,13 @@ TEST(CudaRuntime, CallsWithoutADeviceReport) {
   int major = 0, minor = 0;
   EXPECT_EQ(gnn_cuda_compute_capability(&major, &minor), 0);
   gnn_cuda_free(nullptr); // no-op, no report
+  gnn_memref1d_i8 block;
+  std::memset(&block, 0xff, sizeof(block));
+  _mlir_ciface_gnn_cuda_alloc_device(&block, 64);
+  EXPECT_EQ(block.allocated, nullptr);
+  EXPECT_EQ(block.aligned, nullptr);
+  EXPECT_EQ(block.size, 0);
+  EXPECT_NE(takeError().find("CUDA"), std::string::npos);
   (void)takeError();
   // Nothing was launched: nothing to wait for, nothing reported.
   gnn_cuda_wait_for_launches();
@@ -211,6 +218,123 @@ TEST(CudaRuntime, GemmMatchesALoop) {
   ASSERT_EQ(takeError(), "");
   for (int64_t i = 0; i < m * n; ++i)
     EXPECT_EQ(c[i], 1.0f) << i;
+  for (float *p : {a, b, c})
+    gnn_cuda_free(p);
+}
+
+/// A block of device memory as compiled code gets it (a memref<?xi8>).
+float *deviceFloats(int64_t count) {
+  gnn_memref1d_i8 block;
+  _mlir_ciface_gnn_cuda_alloc_device(&block, count * int64_t(sizeof(float)));
+  return reinterpret_cast<float *>(block.aligned);
+}
+
+TEST(CudaRuntime, DeviceBlocksAreTheDevicesAndKeptForReuse) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  gnn_memref1d_i8 block;
+  _mlir_ciface_gnn_cuda_alloc_device(&block, 3 << 20);
+  ASSERT_NE(block.aligned, nullptr) << takeError();
+  EXPECT_EQ(block.allocated, block.aligned);
+  EXPECT_EQ(block.offset, 0);
+  EXPECT_EQ(block.size, 3 << 20);
+  EXPECT_EQ(block.stride, 1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block.aligned) % 256, 0u);
+  // Not unified: the host's fallbacks refuse it rather than touch it.
+  EXPECT_EQ(gnn_cuda_is_unified(block.aligned), 0);
+  EXPECT_GE(gnn_cuda_peak_memory_bytes(), uint64_t(3) << 20);
+  // The driver's copies reach it.
+  std::vector<int8_t> host(3 << 20), back(3 << 20, 0);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = int8_t(i * 7);
+  EXPECT_EQ(gnn_cuda_copy(block.aligned, host.data(), host.size()), 1);
+  EXPECT_EQ(gnn_cuda_copy(back.data(), block.aligned, back.size()), 1);
+  EXPECT_EQ(back, host);
+  uint64_t before = gnn_cuda_cached_memory_bytes();
+  gnn_cuda_free(block.allocated);
+  EXPECT_GE(gnn_cuda_cached_memory_bytes(), before + (3 << 20));
+  // The same size class: the kept device block again, not a unified one.
+  gnn_memref1d_i8 again;
+  _mlir_ciface_gnn_cuda_alloc_device(&again, (3 << 20) - 100);
+  EXPECT_EQ(again.aligned, block.aligned);
+  EXPECT_EQ(gnn_cuda_cached_memory_bytes(), before);
+  void *unified = gnn_cuda_alloc((3 << 20) - 100);
+  EXPECT_NE(unified, static_cast<void *>(block.aligned));
+  gnn_cuda_free(unified);
+  gnn_cuda_free(again.allocated);
+  // Empty buffers get a block too; a negative size is refused.
+  _mlir_ciface_gnn_cuda_alloc_device(&again, 0);
+  EXPECT_NE(again.aligned, nullptr);
+  gnn_cuda_free(again.allocated);
+  EXPECT_EQ(takeError(), "");
+  _mlir_ciface_gnn_cuda_alloc_device(&again, -1);
+  EXPECT_EQ(again.aligned, nullptr);
+  EXPECT_NE(takeError().find("negative size"), std::string::npos);
+}
+
+TEST(CudaRuntime, HostBlocksAreTheHostsAndKeptForReuse) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  gnn_memref1d_i8 block;
+  _mlir_ciface_gnn_cuda_alloc_host(&block, 1000);
+  ASSERT_NE(block.aligned, nullptr) << takeError();
+  EXPECT_EQ(block.size, 1000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block.aligned) % 256, 0u);
+  EXPECT_EQ(gnn_cuda_is_unified(block.aligned), 0);
+  // The host's own memory: written and read in place, no fault.
+  std::memset(block.aligned, 7, 1000);
+  EXPECT_EQ(block.aligned[999], 7);
+  uint64_t before = gnn_cuda_cached_memory_bytes();
+  gnn_cuda_free(block.allocated);
+  EXPECT_GE(gnn_cuda_cached_memory_bytes(), before + 1000);
+  gnn_memref1d_i8 again;
+  _mlir_ciface_gnn_cuda_alloc_host(&again, 900);
+  EXPECT_EQ(again.aligned, block.aligned);
+  gnn_cuda_free(again.allocated);
+  EXPECT_EQ(takeError(), "");
+}
+
+TEST(CudaRuntime, ProductsOnDeviceMemory) {
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  const int64_t m = 5, n = 3, k = 4;
+  float *a = deviceFloats(m * k), *b = deviceFloats(k * n),
+        *c = deviceFloats(m * n);
+  ASSERT_TRUE(a && b && c) << takeError();
+  std::vector<float> ha(m * k), hb(k * n), hc(m * n);
+  for (int64_t i = 0; i < m * k; ++i)
+    ha[i] = float(i % 3) - 1.0f;
+  for (int64_t i = 0; i < k * n; ++i)
+    hb[i] = float(i % 5) * 0.25f;
+  ASSERT_EQ(gnn_cuda_copy(a, ha.data(), ha.size() * sizeof(float)), 1);
+  ASSERT_EQ(gnn_cuda_copy(b, hb.data(), hb.size() * sizeof(float)), 1);
+  gnn_memref2d_f32 x = matrix(a, m, k), y = matrix(b, k, n),
+                   z = matrix(c, m, n);
+  gnn_cuda_gemm(program(), &x, &y, &z, 0, 1.0f, 0.0f);
+  ASSERT_EQ(takeError(), "");
+  ASSERT_EQ(gnn_cuda_copy(hc.data(), c, hc.size() * sizeof(float)), 1);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float want = 0;
+      for (int64_t l = 0; l < k; ++l)
+        want += ha[i * k + l] * hb[l * n + j];
+      EXPECT_NEAR(hc[i * n + j], want, 1e-5) << i << ", " << j;
+    }
+  // An empty sum scales c by beta on the device (the host cannot).
+  std::vector<float> twos(m * n, 2.0f);
+  ASSERT_EQ(gnn_cuda_copy(c, twos.data(), twos.size() * sizeof(float)), 1);
+  gnn_memref2d_f32 empty = matrix(a, m, 0), none = matrix(b, 0, n);
+  gnn_cuda_gemm(program(), &empty, &none, &z, 0, 1.0f, 0.5f);
+  ASSERT_EQ(takeError(), "");
+  ASSERT_EQ(gnn_cuda_copy(hc.data(), c, hc.size() * sizeof(float)), 1);
+  for (float v : hc)
+    EXPECT_EQ(v, 1.0f);
+  // A layout cuBLAS cannot take would run on the host: refused, reported.
+  gnn_memref2d_f32 strided = matrix(a, m, 2);
+  strided.strides[1] = 2;
+  gnn_memref2d_f32 narrow = matrix(b, 2, n);
+  gnn_cuda_gemm(program(), &strided, &narrow, &z, 0, 1.0f, 0.0f);
+  EXPECT_NE(takeError().find("device memory"), std::string::npos);
   for (float *p : {a, b, c})
     gnn_cuda_free(p);
 }

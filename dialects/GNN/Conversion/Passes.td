@@ -398,6 +398,66 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// GPUPlaceBuffers
+//===----------------------------------------------------------------------===//
+
+def GPUPlaceBuffersPass : Pass<"gnn-gpu-place-buffers", "ModuleOp"> {
+  let summary = "Allocates each buffer in device, host or unified memory, "
+                "by who touches it";
+  let description = [{
+    The GPU pipeline allocates every buffer in unified memory, which host
+    code and kernels share and the driver pages between them (and which
+    the runtime places on the device when it hands a block out, so that a
+    buffer the host alone uses moves back at its first touch). This pass,
+    run on the host program after kernel outlining, allocates a buffer
+    that only kernels and cuBLAS touch in device memory
+    (`gnn_cuda_alloc_device`) and one that only the host touches in host
+    memory (`gnn_cuda_alloc_host`): a block of bytes from the runtime,
+    viewed as the buffer's type with `memref.view`, whose `memref.dealloc`
+    frees the block as before (`gnn_cuda_free` takes all three kinds).
+    Buffers both touch stay unified.
+
+    It follows where each memref value's memory may go in the host
+    program: into views and casts, `arith.select`, the arguments of a
+    called function of the program, the results of its calls (from a
+    private function's return), and the results and block arguments of
+    `scf.for`, `scf.while` and `scf.if` (from their operands and
+    terminators). The device touches a kernel's arguments, the runtime's
+    dense products' buffers (`gnn_rt_linear`, `gnn_rt_gemm` and their
+    variants, on cuBLAS) and a dense buffer a loop tape pushes (the
+    driver copies it); the host touches a load, store or copy in host
+    code, a strided buffer a tape pushes (its elements gathered) and what
+    any other runtime function is passed. Both may touch a public
+    function's results (its caller reads them, or passes them to another
+    call) and what any other op takes. Sizes, addresses and deallocation
+    touch nothing. A buffer whose type is not an identity-layout memref of
+    integers, floats or indices, or that asks for more than 256-byte
+    alignment, stays unified.
+
+    ```mlir
+    %t = memref.alloc(%n) : memref<?x4xf32>
+    gpu.launch_func @kernels::@fill blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%t : memref<?x4xf32>)
+    memref.dealloc %t : memref<?x4xf32>
+    // becomes
+    %bytes = arith.muli %c16, %n : index
+    %size = arith.index_cast %bytes : index to i64
+    %block = call @gnn_cuda_alloc_device(%size) : (i64) -> memref<?xi8>
+    %t = memref.view %block[%c0][%n] : memref<?xi8> to memref<?x4xf32>
+    gpu.launch_func @kernels::@fill blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%t : memref<?x4xf32>)
+    memref.dealloc %t : memref<?x4xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // GPUAssumeAlignedRows
 //===----------------------------------------------------------------------===//
 

@@ -55,6 +55,12 @@ constexpr llvm::StringLiteral kContextBind = "gnn_rt_context_bind";
 /// (gnnc/cuda.h; gnn-gpu-async-launches calls it).
 constexpr llvm::StringLiteral kWaitForLaunches = "gnn_cuda_wait_for_launches";
 
+/// A block of device or of host memory of the given bytes, as a
+/// memref<?xi8> (gnnc/cuda.h; gnn-gpu-place-buffers calls them):
+/// (i64) -> memref<?xi8>, freed like every buffer (gnn_cuda_free).
+constexpr llvm::StringLiteral kDeviceAlloc = "gnn_cuda_alloc_device";
+constexpr llvm::StringLiteral kHostAlloc = "gnn_cuda_alloc_host";
+
 /// Tapes of loop iterations (gnnc/tape.h). Push and pop are declared once
 /// per element type (pop also per rank), since their memref types differ:
 /// `<kTapePush>_<element>` takes an unranked memref (its rank and a pointer
@@ -118,6 +124,8 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kTapeFree, false, false, 0},
     {kTapeRefused, false, false, 0},
     {kWaitForLaunches, false, false, 0},
+    {kDeviceAlloc, true, false, 0},
+    {kHostAlloc, true, false, 0},
     {kContextBind, false, false, 0},
     {kResultReady, false, true, 0},
 };

@@ -91,6 +91,13 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
                      "waits before it touches memory "
                      "(gnn-gpu-async-launches)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> deviceBuffers{
+      *this, "device-buffers",
+      llvm::cl::desc("Allocate the buffers that only kernels and cuBLAS "
+                     "touch in device memory and those only the host "
+                     "touches in host memory, not unified memory "
+                     "(gnn-gpu-place-buffers)"),
+      llvm::cl::init(false)};
 };
 
 /// Lowers gnn IR to host LLVM IR that launches NVVM kernels through the

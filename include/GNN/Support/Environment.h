@@ -9,6 +9,7 @@
 // Variables: GNNC_POOL=off and GNNC_POOL_MB (the CPU pool), GNNC_SMALL_GEMM
 // =off (OpenBLAS for every product), GNNC_CHECKED=1 (checked mode),
 // GNNC_PERF_MAP=1 (/tmp/perf-PID.map), GNNC_CUDA_ASYNC_LAUNCHES=1,
+// GNNC_CUDA_DEVICE_BUFFERS=1 (buffers in device or host memory by use),
 // GNNC_CUDA_POOL=off and GNNC_CUDA_POOL_MB (the unified-memory pool),
 // GNNC_DENSE_PROFILE=1 and GNNC_CUDA_PROFILE=1 (tables at exit),
 // GNNC_BLAS_CORETYPE (OpenBLAS's kernels), GNNC_CACHE_DIR, XDG_CACHE_HOME
@@ -36,6 +37,10 @@ struct EnvironmentOptions {
   bool checked = false;
   bool perfMap = false;
   bool asyncLaunches = false;
+  /// GNNC_CUDA_DEVICE_BUFFERS=1: buffers that only kernels and cuBLAS
+  /// touch in device memory, those only the host touches in host memory
+  /// (gnn-gpu-place-buffers).
+  bool deviceBuffers = false;
   /// GNNC_CUDA_GRAPHS=1 (with asynchronous launches): the launches between
   /// two waits as one CUDA graph (gnn_cuda_use_graphs).
   bool cudaGraphs = false;

@@ -276,6 +276,10 @@ mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   if (options.asyncLaunches)
     pm.addPass(gnn::createGPUAsyncLaunchesPass());
+  // After the waits are placed: the allocators are runtime calls, which
+  // that pass would take for host accesses.
+  if (options.deviceBuffers)
+    pm.addPass(gnn::createGPUPlaceBuffersPass());
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

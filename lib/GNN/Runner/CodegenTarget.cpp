@@ -70,7 +70,8 @@ private:
 
 /// Kernels as PTX for device 0's architecture (the driver compiles it and
 /// caches the result, so running needs no CUDA toolkit), host code around
-/// them, buffers in unified memory, dense layers on cuBLAS.
+/// them, buffers in unified memory (or, those only kernels touch, in
+/// device memory), dense layers on cuBLAS.
 class CudaTarget : public CodegenTarget {
 public:
   CudaTarget(const CompileOptions &options, std::string chip) {
@@ -78,11 +79,13 @@ public:
     lowering.chip = std::move(chip);
     lowering.format = "isa";
     lowering.asyncLaunches = options.asyncLaunches;
+    lowering.deviceBuffers = options.deviceBuffers;
   }
 
   std::string description() const override {
     return "device=cuda chip=" + lowering.chip + " format=" + lowering.format +
-           " async-launches=" + std::to_string(int(lowering.asyncLaunches));
+           " async-launches=" + std::to_string(int(lowering.asyncLaunches)) +
+           " device-buffers=" + std::to_string(int(lowering.deviceBuffers));
   }
   LogicalResult buildPipeline(PassManager &pm) const override {
     return buildNVVMCodegenPipeline(pm, lowering);

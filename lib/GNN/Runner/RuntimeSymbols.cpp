@@ -69,6 +69,11 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
       // Only GPU programs call it; on the CPU nothing is ever in flight.
       {abi::kWaitForLaunches, fn(&gnn_cuda_wait_for_launches),
        fn(&gnn_cuda_wait_for_launches)},
+      // Only GPU programs call them (gnn-gpu-place-buffers).
+      {abi::kDeviceAlloc, fn(&_mlir_ciface_gnn_cuda_alloc_device),
+       fn(&_mlir_ciface_gnn_cuda_alloc_device)},
+      {abi::kHostAlloc, fn(&_mlir_ciface_gnn_cuda_alloc_host),
+       fn(&_mlir_ciface_gnn_cuda_alloc_host)},
   };
   std::map<std::string, void *> symbols;
   for (const abi::RuntimeFunction &f : abi::kRuntimeFunctions) {

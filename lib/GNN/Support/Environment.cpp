@@ -93,6 +93,7 @@ EnvironmentOptions mlir::gnn::readEnvironment() {
   o.checked = variable("GNNC_CHECKED") == "1";
   o.perfMap = variable("GNNC_PERF_MAP") == "1";
   o.asyncLaunches = variable("GNNC_CUDA_ASYNC_LAUNCHES") == "1";
+  o.deviceBuffers = variable("GNNC_CUDA_DEVICE_BUFFERS") == "1";
   o.cudaGraphs = variable("GNNC_CUDA_GRAPHS") == "1";
   o.ompThreads = ompNumThreads();
   auto profile = [](const char *name) {

@@ -40,21 +40,45 @@ GNNC_EXPORT int gnn_cuda_device_name(char *name, size_t name_size);
 
 /* Unified memory, accessible from the host and the device; its pages are
  * placed on the device when handed out. Freed blocks are kept for reuse
- * (see runtime/lib/CudaPool.h), one pool per process. */
+ * (see runtime/lib/CudaPool.h), one pool per runtime instance. gnn_cuda_free
+ * frees these and the blocks of gnn_cuda_alloc_device and _host. */
 GNNC_EXPORT void *gnn_cuda_alloc(size_t bytes);
 GNNC_EXPORT void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes);
 GNNC_EXPORT void gnn_cuda_free(void *pointer);
-/* The bytes of freed unified blocks kept beyond the peak's (default 512
+
+/* A memref<?xi8> as compiled code passes one. */
+typedef struct {
+  int8_t *allocated;
+  int8_t *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+} gnn_memref1d_i8;
+
+/* A block of `bytes` of device memory, which kernels, cuBLAS and the
+ * driver's copies touch and the host cannot, or of host memory, which the
+ * host touches and kernels cannot (gnn-gpu-place-buffers allocates so the
+ * buffers only the device, or only the host, touches), as a memref<?xi8>
+ * of 256-byte aligned pointers: null if there is no memory or no device
+ * (reported). Freed by gnn_cuda_free; freed blocks are kept for reuse like
+ * unified ones, in pools of their own. */
+GNNC_EXPORT void _mlir_ciface_gnn_cuda_alloc_device(gnn_memref1d_i8 *result,
+                                                    int64_t bytes);
+GNNC_EXPORT void _mlir_ciface_gnn_cuda_alloc_host(gnn_memref1d_i8 *result,
+                                                  int64_t bytes);
+
+/* The bytes of freed blocks kept beyond the peak's (default 512
  * MB; 0 keeps nothing). Takes effect before the first allocation. */
 GNNC_EXPORT void gnn_cuda_set_pool_limit(uint64_t bytes);
 /* Turns on the GPU profile: from now on kernels and blocking calls are
  * timed, and their tables go to stderr when the process exits. */
 GNNC_EXPORT void gnn_cuda_profile_enable(void);
-/* Bytes of freed unified blocks kept for reuse now. */
+/* Bytes of freed unified, device and host blocks kept for reuse now. */
 GNNC_EXPORT uint64_t gnn_cuda_cached_memory_bytes(void);
-/* The most unified memory the process held from the driver at once, in
- * bytes: every block gnn_cuda_alloc took, in use or kept for reuse (its
- * peak footprint on the device, without the driver's and cuBLAS's own). */
+/* The most unified and device memory the process held from the driver at
+ * once, in bytes: every block gnn_cuda_alloc and gnn_cuda_alloc_device
+ * took, in use or kept for reuse (its peak footprint on the device,
+ * without the driver's and cuBLAS's own). */
 GNNC_EXPORT uint64_t gnn_cuda_peak_memory_bytes(void);
 
 /* Whether `pointer` lies in unified memory (gnn_cuda_alloc's, or any other

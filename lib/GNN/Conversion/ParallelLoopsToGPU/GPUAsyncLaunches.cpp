@@ -11,6 +11,7 @@
 #include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/Transforms/ViewedBuffer.h"
+#include "HostCalls.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -22,6 +23,7 @@ namespace mlir::gnn {
 } // namespace mlir::gnn
 
 using namespace mlir;
+using mlir::gnn::CallGraph;
 
 /// Whether `callee` is a runtime error report, which takes the context and
 /// numbers and reads no buffer.
@@ -152,38 +154,6 @@ static bool touchesOnlyItsArguments(func::FuncOp fn) {
   });
   return !result.wasInterrupted();
 }
-
-namespace {
-/// The module's calls by callee, and the functions named otherwise (whose
-/// callers are not all known).
-struct CallGraph {
-  llvm::DenseMap<Operation *, SmallVector<func::CallOp>> calls;
-  llvm::DenseSet<Operation *> addressed;
-
-  explicit CallGraph(ModuleOp module) {
-    module.walk([&](Operation *op) {
-      if (auto call = dyn_cast<func::CallOp>(op)) {
-        calls[SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr())]
-            .push_back(call);
-        return;
-      }
-      op->getAttrDictionary().walk([&](FlatSymbolRefAttr name) {
-        addressed.insert(module.lookupSymbol(name));
-      });
-    });
-  }
-
-  /// The module's calls of `fn` (with a body, called, named by nothing
-  /// but calls): all its calls for a private function; for a public one,
-  /// those besides the host's.
-  const SmallVector<func::CallOp> *knownCalls(func::FuncOp fn) const {
-    if (fn.isExternal() || addressed.contains(fn))
-      return nullptr;
-    auto found = calls.find(fn);
-    return found == calls.end() ? nullptr : &found->second;
-  }
-};
-} // namespace
 
 /// The private functions that touch only their arguments and that every
 /// call passes buffers no kernel has had yet (fresh in the caller).
