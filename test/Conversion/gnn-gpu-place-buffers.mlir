@@ -153,6 +153,16 @@ module attributes {gpu.container_module} {
 // CHECK:         %[[T1:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:         %[[T2:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:         arith.select %{{.*}}, %[[T1]], %[[T2]]
+// Place by place: of two buffers a loop carries, the one whose result the
+// host reads is unified, the other the device's (in a while loop too).
+// CHECK:         %[[U:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK:         %[[DB:.*]] = call @gnn_cuda_alloc_device
+// CHECK:         %[[D:.*]] = memref.view %[[DB]]
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[U]], %{{.*}} = %[[D]])
+// CHECK:         %[[WU:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK:         %[[WDB:.*]] = call @gnn_cuda_alloc_device
+// CHECK:         %[[WD:.*]] = memref.view %[[WDB]]
+// CHECK:         scf.while (%{{.*}} = %[[WU]], %{{.*}} = %[[WD]])
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @fill(%x: memref<?xf32>) kernel { gpu.return }
@@ -190,6 +200,35 @@ module attributes {gpu.container_module} {
         threads in (%c1, %c1, %c1) args(%t : memref<?xf32>)
     memref.dealloc %t1 : memref<?xf32>
     memref.dealloc %t2 : memref<?xf32>
+    %p = memref.alloc(%n) : memref<?xf32>
+    %q = memref.alloc(%n) : memref<?xf32>
+    %rp:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%x = %p, %y = %q)
+        -> (memref<?xf32>, memref<?xf32>) {
+      gpu.launch_func @kernels::@fill blocks in (%n, %c1, %c1)
+          threads in (%c1, %c1, %c1) args(%x : memref<?xf32>)
+      gpu.launch_func @kernels::@fill blocks in (%n, %c1, %c1)
+          threads in (%c1, %c1, %c1) args(%y : memref<?xf32>)
+      scf.yield %x, %y : memref<?xf32>, memref<?xf32>
+    }
+    %pv = memref.load %rp#0[%c0] : memref<?xf32>
+    memref.dealloc %p : memref<?xf32>
+    memref.dealloc %q : memref<?xf32>
+    %wp = memref.alloc(%n) : memref<?xf32>
+    %wq = memref.alloc(%n) : memref<?xf32>
+    %wr:2 = scf.while (%x = %wp, %y = %wq)
+        : (memref<?xf32>, memref<?xf32>) -> (memref<?xf32>, memref<?xf32>) {
+      scf.condition(%flag) %x, %y : memref<?xf32>, memref<?xf32>
+    } do {
+    ^bb0(%x: memref<?xf32>, %y: memref<?xf32>):
+      gpu.launch_func @kernels::@fill blocks in (%n, %c1, %c1)
+          threads in (%c1, %c1, %c1) args(%y : memref<?xf32>)
+      scf.yield %x, %y : memref<?xf32>, memref<?xf32>
+    }
+    %wv = memref.load %wr#0[%c0] : memref<?xf32>
+    gpu.launch_func @kernels::@fill blocks in (%n, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%wr#0 : memref<?xf32>)
+    memref.dealloc %wp : memref<?xf32>
+    memref.dealloc %wq : memref<?xf32>
     return %v, %w : f32, f32
   }
 }

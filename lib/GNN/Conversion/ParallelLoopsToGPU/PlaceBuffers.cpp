@@ -19,7 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -96,17 +96,29 @@ private:
     direct[v] = Side(direct.lookup(v) | side);
   }
 
-  /// Every memref result of `op` and argument of its regions' blocks: where
-  /// a value that `op` or one of its terminators takes may go.
-  void flowsIntoAll(Value from, Operation *op) {
-    for (Value r : op->getResults())
-      if (isa<BaseMemRefType>(r.getType()))
-        flows(from, r);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument a : block.getArguments())
-          if (isa<BaseMemRefType>(a.getType()))
-            flows(from, a);
+  /// Where operand `index` of a region branch goes: the successor input
+  /// (a region's block argument or a result) at its place among the
+  /// operands forwarded to each successor.
+  /// An operand no successor takes is the op's own use: anyone's.
+  void
+  flowsToSuccessors(Value from, unsigned index,
+                    ArrayRef<RegionSuccessor> successors,
+                    function_ref<OperandRange(RegionSuccessor &)> forwarded) {
+    bool taken = false;
+    for (RegionSuccessor successor : successors) {
+      OperandRange operands = forwarded(successor);
+      ValueRange inputs = successor.getSuccessorInputs();
+      if (operands.empty())
+        continue;
+      unsigned begin = operands.getBeginOperandIndex();
+      if (index < begin || index - begin >= operands.size() ||
+          index - begin >= inputs.size())
+        continue;
+      flows(from, inputs[index - begin]);
+      taken = true;
+    }
+    if (!taken)
+      touches(from, kBoth);
   }
 
   /// Records where `use`'s memory goes, or who touches it there.
@@ -159,12 +171,25 @@ private:
         flows(v, call.getResult(use.getOperandNumber()));
       return;
     }
-    // Loops and branches: a value a terminator yields or a loop starts
-    // with may become any of the construct's results or block arguments.
-    if (isa<scf::YieldOp, scf::ConditionOp>(op))
-      return flowsIntoAll(v, op->getParentOp());
-    if (isa<scf::ForOp, scf::WhileOp>(op))
-      return flowsIntoAll(v, op);
+    // Loops and branches: a value a terminator yields, or that a loop
+    // starts with, becomes the block argument or result in its place.
+    unsigned index = use.getOperandNumber();
+    if (auto terminator = dyn_cast<RegionBranchTerminatorOpInterface>(op);
+        terminator && isa<RegionBranchOpInterface>(op->getParentOp())) {
+      SmallVector<RegionSuccessor> successors;
+      terminator.getSuccessorRegions(
+          SmallVector<Attribute>(op->getNumOperands()), successors);
+      return flowsToSuccessors(v, index, successors, [&](RegionSuccessor &s) {
+        return terminator.getSuccessorOperands(RegionBranchPoint(s));
+      });
+    }
+    if (auto branch = dyn_cast<RegionBranchOpInterface>(op)) {
+      SmallVector<RegionSuccessor> successors;
+      branch.getSuccessorRegions(RegionBranchPoint::parent(), successors);
+      return flowsToSuccessors(v, index, successors, [&](RegionSuccessor &s) {
+        return branch.getEntrySuccessorOperands(RegionBranchPoint(s));
+      });
+    }
     // Whatever else: anyone.
     touches(v, kBoth);
   }
