@@ -303,41 +303,40 @@ bool beyondFreeMemory(const Driver &d, uint64_t bytes, bool final) {
   return true;
 }
 
-/// A fresh unified block of `bytes`; null if the device has none, reported
-/// when the try is `final` (else the pool returns its kept blocks and asks
-/// again).
-void *allocateUnified(uint64_t bytes, bool final) {
-  profile::HostCall timed("cuMemAllocManaged");
+/// A fresh block of `bytes` from the driver's `name` (`allocate`: unified
+/// or device memory); null if the device has none, reported when the try
+/// is `final` (else the pool returns its kept blocks and asks again).
+template <typename Allocate>
+void *allocateBlock(uint64_t bytes, bool final, const char *name,
+                    Allocate allocate) {
+  profile::HostCall timed(name);
   const Driver *d = driver();
   if (!d || beyondFreeMemory(*d, bytes, final))
     return nullptr;
   CUdeviceptr pointer = 0;
-  CUresult result = d->memAllocManaged(&pointer, bytes, kMemAttachGlobal);
+  CUresult result = allocate(*d, &pointer);
   if (result != kSuccess) {
     if (final)
-      (void)ok(result, "cuMemAllocManaged");
+      (void)ok(result, name);
     return nullptr;
   }
   heldMemory().acquired(reinterpret_cast<void *>(pointer), bytes);
   return reinterpret_cast<void *>(pointer);
 }
 
-/// A fresh block of device memory, like allocateUnified (the driver
-/// refuses what the device does not have).
+void *allocateUnified(uint64_t bytes, bool final) {
+  return allocateBlock(bytes, final, "cuMemAllocManaged",
+                       [&](const Driver &d, CUdeviceptr *pointer) {
+                         return d.memAllocManaged(pointer, bytes,
+                                                  kMemAttachGlobal);
+                       });
+}
+
 void *allocateDevice(uint64_t bytes, bool final) {
-  profile::HostCall timed("cuMemAlloc");
-  const Driver *d = driver();
-  if (!d || beyondFreeMemory(*d, bytes, final))
-    return nullptr;
-  CUdeviceptr pointer = 0;
-  CUresult result = d->memAlloc(&pointer, bytes);
-  if (result != kSuccess) {
-    if (final)
-      (void)ok(result, "cuMemAlloc");
-    return nullptr;
-  }
-  heldMemory().acquired(reinterpret_cast<void *>(pointer), bytes);
-  return reinterpret_cast<void *>(pointer);
+  return allocateBlock(bytes, final, "cuMemAlloc",
+                       [&](const Driver &d, CUdeviceptr *pointer) {
+                         return d.memAlloc(pointer, bytes);
+                       });
 }
 
 /// A fresh block of host memory for buffers only the host program touches
@@ -470,7 +469,7 @@ extern "C" void *gnn_cuda_alloc(size_t bytes) {
 namespace {
 /// A block of `memory` from this thread's instance's pool as a memref<?xi8>
 /// (zeros when there is none, reported).
-void allocateBlock(gnn_memref1d_i8 *result, int64_t bytes, Memory memory) {
+void handOutBlock(gnn_memref1d_i8 *result, int64_t bytes, Memory memory) {
   *result = {};
   if (bytes < 0) {
     gnn_rt_report("a buffer of negative size asked for");
@@ -489,12 +488,12 @@ void allocateBlock(gnn_memref1d_i8 *result, int64_t bytes, Memory memory) {
 
 extern "C" void _mlir_ciface_gnn_cuda_alloc_device(gnn_memref1d_i8 *result,
                                                    int64_t bytes) {
-  allocateBlock(result, bytes, Memory::Device);
+  handOutBlock(result, bytes, Memory::Device);
 }
 
 extern "C" void _mlir_ciface_gnn_cuda_alloc_host(gnn_memref1d_i8 *result,
                                                  int64_t bytes) {
-  allocateBlock(result, bytes, Memory::Host);
+  handOutBlock(result, bytes, Memory::Host);
 }
 
 extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
