@@ -398,6 +398,41 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// GPUDedupKernels
+//===----------------------------------------------------------------------===//
+
+def GPUDedupKernelsPass : Pass<"gnn-gpu-dedup-kernels", "ModuleOp"> {
+  let summary = "Keeps one module of each distinct outlined kernel";
+  let description = [{
+    `gpu-kernel-outlining` gives every launch a `gpu.module` of its own,
+    and a program launches the same kernel from many places (a copy of one
+    shape, a lookup's checks, a layer's loops in its forward and in its
+    backward's tape form). Each module is compiled by LLVM and, when the
+    program loads, by the driver. This pass keeps the first of each set of
+    modules that hold one kernel computing the same (the same attributes
+    but the kernel's name, equivalent bodies: the same ops, attributes and
+    types on corresponding values, locations aside), points every launch
+    of the others at it, and erases them (a module named by anything but a
+    launch stays).
+
+    ```mlir
+    gpu.module @a { gpu.func @a(%x: memref<?xf32>) kernel { ... } }
+    gpu.module @b { gpu.func @b(%x: memref<?xf32>) kernel { ... } }
+    gpu.launch_func @a::@a blocks in (%n, %c1, %c1)
+        threads in (%c128, %c1, %c1) args(%x : memref<?xf32>)
+    gpu.launch_func @b::@b blocks in (%n, %c1, %c1)
+        threads in (%c128, %c1, %c1) args(%y : memref<?xf32>)
+    // becomes, where the two bodies are the same
+    gpu.module @a { gpu.func @a(%x: memref<?xf32>) kernel { ... } }
+    gpu.launch_func @a::@a blocks in (%n, %c1, %c1)
+        threads in (%c128, %c1, %c1) args(%x : memref<?xf32>)
+    gpu.launch_func @a::@a blocks in (%n, %c1, %c1)
+        threads in (%c128, %c1, %c1) args(%y : memref<?xf32>)
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // GPUPlaceBuffers
 //===----------------------------------------------------------------------===//
 

@@ -274,6 +274,8 @@ mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
   // constant strides, which its alignment inference needs.
   pm.addNestedPass<func::FuncOp>(createGpuLauchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // Each distinct kernel compiled (by LLVM, then by the driver) once.
+  pm.addPass(gnn::createGPUDedupKernelsPass());
   if (options.asyncLaunches)
     pm.addPass(gnn::createGPUAsyncLaunchesPass());
   // After the waits are placed: the allocators are runtime calls, which
