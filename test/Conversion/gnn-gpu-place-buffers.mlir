@@ -311,3 +311,26 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A kernel still inline in the host code (not outlined): its loads are the
+// device's, so its buffer stays unified rather than taken for the host's.
+// CHECK-LABEL: func.func @inline_kernel
+// CHECK:         memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK-NOT:     gnn_cuda_alloc
+module attributes {gpu.container_module} {
+  func.func @inline_kernel(%n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %a = memref.alloc(%n) : memref<?xf32>
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %a[%c0] : memref<?xf32>
+      memref.store %v, %a[%c0] : memref<?xf32>
+      gpu.terminator
+    }
+    memref.dealloc %a : memref<?xf32>
+    return
+  }
+}

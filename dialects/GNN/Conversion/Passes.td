@@ -464,7 +464,8 @@ def GPUPlaceBuffersPass : Pass<"gnn-gpu-place-buffers", "ModuleOp"> {
     code, a strided buffer a tape pushes (its elements gathered) and what
     any other runtime function is passed. Both may touch a public
     function's results (its caller reads them, or passes them to another
-    call) and what any other op takes. Sizes, addresses and deallocation
+    call), what any other op takes, and whatever a kernel not yet outlined
+(a `gpu.launch` body) does. Sizes, addresses and deallocation
     touch nothing. A buffer whose type is not an identity-layout memref of
     integers, floats or indices, or that asks for more than 256-byte
     alignment, stays unified.

@@ -125,6 +125,10 @@ private:
   void follow(OpOperand &use) {
     Value v = use.get();
     Operation *op = use.getOwner();
+    // A kernel not yet outlined runs its body on the device, where the ops
+    // below would be taken for the host's.
+    if (op->getParentOfType<gpu::LaunchOp>())
+      return touches(v, kBoth);
     // No access: sizes, addresses (bufferization's ownership checks),
     // deallocation.
     if (isa<memref::DimOp, memref::ExtractAlignedPointerAsIndexOp,
