@@ -211,7 +211,10 @@ TEST(RuntimeABITest, AsynchronousGPUProgramsQueueTheirProducts) {
       {gnn::abi::kLinearNoBias, "gnn_cuda_linear_nobias_queued"},
       {gnn::abi::kGemm, "gnn_cuda_gemm_queued"},
       {gnn::abi::kGemmAt, "gnn_cuda_gemm_at_queued"},
-      {gnn::abi::kTapeCreate, "gnn_cuda_tape_create_queued"}};
+      {gnn::abi::kTapeCreate, "gnn_cuda_tape_create_queued"},
+      {gnn::abi::kCheckBadId, "_mlir_ciface_gnn_cuda_check_bad_id_queued"},
+      {gnn::abi::kCheckRepeatedId,
+       "_mlir_ciface_gnn_cuda_check_repeated_id_queued"}};
   for (const gnn::abi::RuntimeFunction &f : gnn::abi::kRuntimeFunctions) {
     std::string symbol = gnn::abi::symbolOf(f);
     const auto *product = llvm::find_if(

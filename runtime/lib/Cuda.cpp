@@ -20,9 +20,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -151,6 +153,7 @@ void initialize(State &s) {
   symbols.need("cuEventElapsedTime", d.eventElapsedTime);
   symbols.need("cuEventDestroy_v2", d.eventDestroy);
   symbols.bind("cuMemcpyAsync", d.memcpyAsync);
+  symbols.bind("cuLaunchHostFunc", d.launchHostFunc);
   symbols.bind("cuMemPrefetchAsync_v2", d.memPrefetch);
   symbols.bind("cuPointerGetAttribute", d.pointerGetAttribute);
   symbols.bind("cuMemGetInfo_v2", d.memGetInfo);
@@ -716,6 +719,77 @@ extern "C" void gnn_cuda_stream_synchronize(void *stream) {
     ok(d->streamSynchronize(stream), "cuStreamSynchronize");
   if (stream == threadStream())
     launchesDone();
+}
+
+namespace {
+/// A check of what the thread's kernels found, queued on its stream after
+/// them: it reads the buffers the program passed (whose blocks stay out of
+/// the pool until the thread waits, after the check ran).
+using QueuedCheck = std::function<void()>;
+
+/// Runs on the driver's thread when the stream gets there: the kernels
+/// before it are done. Calls no CUDA function (a host function may not).
+void runQueuedCheck(void *data) {
+  std::unique_ptr<QueuedCheck> check(static_cast<QueuedCheck *>(data));
+  (*check)();
+}
+
+/// Whether the host may read unified memory while the device runs later
+/// kernels (every device since Pascal on Linux).
+bool hostReadsWhileKernelsRun(const Driver &d) {
+  static const bool concurrent = [&] {
+    int value = 0;
+    return d.deviceGetAttribute(&value, kAttrConcurrentManagedAccess,
+                                state().device) == kSuccess &&
+           value != 0;
+  }();
+  return concurrent;
+}
+
+/// `check` queued on the thread's stream as a host function (captured into
+/// the thread's segment as a host node where graphs are on, its function
+/// part of the segment's key); where it cannot be, run here after the
+/// thread's kernels.
+void queueCheck(QueuedCheck check) {
+  const Driver *d = driver();
+  if (d && d->launchHostFunc && launchesInFlight() &&
+      hostReadsWhileKernelsRun(*d)) {
+    if (auto *queued = new (std::nothrow) QueuedCheck(check)) {
+      CUstream stream = threadStream();
+      SegmentGraphs *graphs = threadGraphs(*d, stream);
+      if (graphs && !graphs->beforeLaunch(stream))
+        graphs = nullptr;
+      if (ok(d->launchHostFunc(stream, runQueuedCheck, queued),
+             "cuLaunchHostFunc")) {
+        if (graphs)
+          graphs->noteLaunch(reinterpret_cast<const void *>(&runQueuedCheck));
+        noteQueuedWork();
+        return;
+      }
+      delete queued;
+    }
+  }
+  gnn_cuda_wait_for_launches();
+  check();
+}
+} // namespace
+
+extern "C" void _mlir_ciface_gnn_cuda_check_bad_id_queued(
+    gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
+    int64_t bound) {
+  queueCheck([context, slot = *slot, ids = *ids, bound]() mutable {
+    _mlir_ciface_gnn_rt_check_bad_id(context, &slot, &ids, bound);
+  });
+}
+
+extern "C" void _mlir_ciface_gnn_cuda_check_repeated_id_queued(
+    gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
+    gnn_memref1d_i64 *first, int64_t line, int64_t column) {
+  queueCheck([context, slot = *slot, ids = *ids, first = *first, line,
+              column]() mutable {
+    _mlir_ciface_gnn_rt_check_repeated_id(context, &slot, &ids, &first, line,
+                                          column);
+  });
 }
 
 extern "C" void gnn_cuda_wait_for_launches(void) {

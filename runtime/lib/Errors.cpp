@@ -138,6 +138,31 @@ extern "C" void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
                  : int64_t(GNN_RT_SIZE_INPUT_ROWS)]);
 }
 
+extern "C" void _mlir_ciface_gnn_rt_check_bad_id(gnn_rt_context *context,
+                                                 gnn_memref1d_i64 *slot,
+                                                 gnn_memref1d_i64 *ids,
+                                                 int64_t bound) {
+  int64_t position = slot->aligned[slot->offset];
+  if (position == INT64_MAX)
+    return;
+  // The slot names an entry of the list (the kernels wrote its position).
+  gnn_rt_id_out_of_range(context, position,
+                         ids->aligned[ids->offset + position * ids->stride],
+                         bound);
+}
+
+extern "C" void _mlir_ciface_gnn_rt_check_repeated_id(
+    gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
+    gnn_memref1d_i64 *first, int64_t line, int64_t column) {
+  int64_t position = slot->aligned[slot->offset];
+  if (position == INT64_MAX)
+    return;
+  int64_t id = ids->aligned[ids->offset + position * ids->stride];
+  gnn_rt_bad_value(context, GNN_RT_REPEATED_ID, id,
+                   first->aligned[first->offset + id * first->stride], position,
+                   0, 0, line, column);
+}
+
 extern "C" void gnn_rt_id_out_of_range(gnn_rt_context *context,
                                        int64_t position, int64_t id,
                                        int64_t bound) {

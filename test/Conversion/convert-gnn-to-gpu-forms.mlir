@@ -111,7 +111,9 @@ func.func @scatter_add(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: ten
 // An adding scatter of rows of one element (a loss's gradient): the same
 // kernel, one thread, whose loop has min(entries, 1) iterations rather than
 // a static 1 (a loop of one iteration folds into the host's code); none
-// without entries. The first bad entry is reported at the end of the block.
+// without entries. The first bad entry is checked at the end of the block
+// by the runtime (gnn_rt_check_bad_id: after the kernels, or queued on
+// their stream).
 // CHECK-LABEL: func.func @scatter_add_narrow
 // CHECK:         %[[SLOT:.*]] = memref.alloc() : memref<1xi64>
 // CHECK:         %[[ONE:.*]] = arith.minui %{{.*}}, %c1{{.*}} : index
@@ -120,9 +122,8 @@ func.func @scatter_add(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: ten
 // CHECK:           scf.for
 // CHECK:             memref.atomic_rmw minu %{{.*}}, %[[SLOT]]
 // CHECK:             arith.addf
-// CHECK:         memref.load %[[SLOT]]
-// CHECK:         func.call @gnn_rt_id_out_of_range
-// CHECK-NEXT:  }
+// CHECK:         %[[IDS:.*]] = memref.cast %{{.*}} : memref<?xindex> to memref<?xindex, strided<[?], offset: ?>>
+// CHECK:         call @gnn_rt_check_bad_id(%[[SLOT]], %[[IDS]], %{{.*}}) : (memref<1xi64>, memref<?xindex, strided<[?], offset: ?>>, i64) -> ()
 // CHECK-NEXT:  return
 // CPU-LABEL: func.func @scatter_add_narrow
 // CPU-NOT:       scf.parallel
@@ -139,8 +140,8 @@ func.func @scatter_add_narrow(%s: tensor<?x1xf32>, %x: tensor<?x1xf32>, %ids: te
 // rows): the CPU form inserts row slices in a serial loop; the GPU form an
 // element per iteration of an scf.forall into the destination, which
 // bufferization writes in place as it does the row slices. The ids are
-// checked by parallel loops first, and both checks are reported at the
-// end of the block: the repeated id, then the first bad entry.
+// checked by parallel loops first, and both are checked by the runtime at
+// the end of the block: the repeated id, then the first bad entry.
 // CHECK-LABEL: func.func @scatter_cache_rows
 // CHECK:         memref.atomic_rmw minu
 // CHECK:         scf.parallel
@@ -154,9 +155,8 @@ func.func @scatter_add_narrow(%s: tensor<?x1xf32>, %x: tensor<?x1xf32>, %ids: te
 // CHECK:           %[[E:.*]] = tensor.extract_slice %{{.*}} [1, 1, 1] [1, 1, 1]
 // CHECK:           scf.forall.in_parallel
 // CHECK-NEXT:        tensor.parallel_insert_slice %[[E]] into %[[O]]
-// CHECK:         func.call @gnn_rt_bad_value
-// CHECK:         memref.load %[[SLOT]]
-// CHECK:         func.call @gnn_rt_id_out_of_range
+// CHECK:         call @gnn_rt_check_repeated_id
+// CHECK:         call @gnn_rt_check_bad_id(%[[SLOT]],
 // CPU-LABEL: func.func @scatter_cache_rows
 // CPU-NOT:       scf.forall
 // CPU:           scf.for
@@ -171,16 +171,16 @@ func.func @scatter_cache_rows(%s: tensor<?x8x16xf32>, %cache: tensor<?x8x16xf32>
 // A scatter without add of rows of a dynamic width: the ids must be
 // distinct, checked by parallel loops (a slot per destination row takes
 // the smallest entry naming it, then the smallest entry that is not its
-// row's first), reported on the host after them; CPU cores walk the ids
+// row's first), checked by the runtime after them (the repeated entry,
+// its id's first entry, the op's line and column); CPU cores walk the ids
 // in one serial loop.
 // CHECK-LABEL: func.func @scatter_distinct
 // CHECK:         scf.parallel
 // CHECK:         scf.parallel
 // CHECK:           memref.atomic_rmw minu
 // CHECK:         scf.parallel
-// CHECK:           memref.atomic_rmw minu
-// CHECK:         scf.if
-// CHECK:           func.call @gnn_rt_bad_value(%c{{[0-9]+}}_i64,
+// CHECK:           memref.atomic_rmw minu %{{.*}}, %[[REPEATED:.*]][
+// CHECK:         call @gnn_rt_check_repeated_id(%[[REPEATED]], %{{.*}}, %{{.*}}, %c{{[0-9]+}}_i64, %c{{[0-9]+}}_i64) : (memref<1xi64>, memref<?xindex, strided<[?], offset: ?>>, memref<?xi64, strided<[?], offset: ?>>, i64, i64) -> ()
 // CPU-LABEL: func.func @scatter_distinct
 // CPU-NOT:       memref.atomic_rmw
 // CPU:           scf.for
@@ -192,10 +192,10 @@ func.func @scatter_distinct(%s: tensor<?x?xf32>, %x: tensor<?x?xf32>, %ids: tens
 
 // -----
 
-// Two lookups: each kernel lowers its own bad-id slot, and the host reads
-// both slots (and reports the first bad entry of each) at the end of the
-// block, after both loops: on a GPU it waits there once, not after each
-// lookup. The tanh between them reads the first lookup's rows, where a bad
+// Two lookups: each kernel lowers its own bad-id slot, and the runtime
+// checks both slots (and reports the first bad entry of each) at the end
+// of the block, after both loops: on a GPU, queued after the kernels
+// where launches do not wait, so the host does not wait for them. The tanh between them reads the first lookup's rows, where a bad
 // id gave zeros. CPU cores report each bad entry in the loop itself.
 // CHECK-LABEL: func.func @lookups
 // CHECK:         %[[S1:.*]] = memref.alloc() : memref<1xi64>
@@ -206,11 +206,8 @@ func.func @scatter_distinct(%s: tensor<?x?xf32>, %x: tensor<?x?xf32>, %ids: tens
 // CHECK:         %[[S2:.*]] = memref.alloc() : memref<1xi64>
 // CHECK:         scf.parallel
 // CHECK:           memref.atomic_rmw minu %{{.*}}, %[[S2]]
-// CHECK:         memref.load %[[S1]]
-// CHECK:         func.call @gnn_rt_id_out_of_range
-// CHECK:         memref.load %[[S2]]
-// CHECK:         func.call @gnn_rt_id_out_of_range
-// CHECK-NEXT:  }
+// CHECK:         call @gnn_rt_check_bad_id(%[[S1]],
+// CHECK:         call @gnn_rt_check_bad_id(%[[S2]],
 // CHECK-NEXT:  return
 // CPU-LABEL: func.func @lookups
 // CPU-NOT:       memref.atomic_rmw

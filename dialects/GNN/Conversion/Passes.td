@@ -354,13 +354,17 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     memory: a load or a store (except on the host's stack, or in a buffer
     allocated in the same block and not yet handed to anything), a copy, a
     call
-    of a function that is outside the program (the runtime's), any op whose
-    effects are unknown, and the return of a public function (its caller
-    reads the results). The runtime's dense products (cuBLAS on the same
-    stream, in order after the kernels), a loop tape's pushes (their copies
-    queued on that stream too) and its other calls (the host's
-    bookkeeping), and error reports (which read no buffer) do not wait, nor
-    do allocation and deallocation: the runtime
+    of a function that is outside the program (the runtime's), and any op
+    whose effects are unknown. A return does not wait: a caller in the
+    program waits where it touches memory, and the caller outside it (the
+    runner) synchronizes after every call before it reads results or
+    errors. The runtime's dense products (cuBLAS on the same stream, in
+    order after the kernels), the checks of id lists after their kernels
+    (`gnn_rt_check_bad_id`, `gnn_rt_check_repeated_id`: host functions
+    queued on that stream), a loop tape's pushes (their copies queued on
+    that stream too) and its other calls (the host's bookkeeping), and
+    error reports (which read no buffer) do not wait, nor do allocation
+    and deallocation: the runtime
     keeps a block freed while the thread's kernels run from reuse until the
     thread has waited. A call of a function of the program does not wait;
     that function waits where it touches memory. A private function that

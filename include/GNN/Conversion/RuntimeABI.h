@@ -25,6 +25,15 @@ namespace mlir::gnn::abi {
 constexpr llvm::StringLiteral kEdgeOutOfRange = "gnn_rt_edge_out_of_range";
 constexpr llvm::StringLiteral kRowsMismatch = "gnn_rt_rows_mismatch";
 constexpr llvm::StringLiteral kIdOutOfRange = "gnn_rt_id_out_of_range";
+/// The device forms' check of an id list after its kernels (gnnc/errors.h):
+/// (context, memref<1xi64> slot, memref<?xindex, strided<[?], offset: ?>>
+/// ids, i64 bound) -> (); queued on the stream in programs whose launches
+/// do not wait.
+constexpr llvm::StringLiteral kCheckBadId = "gnn_rt_check_bad_id";
+/// A scatter's distinct-id check after its kernels, the same way: (context,
+/// memref<1xi64> slot, ids, memref<?xi64, strided> first entries, i64 line,
+/// i64 column) -> ().
+constexpr llvm::StringLiteral kCheckRepeatedId = "gnn_rt_check_repeated_id";
 constexpr llvm::StringLiteral kBadCoo = "gnn_rt_bad_coo";
 /// Values that make an upstream op invalid at run time
 /// (gnn-guard-runtime-values): a gnn_rt_value_error (gnnc/errors.h), five
@@ -111,6 +120,8 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
     {kEdgeOutOfRange, false, true, 4},
     {kRowsMismatch, false, true, 3},
     {kIdOutOfRange, false, true, 3},
+    {kCheckBadId, true, true, 0},
+    {kCheckRepeatedId, true, true, 0},
     {kBadCoo, false, true, 3},
     {kBadValue, false, true, 8},
     {kAllocationLimit, false, false, 0},

@@ -50,6 +50,13 @@ std::map<std::string, void *> mlir::gnn::runtimeSymbols(Device device,
       {abi::kBadCoo, fn(&gnn_rt_bad_coo), fn(&gnn_rt_bad_coo)},
       {abi::kIdOutOfRange, fn(&gnn_rt_id_out_of_range),
        fn(&gnn_rt_id_out_of_range)},
+      // After the kernels: on the host, or queued on their stream.
+      {abi::kCheckBadId, fn(&_mlir_ciface_gnn_rt_check_bad_id),
+       fn(&_mlir_ciface_gnn_rt_check_bad_id),
+       fn(&_mlir_ciface_gnn_cuda_check_bad_id_queued)},
+      {abi::kCheckRepeatedId, fn(&_mlir_ciface_gnn_rt_check_repeated_id),
+       fn(&_mlir_ciface_gnn_rt_check_repeated_id),
+       fn(&_mlir_ciface_gnn_cuda_check_repeated_id_queued)},
       {abi::kBadValue, fn(&gnn_rt_bad_value), fn(&gnn_rt_bad_value)},
       // Host code allocates a GPU program's tensors (in unified memory).
       {abi::kAllocationLimit, fn(&gnn_rt_allocation_limit_bytes),

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "gnnc/dense.h"
+#include "gnnc/errors.h"
 #include "gnnc/graph.h"
 
 #ifdef __cplusplus
@@ -171,6 +172,22 @@ GNNC_EXPORT void gnn_cuda_stream_synchronize(void *stream);
  * gnn-gpu-async-launches) if any may still run; returns at once otherwise.
  * A failed kernel is reported here. */
 GNNC_EXPORT void gnn_cuda_wait_for_launches(void);
+
+/* gnn_rt_check_bad_id (gnnc/errors.h) for programs whose kernels are
+ * launched without waiting: queued on the calling thread's stream after
+ * them as a host function (captured with them into a graph), so that the
+ * host does not wait for the check; its report is the call's error, which
+ * the caller reads after synchronizing. Where the driver lacks host
+ * functions, or the host may not read unified memory while kernels run,
+ * it waits for them and checks. */
+GNNC_EXPORT void
+_mlir_ciface_gnn_cuda_check_bad_id_queued(gnn_rt_context *context,
+                                          gnn_memref1d_i64 *slot,
+                                          gnn_memref1d_i64 *ids, int64_t bound);
+/* gnn_rt_check_repeated_id, queued the same way. */
+GNNC_EXPORT void _mlir_ciface_gnn_cuda_check_repeated_id_queued(
+    gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
+    gnn_memref1d_i64 *first, int64_t line, int64_t column);
 
 /* With `on`, the kernels a host thread launches between two of its waits
  * are captured into a CUDA graph, launched whole at the wait, and kept for

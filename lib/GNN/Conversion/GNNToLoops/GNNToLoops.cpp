@@ -484,20 +484,28 @@ static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
                                         repeated, ValueRange{l.idx(0)});
         });
       });
-  // Read at the end of the block, as lookups' bad ids are: the kernels
+  // Checked at the end of the block, as lookups' bad ids are, by the
+  // runtime (after the kernels, or queued on their stream): the kernels
   // after it run without the host waiting for this one (a scatter with
   // repeated ids fails, whatever its rows hold).
   l.atEndOfBlock([&] {
-    Value position = b.create<memref::LoadOp>(repeated, l.idx(0));
-    Value found = b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position,
-                                          l.noBadId());
-    l.guarded(found, [&] {
-      Value at = b.create<arith::IndexCastOp>(b.getIndexType(), position);
-      Value id = b.create<memref::LoadOp>(ids, at);
-      Value first = b.create<memref::LoadOp>(slots, id);
-      buildBadValueReport(b, l.loc, GNN_RT_REPEATED_ID,
-                          {l.i64(id), first, position});
-    });
+    auto strided = [&](Type element) {
+      return MemRefType::get({ShapedType::kDynamic}, element,
+                             StridedLayoutAttr::get(b.getContext(),
+                                                    ShapedType::kDynamic,
+                                                    {ShapedType::kDynamic}));
+    };
+    auto [line, column] = lineAndColumn(l.loc);
+    SmallVector<Value> args = {
+        repeated, b.create<memref::CastOp>(strided(b.getIndexType()), ids),
+        b.create<memref::CastOp>(strided(b.getI64Type()), slots),
+        b.create<arith::ConstantIntOp>(line, 64),
+        b.create<arith::ConstantIntOp>(column, 64)};
+    declareFunction(
+        b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>(),
+        abi::kCheckRepeatedId, ValueRange(args).getTypes(), {},
+        /*cInterface=*/true);
+    b.create<func::CallOp>(abi::kCheckRepeatedId, TypeRange{}, args);
   });
   // (The deallocation pipeline frees the slots.)
 }

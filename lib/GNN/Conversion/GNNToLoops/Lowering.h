@@ -53,6 +53,11 @@ struct Feature {
   RankedTensorType type;
 };
 
+/// Declares function `name` in `module` unless it is there; with
+/// `cInterface`, calls pass memrefs as pointers to their descriptors.
+void declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
+                     TypeRange results, bool cInterface);
+
 class Lowering {
 public:
   /// Lowers `op` through `rewriter` (a pattern's), building before it.
@@ -334,15 +339,22 @@ public:
   }
   void reportBadId(Value slot, Value ids, Value bound) {
     atEndOfBlock([&] {
-      Value position = b.create<memref::LoadOp>(slot, idx(0));
-      Value bad = b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, position,
-                                          noBadId());
-      guarded(bad, [&] {
-        Value at = b.create<arith::IndexCastOp>(b.getIndexType(), position);
-        Value id = b.create<memref::LoadOp>(ids, at);
-        b.create<func::CallOp>(abi::kIdOutOfRange, TypeRange{},
-                               ValueRange{position, i64(id), i64(bound)});
-      });
+      // The runtime reads the slot and the entry it names: on the host
+      // after the kernels, or (launches that do not wait) queued on their
+      // stream, so that the host need not wait here.
+      auto strided = MemRefType::get(
+          {ShapedType::kDynamic}, b.getIndexType(),
+          StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                 {ShapedType::kDynamic}));
+      Value list = b.create<memref::CastOp>(strided, ids);
+      Value limit = i64(bound);
+      auto module =
+          b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+      declareFunction(module, abi::kCheckBadId,
+                      TypeRange{slot.getType(), strided, limit.getType()}, {},
+                      /*cInterface=*/true);
+      b.create<func::CallOp>(abi::kCheckBadId, TypeRange{},
+                             ValueRange{slot, list, limit});
     });
   }
 
@@ -676,11 +688,6 @@ public:
   ImplicitLocOpBuilder b;
   Location loc;
 };
-
-/// Declares function `name` in `module` unless it is there; with
-/// `cInterface`, calls pass memrefs as pointers to their descriptors.
-void declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
-                     TypeRange results, bool cInterface);
 
 /// Lowerings of the dense node-wise layers (DenseLayers.cpp).
 LogicalResult lowerLinear(LinearOp op, bool parallelDense,

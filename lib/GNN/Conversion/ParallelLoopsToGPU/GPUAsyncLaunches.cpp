@@ -34,12 +34,14 @@ static bool isErrorReport(StringRef callee) {
                       });
 }
 
-/// Whether `callee` is a dense product of the runtime, which runs on the
-/// thread's stream after the kernels launched there (cuBLAS; the host's
-/// fallback waits itself).
+/// Whether `callee` is a runtime function that runs on the thread's stream
+/// after the kernels launched there: a dense product (cuBLAS; the host's
+/// fallback waits itself) or an id list's checks (host functions queued
+/// there, which the runner binds for such programs).
 static bool isStreamOrdered(StringRef callee) {
   return llvm::is_contained({gnn::abi::kLinear, gnn::abi::kLinearNoBias,
-                             gnn::abi::kGemm, gnn::abi::kGemmAt},
+                             gnn::abi::kGemm, gnn::abi::kGemmAt,
+                             gnn::abi::kCheckBadId, gnn::abi::kCheckRepeatedId},
                             callee);
 }
 
@@ -349,7 +351,7 @@ public:
 
   /// Rewrites `block`; `inFlight`: kernels may run when it begins. Returns
   /// whether they may when it ends.
-  bool visit(Block &block, bool inFlight, bool publicReturn) {
+  bool visit(Block &block, bool inFlight) {
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
         makeAsync(launch);
@@ -368,9 +370,10 @@ public:
       } else if (op.getNumRegions() > 0) {
         inFlight = visitRegions(op, inFlight);
       } else if (op.hasTrait<OpTrait::IsTerminator>()) {
-        // The caller reads the results of a public function.
-        if (isa<func::ReturnOp>(op) && publicReturn)
-          inFlight = waitBefore(&op, inFlight);
+        // Returns need no wait: a caller in the program waits where it
+        // touches memory, and one outside it (the runner) synchronizes
+        // after every call before it reads results or errors.
+        continue;
       } else if (touchesMemory(&op, leaves, readOnly)) {
         inFlight = waitBefore(&op, inFlight);
       }
@@ -427,7 +430,7 @@ private:
       if (untouchedWay) {
         for (Region &region : op.getRegions())
           for (Block &inner : region)
-            visit(inner, inFlight, /*publicReturn=*/false);
+            visit(inner, inFlight);
         // Some way leaves the kernels running.
         return true;
       }
@@ -450,7 +453,7 @@ private:
       waitBefore(&op, inFlight);
     for (Region &region : op.getRegions())
       for (Block &inner : region)
-        visit(inner, /*inFlight=*/true, /*publicReturn=*/false);
+        visit(inner, /*inFlight=*/true);
     return true;
   }
 
@@ -536,8 +539,7 @@ struct GPUAsyncLaunchesPass
         for (Block &block : fn.getBody())
           // The caller may have left kernels running, except for a host
           // leaf, whose buffers no kernel has had.
-          rewriter.visit(block, /*inFlight=*/!leaves.contains(fn),
-                         fn.isPublic());
+          rewriter.visit(block, /*inFlight=*/!leaves.contains(fn));
   }
 };
 } // namespace
