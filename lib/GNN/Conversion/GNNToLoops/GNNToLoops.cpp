@@ -489,16 +489,11 @@ static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
   // after it run without the host waiting for this one (a scatter with
   // repeated ids fails, whatever its rows hold).
   l.atEndOfBlock([&] {
-    auto strided = [&](Type element) {
-      return MemRefType::get({ShapedType::kDynamic}, element,
-                             StridedLayoutAttr::get(b.getContext(),
-                                                    ShapedType::kDynamic,
-                                                    {ShapedType::kDynamic}));
-    };
     auto [line, column] = lineAndColumn(l.loc);
     SmallVector<Value> args = {
-        repeated, b.create<memref::CastOp>(strided(b.getIndexType()), ids),
-        b.create<memref::CastOp>(strided(b.getI64Type()), slots),
+        repeated,
+        b.create<memref::CastOp>(l.stridedList(b.getIndexType()), ids),
+        b.create<memref::CastOp>(l.stridedList(b.getI64Type()), slots),
         b.create<arith::ConstantIntOp>(line, 64),
         b.create<arith::ConstantIntOp>(column, 64)};
     declareFunction(

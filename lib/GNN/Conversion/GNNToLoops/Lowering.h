@@ -342,10 +342,7 @@ public:
       // The runtime reads the slot and the entry it names: on the host
       // after the kernels, or (launches that do not wait) queued on their
       // stream, so that the host need not wait here.
-      auto strided = MemRefType::get(
-          {ShapedType::kDynamic}, b.getIndexType(),
-          StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                                 {ShapedType::kDynamic}));
+      MemRefType strided = stridedList(b.getIndexType());
       Value list = b.create<memref::CastOp>(strided, ids);
       Value limit = i64(bound);
       auto module =
@@ -356,6 +353,15 @@ public:
       b.create<func::CallOp>(abi::kCheckBadId, TypeRange{},
                              ValueRange{slot, list, limit});
     });
+  }
+
+  /// A 1-D memref type of `element` of any offset and stride: how the
+  /// runtime's checks take a list (one C descriptor for every layout).
+  MemRefType stridedList(Type element) {
+    return MemRefType::get({ShapedType::kDynamic}, element,
+                           StridedLayoutAttr::get(b.getContext(),
+                                                  ShapedType::kDynamic,
+                                                  {ShapedType::kDynamic}));
   }
 
   /// Builds `body` at the end of the insertion block (before its
