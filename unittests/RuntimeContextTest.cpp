@@ -9,6 +9,7 @@
 #include "GNN/Conversion/RuntimeABI.h"
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
+#include "gnnc/cuda.h"
 #include "gnnc/dense.h"
 #include "gnnc/errors.h"
 
@@ -168,6 +169,10 @@ TEST(RuntimeContextTest, ContextsAreIndependent) {
 static_assert(mlir::gnn::abi::kGemmTransposeA == GNN_GEMM_TRANSPOSE_A &&
               mlir::gnn::abi::kGemmTransposeB == GNN_GEMM_TRANSPOSE_B &&
               mlir::gnn::abi::kGemmLayer == GNN_GEMM_LAYER);
+// The slots' "no entry failed" and the blocks' alignment, which compiled
+// code relies on, are the runtime's.
+static_assert(mlir::gnn::abi::kNoEntry == GNN_RT_NO_ENTRY &&
+              mlir::gnn::abi::kBlockAlignment == GNN_CUDA_BLOCK_ALIGNMENT);
 
 TEST(RuntimeABITest, EveryListedFunctionIsBoundAndExported) {
   for (auto [device, async] :

@@ -101,8 +101,6 @@ void giveToPool(void *block);
 
 /// The most blocks a thread holds back before it waits for its kernels.
 constexpr size_t kMaxFreedInFlight = 256;
-/// Host blocks are aligned like the driver's.
-constexpr uint64_t kHostAlignment = 256;
 
 /// This thread's kernels have finished.
 void launchesDone() {
@@ -345,10 +343,11 @@ void *allocateDevice(uint64_t bytes, bool final) {
 /// A fresh block of host memory for buffers only the host program touches
 /// (gnn_cuda_alloc_host), aligned like the driver's blocks.
 void *allocateHost(uint64_t bytes, bool final) {
-  uint64_t rounded =
-      (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-  void *block =
-      rounded >= bytes ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
+  uint64_t rounded = (bytes + GNN_CUDA_BLOCK_ALIGNMENT - 1) /
+                     GNN_CUDA_BLOCK_ALIGNMENT * GNN_CUDA_BLOCK_ALIGNMENT;
+  void *block = rounded >= bytes
+                    ? std::aligned_alloc(GNN_CUDA_BLOCK_ALIGNMENT, rounded)
+                    : nullptr;
   if (!block && final)
     gnn_rt_report("out of host memory for a GPU program's buffer");
   return block;
@@ -501,7 +500,7 @@ extern "C" void _mlir_ciface_gnn_cuda_alloc_host(gnn_memref1d_i8 *result,
 
 extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
   // Managed allocations are aligned to at least 256 bytes.
-  if (alignment > 256) {
+  if (alignment > GNN_CUDA_BLOCK_ALIGNMENT) {
     gnn_rt_report("unified memory cannot be aligned beyond 256 bytes");
     return nullptr;
   }
@@ -754,7 +753,7 @@ void queueCheck(QueuedCheck check) {
   const Driver *d = driver();
   if (d && d->launchHostFunc && launchesInFlight() &&
       hostReadsWhileKernelsRun(*d)) {
-    if (auto *queued = new (std::nothrow) QueuedCheck(check)) {
+    if (auto *queued = new (std::nothrow) QueuedCheck(std::move(check))) {
       CUstream stream = threadStream();
       SegmentGraphs *graphs = threadGraphs(*d, stream);
       if (graphs && !graphs->beforeLaunch(stream))
@@ -766,6 +765,7 @@ void queueCheck(QueuedCheck check) {
         noteQueuedWork();
         return;
       }
+      check = std::move(*queued);
       delete queued;
     }
   }

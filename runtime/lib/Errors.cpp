@@ -138,28 +138,31 @@ extern "C" void gnn_rt_rows_mismatch(gnn_rt_context *context, int64_t rows,
                  : int64_t(GNN_RT_SIZE_INPUT_ROWS)]);
 }
 
+namespace {
+/// Entry `i` of a list as compiled code passes it.
+int64_t entry(const gnn_memref1d_i64 &list, int64_t i) {
+  return list.aligned[list.offset + i * list.stride];
+}
+} // namespace
+
 extern "C" void _mlir_ciface_gnn_rt_check_bad_id(gnn_rt_context *context,
                                                  gnn_memref1d_i64 *slot,
                                                  gnn_memref1d_i64 *ids,
                                                  int64_t bound) {
-  int64_t position = slot->aligned[slot->offset];
-  if (position == INT64_MAX)
-    return;
   // The slot names an entry of the list (the kernels wrote its position).
-  gnn_rt_id_out_of_range(context, position,
-                         ids->aligned[ids->offset + position * ids->stride],
-                         bound);
+  int64_t position = entry(*slot, 0);
+  if (position != GNN_RT_NO_ENTRY)
+    gnn_rt_id_out_of_range(context, position, entry(*ids, position), bound);
 }
 
 extern "C" void _mlir_ciface_gnn_rt_check_repeated_id(
     gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
     gnn_memref1d_i64 *first, int64_t line, int64_t column) {
-  int64_t position = slot->aligned[slot->offset];
-  if (position == INT64_MAX)
+  int64_t position = entry(*slot, 0);
+  if (position == GNN_RT_NO_ENTRY)
     return;
-  int64_t id = ids->aligned[ids->offset + position * ids->stride];
-  gnn_rt_bad_value(context, GNN_RT_REPEATED_ID, id,
-                   first->aligned[first->offset + id * first->stride], position,
+  int64_t id = entry(*ids, position);
+  gnn_rt_bad_value(context, GNN_RT_REPEATED_ID, id, entry(*first, id), position,
                    0, 0, line, column);
 }
 

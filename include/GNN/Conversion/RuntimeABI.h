@@ -64,6 +64,13 @@ constexpr llvm::StringLiteral kContextBind = "gnn_rt_context_bind";
 /// (gnnc/cuda.h; gnn-gpu-async-launches calls it).
 constexpr llvm::StringLiteral kWaitForLaunches = "gnn_cuda_wait_for_launches";
 
+/// What a check's slot holds while no entry failed (GNN_RT_NO_ENTRY).
+constexpr int64_t kNoEntry = INT64_MAX;
+
+/// The alignment of every block a GPU program gets from the runtime
+/// (GNN_CUDA_BLOCK_ALIGNMENT).
+constexpr int64_t kBlockAlignment = 256;
+
 /// A block of device or of host memory of the given bytes, as a
 /// memref<?xi8> (gnnc/cuda.h; gnn-gpu-place-buffers calls them):
 /// (i64) -> memref<?xi8>, freed like every buffer (gnn_cuda_free).
@@ -144,6 +151,19 @@ constexpr RuntimeFunction kRuntimeFunctions[] = {
 /// The symbol compiled code links against for `f`.
 inline std::string symbolOf(const RuntimeFunction &f) {
   return (f.cInterface ? "_mlir_ciface_" : "") + f.name.str();
+}
+
+/// Whether `callee` is a dense product, which runs on cuBLAS in a GPU
+/// program (on the thread's stream, after its kernels).
+inline bool isDenseProduct(llvm::StringRef callee) {
+  return callee == kLinear || callee == kLinearNoBias || callee == kGemm ||
+         callee == kGemmAt;
+}
+
+/// Whether `callee` pushes a value onto a loop's tape (any element type).
+inline bool isTapePush(llvm::StringRef callee) {
+  return callee.starts_with(kTapePush) &&
+         callee.drop_front(kTapePush.size()).starts_with("_");
 }
 
 /// The symbols of the tape's pushes and pops, for every element type and

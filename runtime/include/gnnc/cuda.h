@@ -47,6 +47,10 @@ GNNC_EXPORT void *gnn_cuda_alloc(size_t bytes);
 GNNC_EXPORT void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes);
 GNNC_EXPORT void gnn_cuda_free(void *pointer);
 
+/* The alignment of every block the runtime hands a GPU program (unified,
+ * device and host: cuMemAlloc's and cuMemAllocManaged's guarantee). */
+#define GNN_CUDA_BLOCK_ALIGNMENT 256
+
 /* A memref<?xi8> as compiled code passes one. */
 typedef struct {
   int8_t *allocated;

@@ -102,6 +102,10 @@ GNNC_EXPORT void gnn_rt_id_out_of_range(gnn_rt_context *context,
                                         int64_t position, int64_t id,
                                         int64_t bound);
 
+/* What a check's slot holds while no entry failed (the kernels lower it
+ * to the first failing entry's position). */
+#define GNN_RT_NO_ENTRY INT64_MAX
+
 /* A memref<?xi64> (or of index) as compiled code passes one. */
 typedef struct {
   int64_t *allocated;
@@ -113,7 +117,7 @@ typedef struct {
 
 /* The device form of an id list's check (kernels cannot call the runtime):
  * the kernels lowered `slot[0]` to the first bad entry's position (it
- * holds INT64_MAX if none was bad); reports that entry of `ids` as
+ * holds GNN_RT_NO_ENTRY if none was bad); reports that entry of `ids` as
  * gnn_rt_id_out_of_range does. Called once those kernels are done; the GPU
  * runtime's gnn_cuda_check_bad_id_queued calls it when its stream gets
  * there. */
@@ -123,10 +127,10 @@ GNNC_EXPORT void _mlir_ciface_gnn_rt_check_bad_id(gnn_rt_context *context,
                                                   int64_t bound);
 
 /* The device form of a scatter's distinct-id check: the kernels lowered
- * `slot[0]` to the first entry whose id an earlier entry names (INT64_MAX:
- * none), and `first[id]` holds the first entry naming row `id`; reports
- * GNN_RT_REPEATED_ID through gnn_rt_bad_value at the op's line and
- * column. Called (or queued) like gnn_rt_check_bad_id. */
+ * `slot[0]` to the first entry whose id an earlier entry names
+ * (GNN_RT_NO_ENTRY: none), and `first[id]` holds the first entry naming row
+ * `id`; reports GNN_RT_REPEATED_ID through gnn_rt_bad_value at the op's line
+ * and column. Called (or queued) like gnn_rt_check_bad_id. */
 GNNC_EXPORT void _mlir_ciface_gnn_rt_check_repeated_id(
     gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
     gnn_memref1d_i64 *first, int64_t line, int64_t column);

@@ -24,8 +24,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
-#include <limits>
-
 namespace mlir::gnn::loops {
 /// f32 lanes of the vectors the CPU loops compute in (AVX2's 8).
 constexpr int64_t kVectorLanes = 8;
@@ -594,10 +592,7 @@ public:
   }
 
   /// badIdSlot's value while no entry is bad.
-  Value noBadId() {
-    return b.create<arith::ConstantIntOp>(std::numeric_limits<int64_t>::max(),
-                                          64);
-  }
+  Value noBadId() { return b.create<arith::ConstantIntOp>(abi::kNoEntry, 64); }
 
   Value i64(Value index) {
     return b.create<arith::IndexCastOp>(b.getI64Type(), index);

@@ -39,10 +39,8 @@ static bool isErrorReport(StringRef callee) {
 /// fallback waits itself) or an id list's checks (host functions queued
 /// there, which the runner binds for such programs).
 static bool isStreamOrdered(StringRef callee) {
-  return llvm::is_contained({gnn::abi::kLinear, gnn::abi::kLinearNoBias,
-                             gnn::abi::kGemm, gnn::abi::kGemmAt,
-                             gnn::abi::kCheckBadId, gnn::abi::kCheckRepeatedId},
-                            callee);
+  return gnn::abi::isDenseProduct(callee) || callee == gnn::abi::kCheckBadId ||
+         callee == gnn::abi::kCheckRepeatedId;
 }
 
 /// Whether `buffer` is the host's alone: on this function's stack, which
@@ -391,7 +389,7 @@ private:
     // with asynchronous launches); the other calls keep the host's
     // bookkeeping, and the blocks a tape frees stay out of the pool until
     // the thread waits.
-    if (name.starts_with(gnn::abi::kTapePush))
+    if (gnn::abi::isTapePush(name))
       return CallEffect::Queues;
     if (name.starts_with(gnn::abi::kTapePop) ||
         llvm::is_contained({gnn::abi::kTapeCreate, gnn::abi::kTapeFree,

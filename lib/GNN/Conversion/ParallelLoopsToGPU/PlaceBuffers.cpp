@@ -31,28 +31,10 @@ namespace mlir::gnn {
 using namespace mlir;
 using mlir::gnn::CallGraph;
 
-/// Blocks of device and host memory are aligned to this many bytes
-/// (cuMemAlloc's guarantee; the runtime's host blocks too).
-static constexpr int64_t kBlockAlignment = 256;
-
 namespace {
 /// Who may touch a buffer's memory: a set of these.
 enum Side : unsigned { kNone = 0, kHost = 1, kDevice = 2, kBoth = 3 };
 } // namespace
-
-/// Whether `callee` is a runtime product on cuBLAS, which touches its
-/// buffers on the device (its host fallback, for layouts lowered code
-/// never makes, refuses device memory).
-static bool isDenseProduct(StringRef callee) {
-  return llvm::is_contained({gnn::abi::kLinear, gnn::abi::kLinearNoBias,
-                             gnn::abi::kGemm, gnn::abi::kGemmAt},
-                            callee);
-}
-
-/// Whether `callee` pushes a value onto a loop's tape.
-static bool isTapePush(StringRef callee) {
-  return callee.starts_with((gnn::abi::kTapePush + "_").str());
-}
 
 /// Who touches the buffer that `cast` makes unranked: a tape push copies a
 /// dense buffer with the driver (a device copy, from any memory) and
@@ -60,7 +42,7 @@ static bool isTapePush(StringRef callee) {
 static Side unrankedUse(memref::CastOp cast) {
   bool pushesOnly = llvm::all_of(cast->getUsers(), [](Operation *user) {
     auto call = dyn_cast<func::CallOp>(user);
-    return call && isTapePush(call.getCallee());
+    return call && gnn::abi::isTapePush(call.getCallee());
   });
   if (!pushesOnly)
     return kBoth;
@@ -161,8 +143,11 @@ private:
           SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr()));
       if (callee && !callee.isExternal())
         return flows(v, callee.getArgument(use.getOperandNumber()));
-      // The runtime's other functions run on the host.
-      return touches(v, isDenseProduct(call.getCallee()) ? kDevice : kHost);
+      // The dense products run on cuBLAS (their host fallback, for layouts
+      // lowered code never makes, refuses device memory); the runtime's
+      // other functions run on the host.
+      return touches(v, gnn::abi::isDenseProduct(call.getCallee()) ? kDevice
+                                                                   : kHost);
     }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       // A public function's results go to the host's caller, which may
@@ -242,7 +227,7 @@ public:
     MemRefType type = alloc.getType();
     return type.getLayout().isIdentity() && !type.getMemorySpace() &&
            isa<IntegerType, FloatType, IndexType>(type.getElementType()) &&
-           alloc.getAlignment().value_or(0) <= kBlockAlignment;
+           alloc.getAlignment().value_or(0) <= gnn::abi::kBlockAlignment;
   }
 
   void replace(memref::AllocOp alloc, StringRef allocator) {
