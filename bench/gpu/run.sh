@@ -7,36 +7,42 @@
 #    with CUDA is installed;
 # 3. whole models (the bundled copy Transformer and sort Universal
 #    Transformer on the first 128 of their test sequences), forward, greedy
-#    and beam, on the CPU and on the GPU of the same machine.
+#    and beam, on the CPU and on the GPU of the same machine (launches
+#    waiting for each and not).
 #   bench/gpu/run.sh [--prebuilt] [--repeats 20] [--models copy,sort-ut]
-# --prebuilt uses the build as it is (a machine without the packages, such
-# as a test machine running a bundle of scripts/device).
+#                    [--models-only]
+# --models-only runs part 3 alone; --prebuilt uses the build as it is (a
+# machine without the packages, such as a test machine running a bundle of
+# scripts/device).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repeats=20 prebuilt=0 models=copy,sort-ut
+repeats=20 prebuilt=0 models=copy,sort-ut models_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
   --prebuilt) prebuilt=1 ;;
   --repeats) repeats="$2" && shift ;;
   --models) models="$2" && shift ;;
-  *) echo "usage: $0 [--prebuilt] [--repeats N] [--models LIST]" >&2 && exit 2 ;;
+  --models-only) models_only=1 ;;
+  *) echo "usage: $0 [--prebuilt] [--repeats N] [--models LIST] [--models-only]" >&2 && exit 2 ;;
   esac
   shift
 done
 ((prebuilt)) || scripts/setup.sh >/dev/null # installs, configures and builds
-build/bin/gnn-bench-attention --device cuda --repeats "$repeats"
-echo
-# Where forward+backward time goes on (b), kernel by kernel (the GPU
-# backward's node passes and reversal are plain kernels so far).
-echo "CUDA profile of workload (b), forward and backward, 3 runs:"
-GNNC_CUDA_PROFILE=1 build/bin/gnn-bench-attention --device cuda --workloads b \
-  --repeats 3 2>&1 | tail -n 40
-echo
-python3 bench/gpu/sdpa_bench.py --repeats "$repeats"
+if ((!models_only)); then
+  build/bin/gnn-bench-attention --device cuda --repeats "$repeats"
+  echo
+  # Where forward+backward time goes on (b), kernel by kernel (the GPU
+  # backward's node passes and reversal are plain kernels so far).
+  echo "CUDA profile of workload (b), forward and backward, 3 runs:"
+  GNNC_CUDA_PROFILE=1 build/bin/gnn-bench-attention --device cuda --workloads b \
+    --repeats 3 2>&1 | tail -n 40
+  echo
+  python3 bench/gpu/sdpa_bench.py --repeats "$repeats"
+fi
 
 echo
 echo "whole models, 128 sequences each: median of 3 runs (seconds)"
-printf '%-9s %-8s %10s %10s\n' model mode cpu cuda
+printf '%-9s %-8s %10s %10s %10s\n' model mode cpu cuda cuda-async
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for model in ${models//,/ }; do
@@ -49,10 +55,13 @@ for model in ${models//,/ }; do
     [[ $mode == forward ]] && args+=(--tgt "$tmp/tgt" --out "$tmp/out.safetensors")
     [[ $mode != forward ]] && args+=(--out "$tmp/out.txt")
     times=()
-    for device in cpu cuda; do
-      times+=("$(build/bin/gnn-run --device "$device" "${args[@]}" 2>&1 |
-        sed -n 's/.* in \([0-9.]*\) s (.*median.*/\1/p')")
+    for run in cpu cuda cuda-async; do
+      [[ $run == cuda-async ]] && export GNNC_CUDA_ASYNC_LAUNCHES=1
+      # A failed run leaves its cell empty.
+      times+=("$(build/bin/gnn-run --device "${run%-async}" "${args[@]}" 2>&1 |
+        sed -n 's/.* in \([0-9.]*\) s (.*median.*/\1/p' || true)")
+      unset GNNC_CUDA_ASYNC_LAUNCHES
     done
-    printf '%-9s %-8s %10s %10s\n' "$model" "$mode" "${times[0]}" "${times[1]}"
+    printf '%-9s %-8s %10s %10s %10s\n' "$model" "$mode" "${times[@]}"
   done
 done

@@ -20,21 +20,28 @@
 # and initial weights, float32 with TF32 off), tokens/s and peak device
 # memory of each.
 #   bench/gpu/train.sh [--prebuilt] [--sequences 1280]
-#                      [--models tutorial,dgl-default] [--profile] [--out DIR]
+#                      [--models tutorial,dgl-default] [--rows LIST]
+#                      [--compare-env "VAR=VALUE ..."] [--profile] [--out DIR]
 # --prebuilt uses the build as it is (a test machine running a bundle of
-# scripts/device).
+# scripts/device); --rows runs only the named rows (cpu, cuda-compile, cuda,
+# cuda-no-pool, cuda-async-compile, cuda-async, cuda-graphs,
+# cuda-device-compile, cuda-device); --compare-env sets gnn-train's
+# environment in the comparison with PyTorch (by default it launches as
+# gnn-train does by default).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-prebuilt=0 sequences=1280 models=tutorial,dgl-default profile=0 out=
+prebuilt=0 sequences=1280 models=tutorial,dgl-default profile=0 out= rows= compare_env=
 while [[ $# -gt 0 ]]; do
   case "$1" in
   --prebuilt) prebuilt=1 ;;
   --sequences) sequences="$2" && shift ;;
   --models) models="$2" && shift ;;
+  --rows) rows="$2" && shift ;;
+  --compare-env) compare_env="$2" && shift ;;
   --profile) profile=1 ;;
   --out) out="$2" && shift ;;
   *)
-    echo "usage: $0 [--prebuilt] [--sequences N] [--models LIST] [--profile] [--out DIR]" >&2
+    echo "usage: $0 [--prebuilt] [--sequences N] [--models LIST] [--rows LIST] [--compare-env ENV] [--profile] [--out DIR]" >&2
     exit 2
     ;;
   esac
@@ -79,14 +86,15 @@ echo "gnn-train, one epoch of $sequences copy sequences (tokens/s, loss)"
 printf '%-12s %-16s %12s %10s\n' model run tokens/s loss
 for model in ${models//,/ }; do
   config "$model" >"$tmp/$model.json"
-  rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off"
+  all_rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off"
     "cuda-async-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
     "cuda-async cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
     "cuda-graphs cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1"
     "cuda-device-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1"
     "cuda-device cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1")
-  for row in "${rows[@]}"; do
+  for row in "${all_rows[@]}"; do
     read -r name device env <<<"$row"
+    [[ -z $rows || ,$rows, == *,$name,* ]] || continue
     result=$(train "$tmp/$model-$name.log" "$model" "$device" $env)
     printf '%-12s %-16s %12s %10s\n' "$model" "$name" $result
   done
@@ -100,7 +108,8 @@ done
 echo
 if python3 -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
   echo "gnnc against PyTorch on the same GPU (bench/peers/training.py --device cuda)"
-  python3 bench/peers/training.py --device cuda --sequences "$sequences" \
+  [[ -n $compare_env ]] && echo "gnn-train with $compare_env"
+  env $compare_env python3 bench/peers/training.py --device cuda --sequences "$sequences" \
     --workloads "$models" || echo "training.py failed" >&2
 else
   echo "PyTorch with CUDA is not installed: no comparison with PyTorch"

@@ -28,9 +28,9 @@ unpack-llvm)
   xz -dc .device-llvm/llvm.tar.xz | tar -C / -xf - && echo "libLLVM unpacked"
   exit $?
   ;;
-run) ;;
+run | session) ;;
 *)
-  echo "usage: $0 unpack-llvm | run [--bench | --bench-only ... | --train-only ...]" >&2
+  echo "usage: $0 unpack-llvm | run [--bench | --bench-only ... | --train-only ...] | session [SECONDS]" >&2
   exit 2
   ;;
 esac
@@ -98,6 +98,69 @@ lit_bounded() { # LOG LIT-ARGS...
   fi
   wait $pid
 }
+# One lease in one command (after unpack-llvm): the checks and benchmarks in
+# the order they matter, each bounded by its own limit and by what is left
+# of SECONDS, what did not fit named at the end. The CUDA suite runs the
+# four ways at once (they check results, not time), then the benchmarks one
+# after the other: training of the tutorial's model against PyTorch, the
+# attention kernels against SDPA and PyG, the example default's training,
+# decoding of the bundled models. Up to 8 files come back in $OUT.
+session() { # SECONDS
+  local end=$((SECONDS + $1)) skipped=()
+  left() { echo $((end - SECONDS)); }
+  # stage NAME LIMIT COMMAND...: runs COMMAND within min(LIMIT, left - 10).
+  stage() {
+    local name=$1 limit=$2 have
+    shift 2
+    have=$(($(left) - 10))
+    ((have < limit)) && limit=$have
+    if ((limit < 20)); then
+      skipped+=("$name")
+      return 0
+    fi
+    echo "== $name (within ${limit} s, $(left) s left)"
+    timeout "$limit" "$@" || { echo "== $name: exit $?" && status=1; }
+  }
+  suites() {
+    local base=(--param cuda_async_launches=1) pids=()
+    LIT_SECONDS=$1 lit_bounded "$tmpdir/lit-cuda.log" -j6 build/test/Integration/CUDA build/test/GPU &
+    pids+=($!)
+    LIT_SECONDS=$1 lit_bounded "$tmpdir/lit-async.log" -j4 "${base[@]}" build/test/Integration/CUDA &
+    pids+=($!)
+    LIT_SECONDS=$1 lit_bounded "$tmpdir/lit-graphs.log" -j3 "${base[@]}" --param cuda_graphs=1 build/test/Integration/CUDA &
+    pids+=($!)
+    LIT_SECONDS=$1 lit_bounded "$tmpdir/lit-device.log" -j3 "${base[@]}" --param cuda_device_buffers=1 build/test/Integration/CUDA &
+    pids+=($!)
+    wait "${pids[@]}"
+    for log in "$tmpdir"/lit-*.log; do
+      echo "-- $(basename "$log")"
+      grep -E "^(FAIL|UNRESOLVED)|Passed|Failed|Unsupported|stopped after" "$log"
+    done
+    ! grep -q -e "^Failed" -e "stopped after" "$tmpdir"/lit-*.log
+  }
+  local tmpdir
+  tmpdir=$(mktemp -d)
+  stage "CUDA suite, four ways" 200 bash -c "$(declare -f lit_bounded suites); tmpdir=$tmpdir; suites 180"
+  stage "runtime unit tests" 60 build/unittests/GNNRuntimeTests --gtest_brief=1
+  stage "training, tutorial model" 150 bench/gpu/train.sh --prebuilt --models tutorial \
+    --rows cpu,cuda-compile,cuda,cuda-async-compile,cuda-async,cuda-graphs,cuda-device-compile,cuda-device \
+    --compare-env "GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1"
+  stage "attention kernels" 60 build/bin/gnn-bench-attention --device cuda --repeats 10
+  stage "attention baselines" 60 python3 bench/gpu/sdpa_bench.py --repeats 10
+  stage "training, example default" 240 bench/gpu/train.sh --prebuilt --models dgl-default \
+    --rows cpu,cuda-async-compile,cuda-async,cuda-graphs,cuda-device-compile,cuda-device \
+    --compare-env "GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1"
+  stage "decoding" 120 bench/gpu/run.sh --prebuilt --models-only
+  stage "unit tests" 60 build/unittests/GNNUnitTests --gtest_brief=1
+  tar -C "$tmpdir" -cJf "$out/lit-logs.tar.xz" . 2>/dev/null
+  ((${#skipped[@]})) && echo "== not run (no time left): ${skipped[*]}"
+  return $status
+}
+if [[ "$1" == session ]]; then
+  session "${2:-540}" 2>&1 | tee "$out/session.txt"
+  exit "${PIPESTATUS[0]}"
+fi
+
 # The device's own suites first, then everything, then the CUDA suite
 # again with launches that do not wait, with those captured into graphs, and
 # with buffers in device memory.
