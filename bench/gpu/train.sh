@@ -11,7 +11,7 @@
 # after its own compiling run), those captured into graphs
 # (GNNC_CUDA_GRAPHS=1), and with asynchronous launches and the buffers only
 # kernels touch in device memory (GNNC_CUDA_DEVICE_BUFFERS=1, after its own
-# compiling run). Prints
+# compiling run), also captured into graphs. Prints
 # tokens/s and the epoch's loss per row (a failed run: its log's end, on
 # stderr); with --profile, a further GPU run per model writes its CUDA
 # profile (GNNC_CUDA_PROFILE=1, which slows it) to DIR/MODEL-cuda-profile.log.
@@ -25,7 +25,7 @@
 # --prebuilt uses the build as it is (a test machine running a bundle of
 # scripts/device); --rows runs only the named rows (cpu, cuda-compile, cuda,
 # cuda-no-pool, cuda-async-compile, cuda-async, cuda-graphs,
-# cuda-device-compile, cuda-device); --compare-env sets gnn-train's
+# cuda-device-compile, cuda-device, cuda-device-graphs); --compare-env sets gnn-train's
 # environment in the comparison with PyTorch (by default it launches as
 # gnn-train does by default).
 set -euo pipefail
@@ -91,7 +91,8 @@ for model in ${models//,/ }; do
     "cuda-async cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
     "cuda-graphs cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1"
     "cuda-device-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1"
-    "cuda-device cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1")
+    "cuda-device cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1"
+    "cuda-device-graphs cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1 GNNC_CUDA_GRAPHS=1")
   for row in "${all_rows[@]}"; do
     read -r name device env <<<"$row"
     [[ -z $rows || ,$rows, == *,$name,* ]] || continue

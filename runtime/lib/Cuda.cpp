@@ -105,6 +105,7 @@ constexpr size_t kMaxFreedInFlight = 256;
 /// This thread's kernels have finished.
 void launchesDone() {
   launchesInFlight() = false;
+  profile::settle();
   std::vector<void *> blocks;
   blocks.swap(freedInFlight());
   for (void *block : blocks)

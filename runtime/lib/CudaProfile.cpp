@@ -136,6 +136,15 @@ void profile::afterLaunch(const Driver &d, Launch launch, CUfunction function,
     p.settle();
 }
 
+void profile::settle() {
+  if (!enabled())
+    return;
+  Profile &p = profileState();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  if (p.driver)
+    p.settle();
+}
+
 profile::HostCall::HostCall(const char *call)
     : call(enabled() ? call : nullptr),
       start(std::chrono::steady_clock::now()) {}

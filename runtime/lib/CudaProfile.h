@@ -32,6 +32,12 @@ Launch beforeLaunch(const Driver &d, CUstream stream);
 void afterLaunch(const Driver &d, Launch launch, CUfunction function,
                  CUstream stream);
 
+/// Reads the times of the launches recorded so far; called after the host
+/// waited for them. The driver may be shut down before the report at exit
+/// (its own exit handler runs first when the host turned the profile on
+/// before the driver's first call), so launches are settled while it runs.
+void settle();
+
 /// Adds the host time from construction to destruction to `call`'s row.
 class HostCall {
 public:

@@ -22,9 +22,9 @@ struct Matrix {
 inline bool view(const gnn_memref2d_f32 *m, Matrix &out) {
   out = {m->aligned + m->offset, m->sizes[0], m->sizes[1], m->strides[0]};
   int64_t minLd = out.cols > 1 ? out.cols : 1;
-  // A single row's stride is never used (and may be anything); BLAS wants
-  // ld >= max(1, cols).
-  if (out.rows <= 1)
+  // A single row's stride is never used (and may be anything), nor is an
+  // empty matrix's layout; BLAS wants ld >= max(1, cols).
+  if (out.rows <= 1 || out.cols == 0)
     out.ld = minLd;
   return (m->strides[1] == 1 || m->sizes[1] <= 1) && out.ld >= minLd;
 }

@@ -4,6 +4,7 @@
 #   scripts/device/check.sh unpack-llvm   (with .device-llvm/ present)
 #   scripts/device/check.sh run [--bench | --bench-only [BENCH ARGS] |
 #                                --train-only [TRAIN ARGS]]
+#   scripts/device/check.sh session [SECONDS [STAGES]]
 #                                         (with .device-gnnc/ present)
 # `run` executes the CUDA and GPU lit suites, then every lit test, then the
 # CUDA suite again with kernels launched without waiting for each
@@ -16,8 +17,9 @@
 # without NCCL, bench/distributed/nccl_one_gpu.sh); --bench-only and
 # --train-only run one benchmark alone, each within BENCH_SECONDS (default
 # 400). Logs go to $OUT (default /tmp/gnnc-device-out). A lease of 15
-# minutes with at most 10 a command fits `unpack-llvm && run`, then
-# `run --bench-only`, then `run --train-only`, not one `run --bench`.
+# minutes with at most 10 a command fits `unpack-llvm`, then
+# `session SECONDS` (below: the suites and the benchmarks in the order
+# they matter, within SECONDS), not one `run --bench`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/gnnc-device-out}
@@ -30,7 +32,7 @@ unpack-llvm)
   ;;
 run | session) ;;
 *)
-  echo "usage: $0 unpack-llvm | run [--bench | --bench-only ... | --train-only ...] | session [SECONDS]" >&2
+  echo "usage: $0 unpack-llvm | run [--bench | --bench-only ... | --train-only ...] | session [SECONDS [STAGES]]" >&2
   exit 2
   ;;
 esac
@@ -100,18 +102,21 @@ lit_bounded() { # LOG LIT-ARGS...
 }
 # One lease in one command (after unpack-llvm): the checks and benchmarks in
 # the order they matter, each bounded by its own limit and by what is left
-# of SECONDS, what did not fit named at the end. The CUDA suite runs the
-# four ways at once (they check results, not time), then the benchmarks one
-# after the other: training of the tutorial's model against PyTorch, the
+# of SECONDS, what did not fit named at the end; STAGES (a comma-separated
+# list of the names below) runs only those. The CUDA suite runs four ways
+# one after the other (the runs share the tests' output folders), then the
+# benchmarks: training of the tutorial's model against PyTorch, the
 # attention kernels against SDPA and PyG, the example default's training,
 # decoding of the bundled models. Up to 8 files come back in $OUT.
-session() { # SECONDS
-  local end=$((SECONDS + $1)) skipped=()
+session() { # SECONDS [STAGES]
+  local end=$((SECONDS + $1)) only=${2:-} skipped=() tmpdir
+  tmpdir=$(mktemp -d)
   left() { echo $((end - SECONDS)); }
   # stage NAME LIMIT COMMAND...: runs COMMAND within min(LIMIT, left - 10).
   stage() {
     local name=$1 limit=$2 have
     shift 2
+    [[ -z $only || ,$only, == *,$name,* ]] || return 0
     have=$(($(left) - 10))
     ((have < limit)) && limit=$have
     if ((limit < 20)); then
@@ -121,43 +126,36 @@ session() { # SECONDS
     echo "== $name (within ${limit} s, $(left) s left)"
     timeout "$limit" "$@" || { echo "== $name: exit $?" && status=1; }
   }
-  suites() {
-    local base=(--param cuda_async_launches=1) pids=()
-    LIT_SECONDS=$1 lit_bounded "$tmpdir/lit-cuda.log" -j6 build/test/Integration/CUDA build/test/GPU &
-    pids+=($!)
-    LIT_SECONDS=$1 lit_bounded "$tmpdir/lit-async.log" -j4 "${base[@]}" build/test/Integration/CUDA &
-    pids+=($!)
-    LIT_SECONDS=$1 lit_bounded "$tmpdir/lit-graphs.log" -j3 "${base[@]}" --param cuda_graphs=1 build/test/Integration/CUDA &
-    pids+=($!)
-    LIT_SECONDS=$1 lit_bounded "$tmpdir/lit-device.log" -j3 "${base[@]}" --param cuda_device_buffers=1 build/test/Integration/CUDA &
-    pids+=($!)
-    wait "${pids[@]}"
-    for log in "$tmpdir"/lit-*.log; do
-      echo "-- $(basename "$log")"
-      grep -E "^(FAIL|UNRESOLVED)|Passed|Failed|Unsupported|stopped after" "$log"
-    done
-    ! grep -q -e "^Failed" -e "stopped after" "$tmpdir"/lit-*.log
+  suite() { # LOG LIT-ARGS...
+    local log=$1
+    shift
+    LIT_SECONDS=$(($(left) - 15)) lit_bounded "$log" -j16 "$@"
+    grep -E "^(FAIL|UNRESOLVED)|Passed|Failed|Unsupported|stopped after" "$log"
+    ! grep -q -e "^Failed" -e "stopped after" "$log"
   }
-  local tmpdir
-  tmpdir=$(mktemp -d)
-  stage "CUDA suite, four ways" 200 bash -c "$(declare -f lit_bounded suites); tmpdir=$tmpdir; suites 180"
-  stage "runtime unit tests" 60 build/unittests/GNNRuntimeTests --gtest_brief=1
-  stage "training, tutorial model" 150 bench/gpu/train.sh --prebuilt --models tutorial \
-    --rows cpu,cuda-compile,cuda,cuda-async-compile,cuda-async,cuda-graphs,cuda-device-compile,cuda-device \
-    --compare-env "GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1"
-  stage "attention kernels" 60 build/bin/gnn-bench-attention --device cuda --repeats 10
-  stage "attention baselines" 60 python3 bench/gpu/sdpa_bench.py --repeats 10
-  stage "training, example default" 240 bench/gpu/train.sh --prebuilt --models dgl-default \
-    --rows cpu,cuda-async-compile,cuda-async,cuda-graphs,cuda-device-compile,cuda-device \
-    --compare-env "GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1"
-  stage "decoding" 120 bench/gpu/run.sh --prebuilt --models-only
-  stage "unit tests" 60 build/unittests/GNNUnitTests --gtest_brief=1
+  local cuda=build/test/Integration/CUDA async=(--param cuda_async_launches=1)
+  stage suite-sync 120 suite "$tmpdir/lit-sync.log" $cuda build/test/GPU
+  stage suite-async 90 suite "$tmpdir/lit-async.log" "${async[@]}" $cuda
+  stage suite-graphs 90 suite "$tmpdir/lit-graphs.log" "${async[@]}" --param cuda_graphs=1 $cuda
+  stage suite-device 90 suite "$tmpdir/lit-device.log" "${async[@]}" --param cuda_device_buffers=1 $cuda
+  stage runtime-tests 60 build/unittests/GNNRuntimeTests --gtest_brief=1
+  local fastest="GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1 GNNC_CUDA_DEVICE_BUFFERS=1"
+  stage train-tutorial 150 bench/gpu/train.sh --prebuilt --models tutorial \
+    --rows cpu,cuda-compile,cuda,cuda-async-compile,cuda-async,cuda-graphs,cuda-device-compile,cuda-device,cuda-device-graphs \
+    --compare-env "$fastest"
+  stage attention 60 build/bin/gnn-bench-attention --device cuda --repeats 10
+  stage attention-peers 60 python3 bench/gpu/sdpa_bench.py --repeats 10
+  stage train-default 240 bench/gpu/train.sh --prebuilt --models dgl-default \
+    --rows cpu,cuda-async-compile,cuda-async,cuda-graphs,cuda-device-compile,cuda-device,cuda-device-graphs \
+    --compare-env "$fastest"
+  stage decoding 120 bench/gpu/run.sh --prebuilt --models-only
+  stage unit-tests 120 build/unittests/GNNUnitTests --gtest_brief=1
   tar -C "$tmpdir" -cJf "$out/lit-logs.tar.xz" . 2>/dev/null
   ((${#skipped[@]})) && echo "== not run (no time left): ${skipped[*]}"
   return $status
 }
 if [[ "$1" == session ]]; then
-  session "${2:-540}" 2>&1 | tee "$out/session.txt"
+  session "${2:-540}" "${3:-}" 2>&1 | tee "$out/session.txt"
   exit "${PIPESTATUS[0]}"
 fi
 
