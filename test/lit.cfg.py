@@ -32,6 +32,13 @@ config.environment["GNNC_CACHE_DIR"] = os.path.join(
 if os.environ.get("GNNC_CHECKED"):
     config.environment["GNNC_CHECKED"] = os.environ["GNNC_CHECKED"]
 
+# Open MPI's settings of the machine (a test machine without ssh selects
+# its single-node launcher with OMPI_MCA_plm=isolated) reach the tests
+# that launch ranks.
+for name, value in os.environ.items():
+    if name.startswith("OMPI_MCA_"):
+        config.environment[name] = value
+
 # %limit_memory runs a command with at most 2 GiB of memory: tests that
 # input is rejected before a large allocation. AddressSanitizer's shadow
 # memory needs terabytes of address space, so under it the cap is on each

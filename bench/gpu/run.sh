@@ -7,8 +7,8 @@
 #    with CUDA is installed;
 # 3. whole models (the bundled copy Transformer and sort Universal
 #    Transformer on the first 128 of their test sequences), forward, greedy
-#    and beam, on the CPU and on the GPU of the same machine (launches
-#    waiting for each and not).
+#    and beam, on the CPU and on the GPU of the same machine (the default
+#    form, and launches waiting for each over unified memory).
 #   bench/gpu/run.sh [--prebuilt] [--repeats 20] [--models copy,sort-ut]
 #                    [--models-only]
 # --models-only runs part 3 alone; --prebuilt uses the build as it is (a
@@ -42,7 +42,7 @@ fi
 
 echo
 echo "whole models, 128 sequences each: median of 3 runs (seconds)"
-printf '%-9s %-8s %10s %10s %10s\n' model mode cpu cuda cuda-async
+printf '%-9s %-8s %10s %10s %12s\n' model mode cpu cuda cuda-waiting
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for model in ${models//,/ }; do
@@ -55,13 +55,14 @@ for model in ${models//,/ }; do
     [[ $mode == forward ]] && args+=(--tgt "$tmp/tgt" --out "$tmp/out.safetensors")
     [[ $mode != forward ]] && args+=(--out "$tmp/out.txt")
     times=()
-    for run in cpu cuda cuda-async; do
-      [[ $run == cuda-async ]] && export GNNC_CUDA_ASYNC_LAUNCHES=1
+    for run in cpu cuda cuda-waiting; do
+      waiting=()
+      [[ $run == cuda-waiting ]] &&
+        waiting=(GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0)
       # A failed run leaves its cell empty.
-      times+=("$(build/bin/gnn-run --device "${run%-async}" "${args[@]}" 2>&1 |
-        sed -n 's/.* in \([0-9.]*\) s (.*median.*/\1/p' || true)")
-      unset GNNC_CUDA_ASYNC_LAUNCHES
+      times+=("$(env "${waiting[@]}" build/bin/gnn-run --device "${run%-waiting}" \
+        "${args[@]}" 2>&1 | sed -n 's/.* tokens in \([0-9.]*\) s .*median.*/\1/p' || true)")
     done
-    printf '%-9s %-8s %10s %10s %10s\n' "$model" "$mode" "${times[@]}"
+    printf '%-9s %-8s %10s %10s %12s\n' "$model" "$mode" "${times[@]}"
   done
 done

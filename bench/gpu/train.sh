@@ -4,17 +4,19 @@
 # tutorial's model (1 layer, d_model 128, 1 head) and the example default (6
 # layers, d_model 512, 8 heads), configured as bench/peers/training.py
 # configures them (batch 128, dropout 0, no shuffling, Noam factor 1 and
-# warmup 400; weights fresh from seed 7). The GPU runs with the
-# unified-memory pool and without it (GNNC_CUDA_POOL=off), each after a
-# first run that compiles (the compile cache then serves all three), and
-# with kernels launched without waiting for each (GNNC_CUDA_ASYNC_LAUNCHES=1,
-# after its own compiling run), those captured into graphs
-# (GNNC_CUDA_GRAPHS=1), and with asynchronous launches and the buffers only
-# kernels touch in device memory (GNNC_CUDA_DEVICE_BUFFERS=1, after its own
-# compiling run), also captured into graphs. Prints
+# warmup 400; weights fresh from seed 7). The GPU runs in the tools'
+# default form (`cuda`: asynchronous launches, graphs, device buffers) and
+# with each part turned off: a wait after each launch over unified memory
+# (`cuda-waiting`, GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0),
+# asynchronous launches alone (`cuda-async`), with graphs (`cuda-graphs`),
+# with device buffers and no graphs (`cuda-device`), and without the pool
+# (`cuda-no-pool`); each form that compiles other code runs first once to
+# fill the compile cache (the `-compile` rows). Prints
 # tokens/s and the epoch's loss per row (a failed run: its log's end, on
-# stderr); with --profile, a further GPU run per model writes its CUDA
-# profile (GNNC_CUDA_PROFILE=1, which slows it) to DIR/MODEL-cuda-profile.log.
+# stderr); with --profile, further GPU runs per model write their CUDA
+# profiles (GNNC_CUDA_PROFILE=1, which slows them) to
+# DIR/MODEL-cuda-profile.log (the default form) and
+# DIR/MODEL-cuda-waiting-profile.log.
 # Then, where python3 has PyTorch with CUDA, gnnc against PyTorch on the
 # same GPU (bench/peers/training.py --device cuda: the same data, batches
 # and initial weights, float32 with TF32 off), tokens/s and peak device
@@ -24,10 +26,10 @@
 #                      [--compare-env "VAR=VALUE ..."] [--profile] [--out DIR]
 # --prebuilt uses the build as it is (a test machine running a bundle of
 # scripts/device); --rows runs only the named rows (cpu, cuda-compile, cuda,
-# cuda-no-pool, cuda-async-compile, cuda-async, cuda-graphs,
-# cuda-device-compile, cuda-device, cuda-device-graphs); --compare-env sets gnn-train's
-# environment in the comparison with PyTorch (by default it launches as
-# gnn-train does by default).
+# cuda-no-pool, cuda-waiting-compile, cuda-waiting, cuda-async-compile,
+# cuda-async, cuda-graphs, cuda-device); --compare-env sets gnn-train's
+# environment in the comparison with PyTorch (by default gnn-train's
+# default form).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 prebuilt=0 sequences=1280 models=tutorial,dgl-default profile=0 out= rows= compare_env=
@@ -86,13 +88,14 @@ echo "gnn-train, one epoch of $sequences copy sequences (tokens/s, loss)"
 printf '%-12s %-16s %12s %10s\n' model run tokens/s loss
 for model in ${models//,/ }; do
   config "$model" >"$tmp/$model.json"
-  all_rows=("cpu cpu" "cuda-compile cuda" "cuda cuda" "cuda-no-pool cuda GNNC_CUDA_POOL=off"
-    "cuda-async-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
-    "cuda-async cuda GNNC_CUDA_ASYNC_LAUNCHES=1"
-    "cuda-graphs cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_GRAPHS=1"
-    "cuda-device-compile cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1"
-    "cuda-device cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1"
-    "cuda-device-graphs cuda GNNC_CUDA_ASYNC_LAUNCHES=1 GNNC_CUDA_DEVICE_BUFFERS=1 GNNC_CUDA_GRAPHS=1")
+  waiting="GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0"
+  unified_async="GNNC_CUDA_DEVICE_BUFFERS=0 GNNC_CUDA_GRAPHS=0"
+  all_rows=("cpu cpu" "cuda-compile cuda" "cuda cuda"
+    "cuda-no-pool cuda GNNC_CUDA_POOL=off"
+    "cuda-waiting-compile cuda $waiting" "cuda-waiting cuda $waiting"
+    "cuda-async-compile cuda $unified_async" "cuda-async cuda $unified_async"
+    "cuda-graphs cuda GNNC_CUDA_DEVICE_BUFFERS=0"
+    "cuda-device cuda GNNC_CUDA_GRAPHS=0")
   for row in "${all_rows[@]}"; do
     read -r name device env <<<"$row"
     [[ -z $rows || ,$rows, == *,$name,* ]] || continue
@@ -101,8 +104,8 @@ for model in ${models//,/ }; do
   done
   if ((profile)); then
     train "$out/$model-cuda-profile.log" "$model" cuda GNNC_CUDA_PROFILE=1 >/dev/null
-    train "$out/$model-cuda-async-profile.log" "$model" cuda GNNC_CUDA_PROFILE=1 \
-      GNNC_CUDA_ASYNC_LAUNCHES=1 >/dev/null
+    train "$out/$model-cuda-waiting-profile.log" "$model" cuda GNNC_CUDA_PROFILE=1 \
+      $waiting >/dev/null
   fi
 done
 

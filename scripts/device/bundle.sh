@@ -8,9 +8,17 @@
 #   .device-gnnc/  everything else
 # Then, on the device: scripts/device/check.sh unpack-llvm, then
 # scripts/device/check.sh run (see that script).
-#   scripts/device/bundle.sh [BUILD_DIR]
+#   scripts/device/bundle.sh [--with-mpi] [BUILD_DIR]
+# --with-mpi adds Open MPI (the launcher and its components, 3 MB) for the
+# NCCL checks; with it, .device-gnnc and the repository's files together
+# pass a 64 MiB transfer, so it is left out by default.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+with_mpi=0
+if [[ ${1:-} == --with-mpi ]]; then
+  with_mpi=1
+  shift
+fi
 build=${1:-build}
 llvm=/usr/lib/llvm-19
 exclude=$(git rev-parse --git-path info/exclude)
@@ -26,7 +34,7 @@ binaries=("$build"/bin/* "$build"/unittests/GNNUnitTests \
 # Open MPI for the data-parallel checks (the NCCL path on one GPU): the
 # launcher, gnnc's plugin and the components Open MPI opens at run time.
 mpi_files=()
-if [[ -f "$build"/lib/libgnnc-mpi.so ]] && command -v orterun >/dev/null; then
+if ((with_mpi)) && [[ -f "$build"/lib/libgnnc-mpi.so ]] && command -v orterun >/dev/null; then
   ompi=/usr/lib/x86_64-linux-gnu/openmpi
   binaries+=("$build"/lib/libgnnc-mpi.so "$(command -v orterun)"
     $(find $ompi -name '*.so' -type f))
@@ -68,6 +76,7 @@ if ((${#mpi_files[@]})); then
   [[ -f .device-gnnc/mpi.tar.xz ]] || xz_tar .device-gnnc/mpi.tar.xz / "${mpi_files[@]}"
   mpi_plugin=("$build"/lib/libgnnc-mpi.so)
 else
+  rm -f .device-gnnc/mpi.tar.xz
   mpi_plugin=()
 fi
 xz_tar .device-gnnc/build.tar.xz . "$build"/bin "$build"/lib/libgnnc_runtime.so \

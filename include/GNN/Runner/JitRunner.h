@@ -120,12 +120,13 @@ struct CompileOptions {
   /// in unified memory.
   Device device = Device::CPU;
   /// CUDA: kernels launched without waiting for each
-  /// (gnn-gpu-async-launches; the tools on GNNC_CUDA_ASYNC_LAUNCHES=1).
-  bool asyncLaunches = false;
+  /// (gnn-gpu-async-launches; the tools turn it off on
+  /// GNNC_CUDA_ASYNC_LAUNCHES=0).
+  bool asyncLaunches = true;
   /// CUDA: buffers that only kernels and cuBLAS touch in device memory,
   /// those only the host touches in host memory (gnn-gpu-place-buffers; the
-  /// tools on GNNC_CUDA_DEVICE_BUFFERS=1).
-  bool deviceBuffers = false;
+  /// tools turn it off on GNNC_CUDA_DEVICE_BUFFERS=0).
+  bool deviceBuffers = true;
   /// The compiled functions listed in /tmp/perf-PID.map for perf (the
   /// tools on GNNC_PERF_MAP=1).
   bool perfMap = false;

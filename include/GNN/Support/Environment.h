@@ -8,8 +8,9 @@
 //
 // Variables: GNNC_POOL=off and GNNC_POOL_MB (the CPU pool), GNNC_SMALL_GEMM
 // =off (OpenBLAS for every product), GNNC_CHECKED=1 (checked mode),
-// GNNC_PERF_MAP=1 (/tmp/perf-PID.map), GNNC_CUDA_ASYNC_LAUNCHES=1,
-// GNNC_CUDA_DEVICE_BUFFERS=1 (buffers in device or host memory by use),
+// GNNC_PERF_MAP=1 (/tmp/perf-PID.map), GNNC_CUDA_ASYNC_LAUNCHES=0,
+// GNNC_CUDA_GRAPHS=0 and GNNC_CUDA_DEVICE_BUFFERS=0 (the GPU's waiting,
+// unified-memory form, part by part),
 // GNNC_CUDA_POOL=off and GNNC_CUDA_POOL_MB (the unified-memory pool),
 // GNNC_DENSE_PROFILE=1 and GNNC_CUDA_PROFILE=1 (tables at exit),
 // GNNC_BLAS_CORETYPE (OpenBLAS's kernels), GNNC_CACHE_DIR, XDG_CACHE_HOME
@@ -36,14 +37,16 @@ struct EnvironmentOptions {
   gnn_rt_settings runtime;
   bool checked = false;
   bool perfMap = false;
-  bool asyncLaunches = false;
-  /// GNNC_CUDA_DEVICE_BUFFERS=1: buffers that only kernels and cuBLAS
-  /// touch in device memory, those only the host touches in host memory
-  /// (gnn-gpu-place-buffers).
-  bool deviceBuffers = false;
-  /// GNNC_CUDA_GRAPHS=1 (with asynchronous launches): the launches between
-  /// two waits as one CUDA graph (gnn_cuda_use_graphs).
-  bool cudaGraphs = false;
+  /// GNNC_CUDA_ASYNC_LAUNCHES (on unless 0): GPU kernels launched without
+  /// a wait after each (gnn-gpu-async-launches).
+  bool asyncLaunches = true;
+  /// GNNC_CUDA_DEVICE_BUFFERS (on unless 0): buffers that only kernels and
+  /// cuBLAS touch in device memory, those only the host touches in host
+  /// memory (gnn-gpu-place-buffers).
+  bool deviceBuffers = true;
+  /// GNNC_CUDA_GRAPHS (on unless 0; with asynchronous launches): the
+  /// launches between two waits as one CUDA graph (gnn_cuda_use_graphs).
+  bool cudaGraphs = true;
   /// OMP_NUM_THREADS's first level (`4` in `4,2`); 0 where unset or not a
   /// number.
   unsigned ompThreads = 0;
