@@ -6,17 +6,18 @@
 #    scaled_dot_product_attention and PyG's message passing, where PyTorch
 #    with CUDA is installed;
 # 3. whole models (the bundled copy Transformer and sort Universal
-#    Transformer on the first 128 of their test sequences), forward, greedy
+#    Transformer on the first 128 of their test sequences, and a model of
+#    the example default's shape on 128 copy sequences), forward, greedy
 #    and beam, on the CPU and on the GPU of the same machine (the default
 #    form, and launches waiting for each over unified memory).
-#   bench/gpu/run.sh [--prebuilt] [--repeats 20] [--models copy,sort-ut]
+#   bench/gpu/run.sh [--prebuilt] [--repeats 20] [--models copy,sort-ut,default]
 #                    [--models-only]
 # --models-only runs part 3 alone; --prebuilt uses the build as it is (a
 # machine without the packages, such as a test machine running a bundle of
 # scripts/device).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repeats=20 prebuilt=0 models=copy,sort-ut models_only=0
+repeats=20 prebuilt=0 models=copy,sort-ut,default models_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
   --prebuilt) prebuilt=1 ;;
@@ -45,8 +46,29 @@ echo "whole models, 128 sequences each: median of 3 runs (seconds)"
 printf '%-9s %-8s %10s %10s %12s\n' model mode cpu cuda cuda-waiting
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The example default's shape (6 layers, d_model 512, 8 heads) on the copy
+# task, its weights from one epoch on the CPU: timing needs the shape, not
+# a trained model (decoding then runs to the length limit).
+default_model() { # DIR
+  local dir=$1
+  mkdir -p "$dir"
+  echo '{"layers": 6, "d_model": 512, "heads": 8, "d_ff": 2048,
+    "architecture": "transformer", "src_vocab": 29, "tgt_vocab": 29,
+    "max_len": 50, "score_clamp": 10, "cross_attention": "dgl",
+    "vocab": "'"$PWD"'/examples/copy/vocab.txt"}' >"$dir/config.json"
+  python3 examples/tasks.py copy --count 128 --seed 5 --out "$dir/train"
+  python3 examples/tasks.py copy --count 128 --seed 6 --out "$dir/test"
+  build/bin/gnn-train --config "$dir/config.json" --train-src "$dir/train.src" \
+    --train-tgt "$dir/train.ref" --epochs 1 --batch-size 128 --seed 7 \
+    --out-dir "$dir/out" >"$dir/train.log" 2>&1 || { tail -3 "$dir/train.log" >&2 && return 1; }
+  mv "$dir/out/epoch-1.safetensors" "$dir/weights.safetensors"
+}
 for model in ${models//,/ }; do
   dir=examples/$model
+  if [[ $model == default ]]; then
+    dir=$tmp/default
+    default_model "$dir" || continue
+  fi
   head -n 128 "$dir/test.src" >"$tmp/src"
   head -n 128 "$dir/test.ref" | sed 's/^/<sos> /' >"$tmp/tgt"
   for mode in forward greedy beam; do

@@ -5,8 +5,10 @@ message passing as TransformerConv does it (edge scores, softmax grouped by
 destination, scatter-sum of weighted values) on the same graphs as edge
 lists, the random graph (d) included (the sparse baseline, where
 torch_geometric is installed). Times are of the kernels with the inputs on
-the device (CUDA events). Prints tables; exits 0 with a note when PyTorch
-has no CUDA device.
+the device (CUDA events), of the forward and of forward and backward
+(autograd's gradients of q, k and v for a random output gradient), float32
+with TF32 off. Prints tables; exits 0 with a note when PyTorch has no CUDA
+device.
 
     python3 bench/gpu/sdpa_bench.py [--repeats 20]
 """
@@ -46,6 +48,23 @@ def median_ms(run, repeats):
     return statistics.median(times)
 
 
+HEADER = "%-32s %10s %12s %12s %12s"
+ROW = "%-32s %10d %12.3f %12.1f %12.3f"
+
+
+def timed_pair(torch, run, inputs, repeats):
+    """Median ms of run() without gradients, and of run() with the backward
+    of a fixed random output gradient into `inputs`."""
+    with torch.no_grad():
+        forward = median_ms(run, repeats)
+    grad = torch.randn_like(run().detach())
+
+    def both():
+        torch.autograd.grad(run(), inputs, grad)
+
+    return forward, median_ms(both, repeats)
+
+
 def edge_lists(torch, dev):
     """(name, num_nodes, src, dst) of the workloads as edge lists."""
     out = []
@@ -79,10 +98,10 @@ def pyg_table(torch, dev, repeats):
     import torch_geometric
     print("\nPyG %s message passing (TransformerConv's: scores, softmax by "
           "destination, scatter-sum)" % torch_geometric.__version__)
-    print("%-32s %10s %12s %12s" % ("workload", "edges", "ms", "Medges/s"))
+    print(HEADER % ("workload", "edges", "ms", "Medges/s", "f+b ms"))
     for name, n, src, dst in edge_lists(torch, dev):
-        q = torch.randn(n, HEADS, DK, device=dev)
-        k, v = torch.randn_like(q), torch.randn_like(q)
+        q, k, v = (torch.randn(n, HEADS, DK, device=dev, requires_grad=True)
+                   for _ in range(3))
 
         def run():
             score = ((q[dst] * k[src]).sum(-1) / 8.0).clamp(-5.0, 5.0)
@@ -90,9 +109,8 @@ def pyg_table(torch, dev, repeats):
             return scatter(v[src] * alpha.unsqueeze(-1), dst, dim=0,
                            dim_size=n, reduce="sum")
 
-        ms = median_ms(run, repeats)
-        print("%-32s %10d %12.3f %12.1f" % (name, src.numel(), ms,
-                                           src.numel() / ms / 1e3))
+        ms, both = timed_pair(torch, run, (q, k, v), repeats)
+        print(ROW % (name, src.numel(), ms, src.numel() / ms / 1e3, both))
 
 
 def main():
@@ -109,14 +127,17 @@ def main():
         print("sdpa_bench: PyTorch sees no CUDA device; skipped")
         return 0
     dev = torch.device("cuda")
+    # float32 as gnnc computes it: no TF32 in products or convolutions.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     print("PyTorch %s on %s" % (torch.__version__,
                                 torch.cuda.get_device_name(0)))
-    print("%-32s %10s %12s %12s" % ("workload", "edges", "padded ms",
-                                    "Medges/s"))
+    print(HEADER % ("workload", "edges", "padded ms", "Medges/s",
+                    "f+b ms"))
     for name, lengths, causal in batches():
         n, t = len(lengths), max(lengths)
-        q = torch.randn(n, HEADS, t, DK, device=dev)
-        k, v = torch.randn_like(q), torch.randn_like(q)
+        q, k, v = (torch.randn(n, HEADS, t, DK, device=dev,
+                               requires_grad=True) for _ in range(3))
         keep = torch.zeros(n, 1, t, t, dtype=torch.bool, device=dev)
         edges = 0
         for i, length in enumerate(lengths):
@@ -129,9 +150,8 @@ def main():
         def run():
             return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
 
-        ms = median_ms(run, args.repeats)
-        print("%-32s %10d %12.3f %12.1f" % (name, edges, ms,
-                                           edges / ms / 1e3))
+        ms, both = timed_pair(torch, run, (q, k, v), args.repeats)
+        print(ROW % (name, edges, ms, edges / ms / 1e3, both))
     pyg_table(torch, dev, args.repeats)
     return 0
 

@@ -23,16 +23,17 @@
 # memory of each.
 #   bench/gpu/train.sh [--prebuilt] [--sequences 1280]
 #                      [--models tutorial,dgl-default] [--rows LIST]
-#                      [--compare-env "VAR=VALUE ..."] [--profile] [--out DIR]
+#                      [--compare-env "VAR=VALUE ..."] [--no-peers]
+#                      [--profile] [--out DIR]
 # --prebuilt uses the build as it is (a test machine running a bundle of
 # scripts/device); --rows runs only the named rows (cpu, cuda-compile, cuda,
 # cuda-no-pool, cuda-waiting-compile, cuda-waiting, cuda-async-compile,
 # cuda-async, cuda-graphs, cuda-device); --compare-env sets gnn-train's
 # environment in the comparison with PyTorch (by default gnn-train's
-# default form).
+# default form); --no-peers leaves that comparison out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-prebuilt=0 sequences=1280 models=tutorial,dgl-default profile=0 out= rows= compare_env=
+prebuilt=0 sequences=1280 models=tutorial,dgl-default profile=0 out= rows= compare_env= peers=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
   --prebuilt) prebuilt=1 ;;
@@ -40,10 +41,11 @@ while [[ $# -gt 0 ]]; do
   --models) models="$2" && shift ;;
   --rows) rows="$2" && shift ;;
   --compare-env) compare_env="$2" && shift ;;
+  --no-peers) peers=0 ;;
   --profile) profile=1 ;;
   --out) out="$2" && shift ;;
   *)
-    echo "usage: $0 [--prebuilt] [--sequences N] [--models LIST] [--rows LIST] [--compare-env ENV] [--profile] [--out DIR]" >&2
+    echo "usage: $0 [--prebuilt] [--sequences N] [--models LIST] [--rows LIST] [--compare-env ENV] [--no-peers] [--profile] [--out DIR]" >&2
     exit 2
     ;;
   esac
@@ -109,6 +111,7 @@ for model in ${models//,/ }; do
   fi
 done
 
+((peers)) || exit 0
 echo
 if python3 -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
   echo "gnnc against PyTorch on the same GPU (bench/peers/training.py --device cuda)"

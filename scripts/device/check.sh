@@ -113,9 +113,10 @@ lit_bounded() { # LOG LIT-ARGS...
 # (the default form, the waiting one over unified memory, asynchronous
 # launches alone, graphs over unified memory) one after the other (the runs
 # share the tests' output folders), then the
-# benchmarks: training of the tutorial's model against PyTorch, the
-# attention kernels against SDPA and PyG, the example default's training,
-# decoding of the bundled models. Up to 8 files come back in $OUT.
+# benchmarks: training of the tutorial's model against PyTorch and its
+# CUDA profiles (in $OUT), the attention kernels against SDPA and PyG, the
+# example default's training, decoding (the bundled models and one of the
+# example default's shape). Up to 8 files come back in $OUT.
 session() { # SECONDS [STAGES]
   local end=$((SECONDS + $1)) only=${2:-} skipped=() tmpdir
   tmpdir=$(mktemp -d)
@@ -153,11 +154,13 @@ session() { # SECONDS [STAGES]
   stage runtime-tests 60 build/unittests/GNNRuntimeTests --gtest_brief=1
   stage train-tutorial 150 bench/gpu/train.sh --prebuilt --models tutorial \
     --rows cpu,cuda-compile,cuda,cuda-waiting-compile,cuda-waiting,cuda-async-compile,cuda-async,cuda-graphs,cuda-device
+  stage profile-tutorial 60 bench/gpu/train.sh --prebuilt --models tutorial --rows cuda \
+    --no-peers --profile --out "$out"
   stage attention 60 build/bin/gnn-bench-attention --device cuda --repeats 10
   stage attention-peers 60 python3 bench/gpu/sdpa_bench.py --repeats 10
   stage train-default 240 bench/gpu/train.sh --prebuilt --models dgl-default \
     --rows cpu,cuda-compile,cuda,cuda-waiting-compile,cuda-waiting,cuda-graphs,cuda-device
-  stage decoding 120 bench/gpu/run.sh --prebuilt --models-only
+  stage decoding 150 bench/gpu/run.sh --prebuilt --models-only
   stage unit-tests 120 build/unittests/GNNUnitTests --gtest_brief=1
   tar -C "$tmpdir" -cJf "$out/lit-logs.tar.xz" . 2>/dev/null
   ((${#skipped[@]})) && echo "== not run (no time left): ${skipped[*]}"
