@@ -9,8 +9,10 @@
 # with each part turned off: a wait after each launch over unified memory
 # (`cuda-waiting`, GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0),
 # asynchronous launches alone (`cuda-async`), with graphs (`cuda-graphs`),
-# with device buffers and no graphs (`cuda-device`), and without the pool
-# (`cuda-no-pool`); each form that compiles other code runs first once to
+# with device buffers and no graphs (`cuda-device`), without the pool
+# (`cuda-no-pool`) and with the pool keeping at most what the step had live
+# at most beyond 16 MB rather than 512 (`cuda-pool-16mb`: the peak device
+# memory the pool's slack costs); each form that compiles other code runs first once to
 # fill the compile cache (the `-compile` rows). Prints
 # tokens/s and the epoch's loss per row (a failed run: its log's end, on
 # stderr); with --profile, further GPU runs per model write their CUDA
@@ -27,7 +29,7 @@
 #                      [--profile] [--out DIR]
 # --prebuilt uses the build as it is (a test machine running a bundle of
 # scripts/device); --rows runs only the named rows (cpu, cuda-compile, cuda,
-# cuda-no-pool, cuda-waiting-compile, cuda-waiting, cuda-async-compile,
+# cuda-no-pool, cuda-pool-16mb, cuda-waiting-compile, cuda-waiting, cuda-async-compile,
 # cuda-async, cuda-graphs, cuda-device); --compare-env sets gnn-train's
 # environment in the comparison with PyTorch (by default gnn-train's
 # default form); --no-peers leaves that comparison out.
@@ -70,7 +72,8 @@ config() { # NAME -> JSON
     \"cross_attention\": \"dgl\", \"vocab\": \"$PWD/examples/copy/vocab.txt\"}"
 }
 
-# One epoch; prints "tokens/s loss", or "- -" with the error in the log.
+# One epoch; prints "tokens/s loss peak-MiB" (peak device memory, - on the
+# CPU), or "- - -" with the error in the log.
 train() { # LOG MODEL DEVICE [ENV...]
   local log=$1 model=$2 device=$3
   shift 3
@@ -80,20 +83,24 @@ train() { # LOG MODEL DEVICE [ENV...]
     --out-dir "$tmp/out-$model-$device" --epochs 1 --batch-size 128 \
     --dropout 0 --shuffle=false --lr-factor 1.0 --warmup 400 >"$log" 2>&1; then
     tail -3 "$log" >&2
-    echo "- -"
+    echo "- - -"
     return
   fi
-  sed -n 's/.*train loss \([0-9.]*\) .* \([0-9.]*\) tokens\/s.*/\2 \1/p' "$log"
+  local peak
+  peak=$(sed -n 's/.*peak device memory \([0-9.]*\) MiB.*/\1/p' "$log")
+  sed -n 's/.*train loss \([0-9.]*\) .* \([0-9.]*\) tokens\/s.*/\2 \1/p' "$log" |
+    sed "s/\$/ ${peak:--}/"
 }
 
-echo "gnn-train, one epoch of $sequences copy sequences (tokens/s, loss)"
-printf '%-12s %-16s %12s %10s\n' model run tokens/s loss
+echo "gnn-train, one epoch of $sequences copy sequences (tokens/s, loss, peak device memory)"
+printf '%-12s %-16s %12s %10s %10s\n' model run tokens/s loss "peak MiB"
 for model in ${models//,/ }; do
   config "$model" >"$tmp/$model.json"
   waiting="GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0"
   unified_async="GNNC_CUDA_DEVICE_BUFFERS=0 GNNC_CUDA_GRAPHS=0"
   all_rows=("cpu cpu" "cuda-compile cuda" "cuda cuda"
     "cuda-no-pool cuda GNNC_CUDA_POOL=off"
+    "cuda-pool-16mb cuda GNNC_CUDA_POOL_MB=16"
     "cuda-waiting-compile cuda $waiting" "cuda-waiting cuda $waiting"
     "cuda-async-compile cuda $unified_async" "cuda-async cuda $unified_async"
     "cuda-graphs cuda GNNC_CUDA_DEVICE_BUFFERS=0"
@@ -102,7 +109,7 @@ for model in ${models//,/ }; do
     read -r name device env <<<"$row"
     [[ -z $rows || ,$rows, == *,$name,* ]] || continue
     result=$(train "$tmp/$model-$name.log" "$model" "$device" $env)
-    printf '%-12s %-16s %12s %10s\n' "$model" "$name" $result
+    printf '%-12s %-16s %12s %10s %10s\n' "$model" "$name" $result
   done
   if ((profile)); then
     train "$out/$model-cuda-profile.log" "$model" cuda GNNC_CUDA_PROFILE=1 >/dev/null

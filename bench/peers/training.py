@@ -13,7 +13,8 @@ With --device cuda (bench/gpu/train.sh) gnnc trains with gnn-train
 --device cuda and PyTorch on the same GPU, float32 with TF32 off on both
 sides (gnnc's GEMMs are float32 on cuBLAS), DGL not at all; the table adds
 each system's peak device memory: PyTorch's caching allocator's
-max_memory_reserved, gnnc's unified memory held (gnn-train's last line).
+max_memory_reserved, gnnc's unified and device memory held (gnn-train's
+last line).
 
 Systems:
   gnnc      build/bin/gnn-train (the whole step compiled, fused attention

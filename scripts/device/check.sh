@@ -159,7 +159,7 @@ session() { # SECONDS [STAGES]
   stage attention 60 build/bin/gnn-bench-attention --device cuda --repeats 10
   stage attention-peers 60 python3 bench/gpu/sdpa_bench.py --repeats 10
   stage train-default 240 bench/gpu/train.sh --prebuilt --models dgl-default \
-    --rows cpu,cuda-compile,cuda,cuda-waiting-compile,cuda-waiting,cuda-graphs,cuda-device
+    --rows cpu,cuda-compile,cuda,cuda-pool-16mb,cuda-waiting-compile,cuda-waiting,cuda-graphs,cuda-device
   stage decoding 150 bench/gpu/run.sh --prebuilt --models-only
   stage unit-tests 120 build/unittests/GNNUnitTests --gtest_brief=1
   tar -C "$tmpdir" -cJf "$out/lit-logs.tar.xz" . 2>/dev/null

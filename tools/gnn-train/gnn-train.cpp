@@ -405,9 +405,10 @@ int trainEpochs(Trainer &t, MLIRContext &context, const ModelConfig &config,
     exchange.print();
   if (device == "cuda")
     // What benchmarks set beside other systems' peak device memory.
-    llvm::outs() << llvm::format(
-        "gnn-train: peak device memory %.1f MiB (unified memory held)\n",
-        double(gnn_cuda_peak_memory_bytes()) / double(1 << 20));
+    llvm::outs() << llvm::format("gnn-train: peak device memory %.1f MiB "
+                                 "(unified and device memory held)\n",
+                                 double(gnn_cuda_peak_memory_bytes()) /
+                                     double(1 << 20));
   return 0;
 }
 
