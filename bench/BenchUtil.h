@@ -24,14 +24,21 @@ struct GraphDeleter {
 };
 using GraphPtr = std::unique_ptr<gnn_graph, GraphDeleter>;
 
+/// What the environment asks of the benchmarks, as of gnnc's tools (read
+/// once).
+inline const mlir::gnn::EnvironmentOptions &benchEnvironment() {
+  static const mlir::gnn::EnvironmentOptions environment =
+      mlir::gnn::readEnvironment();
+  return environment;
+}
+
 /// What gnnc's tools do at start-up, once: the process set up as the
 /// environment asks, and a runtime instance with its settings that lives
 /// as long as the process.
 inline gnn_rt_runtime *benchRuntime() {
   static gnn_rt_runtime *runtime = [] {
-    mlir::gnn::EnvironmentOptions environment = mlir::gnn::readEnvironment();
-    mlir::gnn::prepareProcess(environment);
-    return gnn_rt_runtime_create(&environment.runtime);
+    mlir::gnn::prepareProcess(benchEnvironment());
+    return gnn_rt_runtime_create(&benchEnvironment().runtime);
   }();
   return runtime;
 }

@@ -308,6 +308,14 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // Options for the device as the tools set them from the environment
+  // (the GPU's launches and buffers), with the benchmark's runtime.
+  auto setOptions = [&](CompileOptions &options) {
+    options.device = onGPU ? Device::CUDA : Device::CPU;
+    options.asyncLaunches = benchEnvironment().asyncLaunches;
+    options.deviceBuffers = benchEnvironment().deviceBuffers;
+    options.runtime = benchRuntime();
+  };
   auto compile = [&](bool fuse,
                      llvm::StringRef structure) -> std::unique_ptr<JitProgram> {
     auto context = new MLIRContext(registry); // lives as long as the program
@@ -316,8 +324,7 @@ int main(int argc, char **argv) {
                                               ParserConfig(context));
     CompileOptions options;
     options.fuse = fuse;
-    options.device = onGPU ? Device::CUDA : Device::CPU;
-    options.runtime = benchRuntime();
+    setOptions(options);
     auto program = JitProgram::compile(std::move(module), "main", {}, options);
     if (!program) {
       llvm::errs() << llvm::toString(program.takeError()) << "\n";
@@ -344,8 +351,7 @@ int main(int argc, char **argv) {
       std::exit(1);
     CompileOptions options;
     options.fuse = fuse;
-    options.device = onGPU ? Device::CUDA : Device::CPU;
-    options.runtime = benchRuntime();
+    setOptions(options);
     auto program =
         JitProgram::compile(std::move(module), {"main_grad"}, options);
     if (!program) {
