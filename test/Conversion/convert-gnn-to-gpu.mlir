@@ -32,24 +32,34 @@ func.func @heads(%g: !gnn.graph<general>, %q: tensor<?x8x64xf32>,
 // -----
 
 // The same on complete blocks: the tiled kernel. A warp per 32 destinations
-// (blocks of 32 threads, a grid of tiles x heads); each lane checks that its
-// CSR row is the range its first source starts; the warp's range is the min
-// and max over 5 shuffles each; the walk over it loads whole key and value
-// rows (one vector load each) with no shuffle per edge; rows that break the
-// promise go edge by edge.
+// (blocks of 32 threads, a grid of tiles x heads, 16 KB of shared memory);
+// each lane checks that its CSR row is the range its first source starts;
+// the warp's range is the min and max over 5 shuffles each; the walk over it
+// stages 32 sources' key and value rows in shared memory (16-byte slices,
+// 8 loads in flight before their stores), then reads each source's rows
+// from there (one vector load each) with no shuffle per edge, a barrier on
+// either side; rows that break the promise go edge by edge.
 // CHECK-LABEL: func.func @tiled
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %c8{{.*}}) threads({{.*}}) in (%{{.*}} = %c32
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %c8{{.*}}) threads({{.*}}) in (%{{.*}} = %c32{{.*}}) dynamic_shared_memory_size %c16384_i32
 // CHECK:           scf.for {{.*}} -> (i1)
 // CHECK:             arith.cmpi eq
 // CHECK-COUNT-5:   arith.minsi
 // CHECK-COUNT-5:   arith.maxsi
 // CHECK:           vector.load {{.*}} : memref<?x8x64xf32, strided<[?, 64, 1], offset: ?>>, vector<64xf32>
-// CHECK:           scf.for {{.*}} -> (f32, f32, f32
-// CHECK-NOT:         gpu.shuffle
-// CHECK:             vector.load {{.*}} : memref<?x8x64xf32, strided<[?, 64, 1], offset: ?>>, vector<64xf32>
-// CHECK:             scf.if
-// CHECK:               vector.load {{.*}} : memref<?x8x64xf32, strided<[?, 64, 1], offset: ?>>, vector<64xf32>
-// CHECK:               math.exp
+// CHECK:           gpu.dynamic_shared_memory
+// CHECK:           memref.view {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
+// CHECK:           scf.for {{.*}} step %c32{{.*}} -> (f32, f32, f32
+// CHECK-COUNT-8:     vector.load {{.*}} : memref<?x8x64xf32, strided<[?, 64, 1], offset: ?>>, vector<4xf32>
+// CHECK-COUNT-8:     vector.store {{.*}} : memref<32x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK:             gpu.barrier
+// CHECK:             scf.for {{.*}} -> (f32, f32, f32
+// CHECK-NOT:           gpu.shuffle
+// CHECK:               vector.load {{.*}} : memref<32x64xf32, #gpu.address_space<workgroup>>, vector<64xf32>
+// CHECK:               scf.if
+// CHECK:                 vector.load {{.*}} : memref<32x64xf32, #gpu.address_space<workgroup>>, vector<64xf32>
+// CHECK:                 math.exp
+// CHECK:             gpu.barrier
 // CHECK:           scf.if
 // CHECK:             scf.for
 // CHECK:               memref.load
@@ -114,15 +124,20 @@ func.func @dynamic_size(%g: !gnn.graph<complete>, %q: tensor<?x?xf32>,
 // -----
 
 // Bipartite blocks without heads, value rows wider than keys, no normalize:
-// the tiled kernel on a grid of tiles x 1, with z stored per lane.
+// the tiled kernel on a grid of tiles x 1 with tiles of 32 key rows of 16
+// and value rows of 24 (5 KB), z stored per lane.
 // CHECK-LABEL: func.func @tiled_bipartite
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c32
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c32{{.*}}) dynamic_shared_memory_size %c5120_i32
 // CHECK:           vector.load {{.*}} : memref<?x16xf32, strided<[?, 1], offset: ?>>, vector<16xf32>
+// CHECK:           memref.view {{.*}} to memref<32x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<32x24xf32, #gpu.address_space<workgroup>>
 // CHECK:           scf.for {{.*}} -> (f32, f32, f32
-// CHECK:             arith.maximumf {{.*}}, %cst
-// CHECK:             arith.minimumf
-// CHECK:             vector.load {{.*}} : memref<?x24xf32, strided<[?, 1], offset: ?>>, vector<24xf32>
-// CHECK:             math.exp
+// CHECK:             gpu.barrier
+// CHECK:             scf.for
+// CHECK:               arith.maximumf {{.*}}, %cst
+// CHECK:               arith.minimumf
+// CHECK:               vector.load {{.*}} : memref<32x24xf32, #gpu.address_space<workgroup>>, vector<24xf32>
+// CHECK:               math.exp
 // CHECK-COUNT-24:  memref.store {{.*}} : memref<?x24xf32>
 // CHECK:           memref.store {{.*}} : memref<?x1xf32>
 func.func @tiled_bipartite(%g: !gnn.graph<bipartite>, %q: tensor<?x16xf32>,

@@ -10,12 +10,6 @@ using namespace mlir;
 using namespace mlir::gnn;
 using namespace mlir::gnn::loops;
 
-namespace {
-/// Bytes of one vector access (ld.global.v4.f32), and its floats.
-constexpr int64_t kAccessBytes = 16;
-constexpr int64_t kAccessFloats = kAccessBytes / 4;
-} // namespace
-
 SmallVector<Value> loops::rowAlignmentConditions(OpBuilder &b, Location loc,
                                                  Value memref) {
   auto multipleOf = [&](Value x, int64_t n) -> Value {

@@ -24,6 +24,10 @@
 
 namespace mlir::gnn::loops {
 
+/// Bytes of one vector access (ld.global.v4.f32), and its floats.
+constexpr int64_t kAccessBytes = 16;
+constexpr int64_t kAccessFloats = kAccessBytes / 4;
+
 /// Whether slices of `slice` elements starting at multiples of `slice` in
 /// the rows of `type` (f32, the last dim contiguous) can be 16-byte
 /// accesses once rows start aligned.

@@ -17,9 +17,14 @@
 // head, and walks the union of their source ranges in lockstep. Every lane
 // reads the same key and value row at each step, so one load serves the
 // whole warp, and each lane keeps its query row and running sum in
-// registers; there are no shuffles per edge. A destination whose CSR row is
-// not the range its first source starts (a broken promise) takes the
-// per-edge path in the same kernel, so results stay exact.
+// registers; there are no shuffles per edge. The warp stages the key and
+// value rows of 32 sources at a time in shared memory, each lane loading
+// consecutive slices with all its loads in flight at once, so that a
+// source costs a shared-memory read instead of a global memory latency
+// (with a warp or two per scheduler, nothing else hides that latency). A
+// destination whose CSR row is not the range its first source starts (a
+// broken promise) takes the per-edge path in the same kernel, so results
+// stay exact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +46,13 @@ namespace {
 constexpr int64_t kBlockThreads = 128;
 /// Largest q plus running-sum row the tiled kernel keeps in registers.
 constexpr int64_t kTileRegisterFloats = 192;
+/// Sources whose key and value rows the tiled kernel's warp stages in
+/// shared memory at a time.
+constexpr int64_t kTileSources = 32;
+/// Floats a lane loads before it stores them to shared memory: enough
+/// loads in flight to pay one memory latency for them all, few enough
+/// registers beside the query and running-sum rows.
+constexpr int64_t kStageFloats = 32;
 
 /// The kernel's static layout: rows are [heads?, d] with at most one head
 /// dim, q and k share d, and no operand broadcasts a head.
@@ -281,8 +293,9 @@ private:
 class TileBody {
 public:
   TileBody(Lowering &l, const AttentionPlan &p, const KernelShape &shape,
-           Value valid, Value v, Value head, ArrayRef<Value> alignedInputs)
-      : l(l), p(p), shape(shape), valid(valid), v(v), head(head),
+           Value valid, Value v, Value head, Value lane,
+           ArrayRef<Value> alignedInputs)
+      : l(l), p(p), shape(shape), valid(valid), v(v), head(head), lane(lane),
         alignedInputs(alignedInputs) {}
 
   void build() {
@@ -303,18 +316,40 @@ public:
     Value tileHi = warpMinMax(l, myHi, /*max=*/true);
 
     SmallVector<Value> qRegs = row(p.q.memref, v, shape.d);
-    ValueRange state =
-        l.forLoop(tileLo, tileHi, initialState(l, p.elem, shape.dv),
-                  [&](Value u, ValueRange state) {
-                    // Loaded by every lane (the same row): outside the branch.
-                    Value score = attentionScore(l, p, dot(qRegs, u));
-                    Value inRange = l.b.create<arith::AndIOp>(
-                        cmp(arith::CmpIPredicate::uge, u, myLo),
-                        cmp(arith::CmpIPredicate::ult, u, myHi));
-                    return SmallVector<Value>(l.ifElse(
-                        inRange, [&] { return accumulate(u, score, state); },
-                        [&] { return SmallVector<Value>(state); }));
-                  });
+    auto [kTile, vTile] = sharedTiles();
+    Value tileSources = l.idx(kTileSources);
+    Value last = l.b.create<arith::SubIOp>(tileHi, l.idx(1));
+    ValueRange state = l.forLoop(
+        tileLo, tileHi, initialState(l, p.elem, shape.dv),
+        [&](Value t, ValueRange state) {
+          stage(p.k.memref, kTile, shape.d, t, last);
+          stage(p.val.memref, vTile, shape.dv, t, last);
+          l.b.create<gpu::BarrierOp>();
+          Value rows = l.b.create<arith::MinUIOp>(
+              tileSources, l.b.create<arith::SubIOp>(tileHi, t));
+          SmallVector<Value> next(
+              l.forLoop(l.idx(0), rows, state, [&](Value r, ValueRange sums) {
+                Value u = l.b.create<arith::AddIOp>(t, r);
+                // Read by every lane (the same row): outside the branch.
+                Value score = attentionScore(
+                    l, p,
+                    chainedDot(l, p.elem, qRegs, tileRow(kTile, r, shape.d)));
+                Value inRange = l.b.create<arith::AndIOp>(
+                    cmp(arith::CmpIPredicate::uge, u, myLo),
+                    cmp(arith::CmpIPredicate::ult, u, myHi));
+                return SmallVector<Value>(l.ifElse(
+                    inRange,
+                    [&] {
+                      return softmaxAccumulate(l, p, sums, score,
+                                               tileRow(vTile, r, shape.dv));
+                    },
+                    [&] { return SmallVector<Value>(sums); }));
+              }));
+          // Every lane is done with the tile before the next replaces it.
+          l.b.create<gpu::BarrierOp>();
+          return next;
+        },
+        tileSources);
     // Destinations whose row breaks the promise go edge by edge.
     Value perEdge = l.b.create<arith::AndIOp>(
         hasEdges, l.b.create<arith::XOrIOp>(
@@ -337,13 +372,14 @@ private:
     return l.b.create<arith::CmpIOp>(pred, a, b);
   }
 
-  SmallVector<Value> at(Value row, int64_t c) {
+  SmallVector<Value> at(Value row, Value c) {
     SmallVector<Value> index = {row};
     if (head)
       index.push_back(head);
-    index.push_back(l.idx(c));
+    index.push_back(c);
     return index;
   }
+  SmallVector<Value> at(Value row, int64_t c) { return at(row, l.idx(c)); }
 
   /// Row `r` (of head `head`) of `memref` as `size` scalars. One vector
   /// load: a single address per row, not one per element, so that the
@@ -354,6 +390,71 @@ private:
     markAlignedRow(x, alignedInputs);
     SmallVector<Value> elements;
     for (int64_t j = 0; j < size; ++j)
+      elements.push_back(l.b.create<vector::ExtractOp>(x, j));
+    return elements;
+  }
+
+  /// The key and value tiles in the launch's shared memory (tileBytes):
+  /// kTileSources rows of d, then as many of dv.
+  std::pair<Value, Value> sharedTiles() {
+    MLIRContext *ctx = l.b.getContext();
+    Attribute workgroup =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    Value bytes = l.b.create<gpu::DynamicSharedMemoryOp>(
+        MemRefType::get({ShapedType::kDynamic}, l.b.getI8Type(),
+                        MemRefLayoutAttrInterface{}, workgroup));
+    auto tile = [&](int64_t width, int64_t offset) -> Value {
+      return l.b.create<memref::ViewOp>(
+          MemRefType::get({kTileSources, width}, p.elem,
+                          MemRefLayoutAttrInterface{}, workgroup),
+          bytes, l.idx(offset), ValueRange{});
+    };
+    return {tile(shape.d, 0), tile(shape.dv, kTileSources * shape.d * 4)};
+  }
+
+  /// Rows t, t + 1, ... of `memref` (of head `head`, `width` floats each)
+  /// into `tile`, rows past `last` repeating it (staged, never read). The
+  /// lanes take consecutive slices, 16 bytes each where rows start aligned,
+  /// so that one load instruction reads consecutive addresses; each lane
+  /// issues kStageFloats of loads before it stores them.
+  void stage(Value memref, Value tile, int64_t width, Value t, Value last) {
+    int64_t slice =
+        width % kAccessFloats == 0 && llvm::is_contained(alignedInputs, memref)
+            ? kAccessFloats
+            : 1;
+    int64_t slicesPerRow = width / slice;
+    int64_t slices = kTileSources * slicesPerRow;
+    int64_t perLane = llvm::divideCeil(slices, kWarp);
+    int64_t batch = std::max<int64_t>(1, kStageFloats / slice);
+    auto sliceType = VectorType::get({slice}, p.elem);
+    for (int64_t first = 0; first < perLane; first += batch) {
+      SmallVector<std::tuple<Value, Value, Value>> loaded;
+      for (int64_t i = first; i < std::min(perLane, first + batch); ++i) {
+        // Slice i * 32 + lane; the last round's lanes past the end repeat
+        // the last slice (the same value to the same place).
+        Value s = l.b.create<arith::MinUIOp>(
+            l.b.create<arith::AddIOp>(lane, l.idx(i * kWarp)),
+            l.idx(slices - 1));
+        Value r = l.b.create<arith::DivUIOp>(s, l.idx(slicesPerRow));
+        Value c = l.b.create<arith::MulIOp>(
+            l.b.create<arith::RemUIOp>(s, l.idx(slicesPerRow)), l.idx(slice));
+        Value u =
+            l.b.create<arith::MinUIOp>(l.b.create<arith::AddIOp>(t, r), last);
+        auto load = l.b.create<vector::LoadOp>(sliceType, memref, at(u, c));
+        markAlignedRow(load, alignedInputs);
+        loaded.emplace_back(r, c, load);
+      }
+      for (auto [r, c, x] : loaded)
+        l.b.create<vector::StoreOp>(x, tile, ValueRange{r, c});
+    }
+  }
+
+  /// Row `r` of a shared-memory tile as `width` scalars.
+  SmallVector<Value> tileRow(Value tile, Value r, int64_t width) {
+    auto x = l.b.create<vector::LoadOp>(VectorType::get({width}, p.elem), tile,
+                                        ValueRange{r, l.idx(0)});
+    SmallVector<Value> elements;
+    for (int64_t j = 0; j < width; ++j)
       elements.push_back(l.b.create<vector::ExtractOp>(x, j));
     return elements;
   }
@@ -390,10 +491,15 @@ private:
   Lowering &l;
   const AttentionPlan &p;
   const KernelShape &shape;
-  Value valid, v, head;
+  Value valid, v, head, lane;
   /// Inputs whose rows start 16-byte aligned (withAlignedRows).
   ArrayRef<Value> alignedInputs;
 };
+
+/// The tiled kernel's shared memory: kTileSources key and value rows.
+int64_t tileBytes(const KernelShape &shape) {
+  return kTileSources * (shape.d + shape.dv) * int64_t(sizeof(float));
+}
 
 /// Whether the tiled kernel serves `op`: a structure that promises source
 /// ranges, every in-edge listed, and rows that fit in registers.
@@ -415,8 +521,9 @@ void launchTiles(Lowering &l, AttentionPlan p, const KernelShape &shape,
   alignRows(l, p.val, shape.dv, aligned);
   Value tiles = l.b.create<arith::CeilDivUIOp>(p.g.numDst, l.idx(kWarp));
   Value one = l.idx(1);
-  auto launch =
-      l.b.create<gpu::LaunchOp>(tiles, numHeads, one, l.idx(kWarp), one, one);
+  auto launch = l.b.create<gpu::LaunchOp>(
+      tiles, numHeads, one, l.idx(kWarp), one, one,
+      l.b.create<arith::ConstantIntOp>(tileBytes(shape), 32));
   OpBuilder::InsertionGuard guard(l.b);
   l.b.setInsertionPointToStart(&launch.getBody().front());
   Value v = l.b.create<arith::AddIOp>(
@@ -427,7 +534,8 @@ void launchTiles(Lowering &l, AttentionPlan p, const KernelShape &shape,
       l.b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, v, p.g.numDst);
   Value safeV = l.b.create<arith::SelectOp>(valid, v, l.idx(0));
   Value head = p.heads.empty() ? Value() : launch.getBlockIds().y;
-  TileBody(l, p, shape, valid, safeV, head, aligned).build();
+  TileBody(l, p, shape, valid, safeV, head, launch.getThreadIds().x, aligned)
+      .build();
   l.b.create<gpu::TerminatorOp>();
 }
 } // namespace
