@@ -109,14 +109,16 @@ lit_bounded() { # LOG LIT-ARGS...
 # One lease in one command (after unpack-llvm): the checks and benchmarks in
 # the order they matter, each bounded by its own limit and by what is left
 # of SECONDS, what did not fit named at the end; STAGES (a comma-separated
-# list of the names below) runs only those. The CUDA suite runs four ways
-# (the default form, the waiting one over unified memory, asynchronous
-# launches alone, graphs over unified memory) one after the other (the runs
-# share the tests' output folders), then the
-# benchmarks: training of the tutorial's model against PyTorch and its
-# CUDA profiles (in $OUT), the attention kernels against SDPA and PyG, the
-# example default's training, decoding (the bundled models and one of the
-# example default's shape). Up to 8 files come back in $OUT.
+# list of the names below) runs only those. First the CUDA suite in the
+# tools' default form and the runtime's unit tests, then the benchmarks
+# (training of the tutorial's model in every form and against PyTorch, the
+# attention kernels against SDPA and PyG, the example default's training),
+# then the suite in the other forms (waiting launches over unified memory,
+# asynchronous launches alone, graphs over unified memory: one after the
+# other, as the runs share the tests' output folders), then the CUDA
+# profiles of the tutorial's training (in $OUT) and of attention workload
+# (b), decoding (the bundled models and one of the example default's
+# shape) and the other unit tests. Up to 8 files come back in $OUT.
 session() { # SECONDS [STAGES]
   local end=$((SECONDS + $1)) only=${2:-} skipped=() tmpdir
   tmpdir=$(mktemp -d)
@@ -147,19 +149,21 @@ session() { # SECONDS [STAGES]
     ! grep -q -e "^Failed" -e "stopped after" "$log"
   }
   local cuda=build/test/Integration/CUDA unified=(--param cuda_device_buffers=0)
-  stage suite-default 120 suite "$tmpdir/lit-default.log" $cuda build/test/GPU
-  stage suite-waiting 90 suite "$tmpdir/lit-waiting.log" --param cuda_async_launches=0 "${unified[@]}" $cuda
-  stage suite-async 90 suite "$tmpdir/lit-async.log" --param cuda_graphs=0 "${unified[@]}" $cuda
-  stage suite-graphs 90 suite "$tmpdir/lit-graphs.log" "${unified[@]}" $cuda
+  stage suite-default 120 suite "$tmpdir/lit-default.log" $cuda
   stage runtime-tests 60 build/unittests/GNNRuntimeTests --gtest_brief=1
   stage train-tutorial 150 bench/gpu/train.sh --prebuilt --models tutorial \
     --rows cpu,cuda-compile,cuda,cuda-waiting-compile,cuda-waiting,cuda-async-compile,cuda-async,cuda-graphs,cuda-device
-  stage profile-tutorial 60 bench/gpu/train.sh --prebuilt --models tutorial --rows cuda \
-    --no-peers --profile --out "$out"
   stage attention 60 build/bin/gnn-bench-attention --device cuda --repeats 10
   stage attention-peers 60 python3 bench/gpu/sdpa_bench.py --repeats 10
   stage train-default 240 bench/gpu/train.sh --prebuilt --models dgl-default \
     --rows cpu,cuda-compile,cuda,cuda-pool-16mb,cuda-waiting-compile,cuda-waiting,cuda-graphs,cuda-device
+  stage suite-waiting 90 suite "$tmpdir/lit-waiting.log" --param cuda_async_launches=0 "${unified[@]}" $cuda
+  stage suite-async 90 suite "$tmpdir/lit-async.log" --param cuda_graphs=0 "${unified[@]}" $cuda
+  stage suite-graphs 90 suite "$tmpdir/lit-graphs.log" "${unified[@]}" $cuda
+  stage profile-tutorial 60 bench/gpu/train.sh --prebuilt --models tutorial --rows cuda \
+    --no-peers --profile --out "$out"
+  stage profile-attention 40 env GNNC_CUDA_PROFILE=1 build/bin/gnn-bench-attention \
+    --device cuda --workloads b --repeats 3
   stage decoding 150 bench/gpu/run.sh --prebuilt --models-only
   stage unit-tests 120 build/unittests/GNNUnitTests --gtest_brief=1
   tar -C "$tmpdir" -cJf "$out/lit-logs.tar.xz" . 2>/dev/null
