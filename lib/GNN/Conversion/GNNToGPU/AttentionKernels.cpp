@@ -31,6 +31,7 @@
 #include "AttentionKernels.h"
 #include "AlignedRows.h"
 #include "GNNToLoops/Attention.h"
+#include "SharedTiles.h"
 #include "Warp.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -46,13 +47,6 @@ namespace {
 constexpr int64_t kBlockThreads = 128;
 /// Largest q plus running-sum row the tiled kernel keeps in registers.
 constexpr int64_t kTileRegisterFloats = 192;
-/// Sources whose key and value rows the tiled kernel's warp stages in
-/// shared memory at a time.
-constexpr int64_t kTileSources = 32;
-/// Floats a lane loads before it stores them to shared memory: enough
-/// loads in flight to pay one memory latency for them all, few enough
-/// registers beside the query and running-sum rows.
-constexpr int64_t kStageFloats = 32;
 
 /// The kernel's static layout: rows are [heads?, d] with at most one head
 /// dim, q and k share d, and no operand broadcasts a head.
@@ -316,14 +310,20 @@ public:
     Value tileHi = warpMinMax(l, myHi, /*max=*/true);
 
     SmallVector<Value> qRegs = row(p.q.memref, v, shape.d);
-    auto [kTile, vTile] = sharedTiles();
+    SmallVector<Value> tiles = sharedTiles(l, {shape.d, shape.dv});
+    Value kTile = tiles[0], vTile = tiles[1];
+    SmallVector<Value> heads;
+    if (head)
+      heads.push_back(head);
     Value tileSources = l.idx(kTileSources);
     Value last = l.b.create<arith::SubIOp>(tileHi, l.idx(1));
     ValueRange state = l.forLoop(
         tileLo, tileHi, initialState(l, p.elem, shape.dv),
         [&](Value t, ValueRange state) {
-          stage(p.k.memref, kTile, shape.d, t, last);
-          stage(p.val.memref, vTile, shape.dv, t, last);
+          stageRows(l, p.k.memref, heads, kTile, shape.d, t, last, lane,
+                    alignedInputs);
+          stageRows(l, p.val.memref, heads, vTile, shape.dv, t, last, lane,
+                    alignedInputs);
           l.b.create<gpu::BarrierOp>();
           Value rows = l.b.create<arith::MinUIOp>(
               tileSources, l.b.create<arith::SubIOp>(tileHi, t));
@@ -372,14 +372,13 @@ private:
     return l.b.create<arith::CmpIOp>(pred, a, b);
   }
 
-  SmallVector<Value> at(Value row, Value c) {
+  SmallVector<Value> at(Value row, int64_t c) {
     SmallVector<Value> index = {row};
     if (head)
       index.push_back(head);
-    index.push_back(c);
+    index.push_back(l.idx(c));
     return index;
   }
-  SmallVector<Value> at(Value row, int64_t c) { return at(row, l.idx(c)); }
 
   /// Row `r` (of head `head`) of `memref` as `size` scalars. One vector
   /// load: a single address per row, not one per element, so that the
@@ -392,61 +391,6 @@ private:
     for (int64_t j = 0; j < size; ++j)
       elements.push_back(l.b.create<vector::ExtractOp>(x, j));
     return elements;
-  }
-
-  /// The key and value tiles in the launch's shared memory (tileBytes):
-  /// kTileSources rows of d, then as many of dv.
-  std::pair<Value, Value> sharedTiles() {
-    MLIRContext *ctx = l.b.getContext();
-    Attribute workgroup =
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    Value bytes = l.b.create<gpu::DynamicSharedMemoryOp>(
-        MemRefType::get({ShapedType::kDynamic}, l.b.getI8Type(),
-                        MemRefLayoutAttrInterface{}, workgroup));
-    auto tile = [&](int64_t width, int64_t offset) -> Value {
-      return l.b.create<memref::ViewOp>(
-          MemRefType::get({kTileSources, width}, p.elem,
-                          MemRefLayoutAttrInterface{}, workgroup),
-          bytes, l.idx(offset), ValueRange{});
-    };
-    return {tile(shape.d, 0), tile(shape.dv, kTileSources * shape.d * 4)};
-  }
-
-  /// Rows t, t + 1, ... of `memref` (of head `head`, `width` floats each)
-  /// into `tile`, rows past `last` repeating it (staged, never read). The
-  /// lanes take consecutive slices, 16 bytes each where rows start aligned,
-  /// so that one load instruction reads consecutive addresses; each lane
-  /// issues kStageFloats of loads before it stores them.
-  void stage(Value memref, Value tile, int64_t width, Value t, Value last) {
-    int64_t slice =
-        width % kAccessFloats == 0 && llvm::is_contained(alignedInputs, memref)
-            ? kAccessFloats
-            : 1;
-    int64_t slicesPerRow = width / slice;
-    int64_t slices = kTileSources * slicesPerRow;
-    int64_t perLane = llvm::divideCeil(slices, kWarp);
-    int64_t batch = std::max<int64_t>(1, kStageFloats / slice);
-    auto sliceType = VectorType::get({slice}, p.elem);
-    for (int64_t first = 0; first < perLane; first += batch) {
-      SmallVector<std::tuple<Value, Value, Value>> loaded;
-      for (int64_t i = first; i < std::min(perLane, first + batch); ++i) {
-        // Slice i * 32 + lane; the last round's lanes past the end repeat
-        // the last slice (the same value to the same place).
-        Value s = l.b.create<arith::MinUIOp>(
-            l.b.create<arith::AddIOp>(lane, l.idx(i * kWarp)),
-            l.idx(slices - 1));
-        Value r = l.b.create<arith::DivUIOp>(s, l.idx(slicesPerRow));
-        Value c = l.b.create<arith::MulIOp>(
-            l.b.create<arith::RemUIOp>(s, l.idx(slicesPerRow)), l.idx(slice));
-        Value u =
-            l.b.create<arith::MinUIOp>(l.b.create<arith::AddIOp>(t, r), last);
-        auto load = l.b.create<vector::LoadOp>(sliceType, memref, at(u, c));
-        markAlignedRow(load, alignedInputs);
-        loaded.emplace_back(r, c, load);
-      }
-      for (auto [r, c, x] : loaded)
-        l.b.create<vector::StoreOp>(x, tile, ValueRange{r, c});
-    }
   }
 
   /// Row `r` of a shared-memory tile as `width` scalars.
@@ -496,11 +440,6 @@ private:
   ArrayRef<Value> alignedInputs;
 };
 
-/// The tiled kernel's shared memory: kTileSources key and value rows.
-int64_t tileBytes(const KernelShape &shape) {
-  return kTileSources * (shape.d + shape.dv) * int64_t(sizeof(float));
-}
-
 /// Whether the tiled kernel serves `op`: a structure that promises source
 /// ranges, every in-edge listed, and rows that fit in registers.
 bool tileable(FusedAttentionOp op, const AttentionPlan &p,
@@ -521,9 +460,10 @@ void launchTiles(Lowering &l, AttentionPlan p, const KernelShape &shape,
   alignRows(l, p.val, shape.dv, aligned);
   Value tiles = l.b.create<arith::CeilDivUIOp>(p.g.numDst, l.idx(kWarp));
   Value one = l.idx(1);
-  auto launch = l.b.create<gpu::LaunchOp>(
-      tiles, numHeads, one, l.idx(kWarp), one, one,
-      l.b.create<arith::ConstantIntOp>(tileBytes(shape), 32));
+  auto launch =
+      l.b.create<gpu::LaunchOp>(tiles, numHeads, one, l.idx(kWarp), one, one,
+                                l.b.create<arith::ConstantIntOp>(
+                                    sharedTileBytes({shape.d, shape.dv}), 32));
   OpBuilder::InsertionGuard guard(l.b);
   l.b.setInsertionPointToStart(&launch.getBody().front());
   Value v = l.b.create<arith::AddIOp>(
