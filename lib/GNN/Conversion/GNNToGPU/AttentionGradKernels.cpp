@@ -8,7 +8,9 @@
 // and one head to a warp, the warp stepping through the union of its nodes'
 // ranges in lockstep. Every node's lanes read the same row at each step
 // (one load serves the warp) and keep their node's rows and sums in
-// registers; no per-edge value is written.
+// registers; no per-edge value is written. The rows the walks read at each
+// step (k and v in the destination pass, q and dout in the source pass)
+// are staged in shared memory 32 steps at a time (SharedTiles.h).
 //
 // The two passes of the loop form (AttentionGrad.cpp), each a kernel:
 //  - destinations: one walk for the statistics (the weights' shift, their
@@ -29,6 +31,7 @@
 #include "AttentionKernels.h"
 #include "GNNToLoops/Attention.h"
 #include "GNNToLoops/InEdges.h"
+#include "SharedTiles.h"
 #include "Warp.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -67,6 +70,14 @@ struct Lane {
   Value valid, node;
   SmallVector<Value, 1> head;
   Value part;
+  /// The thread in its block of one warp (kernels only).
+  Value thread;
+};
+
+/// A row a walk reads at each step: staged in shared memory (kernels only).
+struct StagedRow {
+  Value memref;
+  int64_t size;
 };
 
 /// The per-lane code of both passes.
@@ -109,9 +120,18 @@ private:
   /// The state after `step` over every in-edge source of the row, in slot
   /// order: the warp's union of ranges in lockstep where the lane's row is
   /// the range it promises, edge by edge where it is not. Every lane of the
-  /// warp computes `dots` at each step of both loops.
-  SmallVector<Value> walk(const Row &row, ValueRange init, EdgeDots dots,
-                          EdgeStep step);
+  /// warp computes `dots` at each step of both loops. In kernels, the
+  /// lockstep loop reads the `staged` rows of each step's source from
+  /// shared memory (row() does).
+  SmallVector<Value> walk(const Lane &lane, const Row &row,
+                          ArrayRef<StagedRow> staged, ValueRange init,
+                          EdgeDots dots, EdgeStep step);
+  /// The lockstep loop over the warp's union of ranges: `body(u, state)`
+  /// for each source, 32 sources to a staged tile in kernels.
+  SmallVector<Value>
+  walkRanges(const Lane &lane, const Row &row, ArrayRef<StagedRow> staged,
+             ValueRange init,
+             function_ref<SmallVector<Value>(Value, ValueRange)> body);
   /// The minimum or maximum of an index over the warp (over the lane's own
   /// value in loops), in every lane.
   Value warpReduce(Value n, bool max);
@@ -145,14 +165,26 @@ private:
   int64_t lanes;
   /// Inputs whose rows start 16-byte aligned (withAlignedRows).
   ArrayRef<Value> alignedInputs;
+  /// Within a walk over a staged tile: its first source and, per staged
+  /// memref, its tile in shared memory, which row() reads instead.
+  struct StagedTile {
+    Value first;
+    SmallVector<std::pair<Value, Value>> tiles;
+  };
+  std::optional<StagedTile> staged;
 };
+
+/// The rows both passes stage: (k, v) or (q, dout), as many floats.
+int64_t stagedBytes(const AttentionGradPlan &p) {
+  return sharedTileBytes({p.d, p.dvSize});
+}
 } // namespace
 
 void TileLanes::forEachLane(Value n, function_ref<void(const Lane &)> body) {
   if (threads == TileThreads::Loops) {
     l.parallelItems(n, p.heads, [&](Value node, ValueRange head) {
       body({l.b.create<arith::ConstantIntOp>(1, 1), node,
-            SmallVector<Value, 1>(head), l.idx(0)});
+            SmallVector<Value, 1>(head), l.idx(0), l.idx(0)});
     });
     return;
   }
@@ -165,8 +197,11 @@ void TileLanes::forEachLane(Value n, function_ref<void(const Lane &)> body) {
     int64_t nodesPerWarp = kWarp / lanes;
     Value tiles = l.b.create<arith::CeilDivUIOp>(n, l.idx(nodesPerWarp));
     Value one = l.idx(1);
-    auto launch =
-        l.b.create<gpu::LaunchOp>(tiles, numHeads, one, l.idx(kWarp), one, one);
+    int64_t sharedBytes =
+        stagedBytes(p) <= kSharedTileBytesLimit ? stagedBytes(p) : 0;
+    auto launch = l.b.create<gpu::LaunchOp>(
+        tiles, numHeads, one, l.idx(kWarp), one, one,
+        l.b.create<arith::ConstantIntOp>(sharedBytes, 32));
     OpBuilder::InsertionGuard guard(l.b);
     l.b.setInsertionPointToStart(&launch.getBody().front());
     Value tid = launch.getThreadIds().x;
@@ -178,7 +213,8 @@ void TileLanes::forEachLane(Value n, function_ref<void(const Lane &)> body) {
     Lane lane{valid,
               l.b.create<arith::SelectOp>(valid, v, l.idx(0)),
               {},
-              l.b.create<arith::RemUIOp>(tid, l.idx(lanes))};
+              l.b.create<arith::RemUIOp>(tid, l.idx(lanes)),
+              tid};
     if (!p.heads.empty())
       lane.head.push_back(launch.getBlockIds().y);
     body(lane);
@@ -216,10 +252,49 @@ TileLanes::Row TileLanes::rowOf(const GraphParts &g, const Lane &lane) {
   return row;
 }
 
-SmallVector<Value> TileLanes::walk(const Row &row, ValueRange init,
-                                   EdgeDots dots, EdgeStep step) {
-  SmallVector<Value> state(
-      l.forLoop(row.walkLo, row.walkHi, init, [&](Value u, ValueRange s) {
+SmallVector<Value> TileLanes::walkRanges(
+    const Lane &lane, const Row &row, ArrayRef<StagedRow> stagedRows,
+    ValueRange init, function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  if (threads == TileThreads::Loops || stagedRows.empty() ||
+      stagedBytes(p) > kSharedTileBytesLimit)
+    return SmallVector<Value>(l.forLoop(row.walkLo, row.walkHi, init, body));
+  SmallVector<int64_t> widths;
+  for (const StagedRow &r : stagedRows)
+    widths.push_back(r.size);
+  SmallVector<Value> views = sharedTiles(l, widths);
+  Value tileSources = l.idx(kTileSources);
+  Value last = l.b.create<arith::SubIOp>(row.walkHi, l.idx(1));
+  return SmallVector<Value>(l.forLoop(
+      row.walkLo, row.walkHi, init,
+      [&](Value t, ValueRange s) {
+        StagedTile tile{t, {}};
+        for (auto [r, view] : llvm::zip_equal(stagedRows, views)) {
+          stageRows(l, r.memref, lane.head, view, r.size, t, last, lane.thread,
+                    alignedInputs);
+          tile.tiles.emplace_back(r.memref, view);
+        }
+        l.b.create<gpu::BarrierOp>();
+        Value count = l.b.create<arith::MinUIOp>(
+            tileSources, l.b.create<arith::SubIOp>(row.walkHi, t));
+        staged = tile;
+        SmallVector<Value> next(
+            l.forLoop(l.idx(0), count, s, [&](Value i, ValueRange state) {
+              return body(l.b.create<arith::AddIOp>(t, i), state);
+            }));
+        staged.reset();
+        // Every lane is done with the tile before the next replaces it.
+        l.b.create<gpu::BarrierOp>();
+        return next;
+      },
+      tileSources));
+}
+
+SmallVector<Value> TileLanes::walk(const Lane &lane, const Row &row,
+                                   ArrayRef<StagedRow> stagedRows,
+                                   ValueRange init, EdgeDots dots,
+                                   EdgeStep step) {
+  SmallVector<Value> state =
+      walkRanges(lane, row, stagedRows, init, [&](Value u, ValueRange s) {
         SmallVector<Value> d = dots(u);
         Value inRange = l.b.create<arith::AndIOp>(
             cmp(arith::CmpIPredicate::uge, u, row.lo),
@@ -227,7 +302,7 @@ SmallVector<Value> TileLanes::walk(const Row &row, ValueRange init,
         return SmallVector<Value>(l.ifElse(
             inRange, [&] { return step(u, d, s); },
             [&] { return SmallVector<Value>(s); }));
-      }));
+      });
   // Rows that break the promise go edge by edge, for as many rounds as the
   // warp's longest such row (dots need every lane); a lane past its own
   // edges computes on source 0 (every warp with an edge has one) and keeps
@@ -260,6 +335,20 @@ Value TileLanes::column(const Lane &lane, int64_t size, int64_t j) {
 SmallVector<Value> TileLanes::row(const Lane &lane, Value memref, Value r,
                                   int64_t size) {
   int64_t slice = size / lanes;
+  // Within a staged walk, r is the step's source: its row is in the tile.
+  if (staged)
+    for (auto [m, tile] : staged->tiles) {
+      if (m != memref)
+        continue;
+      auto x = l.b.create<vector::LoadOp>(
+          VectorType::get({slice}, p.elem), tile,
+          ValueRange{l.b.create<arith::SubIOp>(r, staged->first),
+                     column(lane, size, 0)});
+      SmallVector<Value> elements;
+      for (int64_t j = 0; j < slice; ++j)
+        elements.push_back(l.b.create<vector::ExtractOp>(x, j));
+      return elements;
+    }
   SmallVector<Value> at = {r};
   llvm::append_range(at, lane.head);
   at.push_back(column(lane, size, 0));
@@ -310,6 +399,8 @@ void TileLanes::destinationLane(const Lane &lane) {
         dot(dOut, row(lane, p.v.memref, u, p.dvSize))};
   };
   Row edges = rowOf(p.g, lane);
+  // Each step reads the source's k and v rows.
+  StagedRow sources[] = {{p.k.memref, p.d}, {p.v.memref, p.dvSize}};
   // The statistics the edges' weights and score gradients use, kept in
   // registers for dq and stored for the source pass.
   EdgeStatistics stats;
@@ -318,7 +409,7 @@ void TileLanes::destinationLane(const Lane &lane) {
     stats.shift = weightShift(l, p, v, lane.head);
     Value zero = l.floatConst(p.elem, 0.0);
     SmallVector<Value> sums =
-        walk(edges, ValueRange{zero, zero}, dots,
+        walk(lane, edges, sources, ValueRange{zero, zero}, dots,
              [&](Value, ValueRange d, ValueRange s) {
                Value w = attentionWeights(l, p, d[0], stats.shift);
                return SmallVector<Value>{l.b.create<math::FmaOp>(w, d[1], s[0]),
@@ -333,8 +424,9 @@ void TileLanes::destinationLane(const Lane &lane) {
     SmallVector<Value> init = {l.floatConst(p.elem, negInf),
                                l.floatConst(p.elem, 0.0),
                                l.floatConst(p.elem, 0.0)};
-    SmallVector<Value> sums =
-        walk(edges, init, dots, [&](Value, ValueRange d, ValueRange s) {
+    SmallVector<Value> sums = walk(
+        lane, edges, sources, init, dots,
+        [&](Value, ValueRange d, ValueRange s) {
           Value sc = clampScore(l, p, d[0]);
           Value max = l.b.create<arith::MaximumFOp>(s[0], sc);
           Value rescale =
@@ -368,7 +460,7 @@ void TileLanes::destinationLane(const Lane &lane) {
     });
   }
   SmallVector<Value> dq =
-      walk(edges, zeros(p.d / lanes), dots,
+      walk(lane, edges, sources, zeros(p.d / lanes), dots,
            [&](Value u, ValueRange d, ValueRange s) {
              Value w = attentionWeights(l, p, d[0], stats.shift);
              if (stats.norm)
@@ -397,6 +489,8 @@ void TileLanes::sourceLane(const Lane &lane, bool withDk, bool withDv) {
   // The reversal's in-edges of a source are its destinations: the scaled
   // score and (for dk) dP of each.
   Row destinations = rowOf(p.r, lane);
+  // Each step reads the destination's q and dout rows.
+  StagedRow rows[] = {{p.q.memref, p.d}, {p.grads[0].memref, p.dvSize}};
   auto dots = [&](Value dst) {
     SmallVector<Value> d = {l.b.create<arith::MulFOp>(
         dot(row(lane, p.q.memref, dst, p.d), k), scale)};
@@ -405,7 +499,8 @@ void TileLanes::sourceLane(const Lane &lane, bool withDk, bool withDv) {
     return d;
   };
   SmallVector<Value> sums = walk(
-      destinations, init, dots, [&](Value dst, ValueRange d, ValueRange s) {
+      lane, destinations, rows, init, dots,
+      [&](Value dst, ValueRange d, ValueRange s) {
         EdgeStatistics stats = edgeStatistics(l, p, dst, lane.head);
         Value w = attentionWeights(l, p, d[0], stats.shift);
         if (stats.norm)

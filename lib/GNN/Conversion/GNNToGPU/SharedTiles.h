@@ -20,6 +20,9 @@ namespace mlir::gnn::loops {
 
 /// Source rows a warp stages at a time.
 constexpr int64_t kTileSources = 32;
+/// The most dynamic shared memory a launch gets without asking the driver
+/// for more; rows that need more are read from global memory.
+constexpr int64_t kSharedTileBytesLimit = 48 * 1024;
 
 /// Bytes of shared memory for tiles of kTileSources f32 rows of each of
 /// `widths`, one after the other.
