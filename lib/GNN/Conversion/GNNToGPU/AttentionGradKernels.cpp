@@ -491,7 +491,12 @@ void TileLanes::sourceLane(const Lane &lane, bool withDk, bool withDv) {
   Row destinations = rowOf(p.r, lane);
   // Each step reads the destination's q and dout rows.
   StagedRow rows[] = {{p.q.memref, p.d}, {p.grads[0].memref, p.dvSize}};
+  // The destination's statistics, loaded by every lane at the step's start
+  // with its rows (not after the range test), so that their latency
+  // overlaps the dot products.
+  EdgeStatistics stepStats;
   auto dots = [&](Value dst) {
+    stepStats = edgeStatistics(l, p, dst, lane.head);
     SmallVector<Value> d = {l.b.create<arith::MulFOp>(
         dot(row(lane, p.q.memref, dst, p.d), k), scale)};
     if (withDk)
@@ -501,7 +506,7 @@ void TileLanes::sourceLane(const Lane &lane, bool withDk, bool withDv) {
   SmallVector<Value> sums = walk(
       lane, destinations, rows, init, dots,
       [&](Value dst, ValueRange d, ValueRange s) {
-        EdgeStatistics stats = edgeStatistics(l, p, dst, lane.head);
+        const EdgeStatistics &stats = stepStats;
         Value w = attentionWeights(l, p, d[0], stats.shift);
         if (stats.norm)
           w = l.b.create<arith::MulFOp>(w, stats.norm);
