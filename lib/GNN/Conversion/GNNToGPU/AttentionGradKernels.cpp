@@ -9,8 +9,9 @@
 // ranges in lockstep. Every node's lanes read the same row at each step
 // (one load serves the warp) and keep their node's rows and sums in
 // registers; no per-edge value is written. The rows the walks read at each
-// step (k and v in the destination pass, q and dout in the source pass)
-// are staged in shared memory 32 steps at a time (SharedTiles.h).
+// step (k and v in the destination pass; q, dout and the destination's
+// statistics in the source pass) are staged in shared memory 32 steps at a
+// time (SharedTiles.h).
 //
 // The two passes of the loop form (AttentionGrad.cpp), each a kernel:
 //  - destinations: one walk for the statistics (the weights' shift, their
@@ -144,6 +145,10 @@ private:
   SmallVector<Value> row(const Lane &lane, Value memref, Value r, int64_t size);
   void storeRow(const Lane &lane, ArrayRef<Value> values, Value memref,
                 int64_t size);
+  /// A destination's statistic in `memref` (one of statisticBuffers'):
+  /// from its staged tile within a staged walk (dst is the step's), else
+  /// at the destination's row start.
+  Value statistic(const Lane &lane, Value memref, Value dst);
   /// The column of element j of the lane's part of a row of `size`.
   Value column(const Lane &lane, int64_t size, int64_t j);
   /// a . b over the node's lanes (a and b: this lane's parts), in four
@@ -174,9 +179,11 @@ private:
   std::optional<StagedTile> staged;
 };
 
-/// The rows both passes stage: (k, v) or (q, dout), as many floats.
+/// The shared memory of either pass's staged rows: (k, v), or (q, dout)
+/// and the destinations' statistics.
 int64_t stagedBytes(const AttentionGradPlan &p) {
-  return sharedTileBytes({p.d, p.dvSize});
+  return sharedTileBytes({p.d, p.dvSize}) +
+         int64_t(statisticBuffers(p).size()) * sharedTileBytes(1);
 }
 } // namespace
 
@@ -324,6 +331,16 @@ SmallVector<Value> TileLanes::walk(const Lane &lane, const Row &row,
             hasEdge, [&] { return step(u, d, s); },
             [&] { return SmallVector<Value>(s); }));
       }));
+}
+
+Value TileLanes::statistic(const Lane &lane, Value memref, Value dst) {
+  if (staged)
+    for (auto [m, tile] : staged->tiles)
+      if (m == memref)
+        return l.b.create<memref::LoadOp>(
+            tile, ValueRange{l.b.create<arith::SubIOp>(dst, staged->first),
+                             l.idx(0)});
+  return l.b.create<memref::LoadOp>(memref, rowStart(l, dst, lane.head));
 }
 
 Value TileLanes::column(const Lane &lane, int64_t size, int64_t j) {
@@ -489,14 +506,19 @@ void TileLanes::sourceLane(const Lane &lane, bool withDk, bool withDv) {
   // The reversal's in-edges of a source are its destinations: the scaled
   // score and (for dk) dP of each.
   Row destinations = rowOf(p.r, lane);
-  // Each step reads the destination's q and dout rows.
-  StagedRow rows[] = {{p.q.memref, p.d}, {p.grads[0].memref, p.dvSize}};
+  // Each step reads the destination's q and dout rows and statistics.
+  SmallVector<StagedRow> rows = {{p.q.memref, p.d},
+                                 {p.grads[0].memref, p.dvSize}};
+  for (Value buffer : statisticBuffers(p))
+    rows.push_back({buffer, 1});
   // The destination's statistics, loaded by every lane at the step's start
   // with its rows (not after the range test), so that their latency
   // overlaps the dot products.
   EdgeStatistics stepStats;
   auto dots = [&](Value dst) {
-    stepStats = edgeStatistics(l, p, dst, lane.head);
+    stepStats = edgeStatistics(l, p, dst, lane.head, [&](Value memref) {
+      return statistic(lane, memref, dst);
+    });
     SmallVector<Value> d = {l.b.create<arith::MulFOp>(
         dot(row(lane, p.q.memref, dst, p.d), k), scale)};
     if (withDk)

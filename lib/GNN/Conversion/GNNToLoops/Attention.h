@@ -222,15 +222,22 @@ struct EdgeStatistics {
   /// The same statistics in every lane of `type`.
   EdgeStatistics splat(Lowering &l, VectorType type) const;
 };
+/// Reads a destination's statistic from one of statisticBuffers' (where
+/// the caller has it elsewhere, such as staged in shared memory); null: a
+/// load at the destination's row start.
+using StatisticLoad = function_ref<Value(Value memref)>;
 EdgeStatistics edgeStatistics(Lowering &l, const AttentionGradPlan &p,
-                              Value dst, ValueRange head);
+                              Value dst, ValueRange head,
+                              StatisticLoad load = {});
 /// edgeStatistics' shift and offset alone: passes that compute D
 /// themselves need the shift before D is stored, and store the offset
 /// after.
 Value weightShift(Lowering &l, const AttentionGradPlan &p, Value dst,
-                  ValueRange head);
+                  ValueRange head, StatisticLoad load = {});
 Value dpOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
-               ValueRange head);
+               ValueRange head, StatisticLoad load = {});
+/// The buffers edgeStatistics reads ([node, head..., 1] each).
+SmallVector<Value> statisticBuffers(const AttentionGradPlan &p);
 
 /// For vectors of edges: from their raw dot products q . k and dP = dout .
 /// v, and the statistics of their destinations (vectors), the weights and

@@ -163,30 +163,45 @@ void loops::storeStatistics(Lowering &l, const AttentionGradPlan &p, Value dst,
   storeOutDot(l, p, dst, head, out);
 }
 
+/// A destination's statistic in `memref` (one of statisticBuffers'): from
+/// `load` where given, else at the destination's row start.
+static Value loadStatistic(Lowering &l, Value memref, Value dst,
+                           ValueRange head, StatisticLoad load) {
+  if (load)
+    return load(memref);
+  return l.b.create<memref::LoadOp>(memref, rowStart(l, dst, head));
+}
+
 Value loops::weightShift(Lowering &l, const AttentionGradPlan &p, Value dst,
-                         ValueRange head) {
+                         ValueRange head, StatisticLoad load) {
   if (p.normalize)
-    return l.b.create<memref::LoadOp>(p.shift, rowStart(l, dst, head));
+    return loadStatistic(l, p.shift, dst, head, load);
   return l.floatConst(p.elem, 0.0);
 }
 
 Value loops::dpOffset(Lowering &l, const AttentionGradPlan &p, Value dst,
-                      ValueRange head) {
+                      ValueRange head, StatisticLoad load) {
   if (p.normalize)
-    return l.b.create<memref::LoadOp>(p.outDot, rowStart(l, dst, head));
-  Value dz =
-      l.b.create<memref::LoadOp>(p.grads[1].memref, rowStart(l, dst, head));
-  return l.b.create<arith::NegFOp>(dz);
+    return loadStatistic(l, p.outDot, dst, head, load);
+  return l.b.create<arith::NegFOp>(
+      loadStatistic(l, p.grads[1].memref, dst, head, load));
 }
 
 EdgeStatistics loops::edgeStatistics(Lowering &l, const AttentionGradPlan &p,
-                                     Value dst, ValueRange head) {
+                                     Value dst, ValueRange head,
+                                     StatisticLoad load) {
   EdgeStatistics stats;
-  stats.shift = weightShift(l, p, dst, head);
+  stats.shift = weightShift(l, p, dst, head, load);
   if (p.normalize)
-    stats.norm = l.b.create<memref::LoadOp>(p.norm, rowStart(l, dst, head));
-  stats.offset = dpOffset(l, p, dst, head);
+    stats.norm = loadStatistic(l, p.norm, dst, head, load);
+  stats.offset = dpOffset(l, p, dst, head, load);
   return stats;
+}
+
+SmallVector<Value> loops::statisticBuffers(const AttentionGradPlan &p) {
+  if (p.normalize)
+    return {p.shift, p.norm, p.outDot};
+  return {p.grads[1].memref};
 }
 
 EdgeStatistics EdgeStatistics::splat(Lowering &l, VectorType type) const {
