@@ -10,7 +10,10 @@
 // stores the statistics (shift, norm, D) for the source kernel; the
 // reversal's index is built between the two. Rows of q, k, v and dout are
 // read in 16-byte loads (marked for gnn-gpu-assume-aligned-rows): a buffer
-// whose rows do not start aligned is copied first.
+// whose rows do not start aligned is copied first. Each walk stages the
+// rows its steps read 32 steps at a time in shared memory (4,480 bytes: k
+// and v, or q and dout, and the source kernel's statistics), between two
+// barriers.
 // CHECK-LABEL: func.func @complete
 // CHECK-COUNT-4: memref.extract_aligned_pointer_as_index
 // CHECK:         scf.if
@@ -19,10 +22,18 @@
 // CHECK:           memref.alloc
 // CHECK:           memref.copy
 // CHECK:         %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c32
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}) threads({{.*}}) in (%{{.*}} = %c32
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}) threads({{.*}}) in (%{{.*}} = %c32{{.*}}) dynamic_shared_memory_size %c4480_i32
 // CHECK:           vector.load {{.*}} {gnn.aligned_rows}
 // CHECK-COUNT-15:  gpu.shuffle  xor %{{.*}} : i64
 // CHECK-NOT:       gpu.shuffle  xor %{{.*}} : f32
+// CHECK:           memref.view {{.*}} to memref<32x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<32x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           scf.for {{.*}} step %c32
+// CHECK-COUNT-4:     vector.store {{.*}} : memref<32x16xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK:             gpu.barrier
+// CHECK:             scf.for
+// CHECK:               vector.load {{.*}} : memref<32x16xf32, #gpu.address_space<workgroup>>, vector<16xf32>
+// CHECK:             gpu.barrier
 // CHECK:           memref.store
 // CHECK:           memref.store
 // CHECK:           memref.store
@@ -46,6 +57,13 @@
 // CHECK:         gpu.launch
 // CHECK-COUNT-15:  gpu.shuffle  xor %{{.*}} : i64
 // CHECK-NOT:       gpu.shuffle  xor %{{.*}} : f32
+// CHECK-COUNT-2:   memref.view {{.*}} to memref<32x16xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-3:   memref.view {{.*}} to memref<32x1xf32, #gpu.address_space<workgroup>>
+// CHECK:           scf.for {{.*}} step %c32
+// CHECK:             gpu.barrier
+// CHECK:             scf.for
+// CHECK:               memref.load {{.*}} : memref<32x1xf32, #gpu.address_space<workgroup>>
+// CHECK:             gpu.barrier
 // CHECK:           gpu.terminator
 // CHECK-NOT:     gpu.launch
 // CHECK:         return
