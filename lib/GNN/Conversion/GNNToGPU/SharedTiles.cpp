@@ -74,11 +74,23 @@ void loops::stageRows(Lowering &l, Value memref, ValueRange head, Value tile,
           l.b.create<arith::MinUIOp>(l.b.create<arith::AddIOp>(t, r), last)};
       llvm::append_range(at, head);
       at.push_back(c);
-      auto load = l.b.create<vector::LoadOp>(sliceType, memref, at);
-      markAlignedRow(load, alignedInputs);
-      loaded.emplace_back(r, c, load);
+      // Scalars as memref loads, which take any layout (a statistic's
+      // column may be strided).
+      Value x;
+      if (slice == 1) {
+        x = l.b.create<memref::LoadOp>(memref, at);
+      } else {
+        auto load = l.b.create<vector::LoadOp>(sliceType, memref, at);
+        markAlignedRow(load, alignedInputs);
+        x = load;
+      }
+      loaded.emplace_back(r, c, x);
     }
-    for (auto [r, c, x] : loaded)
-      l.b.create<vector::StoreOp>(x, tile, ValueRange{r, c});
+    for (auto [r, c, x] : loaded) {
+      if (slice == 1)
+        l.b.create<memref::StoreOp>(x, tile, ValueRange{r, c});
+      else
+        l.b.create<vector::StoreOp>(x, tile, ValueRange{r, c});
+    }
   }
 }
