@@ -545,6 +545,37 @@ def GPUAssumeAlignedRowsPass
 }
 
 //===----------------------------------------------------------------------===//
+// GPUMulHigh
+//===----------------------------------------------------------------------===//
+
+def GPUMulHighPass
+    : Pass<"gnn-gpu-mul-high", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Takes the kernels' 32-bit products' high halves with mul.hi";
+  let description = [{
+    Dropout's Philox rounds multiply 32-bit words and keep both halves of
+    each product (`arith.mului_extended`). Upstream's lowering widens the
+    words to 64 bits and multiplies those, and once LLVM has folded the
+    widening of a word that was itself narrowed, NVPTX emits a 64-bit
+    multiply (`mul.lo.s64`, several 32-bit instructions on the device).
+    This pass, run on the outlined kernels, gives each 32-bit
+    `arith.mului_extended` its low half as `arith.muli` and its high half
+    as NVVM's `mul.hi.u32` (`llvm.nvvm.mulhi.ui`).
+
+    ```mlir
+    %lo, %hi = arith.mului_extended %a, %b : i32
+    // becomes
+    %lo = arith.muli %a, %b : i32
+    %hi = llvm.call_intrinsic "llvm.nvvm.mulhi.ui"(%a, %b)
+        : (i32, i32) -> i32
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // GPUDataLayout
 //===----------------------------------------------------------------------===//
 

@@ -297,6 +297,7 @@ mlir::gnn::buildNVVMCodegenPipeline(OpPassManager &pm,
   device.addPass(createConvertSCFToCFPass());
   device.addPass(gnn::createExpandRoundedDivisionsPass());
   device.addPass(arith::createArithExpandOpsPass());
+  device.addPass(gnn::createGPUMulHighPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
