@@ -70,3 +70,15 @@ void loops::markAlignedRow(vector::LoadOp load, ArrayRef<Value> aligned) {
     load->setAttr(GNNDialect::kAlignedRowsAttrName,
                   UnitAttr::get(load.getContext()));
 }
+
+SmallVector<Value> loops::loadRow(Lowering &l, Value memref, ValueRange index,
+                                  int64_t size, ArrayRef<Value> aligned) {
+  Type element = cast<MemRefType>(memref.getType()).getElementType();
+  auto x = l.b.create<vector::LoadOp>(VectorType::get({size}, element), memref,
+                                      index);
+  markAlignedRow(x, aligned);
+  SmallVector<Value> elements;
+  for (int64_t j = 0; j < size; ++j)
+    elements.push_back(l.b.create<vector::ExtractOp>(x, j));
+  return elements;
+}

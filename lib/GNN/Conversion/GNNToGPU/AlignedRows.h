@@ -50,6 +50,13 @@ void alignRows(Lowering &l, Feature &f, int64_t slice,
 /// its buffer is one of `aligned`.
 void markAlignedRow(vector::LoadOp load, ArrayRef<Value> aligned);
 
+/// `size` elements of `memref` from `index` on (along its last dim) as
+/// scalars, from one vector load (marked where `memref` is one of
+/// `aligned`): a single address per row, not one per element, so that the
+/// element offsets stay constants instead of registers.
+SmallVector<Value> loadRow(Lowering &l, Value memref, ValueRange index,
+                           int64_t size, ArrayRef<Value> aligned = {});
+
 /// What makes each row of `memref` start 16-byte aligned: its aligned
 /// pointer a multiple of 16 bytes, its offset and every stride but the
 /// last a multiple of 4 elements (i1 values, all true).

@@ -81,6 +81,13 @@ struct StagedRow {
   int64_t size;
 };
 
+/// The shared memory of either pass's staged rows: (k, v), or (q, dout)
+/// and the destinations' statistics.
+int64_t stagedBytes(const AttentionGradPlan &p) {
+  return sharedTileBytes({p.d, p.dvSize}) +
+         int64_t(statisticBuffers(p).size()) * sharedTileBytes(1);
+}
+
 /// The per-lane code of both passes.
 class TileLanes {
 public:
@@ -133,6 +140,12 @@ private:
   walkRanges(const Lane &lane, const Row &row, ArrayRef<StagedRow> staged,
              ValueRange init,
              function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  /// Whether the walks stage their rows in shared memory: in kernels,
+  /// where the rows fit the shared memory a launch gets.
+  bool stages() const {
+    return threads == TileThreads::Warps &&
+           stagedBytes(p) <= kSharedTileBytesLimit;
+  }
   /// The minimum or maximum of an index over the warp (over the lane's own
   /// value in loops), in every lane.
   Value warpReduce(Value n, bool max);
@@ -145,6 +158,9 @@ private:
   SmallVector<Value> row(const Lane &lane, Value memref, Value r, int64_t size);
   void storeRow(const Lane &lane, ArrayRef<Value> values, Value memref,
                 int64_t size);
+  /// The shared-memory tile `memref`'s rows are staged in within a staged
+  /// walk; null outside one or for a memref it does not stage.
+  Value stagedTile(Value memref) const;
   /// A destination's statistic in `memref` (one of statisticBuffers'):
   /// from its staged tile within a staged walk (dst is the step's), else
   /// at the destination's row start.
@@ -178,13 +194,6 @@ private:
   };
   std::optional<StagedTile> staged;
 };
-
-/// The shared memory of either pass's staged rows: (k, v), or (q, dout)
-/// and the destinations' statistics.
-int64_t stagedBytes(const AttentionGradPlan &p) {
-  return sharedTileBytes({p.d, p.dvSize}) +
-         int64_t(statisticBuffers(p).size()) * sharedTileBytes(1);
-}
 } // namespace
 
 void TileLanes::forEachLane(Value n, function_ref<void(const Lane &)> body) {
@@ -204,11 +213,9 @@ void TileLanes::forEachLane(Value n, function_ref<void(const Lane &)> body) {
     int64_t nodesPerWarp = kWarp / lanes;
     Value tiles = l.b.create<arith::CeilDivUIOp>(n, l.idx(nodesPerWarp));
     Value one = l.idx(1);
-    int64_t sharedBytes =
-        stagedBytes(p) <= kSharedTileBytesLimit ? stagedBytes(p) : 0;
     auto launch = l.b.create<gpu::LaunchOp>(
         tiles, numHeads, one, l.idx(kWarp), one, one,
-        l.b.create<arith::ConstantIntOp>(sharedBytes, 32));
+        l.b.create<arith::ConstantIntOp>(stages() ? stagedBytes(p) : 0, 32));
     OpBuilder::InsertionGuard guard(l.b);
     l.b.setInsertionPointToStart(&launch.getBody().front());
     Value tid = launch.getThreadIds().x;
@@ -262,8 +269,7 @@ TileLanes::Row TileLanes::rowOf(const GraphParts &g, const Lane &lane) {
 SmallVector<Value> TileLanes::walkRanges(
     const Lane &lane, const Row &row, ArrayRef<StagedRow> stagedRows,
     ValueRange init, function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  if (threads == TileThreads::Loops || stagedRows.empty() ||
-      stagedBytes(p) > kSharedTileBytesLimit)
+  if (!stages() || stagedRows.empty())
     return SmallVector<Value>(l.forLoop(row.walkLo, row.walkHi, init, body));
   SmallVector<int64_t> widths;
   for (const StagedRow &r : stagedRows)
@@ -333,13 +339,19 @@ SmallVector<Value> TileLanes::walk(const Lane &lane, const Row &row,
       }));
 }
 
-Value TileLanes::statistic(const Lane &lane, Value memref, Value dst) {
+Value TileLanes::stagedTile(Value memref) const {
   if (staged)
     for (auto [m, tile] : staged->tiles)
       if (m == memref)
-        return l.b.create<memref::LoadOp>(
-            tile, ValueRange{l.b.create<arith::SubIOp>(dst, staged->first),
-                             l.idx(0)});
+        return tile;
+  return {};
+}
+
+Value TileLanes::statistic(const Lane &lane, Value memref, Value dst) {
+  if (Value tile = stagedTile(memref))
+    return l.b.create<memref::LoadOp>(
+        tile,
+        ValueRange{l.b.create<arith::SubIOp>(dst, staged->first), l.idx(0)});
   return l.b.create<memref::LoadOp>(memref, rowStart(l, dst, lane.head));
 }
 
@@ -353,29 +365,15 @@ SmallVector<Value> TileLanes::row(const Lane &lane, Value memref, Value r,
                                   int64_t size) {
   int64_t slice = size / lanes;
   // Within a staged walk, r is the step's source: its row is in the tile.
-  if (staged)
-    for (auto [m, tile] : staged->tiles) {
-      if (m != memref)
-        continue;
-      auto x = l.b.create<vector::LoadOp>(
-          VectorType::get({slice}, p.elem), tile,
-          ValueRange{l.b.create<arith::SubIOp>(r, staged->first),
-                     column(lane, size, 0)});
-      SmallVector<Value> elements;
-      for (int64_t j = 0; j < slice; ++j)
-        elements.push_back(l.b.create<vector::ExtractOp>(x, j));
-      return elements;
-    }
+  if (Value tile = stagedTile(memref))
+    return loadRow(l, tile,
+                   ValueRange{l.b.create<arith::SubIOp>(r, staged->first),
+                              column(lane, size, 0)},
+                   slice);
   SmallVector<Value> at = {r};
   llvm::append_range(at, lane.head);
   at.push_back(column(lane, size, 0));
-  auto x =
-      l.b.create<vector::LoadOp>(VectorType::get({slice}, p.elem), memref, at);
-  markAlignedRow(x, alignedInputs);
-  SmallVector<Value> elements;
-  for (int64_t j = 0; j < slice; ++j)
-    elements.push_back(l.b.create<vector::ExtractOp>(x, j));
-  return elements;
+  return loadRow(l, memref, at, slice, alignedInputs);
 }
 
 void TileLanes::storeRow(const Lane &lane, ArrayRef<Value> values, Value memref,

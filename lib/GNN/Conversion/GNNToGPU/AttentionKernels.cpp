@@ -380,27 +380,14 @@ private:
     return index;
   }
 
-  /// Row `r` (of head `head`) of `memref` as `size` scalars. One vector
-  /// load: a single address per row, not one per element, so that the
-  /// element offsets stay constants instead of registers.
+  /// Row `r` (of head `head`) of `memref` as `size` scalars (loadRow).
   SmallVector<Value> row(Value memref, Value r, int64_t size) {
-    auto x = l.b.create<vector::LoadOp>(VectorType::get({size}, p.elem), memref,
-                                        at(r, 0));
-    markAlignedRow(x, alignedInputs);
-    SmallVector<Value> elements;
-    for (int64_t j = 0; j < size; ++j)
-      elements.push_back(l.b.create<vector::ExtractOp>(x, j));
-    return elements;
+    return loadRow(l, memref, at(r, 0), size, alignedInputs);
   }
 
   /// Row `r` of a shared-memory tile as `width` scalars.
   SmallVector<Value> tileRow(Value tile, Value r, int64_t width) {
-    auto x = l.b.create<vector::LoadOp>(VectorType::get({width}, p.elem), tile,
-                                        ValueRange{r, l.idx(0)});
-    SmallVector<Value> elements;
-    for (int64_t j = 0; j < width; ++j)
-      elements.push_back(l.b.create<vector::ExtractOp>(x, j));
-    return elements;
+    return loadRow(l, tile, ValueRange{r, l.idx(0)}, width);
   }
 
   /// q . k[u].
