@@ -14,6 +14,7 @@
 #include "DynamicLibrary.h"
 #include "HeldMemory.h"
 #include "RuntimeInstance.h"
+#include "SizeClasses.h"
 #include "gnnc/errors.h"
 
 #include <atomic>
@@ -344,8 +345,7 @@ void *allocateDevice(uint64_t bytes, bool final) {
 /// A fresh block of host memory for buffers only the host program touches
 /// (gnn_cuda_alloc_host), aligned like the driver's blocks.
 void *allocateHost(uint64_t bytes, bool final) {
-  uint64_t rounded = (bytes + GNN_CUDA_BLOCK_ALIGNMENT - 1) /
-                     GNN_CUDA_BLOCK_ALIGNMENT * GNN_CUDA_BLOCK_ALIGNMENT;
+  uint64_t rounded = gnnc::roundUp(bytes, GNN_CUDA_BLOCK_ALIGNMENT);
   void *block = rounded >= bytes
                     ? std::aligned_alloc(GNN_CUDA_BLOCK_ALIGNMENT, rounded)
                     : nullptr;

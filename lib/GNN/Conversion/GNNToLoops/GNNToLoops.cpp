@@ -490,17 +490,12 @@ static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
   // repeated ids fails, whatever its rows hold).
   l.atEndOfBlock([&] {
     auto [line, column] = lineAndColumn(l.loc);
-    SmallVector<Value> args = {
-        repeated,
-        b.create<memref::CastOp>(l.stridedList(b.getIndexType()), ids),
-        b.create<memref::CastOp>(l.stridedList(b.getI64Type()), slots),
-        b.create<arith::ConstantIntOp>(line, 64),
-        b.create<arith::ConstantIntOp>(column, 64)};
-    declareFunction(
-        b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>(),
-        abi::kCheckRepeatedId, ValueRange(args).getTypes(), {},
-        /*cInterface=*/true);
-    b.create<func::CallOp>(abi::kCheckRepeatedId, TypeRange{}, args);
+    l.callCheck(abi::kCheckRepeatedId,
+                {repeated,
+                 b.create<memref::CastOp>(l.stridedList(b.getIndexType()), ids),
+                 b.create<memref::CastOp>(l.stridedList(b.getI64Type()), slots),
+                 b.create<arith::ConstantIntOp>(line, 64),
+                 b.create<arith::ConstantIntOp>(column, 64)});
   });
   // (The deallocation pipeline frees the slots.)
 }

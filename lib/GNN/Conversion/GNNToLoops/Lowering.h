@@ -340,17 +340,20 @@ public:
       // The runtime reads the slot and the entry it names: on the host
       // after the kernels, or (launches that do not wait) queued on their
       // stream, so that the host need not wait here.
-      MemRefType strided = stridedList(b.getIndexType());
-      Value list = b.create<memref::CastOp>(strided, ids);
-      Value limit = i64(bound);
-      auto module =
-          b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-      declareFunction(module, abi::kCheckBadId,
-                      TypeRange{slot.getType(), strided, limit.getType()}, {},
-                      /*cInterface=*/true);
-      b.create<func::CallOp>(abi::kCheckBadId, TypeRange{},
-                             ValueRange{slot, list, limit});
+      callCheck(abi::kCheckBadId,
+                {slot,
+                 b.create<memref::CastOp>(stridedList(b.getIndexType()), ids),
+                 i64(bound)});
     });
+  }
+
+  /// Calls the runtime's check `name` (C interface, declared in the module
+  /// on first use) with `args`.
+  void callCheck(StringRef name, ValueRange args) {
+    declareFunction(
+        b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>(), name,
+        args.getTypes(), {}, /*cInterface=*/true);
+    b.create<func::CallOp>(name, TypeRange{}, args);
   }
 
   /// A 1-D memref type of `element` of any offset and stride: how the
