@@ -85,6 +85,12 @@ if [[ "${2:-}" == "--train-only" ]]; then
     tee "$out/train.txt"
   exit "${PIPESTATUS[0]}"
 fi
+# The CUDA suite's forms besides the tools' default (asynchronous launches,
+# graphs, device buffers), as lit parameters: a wait after each launch over
+# unified memory, asynchronous launches alone, graphs over unified memory.
+waiting_form=(--param cuda_async_launches=0 --param cuda_device_buffers=0)
+async_form=(--param cuda_graphs=0 --param cuda_device_buffers=0)
+graphs_form=(--param cuda_device_buffers=0)
 # lit within LIT_SECONDS (default 300): a test that hangs costs the rest of
 # the suite, not the machine's whole lease; what was still running is
 # listed in LOG.hung. Each result line is logged as it comes (-v, not -s).
@@ -148,7 +154,7 @@ session() { # SECONDS [STAGES]
     grep -E "^(FAIL|UNRESOLVED)|Passed|Failed|Unsupported|stopped after" "$log"
     ! grep -q -e "^Failed" -e "stopped after" "$log"
   }
-  local cuda=build/test/Integration/CUDA unified=(--param cuda_device_buffers=0)
+  local cuda=build/test/Integration/CUDA
   stage suite-default 120 suite "$tmpdir/lit-default.log" $cuda
   stage runtime-tests 60 build/unittests/GNNRuntimeTests --gtest_brief=1
   stage train-tutorial 150 bench/gpu/train.sh --prebuilt --models tutorial \
@@ -157,9 +163,9 @@ session() { # SECONDS [STAGES]
   stage attention-peers 60 python3 bench/gpu/sdpa_bench.py --repeats 10
   stage train-default 240 bench/gpu/train.sh --prebuilt --models dgl-default \
     --rows cpu,cuda-compile,cuda,cuda-pool-16mb,cuda-waiting-compile,cuda-waiting,cuda-graphs,cuda-device
-  stage suite-waiting 90 suite "$tmpdir/lit-waiting.log" --param cuda_async_launches=0 "${unified[@]}" $cuda
-  stage suite-async 90 suite "$tmpdir/lit-async.log" --param cuda_graphs=0 "${unified[@]}" $cuda
-  stage suite-graphs 90 suite "$tmpdir/lit-graphs.log" "${unified[@]}" $cuda
+  stage suite-waiting 90 suite "$tmpdir/lit-waiting.log" "${waiting_form[@]}" $cuda
+  stage suite-async 90 suite "$tmpdir/lit-async.log" "${async_form[@]}" $cuda
+  stage suite-graphs 90 suite "$tmpdir/lit-graphs.log" "${graphs_form[@]}" $cuda
   stage profile-tutorial 60 bench/gpu/train.sh --prebuilt --models tutorial --rows cuda \
     --no-peers --profile --out "$out"
   stage profile-attention 40 env GNNC_CUDA_PROFILE=1 build/bin/gnn-bench-attention \
@@ -184,11 +190,11 @@ lit_bounded "$out/lit.log" build/test || status=1
 grep -E "^(FAIL|UNRESOLVED)" "$out/lit.log"
 tail -6 "$out/lit.log"
 grep -q "^Failed" "$out/lit.log" && status=1
-lit_bounded "$out/lit-waiting.log" --param cuda_async_launches=0 --param cuda_device_buffers=0 build/test/Integration/CUDA || status=1
+lit_bounded "$out/lit-waiting.log" "${waiting_form[@]}" build/test/Integration/CUDA || status=1
 grep -E "^(FAIL|UNRESOLVED)|Passed|Failed" "$out/lit-waiting.log"
-lit_bounded "$out/lit-async.log" --param cuda_graphs=0 --param cuda_device_buffers=0 build/test/Integration/CUDA || status=1
+lit_bounded "$out/lit-async.log" "${async_form[@]}" build/test/Integration/CUDA || status=1
 grep -E "^(FAIL|UNRESOLVED)|Passed|Failed" "$out/lit-async.log"
-lit_bounded "$out/lit-graphs.log" --param cuda_device_buffers=0 build/test/Integration/CUDA || status=1
+lit_bounded "$out/lit-graphs.log" "${graphs_form[@]}" build/test/Integration/CUDA || status=1
 grep -E "^(FAIL|UNRESOLVED)|Passed|Failed" "$out/lit-graphs.log"
 grep -q "^Failed" "$out/lit-cuda.log" "$out/lit-waiting.log" "$out/lit-async.log" "$out/lit-graphs.log" && status=1
 for t in GNNRuntimeTests GNNUnitTests; do
