@@ -105,6 +105,33 @@ TEST(Environment, SettingsComeFromTheirVariables) {
   }
 }
 
+// The GPU's fastest form is the default; 0 turns each part off, any other
+// value leaves it on.
+TEST(Environment, GpuFormIsOnUnlessTurnedOff) {
+  {
+    ScopedVariable async("GNNC_CUDA_ASYNC_LAUNCHES", nullptr),
+        graphs("GNNC_CUDA_GRAPHS", nullptr),
+        device("GNNC_CUDA_DEVICE_BUFFERS", nullptr);
+    EnvironmentOptions o = readEnvironment();
+    EXPECT_TRUE(o.asyncLaunches);
+    EXPECT_TRUE(o.cudaGraphs);
+    EXPECT_TRUE(o.deviceBuffers);
+  }
+  {
+    ScopedVariable async("GNNC_CUDA_ASYNC_LAUNCHES", "0"),
+        graphs("GNNC_CUDA_GRAPHS", "1"),
+        device("GNNC_CUDA_DEVICE_BUFFERS", "0");
+    EnvironmentOptions o = readEnvironment();
+    EXPECT_FALSE(o.asyncLaunches);
+    EXPECT_TRUE(o.cudaGraphs);
+    EXPECT_FALSE(o.deviceBuffers);
+  }
+  {
+    ScopedVariable graphs("GNNC_CUDA_GRAPHS", "0");
+    EXPECT_FALSE(readEnvironment().cudaGraphs);
+  }
+}
+
 // The tools name OpenBLAS's kernels from the CPU's features before it
 // loads, over any OPENBLAS_CORETYPE in the environment (ctest also runs
 // this test with OPENBLAS_CORETYPE=Prescott): on a CPU model newer than the
