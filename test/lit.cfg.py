@@ -96,6 +96,12 @@ if os.access(ptxas, os.X_OK):
     config.substitutions.append(("%ptxas", ptxas))
 
 
+# bench/gpu/host-cost's stand-in CUDA driver and cuBLAS (kernels do nothing).
+config.substitutions.append(
+    ("%stand_in_driver",
+     os.path.join(config.gnn_obj_root, "bench", "stand-in-driver")))
+
+
 def cuda_device_present():
     import ctypes
     try:

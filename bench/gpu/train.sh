@@ -23,7 +23,13 @@
 # same GPU (bench/peers/training.py --device cuda: the same data, batches
 # and initial weights, float32 with TF32 off), tokens/s and peak device
 # memory of each.
-#   bench/gpu/train.sh [--prebuilt] [--sequences 1280]
+# With --stand-in (a machine without a GPU) the GPU rows run on
+# bench/gpu/host-cost/StandInDriver.cpp in place of the CUDA driver and
+# cuBLAS: kernels do nothing, so tokens/s is the rate the host alone
+# allows (its code, pools, launches and graph updates), the peak is the
+# device memory the real run would hold, and each row adds the driver
+# calls of the epoch; the CPU row and PyTorch are left out.
+#   bench/gpu/train.sh [--prebuilt] [--sequences 1280] [--stand-in]
 #                      [--models tutorial,dgl-default] [--rows LIST]
 #                      [--compare-env "VAR=VALUE ..."] [--no-peers]
 #                      [--profile] [--out DIR]
@@ -35,7 +41,7 @@
 # default form); --no-peers leaves that comparison out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-prebuilt=0 sequences=1280 models=tutorial,dgl-default profile=0 out= rows= compare_env= peers=1
+prebuilt=0 stand_in=0 sequences=1280 models=tutorial,dgl-default profile=0 out= rows= compare_env= peers=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
   --prebuilt) prebuilt=1 ;;
@@ -44,10 +50,11 @@ while [[ $# -gt 0 ]]; do
   --rows) rows="$2" && shift ;;
   --compare-env) compare_env="$2" && shift ;;
   --no-peers) peers=0 ;;
+  --stand-in) stand_in=1 peers=0 ;;
   --profile) profile=1 ;;
   --out) out="$2" && shift ;;
   *)
-    echo "usage: $0 [--prebuilt] [--sequences N] [--models LIST] [--rows LIST] [--compare-env ENV] [--no-peers] [--profile] [--out DIR]" >&2
+    echo "usage: $0 [--prebuilt] [--sequences N] [--stand-in] [--models LIST] [--rows LIST] [--compare-env ENV] [--no-peers] [--profile] [--out DIR]" >&2
     exit 2
     ;;
   esac
@@ -72,12 +79,25 @@ config() { # NAME -> JSON
     \"cross_attention\": \"dgl\", \"vocab\": \"$PWD/examples/copy/vocab.txt\"}"
 }
 
+# The stand-in driver's directory, first in the library path of GPU runs.
+stand_in_env=()
+if ((stand_in)); then
+  stand_in_dir=$PWD/build/bench/stand-in-driver
+  [[ -e $stand_in_dir/libcuda.so.1 ]] ||
+    cmake --build build --target gnn-stand-in-cuda gnn-stand-in-cublas >/dev/null
+  stand_in_env=("LD_LIBRARY_PATH=$stand_in_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    GNNC_STAND_IN_REPORT=1)
+fi
+
 # One epoch; prints "tokens/s loss peak-MiB" (peak device memory, - on the
-# CPU), or "- - -" with the error in the log.
+# CPU) and with --stand-in the epoch's driver calls, or dashes with the
+# error in the log.
 train() { # LOG MODEL DEVICE [ENV...]
   local log=$1 model=$2 device=$3
   shift 3
-  if ! env "$@" build/bin/gnn-train --device "$device" \
+  local extra=()
+  [[ $device == cuda ]] && extra=("${stand_in_env[@]}")
+  if ! env "${extra[@]}" "$@" build/bin/gnn-train --device "$device" \
     --config "$tmp/$model.json" \
     --train-src "$tmp/train.src" --train-tgt "$tmp/train.ref" --seed 7 \
     --out-dir "$tmp/out-$model-$device" --epochs 1 --batch-size 128 \
@@ -86,14 +106,27 @@ train() { # LOG MODEL DEVICE [ENV...]
     echo "- - -"
     return
   fi
-  local peak
+  local peak calls=
   peak=$(sed -n 's/.*peak device memory \([0-9.]*\) MiB.*/\1/p' "$log")
+  if ((stand_in)); then
+    calls="$(sed -n 's/^stand-in libcuda: \([0-9]*\) kernel launches, [0-9]* captures, \([0-9]*\) graph launches, \([0-9]*\) allocations, \([0-9]*\) frees.*/\1 \2 \3 \4/p' "$log")"
+    calls="$(sed -n 's/^stand-in libcublas: \([0-9]*\) products.*/\1/p' "$log") $calls"
+  fi
   sed -n 's/.*train loss \([0-9.]*\) .* \([0-9.]*\) tokens\/s.*/\2 \1/p' "$log" |
-    sed "s/\$/ ${peak:--}/"
+    sed "s/\$/ ${peak:--} $calls/"
 }
 
 echo "gnn-train, one epoch of $sequences copy sequences (tokens/s, loss, peak device memory)"
-printf '%-12s %-16s %12s %10s %10s\n' model run tokens/s loss "peak MiB"
+header=(model run tokens/s loss "peak MiB")
+format='%-12s %-16s %12s %10s %10s'
+if ((stand_in)); then
+  echo "GPU rows on the stand-in driver: the host's rate alone (kernels do not run), and the epoch's driver calls"
+  header+=(products kernels graphs allocs frees)
+  format+=' %9s %9s %7s %7s %7s'
+fi
+format+='\n'
+# shellcheck disable=SC2059
+printf "$format" "${header[@]}"
 for model in ${models//,/ }; do
   config "$model" >"$tmp/$model.json"
   waiting="GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0"
@@ -108,8 +141,10 @@ for model in ${models//,/ }; do
   for row in "${all_rows[@]}"; do
     read -r name device env <<<"$row"
     [[ -z $rows || ,$rows, == *,$name,* ]] || continue
+    ((stand_in)) && [[ $device != cuda ]] && continue
     result=$(train "$tmp/$model-$name.log" "$model" "$device" $env)
-    printf '%-12s %-16s %12s %10s %10s\n' "$model" "$name" $result
+    # shellcheck disable=SC2059,SC2086
+    printf "$format" "$model" "$name" $result
   done
   if ((profile)); then
     train "$out/$model-cuda-profile.log" "$model" cuda GNNC_CUDA_PROFILE=1 >/dev/null

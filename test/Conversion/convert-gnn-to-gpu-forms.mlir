@@ -88,17 +88,36 @@ func.func @coo(%src: tensor<?xindex>, %dst: tensor<?xindex>, %n: index) -> index
 
 // -----
 
-// An adding scatter of wide rows: a thread per item element adds the
-// list's rows in list order; the copy of the destination is a parallel
-// loop too (an iteration per element, no memref.copy on the host).
+// An adding scatter of wide rows into a destination of dynamic rows: the
+// copy of the destination is a parallel loop (no memref.copy on the host);
+// a slot per row takes the first entry naming it, a second pass marks a
+// repeated id; then an iteration per entry and element adds into its own
+// row unless an id repeats, and a thread per item element adds the list's
+// rows in list order if one does (each loop reads the mark on the device).
 // CHECK-LABEL: func.func @scatter_add
 // CHECK-NOT:     memref.copy
+// CHECK:         %[[SLOT:.*]] = memref.alloc() : memref<1xi64>
 // CHECK:         scf.parallel
 // CHECK-NEXT:      arith.remui
 // CHECK:           memref.store
+// CHECK:         %[[FIRST:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
 // CHECK:         scf.parallel
+// CHECK:           memref.store %{{.*}}, %[[FIRST]]
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw minu %{{.*}}, %[[FIRST]]
+// CHECK:         %[[REPEAT:.*]] = memref.alloc() : memref<1xi64>
+// CHECK:         scf.parallel
+// CHECK:           memref.load %[[FIRST]]
+// CHECK:           memref.atomic_rmw minu %{{.*}}, %[[REPEAT]]
+// CHECK:         scf.parallel
+// CHECK:           memref.load %[[REPEAT]]
+// CHECK-NOT:       scf.for
+// CHECK:           arith.addf
+// CHECK:         scf.parallel
+// CHECK:           memref.load %[[REPEAT]]
 // CHECK:           scf.for
 // CHECK:             arith.addf
+// CHECK:         call @gnn_rt_check_bad_id(%[[SLOT]],
 // CPU-LABEL: func.func @scatter_add
 // CPU:           memref.copy
 func.func @scatter_add(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: tensor<?xindex>) -> tensor<?x8x16xf32> {
@@ -109,11 +128,11 @@ func.func @scatter_add(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: ten
 // -----
 
 // An adding scatter of rows of one element (a loss's gradient): the same
-// kernel, one thread, whose loop has min(entries, 1) iterations rather than
-// a static 1 (a loop of one iteration folds into the host's code); none
-// without entries. The first bad entry is checked at the end of the block
-// by the runtime (gnn_rt_check_bad_id: after the kernels, or queued on
-// their stream).
+// loops; where an id repeats, one thread, whose loop has min(entries, 1)
+// iterations rather than a static 1 (a loop of one iteration folds into
+// the host's code); none without entries. The first bad entry is checked
+// at the end of the block by the runtime (gnn_rt_check_bad_id: after the
+// kernels, or queued on their stream).
 // CHECK-LABEL: func.func @scatter_add_narrow
 // CHECK:         %[[SLOT:.*]] = memref.alloc() : memref<1xi64>
 // CHECK:         %[[ONE:.*]] = arith.minui %{{.*}}, %c1{{.*}} : index
@@ -132,6 +151,33 @@ func.func @scatter_add(%s: tensor<?x8x16xf32>, %x: tensor<?x8x16xf32>, %ids: ten
 func.func @scatter_add_narrow(%s: tensor<?x1xf32>, %x: tensor<?x1xf32>, %ids: tensor<?xindex>) -> tensor<?x1xf32> {
   %a = gnn.scatter_rows %s into %x[%ids] add : (tensor<?x1xf32>, tensor<?x1xf32>, tensor<?xindex>) -> tensor<?x1xf32>
   return %a : tensor<?x1xf32>
+}
+
+// -----
+
+// An adding scatter into a table of a static 29 rows (an embedding table's
+// gradient): the ids are checked by a parallel loop, then a thread per
+// table element walks the list and sums the rows naming its row in a
+// register, in list order; no copy of the table, no slots.
+// CHECK-LABEL: func.func @scatter_add_table
+// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<29x128xf32>
+// CHECK:         %[[SLOT:.*]] = memref.alloc() : memref<1xi64>
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw minu %{{.*}}, %[[SLOT]]
+// CHECK:         scf.parallel
+// CHECK:           %[[START:.*]] = memref.load %{{.*}} : memref<29x128xf32
+// CHECK:           %[[SUM:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[START]]) -> (f32)
+// CHECK:             arith.cmpi eq
+// CHECK:             scf.if
+// CHECK:               arith.addf %[[ACC]]
+// CHECK:           memref.store %[[SUM]], %[[OUT]]
+// CHECK-NOT:     memref.alloc
+// CHECK:         call @gnn_rt_check_bad_id(%[[SLOT]],
+// CPU-LABEL: func.func @scatter_add_table
+// CPU:           memref.copy
+func.func @scatter_add_table(%s: tensor<?x128xf32>, %x: tensor<29x128xf32>, %ids: tensor<?xindex>) -> tensor<29x128xf32> {
+  %a = gnn.scatter_rows %s into %x[%ids] add : (tensor<?x128xf32>, tensor<29x128xf32>, tensor<?xindex>) -> tensor<29x128xf32>
+  return %a : tensor<29x128xf32>
 }
 
 // -----

@@ -642,15 +642,132 @@ static Value scatterElementSlices(Lowering &l, ScatterRowsOp op) {
   return forall.getResult(0);
 }
 
+/// Stores `value` as row `r`'s item element of `out`.
+static void storeItem(Lowering &l, Value value, Value out, Value r,
+                      ValueRange item) {
+  SmallVector<Value> to = {r};
+  llvm::append_range(to, item);
+  l.b.create<memref::StoreOp>(value, out, to);
+}
+
+/// Adds entry i's item element of `source` to row r's of `out`.
+static void addItem(Lowering &l, const Feature &source, Value out, Value i,
+                    Value r, ValueRange item) {
+  SmallVector<Value> at = {r};
+  llvm::append_range(at, item);
+  Value sum = l.b.create<arith::AddFOp>(l.b.create<memref::LoadOp>(out, at),
+                                        l.load(source, i, item));
+  l.b.create<memref::StoreOp>(sum, out, at);
+}
+
+/// `dest`'s rows into `out`, an iteration per element: on a GPU the copy is
+/// a kernel too (on the host it would move the pages of both buffers there).
+static void copyRowsOnThreads(Lowering &l, const Feature &dest, Value out,
+                              Value rows, ArrayRef<Value> extents) {
+  l.parallelItems(rows, extents, [&](Value r, ValueRange item) {
+    storeItem(l, l.load(dest, r, item), out, r, item);
+  });
+}
+
+/// The most destination rows an adding scatter on GPU threads sums by
+/// scanning the whole list for each of its elements (an embedding table's
+/// gradient over a small vocabulary): rows x list loads in all, each
+/// thread's sum in a register.
+constexpr int64_t kScannedRows = 64;
+
+/// An adding scatter on GPU threads, with the sums of the serial loop bit
+/// for bit (each row's entries added in list order) and no thread walking
+/// the list through memory. With at most kScannedRows destination rows
+/// (static), a thread per destination element walks the list and adds the
+/// entries that name its row. Otherwise a slot per row takes the first
+/// entry naming it (atomic min), a second pass finds whether any id
+/// repeats, and two loops follow that each read that answer on the device
+/// (the host does not wait for it): where no id repeats, an iteration per
+/// entry and item element adds into its own row (no two add into one);
+/// where one does, an iteration per item element walks the list. `out`
+/// holds `dest`'s rows where the entries are added.
+static void scatterAddOnThreads(Lowering &l, ScatterRowsOp op, Value ids,
+                                Value rows, Value entries,
+                                ArrayRef<Value> extents, const Feature &source,
+                                const Feature &dest, Value out) {
+  ImplicitLocOpBuilder &b = l.b;
+  Value slot = l.badIdSlot();
+  int64_t staticRows =
+      cast<RankedTensorType>(op.getResult().getType()).getDimSize(0);
+  if (!ShapedType::isDynamic(staticRows) && staticRows <= kScannedRows) {
+    l.parallel(entries, [&](Value i) { l.checkedId(ids, i, rows, slot); });
+    l.parallelItems(rows, extents, [&](Value r, ValueRange item) {
+      Value sum = l.forLoop(
+          l.idx(0), entries, ValueRange{l.load(dest, r, item)},
+          [&](Value i, ValueRange acc) {
+            Value named = b.create<arith::CmpIOp>(
+                arith::CmpIPredicate::eq, b.create<memref::LoadOp>(ids, i), r);
+            return SmallVector<Value>{l.ifElse(
+                named,
+                [&] {
+                  return SmallVector<Value>{
+                      b.create<arith::AddFOp>(acc[0], l.load(source, i, item))};
+                },
+                [&] { return SmallVector<Value>{acc[0]}; })[0]};
+          })[0];
+      storeItem(l, sum, out, r, item);
+    });
+    l.reportBadId(slot, ids, rows);
+    return;
+  }
+  copyRowsOnThreads(l, dest, out, rows, extents);
+  Value first = rowSlots(l, rows);
+  l.parallel(
+      rows, [&](Value r) { b.create<memref::StoreOp>(l.noBadId(), first, r); });
+  forEachIdInRange(
+      l, ids, rows, entries, /*parallel=*/true, [&](Value i, Value id) {
+        b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i),
+                                      first, ValueRange{id});
+      });
+  Value repeat = l.badIdSlot();
+  forEachIdInRange(
+      l, ids, rows, entries, /*parallel=*/true, [&](Value i, Value id) {
+        Value later = b.create<arith::CmpIOp>(
+            arith::CmpIPredicate::ne, b.create<memref::LoadOp>(first, id),
+            l.i64(i));
+        l.guarded(later, [&] {
+          b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i),
+                                        repeat, ValueRange{l.idx(0)});
+        });
+      });
+  // Read in each iteration: on the device, after the passes above.
+  auto repeats = [&] {
+    return b.create<arith::CmpIOp>(arith::CmpIPredicate::ne,
+                                   b.create<memref::LoadOp>(repeat, l.idx(0)),
+                                   l.noBadId());
+  };
+  l.parallelItems(entries, extents, [&](Value i, ValueRange item) {
+    l.unless(repeats(), [&] {
+      auto [inRange, r] = l.checkedId(ids, i, rows, slot);
+      l.guarded(inRange, [&] { addItem(l, source, out, i, r, item); });
+    });
+  });
+  // No thread without entries; and not a static 1, which would fold the
+  // loop of rows of one element into the host's code.
+  Value threads = b.create<arith::MinUIOp>(entries, l.idx(1));
+  l.parallelItems(threads, extents, [&](Value, ValueRange item) {
+    l.guarded(repeats(), [&] {
+      l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
+        auto [inRange, r] = l.checkedId(ids, i, rows, slot);
+        l.guarded(inRange, [&] { addItem(l, source, out, i, r, item); });
+        return SmallVector<Value>{};
+      });
+    });
+  });
+  l.reportBadId(slot, ids, rows);
+}
+
 /// On GPU threads no loop of a scatter is the host's (a host loop would
 /// wait for the kernels before it and move the buffers' pages there and
 /// back: a decoding step's cache rows, a loss's gradient): the copy of
 /// `dest` is a parallel loop, the ids' checks are too (reported at the end
 /// of the block), a scatter without add writes an element per iteration,
-/// and an adding scatter runs an iteration per item element, each adding
-/// the list's rows in list order (the sums of the serial loop, bit for
-/// bit; for rows of one element that is one thread, which still costs less
-/// than the host's wait and pages).
+/// and an adding scatter is scatterAddOnThreads.
 static LogicalResult lowerScatterRows(ScatterRowsOp op,
                                       const LoopTarget &target,
                                       RewriterBase &rewriter) {
@@ -674,46 +791,22 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
   Value entries = checkScatterIds(l, op, ids, rows, /*distinct=*/!op.getAdd(),
                                   /*parallelIds=*/elementThreads);
   Value out = l.alloc(type, rows, extents);
-  if (elementThreads) {
-    // On a GPU the copy is a kernel too: on the host it would move the
-    // pages of both buffers there.
-    l.parallelItems(rows, extents, [&](Value r, ValueRange item) {
-      SmallVector<Value> to = {r};
-      llvm::append_range(to, item);
-      l.b.create<memref::StoreOp>(l.load(dest, r, item), out, to);
-    });
-  } else {
-    l.b.create<memref::CopyOp>(dest.memref, out);
-  }
-  // Adds entry i's item element to row r's.
-  auto addItem = [&](Value i, Value r, ValueRange item) {
-    SmallVector<Value> to = {r};
-    llvm::append_range(to, item);
-    Value sum = l.b.create<arith::AddFOp>(l.b.create<memref::LoadOp>(out, to),
-                                          l.load(source, i, item));
-    l.b.create<memref::StoreOp>(sum, out, to);
-  };
   if (op.getAdd() && elementThreads) {
-    Value slot = l.badIdSlot();
-    // No thread without entries; and not a static 1, which would fold the
-    // loop of rows of one element into the host's code.
-    Value threads = l.b.create<arith::MinUIOp>(entries, l.idx(1));
-    l.parallelItems(threads, extents, [&](Value, ValueRange item) {
-      l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
-        auto [inRange, r] = l.checkedId(ids, i, rows, slot);
-        l.guarded(inRange, [&] { addItem(i, r, item); });
-        return SmallVector<Value>{};
-      });
-    });
-    l.reportBadId(slot, ids, rows);
+    scatterAddOnThreads(l, op, ids, rows, entries, extents, source, dest, out);
     return l.replaceWithBuffers(op, out);
   }
+  if (elementThreads)
+    copyRowsOnThreads(l, dest, out, rows, extents);
+  else
+    l.b.create<memref::CopyOp>(dest.memref, out);
   if (op.getAdd()) {
     // In list order: repeated ids add up the same on any number of threads.
     l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
       auto [inRange, r] = l.checkedId(ids, i, rows);
       l.guarded(inRange, [&] {
-        l.loopNest(extents, [&](ValueRange item) { addItem(i, r, item); });
+        l.loopNest(extents, [&](ValueRange item) {
+          addItem(l, source, out, i, r, item);
+        });
       });
       return SmallVector<Value>{};
     });
@@ -721,9 +814,7 @@ static LogicalResult lowerScatterRows(ScatterRowsOp op,
   }
   // Writes entry i's item element into row r.
   auto setItem = [&](Value i, Value r, ValueRange item) {
-    SmallVector<Value> to = {r};
-    llvm::append_range(to, item);
-    l.b.create<memref::StoreOp>(l.load(source, i, item), out, to);
+    storeItem(l, l.load(source, i, item), out, r, item);
   };
   if (elementThreads) {
     Value slot = l.badIdSlot();
