@@ -2,20 +2,20 @@
 //
 // Part of gnnc's benchmarks. What a GPU step costs the host (the compiled
 // program's own code, the runtime's pools, launches, captures and graph
-// updates) is measured on a machine without a GPU by loading this library
-// as libcuda.so.1 and libcublas.so.13 in front of the real ones
-// (`bench/gpu/train.sh --stand-in` puts it first in LD_LIBRARY_PATH). It answers each entry
-// point the runtime binds (runtime/lib/Cuda.cpp, CudaDense.cpp) as a driver
-// would for a host that never waits for the device: memory is host memory,
-// copies from the host are done at once, host functions run when queued,
-// and kernels, sets, products, copies on the device and graphs do nothing
-// but count. What the device would have written never is: a copy from the
-// device to the host writes float 1.0 words (so that the loss the host
-// reads back is finite), and so does a fresh block's first page, which the
-// host may read in place (unified memory); the rest reads as zeros. Only
-// the host's work is real, and only runs whose host control does not
-// depend on device results are meaningful (training the Transformer; not
-// decoding, which stops at the first token).
+// updates) is measured on a machine without a GPU by loading this library as
+// libcuda.so.1 and libcublas.so.13 in front of the real ones
+// (`bench/gpu/train.sh --stand-in` puts it first in LD_LIBRARY_PATH). It
+// answers each entry point the runtime binds (runtime/lib/Cuda.cpp,
+// CudaDense.cpp) as a driver would for a host that never waits for the device:
+// memory is host memory, copies from the host are done at once, host functions
+// run when queued, and kernels, sets, products, copies on the device and graphs
+// do nothing but count. What the device would have written never is: a copy
+// from the device to the host writes float 1.0 words (so that the loss the host
+// reads back is finite), and so does a fresh block's first page, which the host
+// may read in place (unified memory); the rest reads as zeros. Only the host's
+// work is real, and only runs whose host control does not depend on device
+// results are meaningful (training the Transformer; not decoding, which stops
+// at the first token).
 //
 // With GNNC_STAND_IN_REPORT=1 the counts are written to stderr at exit,
 // one line per library (STAND_IN_LIBRARY: cuda or cublas); with
