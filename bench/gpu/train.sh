@@ -10,9 +10,9 @@
 # (`cuda-waiting`, GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0),
 # asynchronous launches alone (`cuda-async`), with graphs (`cuda-graphs`),
 # with device buffers and no graphs (`cuda-device`), without the pool
-# (`cuda-no-pool`) and with the pool keeping at most what the step had live
-# at most beyond 16 MB rather than 512 (`cuda-pool-16mb`: the peak device
-# memory the pool's slack costs); each form that compiles other code runs first once to
+# (`cuda-no-pool`) and with the pools keeping up to 512 MB beyond what the
+# step had live at most rather than 16 (`cuda-pool-512mb`: the former
+# default, fewer driver calls for a higher peak); each form that compiles other code runs first once to
 # fill the compile cache (the `-compile` rows). Prints
 # tokens/s and the epoch's loss per row (a failed run: its log's end, on
 # stderr); with --profile, further GPU runs per model write their CUDA
@@ -35,7 +35,7 @@
 #                      [--profile] [--out DIR]
 # --prebuilt uses the build as it is (a test machine running a bundle of
 # scripts/device); --rows runs only the named rows (cpu, cuda-compile, cuda,
-# cuda-no-pool, cuda-pool-16mb, cuda-waiting-compile, cuda-waiting, cuda-async-compile,
+# cuda-no-pool, cuda-pool-512mb, cuda-waiting-compile, cuda-waiting, cuda-async-compile,
 # cuda-async, cuda-graphs, cuda-device); --compare-env sets gnn-train's
 # environment in the comparison with PyTorch (by default gnn-train's
 # default form); --no-peers leaves that comparison out.
@@ -133,7 +133,7 @@ for model in ${models//,/ }; do
   unified_async="GNNC_CUDA_DEVICE_BUFFERS=0 GNNC_CUDA_GRAPHS=0"
   all_rows=("cpu cpu" "cuda-compile cuda" "cuda cuda"
     "cuda-no-pool cuda GNNC_CUDA_POOL=off"
-    "cuda-pool-16mb cuda GNNC_CUDA_POOL_MB=16"
+    "cuda-pool-512mb cuda GNNC_CUDA_POOL_MB=512"
     "cuda-waiting-compile cuda $waiting" "cuda-waiting cuda $waiting"
     "cuda-async-compile cuda $unified_async" "cuda-async cuda $unified_async"
     "cuda-graphs cuda GNNC_CUDA_DEVICE_BUFFERS=0"

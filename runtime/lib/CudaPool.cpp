@@ -25,7 +25,7 @@ void *Pool::take(uint64_t bytes, bool &reused) {
   reused = false;
   if (bytes > UINT64_MAX - kPage)
     return nullptr;
-  uint64_t capacity = capacityFor(std::max<uint64_t>(bytes, 1));
+  uint64_t capacity = capacityFor(std::max<uint64_t>(bytes, 1), kDeviceClasses);
   KeptBlocks &blocks = pool.blocks;
   std::unique_lock<std::mutex> lock(pool.mutex);
   if (void *block = blocks.reuse(capacity)) {

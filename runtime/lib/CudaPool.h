@@ -3,11 +3,11 @@
 // Part of gnnc's runtime. A GPU program allocates and frees thousands of
 // unified buffers per call (a training step of the 6-layer Transformer:
 // about 1,700), and each allocation and free costs the driver tens of
-// microseconds. Freed blocks are kept by size class (SizeClasses.h) and
-// handed out again for a request they exceed by at most a quarter. What is
-// kept stays within what the program had live at most and no longer has,
-// or 512 MB if that is more (gnn_cuda_set_pool_limit to change; 0 keeps
-// nothing). Each runtime instance has its own (Cuda.cpp).
+// microseconds. Freed blocks are kept by size class (SizeClasses.h: 16 per
+// doubling) and handed out again for a request they exceed by at most a
+// quarter. What is kept stays within what the program had live at most
+// and no longer has, or 16 MB if that is more (gnn_cuda_set_pool_limit to
+// change; 0 keeps nothing). Each runtime instance has its own (Cuda.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -162,7 +162,7 @@ session() { # SECONDS [STAGES]
   stage attention 60 build/bin/gnn-bench-attention --device cuda --repeats 10
   stage attention-peers 60 python3 bench/gpu/sdpa_bench.py --repeats 10
   stage train-default 240 bench/gpu/train.sh --prebuilt --models dgl-default \
-    --rows cpu,cuda-compile,cuda,cuda-pool-16mb,cuda-waiting-compile,cuda-waiting,cuda-graphs,cuda-device
+    --rows cpu,cuda-compile,cuda,cuda-pool-512mb,cuda-waiting-compile,cuda-waiting,cuda-graphs,cuda-device
   stage suite-waiting 90 suite "$tmpdir/lit-waiting.log" "${waiting_form[@]}" $cuda
   stage suite-async 90 suite "$tmpdir/lit-async.log" "${async_form[@]}" $cuda
   stage suite-graphs 90 suite "$tmpdir/lit-graphs.log" "${graphs_form[@]}" $cuda

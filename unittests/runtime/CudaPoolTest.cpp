@@ -76,6 +76,21 @@ TEST(CudaPool, FreedBlocksServeRequestsOfTheirClass) {
   pool.give(big);
 }
 
+TEST(CudaPool, BlocksComeInSixteenClassesPerDoubling) {
+  FakeDriver driver;
+  Pool pool = driver.pool(1 << 30);
+  bool reused;
+  // 1,100 pages: between 1,024 and 2,048, classes are 64 pages apart (the
+  // CPU pool's four classes would round it to 1,280).
+  void *a = pool.take(1100 * kPage - 1, reused);
+  pool.give(a);
+  EXPECT_EQ(pool.keptBytes(), 1152 * kPage);
+  // Small requests take whole pages, up to 32 of them exactly.
+  void *b = pool.take(31 * kPage + 1, reused);
+  pool.give(b);
+  EXPECT_EQ(pool.keptBytes(), (1152 + 32) * kPage);
+}
+
 TEST(CudaPool, KeptBytesStayWithinTheBoundOrThePeak) {
   FakeDriver driver;
   Pool pool = driver.pool(2 * kPage);

@@ -72,8 +72,8 @@ GNNC_EXPORT void _mlir_ciface_gnn_cuda_alloc_device(gnn_memref1d_i8 *result,
 GNNC_EXPORT void _mlir_ciface_gnn_cuda_alloc_host(gnn_memref1d_i8 *result,
                                                   int64_t bytes);
 
-/* The bytes of freed blocks kept beyond the peak's (default 512
- * MB; 0 keeps nothing). Takes effect before the first allocation. */
+/* The bytes of freed blocks kept beyond the peak's (default 16 MB;
+ * 0 keeps nothing). Takes effect for the pools made after it. */
 GNNC_EXPORT void gnn_cuda_set_pool_limit(uint64_t bytes);
 /* Turns on the GPU profile: from now on kernels and blocking calls are
  * timed, and their tables go to stderr when the process exits. */
