@@ -38,10 +38,14 @@
 // CHECK:           memref.store
 // CHECK:           memref.store
 // CHECK:           gpu.terminator
-// The reversal's in-degrees counted in chunks, then their running totals
-// (its in_ptr) in one block of 1024 threads: shuffles scan each warp's
-// segment sums, the first warp scans the warps' totals in shared memory.
+// The reversal's in-degrees and smallest neighbours by atomic adds and
+// mins over the edges, then their running totals (its in_ptr) in one block
+// of 1024 threads: shuffles scan each warp's segment sums, the first warp
+// scans the warps' totals in shared memory.
 // CHECK:         scf.parallel
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw addi
+// CHECK:           memref.atomic_rmw minu
 // CHECK:         scf.parallel
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[ONE:.*]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) threads({{.*}}) in (%{{.*}} = %c1024, {{.*}}) dynamic_shared_memory_size %c256_i32
 // CHECK:           gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
@@ -53,7 +57,16 @@
 // CHECK:           gpu.barrier
 // CHECK:           scf.for
 // CHECK:           gpu.terminator
+// Each edge placed at its destination's first slot plus its distance from
+// the smallest neighbour, then checked (kept its slot, slots in edge id
+// order); the chunks' three passes, each reading that check's mark, place
+// the edges where it failed.
 // CHECK:         scf.parallel
+// CHECK:           memref.store
+// CHECK:           memref.store
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw minu
+// CHECK-COUNT-3: scf.parallel
 // CHECK:         gpu.launch
 // CHECK-COUNT-15:  gpu.shuffle  xor %{{.*}} : i64
 // CHECK-NOT:       gpu.shuffle  xor %{{.*}} : f32

@@ -80,10 +80,14 @@ void loops::runningTotals(Lowering &l, const LoopTarget &target, Value buffer,
   });
 }
 
-void loops::fillInEdges(Lowering &l, const LoopTarget &target, Value src,
-                        Value dst, Value numEdges, Value numDst,
-                        const InEdgeIndex &index,
-                        function_ref<void(Value)> perEdge) {
+/// fillInEdges' passes: `guard`, where given, is a one-element flag
+/// (badIdSlot's form) that each parallel iteration reads on the device and
+/// runs only when it is set; then in_ptr is left as it is (its totals are
+/// known) and only the slots are placed.
+static void fillInEdgeChunks(Lowering &l, const LoopTarget &target, Value src,
+                             Value dst, Value numEdges, Value numDst,
+                             const InEdgeIndex &index,
+                             function_ref<void(Value)> perEdge, Value guard) {
   ImplicitLocOpBuilder &b = l.b;
   Value one = l.idx(1);
   auto load = [&](Value buffer, Value i) -> Value {
@@ -91,6 +95,15 @@ void loops::fillInEdges(Lowering &l, const LoopTarget &target, Value src,
   };
   auto add = [&](Value x, Value y) -> Value {
     return b.create<arith::AddIOp>(x, y);
+  };
+  auto parallel = [&](Value n, function_ref<void(Value)> body) {
+    l.parallel(n, [&](Value i) {
+      if (!guard)
+        return body(i);
+      Value set = b.create<arith::CmpIOp>(
+          arith::CmpIPredicate::ne, load(guard, l.idx(0)), l.noBadId());
+      l.guarded(set, [&] { body(i); });
+    });
   };
   Value chunks = index.chunks, counts = index.counts, inPtr = index.inPtr;
   Value chunkSize = b.create<arith::CeilDivUIOp>(numEdges, chunks);
@@ -103,7 +116,7 @@ void loops::fillInEdges(Lowering &l, const LoopTarget &target, Value src,
   auto countAt = [&](Value c, Value d) {
     return add(b.create<arith::MulIOp>(c, numDst), d);
   };
-  l.parallel(chunks, [&](Value c) {
+  parallel(chunks, [&](Value c) {
     l.serial(l.idx(0), numDst, [&](Value d) {
       b.create<memref::StoreOp>(l.idx(0), counts, countAt(c, d));
     });
@@ -116,7 +129,7 @@ void loops::fillInEdges(Lowering &l, const LoopTarget &target, Value src,
   });
   // Per destination, its in-degree, and each chunk's first slot among the
   // destination's (chunks in order: slots follow edge ids).
-  l.parallel(numDst, [&](Value d) {
+  parallel(numDst, [&](Value d) {
     Value degree = l.forLoop(l.idx(0), chunks, ValueRange{l.idx(0)},
                              [&](Value c, ValueRange before) {
                                Value at = countAt(c, d);
@@ -124,10 +137,12 @@ void loops::fillInEdges(Lowering &l, const LoopTarget &target, Value src,
                                b.create<memref::StoreOp>(before[0], counts, at);
                                return SmallVector<Value>{add(before[0], n)};
                              })[0];
-    b.create<memref::StoreOp>(degree, inPtr, add(d, one));
+    if (!guard)
+      b.create<memref::StoreOp>(degree, inPtr, add(d, one));
   });
-  runningTotals(l, target, inPtr, numDst);
-  l.parallel(chunks, [&](Value c) {
+  if (!guard)
+    runningTotals(l, target, inPtr, numDst);
+  parallel(chunks, [&](Value c) {
     forChunk(c, [&](Value e) {
       Value d = load(dst, e);
       Value at = countAt(c, d);
@@ -138,6 +153,111 @@ void loops::fillInEdges(Lowering &l, const LoopTarget &target, Value src,
       b.create<memref::StoreOp>(e, index.inEid, slot);
     });
   });
+}
+
+void loops::fillInEdges(Lowering &l, const LoopTarget &target, Value src,
+                        Value dst, Value numEdges, Value numDst,
+                        const InEdgeIndex &index,
+                        function_ref<void(Value)> perEdge) {
+  fillInEdgeChunks(l, target, src, dst, numEdges, numDst, index, perEdge,
+                   Value());
+}
+
+/// fillInEdges for GPU threads where each destination's sources are likely
+/// a range that edge ids follow (the reversal of a complete, causal or
+/// bipartite block: a source's destinations): passes over the edges that
+/// no thread walks, in place of chunks that each thread walks (a chunk of
+/// the 6-layer Transformer's source graph is about 900 edges). Each
+/// destination's in-degree and smallest source are found by atomic adds
+/// and mins (integers: the same whatever the threads' order); an edge's
+/// slot is its destination's first plus its source's distance from the
+/// smallest. A second pass checks that every edge kept its slot and that
+/// slots follow edge ids; where one did not (sources that are not a range,
+/// repeated edges, ids out of order), the chunks place them as fillInEdges
+/// does, each of their loops reading that answer on the device. Either way
+/// the index is fillInEdges' own.
+static void fillInEdgeRanges(Lowering &l, const LoopTarget &target, Value src,
+                             Value dst, Value numEdges, Value numDst,
+                             const InEdgeIndex &index) {
+  ImplicitLocOpBuilder &b = l.b;
+  Type i64 = b.getI64Type();
+  Value one = l.idx(1);
+  auto load = [&](Value buffer, Value i) -> Value {
+    return b.create<memref::LoadOp>(buffer, i);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return b.create<arith::AddIOp>(x, y);
+  };
+  auto slots64 = [&] {
+    return b.create<memref::AllocOp>(
+        MemRefType::get({ShapedType::kDynamic}, i64), ValueRange{numDst});
+  };
+  Value degree = slots64(), least = slots64();
+  Value broken = l.badIdSlot();
+  Value zero = b.create<arith::ConstantIntOp>(0, 64);
+  l.parallel(numDst, [&](Value d) {
+    b.create<memref::StoreOp>(zero, degree, d);
+    b.create<memref::StoreOp>(l.noBadId(), least, d);
+  });
+  l.parallel(numEdges, [&](Value e) {
+    Value d = load(dst, e);
+    b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::addi,
+                                  b.create<arith::ConstantIntOp>(1, 64), degree,
+                                  ValueRange{d});
+    b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu,
+                                  l.i64(load(src, e)), least, ValueRange{d});
+  });
+  l.parallel(numDst, [&](Value d) {
+    b.create<memref::StoreOp>(
+        b.create<arith::IndexCastOp>(b.getIndexType(), load(degree, d)),
+        index.inPtr, add(d, one));
+  });
+  runningTotals(l, target, index.inPtr, numDst);
+  // Edge e's distance from its destination's smallest source, and whether
+  // that lies within its in-degree.
+  auto placeOf = [&](Value e) {
+    Value d = load(dst, e);
+    Value distance =
+        b.create<arith::SubIOp>(l.i64(load(src, e)), load(least, d));
+    Value within = b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, distance,
+                                           load(degree, d));
+    Value slot = add(load(index.inPtr, d),
+                     b.create<arith::IndexCastOp>(b.getIndexType(), distance));
+    return std::make_tuple(d, within, slot);
+  };
+  auto markBroken = [&](Value e) {
+    b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(e), broken,
+                                  ValueRange{l.idx(0)});
+  };
+  l.parallel(numEdges, [&](Value e) {
+    auto [d, within, slot] = placeOf(e);
+    l.guarded(within, [&, slot = slot] {
+      b.create<memref::StoreOp>(load(src, e), index.inSrc, slot);
+      b.create<memref::StoreOp>(e, index.inEid, slot);
+    });
+    l.unless(within, [&] { markBroken(e); });
+  });
+  l.parallel(numEdges, [&](Value e) {
+    auto [d, within, slot] = placeOf(e);
+    l.guarded(within, [&, d = d, slot = slot] {
+      Value next = add(slot, one);
+      Value kept = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq,
+                                           load(index.inEid, slot), e);
+      Value last = b.create<arith::CmpIOp>(arith::CmpIPredicate::uge, next,
+                                           load(index.inPtr, add(d, one)));
+      // (The next slot's edge is only read where there is one.)
+      Value inOrder = l.ifElse(
+          last, [&] { return SmallVector<Value>{last}; },
+          [&] {
+            return SmallVector<Value>{b.create<arith::CmpIOp>(
+                arith::CmpIPredicate::ugt, load(index.inEid, next), e)};
+          })[0];
+      l.unless(b.create<arith::AndIOp>(kept, inOrder),
+               [&] { markBroken(e); });
+    });
+  });
+  fillInEdgeChunks(l, target, src, dst, numEdges, numDst, index, nullptr,
+                   broken);
 }
 
 GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
@@ -158,7 +278,10 @@ GraphParts loops::reverseGraph(Lowering &l, const GraphParts &g,
   r.dst = g.src;
   r.numDst = orZero(g.numSrc);
   r.numEdges = orZero(g.numEdges);
-  fillInEdges(l, target, r.src, r.dst, r.numEdges, r.numDst, index);
+  if (target.elementPerThread())
+    fillInEdgeRanges(l, target, r.src, r.dst, r.numEdges, r.numDst, index);
+  else
+    fillInEdges(l, target, r.src, r.dst, r.numEdges, r.numDst, index);
   r.inPtr = index.inPtr;
   r.inSrc = index.inSrc;
   r.inEid = index.inEid;

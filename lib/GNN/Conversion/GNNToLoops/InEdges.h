@@ -6,7 +6,9 @@
 // chunk with its own count per destination (no atomics; the order follows
 // the edge ids whatever the thread count). gnn.graph_from_coo builds one for
 // a new graph; the fused attention backward builds the reversal of its graph
-// when it takes a pass over sources.
+// when it takes a pass over sources, on GPU threads by passes over the
+// edges where each destination's sources are a range that edge ids follow
+// (the model graphs' blocks), the chunks only where they are not.
 //
 //===----------------------------------------------------------------------===//
 
