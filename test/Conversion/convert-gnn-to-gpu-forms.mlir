@@ -269,3 +269,26 @@ func.func @lookups(%x: tensor<?x4xf32>, %a: tensor<?xindex>, %b: tensor<?xindex>
   %tb = gnn.gather_rows %t[%b] : (tensor<?x4xf32>, tensor<?xindex>) -> tensor<?x4xf32>
   return %tb : tensor<?x4xf32>
 }
+
+// -----
+
+// A dense layer with an addend (a residual) whose product goes to cuBLAS
+// whole: the GPU form adds the addend an element per iteration (the same
+// sum, addend + product); the CPU form a row per iteration in vectors.
+// CHECK-LABEL: func.func @linear_addend
+// CHECK:         call @gnn_rt_linear
+// CHECK:         scf.parallel
+// CHECK-NEXT:      arith.remui
+// CHECK-NOT:       vector.load
+// CHECK:           %[[PRODUCT:.*]] = memref.load
+// CHECK:           %[[ADDEND:.*]] = memref.load
+// CHECK:           arith.addf %[[ADDEND]], %[[PRODUCT]] : f32
+// CPU-LABEL: func.func @linear_addend
+// CPU:           call @gnn_rt_linear
+// CPU:           scf.parallel
+// CPU:             scf.for
+// CPU:               vector.load
+func.func @linear_addend(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>, %r: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  %y = gnn.linear %x, %w, %b plus %r : (tensor<?x64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}

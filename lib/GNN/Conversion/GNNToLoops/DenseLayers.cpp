@@ -154,7 +154,8 @@ private:
 };
 } // namespace
 
-LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
+LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op,
+                                            const LoopTarget &target,
                                             RewriterBase &rewriter) {
   Lowering l(op, rewriter);
   Type f32 = l.b.getF32Type();
@@ -185,6 +186,7 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
   // and the product adds into it while the block is in cache: one pass over
   // the rows instead of a product that writes them and a kernel that reads
   // them again.
+  bool parallelDense = target.parallelDense;
   bool accumulate = addend && parallelDense;
   StringRef callee = transposed || accumulate ? abi::kGemm
                      : bias                   ? abi::kLinear
@@ -225,10 +227,26 @@ LogicalResult mlir::gnn::loops::lowerLinear(LinearOp op, bool parallelDense,
                     : Value();
   if (!parallelDense) {
     call(castTo(input, matrix), castTo(out, matrix));
-    if (addend)
+    if (addend && target.elementPerThread()) {
+      // On GPU threads an element per iteration: a row per thread (a vector
+      // loop over its columns) left most of the GPU idle, each warp's
+      // loads 32 rows apart (the 6-layer model's residuals: 60 a step).
+      l.guarded(ok, [&] {
+        l.parallelItems(rows, {outCols}, [&](Value r, ValueRange j) {
+          SmallVector<Value> at = {r, j[0]};
+          // (One op per statement: the IR's order must not depend on the
+          // compiler's order of evaluating arguments.)
+          Value product = l.b.create<memref::LoadOp>(out, at);
+          Value residual = l.b.create<memref::LoadOp>(addend, at);
+          Value sum = l.b.create<arith::AddFOp>(residual, product);
+          l.b.create<memref::StoreOp>(sum, out, at);
+        });
+      });
+    } else if (addend) {
       l.guarded(ok, [&] {
         l.parallel(rows, [&](Value r) { addRow(r, /*withProduct=*/true); });
       });
+    }
     return l.replaceWithBuffers(op, out);
   }
   // One call per thread, over a block of rows.

@@ -1175,10 +1175,10 @@ void mlir::gnn::populateGNNToLoopsPatterns(RewritePatternSet &patterns,
       });
   addLowering<InSubgraphOp>(patterns, lowerInSubgraph);
   addLowering<FilterEdgesOp>(patterns, lowerFilterEdges);
-  addLowering<LinearOp>(
-      patterns, [target](LinearOp op, RewriterBase &rewriter) {
-        return lowerLinear(op, target.parallelDense, rewriter);
-      });
+  addLowering<LinearOp>(patterns,
+                        [target](LinearOp op, RewriterBase &rewriter) {
+                          return lowerLinear(op, target, rewriter);
+                        });
   addLowering<LayerNormOp>(patterns, lowerLayerNorm);
   addLowering<LayerNormGradOp>(patterns, lowerLayerNormGrad);
   addLowering<OuterSumOp>(

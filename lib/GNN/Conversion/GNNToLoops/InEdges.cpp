@@ -100,8 +100,8 @@ static void fillInEdgeChunks(Lowering &l, const LoopTarget &target, Value src,
     l.parallel(n, [&](Value i) {
       if (!guard)
         return body(i);
-      Value set = b.create<arith::CmpIOp>(
-          arith::CmpIPredicate::ne, load(guard, l.idx(0)), l.noBadId());
+      Value set = b.create<arith::CmpIOp>(arith::CmpIPredicate::ne,
+                                          load(guard, l.idx(0)), l.noBadId());
       l.guarded(set, [&] { body(i); });
     });
   };
@@ -252,8 +252,7 @@ static void fillInEdgeRanges(Lowering &l, const LoopTarget &target, Value src,
             return SmallVector<Value>{b.create<arith::CmpIOp>(
                 arith::CmpIPredicate::ugt, load(index.inEid, next), e)};
           })[0];
-      l.unless(b.create<arith::AndIOp>(kept, inOrder),
-               [&] { markBroken(e); });
+      l.unless(b.create<arith::AndIOp>(kept, inOrder), [&] { markBroken(e); });
     });
   });
   fillInEdgeChunks(l, target, src, dst, numEdges, numDst, index, nullptr,

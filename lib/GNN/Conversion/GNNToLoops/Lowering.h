@@ -694,7 +694,7 @@ public:
 };
 
 /// Lowerings of the dense node-wise layers (DenseLayers.cpp).
-LogicalResult lowerLinear(LinearOp op, bool parallelDense,
+LogicalResult lowerLinear(LinearOp op, const LoopTarget &target,
                           RewriterBase &rewriter);
 LogicalResult lowerLayerNorm(LayerNormOp op, RewriterBase &rewriter);
 LogicalResult lowerLayerNormGrad(LayerNormGradOp op, RewriterBase &rewriter);
