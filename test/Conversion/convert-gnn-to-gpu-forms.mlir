@@ -35,19 +35,28 @@ func.func @attention(%g: !gnn.graph<general>, %q: tensor<?x8x64xf32>,
 
 // -----
 
-// sum_to: a thread per block of 128 rows and result element, then one per
-// result element over the blocks' sums; scalar code. CPU cores take rows
-// in vectors of 8.
+// sum_to over rows: a tree of threads, one per block of 32 rows and result
+// element, then one per block of 32 of those sums and result element, then
+// one per result element over the last sums; scalar code. CPU cores take
+// blocks of 128 rows in vectors of 8, then the blocks' sums.
 // CHECK-LABEL: func.func @sum_to
-// CHECK:         %[[NB:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK:         %[[NB:.*]] = arith.ceildivui %{{.*}}, %c32
 // CHECK:         %[[N:.*]] = arith.muli %[[NB]], %{{.*}} : index
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]])
+// CHECK-NOT:     vector
+// CHECK:           scf.for {{.*}} -> (f32)
+// CHECK:         %[[NB2:.*]] = arith.ceildivui %{{.*}}, %c32
+// CHECK:         %[[N2:.*]] = arith.muli %[[NB2]], %{{.*}} : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N2]])
 // CHECK-NOT:     vector
 // CHECK:           scf.for {{.*}} -> (f32)
 // CHECK:         scf.parallel
 // CHECK-NOT:     vector
 // CHECK:           scf.for {{.*}} -> (f32)
+// CHECK-NOT:     scf.parallel
+// CHECK:         return
 // CPU-LABEL: func.func @sum_to
+// CPU:           arith.ceildivui %{{.*}}, %c128
 // CPU:           vector<8xf32>
 func.func @sum_to(%x: tensor<?x29xf32>) -> tensor<29xf32> {
   %c = gnn.sum_to %x : tensor<?x29xf32> -> tensor<29xf32>

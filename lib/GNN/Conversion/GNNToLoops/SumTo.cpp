@@ -17,7 +17,8 @@
 //    reading every row, and the block size, not the thread count, fixes
 //    the order of the additions. GPU kernels sum that way too, a thread per
 //    block and result element (a thread per result element summing every
-//    row leaves most of a GPU idle: a bias has a few hundred);
+//    row leaves most of a GPU idle: a bias has a few hundred), in a tree:
+//    blocks of 32 rows, then blocks of 32 of their sums, then those sums;
 //  - when it is summed (sums within a row), a vector holds partial sums of
 //    every kVectorLanes-th input, added up at the end.
 //
@@ -34,8 +35,14 @@ using namespace mlir::gnn::loops;
 namespace {
 /// Vectors of neighbouring result elements summed together (sums over rows).
 constexpr int64_t kUnroll = 4;
-/// Rows per partial sum of a sum over dim 0.
+/// Rows per partial sum of a sum over dim 0 on CPU cores (one level: each
+/// thread's vectors stream its block's rows).
 constexpr int64_t kRowBlock = 128;
+/// On GPU threads, rows per partial sum and the levels of partial sums: a
+/// tree of blocks of 32, whose every thread adds at most 32 numbers in a
+/// chain (each a global memory latency) up to 32^3 rows, where one level
+/// of 128 left 128 + rows / 128 in the longest chain and few threads.
+constexpr int64_t kThreadRowBlock = 32, kThreadLevels = 2;
 
 class SumToLowering {
 public:
@@ -59,8 +66,10 @@ public:
 private:
   /// Sums into result blocks of lanes along the (kept) last dim.
   void sumOverRows(Value out);
-  /// Sums over dim 0 (the only summed dim) through per-block partial sums.
-  void sumOverRowBlocks(Value out);
+  /// Sums over dim 0 (the only summed dim) through per-block partial sums
+  /// of `rowBlock` rows, whose sums are summed the same way `levels` - 1
+  /// more times.
+  void sumOverRowBlocks(Value out, int64_t rowBlock, int64_t levels);
   /// The input's lanes at `keptAt` (last: the first of kUnroll vectors)
   /// summed over `bounds` of the summed dims into `out` at `outAt`.
   void sumGroup(ArrayRef<Value> keptAt,
@@ -131,7 +140,8 @@ Value SumToLowering::build() {
     return out;
   }
   if (rank > 1 && summed.size() == 1 && summed[0] == 0)
-    sumOverRowBlocks(out);
+    sumOverRowBlocks(out, lanes == 1 ? kThreadRowBlock : kRowBlock,
+                     lanes == 1 ? kThreadLevels : 1);
   else if (!kept.empty() && kept.back() == rank - 1)
     sumOverRows(out);
   else
@@ -244,11 +254,12 @@ void SumToLowering::sumOverRows(Value out) {
   });
 }
 
-void SumToLowering::sumOverRowBlocks(Value out) {
-  // partial[i] sums rows [i * kRowBlock, (i + 1) * kRowBlock) (buffer
+void SumToLowering::sumOverRowBlocks(Value out, int64_t rowBlock,
+                                     int64_t levels) {
+  // partial[i] sums rows [i * rowBlock, (i + 1) * rowBlock) (buffer
   // deallocation frees it).
   Value rows = extents[0];
-  Value blocks = b.create<arith::CeilDivUIOp>(rows, l.idx(kRowBlock));
+  Value blocks = b.create<arith::CeilDivUIOp>(rows, l.idx(rowBlock));
   SmallVector<int64_t> shape(in.type.getShape());
   shape[0] = ShapedType::kDynamic;
   auto partialType = MemRefType::get(shape, type.getElementType());
@@ -258,9 +269,9 @@ void SumToLowering::sumOverRowBlocks(Value out) {
       dynamic.push_back(extents[d]);
   Value partial = b.create<memref::AllocOp>(partialType, dynamic);
   auto rowsOf = [&](Value block) {
-    Value lo = b.create<arith::MulIOp>(block, l.idx(kRowBlock));
+    Value lo = b.create<arith::MulIOp>(block, l.idx(rowBlock));
     Value hi = b.create<arith::MinUIOp>(
-        rows, b.create<arith::AddIOp>(lo, l.idx(kRowBlock)));
+        rows, b.create<arith::AddIOp>(lo, l.idx(rowBlock)));
     return std::make_pair(lo, hi);
   };
   if (lanes == 1) {
@@ -292,9 +303,12 @@ void SumToLowering::sumOverRowBlocks(Value out) {
   }
   // The blocks' sums, in block order.
   auto partialTensor = RankedTensorType::get(shape, type.getElementType());
-  SumToLowering(l, Feature{partial, partialTensor}, type,
-                /*vectors=*/lanes > 1)
-      .sumOverRows(out);
+  SumToLowering sums(l, Feature{partial, partialTensor}, type,
+                     /*vectors=*/lanes > 1);
+  if (levels > 1)
+    sums.sumOverRowBlocks(out, rowBlock, levels - 1);
+  else
+    sums.sumOverRows(out);
 }
 
 void SumToLowering::sumWithinRows(Value out) {
