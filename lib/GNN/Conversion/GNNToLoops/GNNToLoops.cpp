@@ -455,15 +455,12 @@ static void forEachIdInRange(Lowering &l, Value ids, Value rows, Value entries,
   });
 }
 
-/// The distinct-id check of checkScatterIds for GPU threads, where a
-/// kernel cannot call the runtime and the host must not walk the ids: a
-/// slot per destination row takes the smallest entry naming it (atomic
-/// min), a second pass lowers a bad-entry slot to each entry whose row's
-/// slot names an earlier one, and the host reports the smallest such entry
-/// after the loops, with the first entry of its id: the report the serial
-/// pass would make, whatever the threads' order.
-static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
-                                       Value entries) {
+/// Repeated ids found by parallel loops: a slot per destination row takes
+/// the smallest entry naming it (atomic min), and a second pass lowers a
+/// one-element slot to each entry whose row's slot names an earlier one.
+/// Returns the row slots and that slot (noBadId where no id repeats).
+static std::pair<Value, Value> findRepeatedIds(Lowering &l, Value ids,
+                                               Value rows, Value entries) {
   ImplicitLocOpBuilder &b = l.b;
   Value slots = rowSlots(l, rows);
   l.parallel(
@@ -484,6 +481,19 @@ static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
                                         repeated, ValueRange{l.idx(0)});
         });
       });
+  // (The deallocation pipeline frees the slots.)
+  return {slots, repeated};
+}
+
+/// The distinct-id check of checkScatterIds for GPU threads, where a
+/// kernel cannot call the runtime and the host must not walk the ids:
+/// findRepeatedIds, then the host reports the smallest repeated entry
+/// after the loops, with the first entry of its id: the report the serial
+/// pass would make, whatever the threads' order.
+static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
+                                       Value entries) {
+  ImplicitLocOpBuilder &b = l.b;
+  auto [slots, repeated] = findRepeatedIds(l, ids, rows, entries);
   // Checked at the end of the block, as lookups' bad ids are, by the
   // runtime (after the kernels, or queued on their stream): the kernels
   // after it run without the host waiting for this one (a scatter with
@@ -497,7 +507,6 @@ static void checkDistinctIdsInParallel(Lowering &l, Value ids, Value rows,
                  b.create<arith::ConstantIntOp>(line, 64),
                  b.create<arith::ConstantIntOp>(column, 64)});
   });
-  // (The deallocation pipeline frees the slots.)
 }
 
 /// A scatter needs a source row per id, and without add distinct ids:
@@ -679,9 +688,8 @@ constexpr int64_t kScannedRows = 64;
 /// for bit (each row's entries added in list order) and no thread walking
 /// the list through memory. With at most kScannedRows destination rows
 /// (static), a thread per destination element walks the list and adds the
-/// entries that name its row. Otherwise a slot per row takes the first
-/// entry naming it (atomic min), a second pass finds whether any id
-/// repeats, and two loops follow that each read that answer on the device
+/// entries that name its row. Otherwise findRepeatedIds finds whether any
+/// id repeats, and two loops follow that each read that answer on the device
 /// (the host does not wait for it): where no id repeats, an iteration per
 /// entry and item element adds into its own row (no two add into one);
 /// where one does, an iteration per item element walks the list. `out`
@@ -716,25 +724,7 @@ static void scatterAddOnThreads(Lowering &l, ScatterRowsOp op, Value ids,
     return;
   }
   copyRowsOnThreads(l, dest, out, rows, extents);
-  Value first = rowSlots(l, rows);
-  l.parallel(
-      rows, [&](Value r) { b.create<memref::StoreOp>(l.noBadId(), first, r); });
-  forEachIdInRange(
-      l, ids, rows, entries, /*parallel=*/true, [&](Value i, Value id) {
-        b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i),
-                                      first, ValueRange{id});
-      });
-  Value repeat = l.badIdSlot();
-  forEachIdInRange(
-      l, ids, rows, entries, /*parallel=*/true, [&](Value i, Value id) {
-        Value later = b.create<arith::CmpIOp>(
-            arith::CmpIPredicate::ne, b.create<memref::LoadOp>(first, id),
-            l.i64(i));
-        l.guarded(later, [&] {
-          b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i),
-                                        repeat, ValueRange{l.idx(0)});
-        });
-      });
+  Value repeat = findRepeatedIds(l, ids, rows, entries).second;
   // Read in each iteration: on the device, after the passes above.
   auto repeats = [&] {
     return b.create<arith::CmpIOp>(arith::CmpIPredicate::ne,
