@@ -29,9 +29,10 @@ import sys
 import tempfile
 import time
 
+# gnnc first: it loads OpenBLAS with its kernels for this CPU, which numpy
+# would otherwise load with OpenBLAS's own choice (docs/python.md).
+import gnnc  # isort: skip
 import numpy as np
-
-import gnnc
 
 PROGRAM = """
 func.func @main(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?xf32>) {

@@ -33,9 +33,10 @@ import sys
 import tempfile
 import time
 
+# gnnc first: it loads OpenBLAS with its kernels for this CPU, which numpy
+# would otherwise load with OpenBLAS's own choice (docs/python.md).
+import gnnc  # isort: skip
 import numpy as np
-
-import gnnc
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 

@@ -32,10 +32,12 @@ import statistics
 import sys
 import time
 
+# gnnc first: it loads OpenBLAS with its kernels for this CPU, which numpy
+# would otherwise load with OpenBLAS's own choice (docs/python.md).
+import gnnc  # isort: skip
 import numpy as np
 import torch
 
-import gnnc
 import gnnc.torch
 
 HEADS, DK = 8, 64

@@ -5,9 +5,11 @@ to predict a smoothed node signal on random graphs.
     PYTHONPATH=build/python python3 examples/python/torch_graph_transformer.py
 """
 
+# gnnc first: it loads OpenBLAS with its kernels for this CPU, which numpy
+# would otherwise load with OpenBLAS's own choice (docs/python.md).
+import gnnc  # isort: skip
 import torch
 
-import gnnc
 import gnnc.torch
 
 

@@ -9,6 +9,7 @@
 #include "GNN/InitAll.h"
 #include "GNN/Support/Environment.h"
 #include "gnnc/cuda.h"
+#include "gnnc/dense.h"
 
 using namespace gnnc::python;
 
@@ -22,6 +23,28 @@ const mlir::gnn::EnvironmentOptions &gnnc::python::environment() {
   static const mlir::gnn::EnvironmentOptions read =
       mlir::gnn::readEnvironment();
   return read;
+}
+
+/// OpenBLAS chooses its kernels once, when it loads: where numpy (or
+/// another library) loaded it before gnnc, gnnc's choice for this CPU
+/// (prepareProcess) came too late. On CPUs newer than OpenBLAS that
+/// choice is generic code (Debian's 0.3.21 picks Prescott, SSE3, on a
+/// 5th-generation Xeon), and the results differ from the tools' in the
+/// last bits: a RuntimeWarning says so, and how to avoid it.
+static void warnOfForeignBlasKernels() {
+  const std::string &wanted = environment().blasCore;
+  const char *actual = gnn_rt_blas_core();
+  if (wanted.empty() || !actual ||
+      llvm::StringRef(actual).equals_insensitive(wanted))
+    return;
+  std::string message =
+      std::string("OpenBLAS was loaded before gnnc with its ") + actual +
+      " kernels, not the " + wanted +
+      " kernels gnnc names for this CPU: dense layers may be slower and "
+      "results differ from gnn-run's in the last bits; import gnnc before "
+      "numpy";
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) < 0)
+    throw pybind11::error_already_set();
 }
 
 CompileSession::CompileSession(int threads, const std::string &deviceName,
@@ -72,6 +95,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "gnnc's compiler, models and trainer (the library API); use "
             "the gnnc package, not this module";
   mlir::gnn::prepareProcess(environment());
+  warnOfForeignBlasKernels();
   static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {

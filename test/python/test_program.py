@@ -2,6 +2,9 @@
 gnn-run, gradients against gnn-run --grad and finite differences, and bad
 input as gnnc.Error."""
 
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -286,3 +289,28 @@ def test_two_threads_run_at_once():
     for t in threads:
         t.join()
     assert not failures
+
+
+def _import_order(first, second, **env):
+    """Warnings of `import first; import second` in a fresh interpreter."""
+    code = ("import warnings\nwarnings.simplefilter('always')\n"
+            f"with warnings.catch_warnings(record=True) as caught:\n"
+            f"    import {first}\n    import {second}\n"
+            "print([str(w.message) for w in caught"
+            " if issubclass(w.category, RuntimeWarning)])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                            text=True, env={**os.environ, **env}, check=True)
+    return result.stdout
+
+
+def test_blas_kernels_loaded_before_gnnc_warn():
+    # numpy loads OpenBLAS first, with Prescott's kernels: gnnc wanted
+    # Sandybridge's and says why results may differ.
+    out = _import_order("numpy", "gnnc", OPENBLAS_CORETYPE="Prescott",
+                        GNNC_BLAS_CORETYPE="Sandybridge")
+    assert "OpenBLAS was loaded before gnnc with its Prescott kernels" in out
+    assert "import gnnc before numpy" in out
+    # gnnc first: its kernels, no warning.
+    out = _import_order("gnnc", "numpy", OPENBLAS_CORETYPE="Prescott",
+                        GNNC_BLAS_CORETYPE="Sandybridge")
+    assert out.strip() == "[]"
