@@ -12,8 +12,9 @@
 # with device buffers and no graphs (`cuda-device`), without the pool
 # (`cuda-no-pool`) and with the pools keeping up to 512 MB beyond what the
 # step had live at most rather than 16 (`cuda-pool-512mb`: the former
-# default, fewer driver calls for a higher peak); each form that compiles other code runs first once to
-# fill the compile cache (the `-compile` rows). Prints
+# default, fewer driver calls for a higher peak); each form that compiles
+# other code runs first once to fill the compile cache (the `-compile`
+# rows). Prints
 # tokens/s and the epoch's loss per row (a failed run: its log's end, on
 # stderr); with --profile, further GPU runs per model write their CUDA
 # profiles (GNNC_CUDA_PROFILE=1, which slows them) to
@@ -35,8 +36,9 @@
 #                      [--profile] [--out DIR]
 # --prebuilt uses the build as it is (a test machine running a bundle of
 # scripts/device); --rows runs only the named rows (cpu, cuda-compile, cuda,
-# cuda-no-pool, cuda-pool-512mb, cuda-waiting-compile, cuda-waiting, cuda-async-compile,
-# cuda-async, cuda-graphs, cuda-device); --compare-env sets gnn-train's
+# cuda-no-pool, cuda-pool-512mb, cuda-waiting-compile, cuda-waiting,
+# cuda-async-compile, cuda-async, cuda-graphs, cuda-device); --compare-env
+# sets gnn-train's
 # environment in the comparison with PyTorch (by default gnn-train's
 # default form); --no-peers leaves that comparison out.
 set -euo pipefail
