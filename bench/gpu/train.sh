@@ -38,9 +38,8 @@
 # scripts/device); --rows runs only the named rows (cpu, cuda-compile, cuda,
 # cuda-no-pool, cuda-pool-512mb, cuda-waiting-compile, cuda-waiting,
 # cuda-async-compile, cuda-async, cuda-graphs, cuda-device); --compare-env
-# sets gnn-train's
-# environment in the comparison with PyTorch (by default gnn-train's
-# default form); --no-peers leaves that comparison out.
+# sets gnn-train's environment in the comparison with PyTorch (by default
+# gnn-train's default form); --no-peers leaves that comparison out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 prebuilt=0 stand_in=0 sequences=1280 models=tutorial,dgl-default profile=0 out= rows= compare_env= peers=1
