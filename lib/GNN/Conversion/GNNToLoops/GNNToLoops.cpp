@@ -426,13 +426,6 @@ static LogicalResult lowerGatherRows(GatherRowsOp op, const LoopTarget &target,
   return l.replaceWithBuffers(op, out);
 }
 
-/// An i64 slot per destination row (the distinct-id checks' table).
-static Value rowSlots(Lowering &l, Value rows) {
-  return l.b.create<memref::AllocOp>(
-      MemRefType::get({ShapedType::kDynamic}, l.b.getI64Type()),
-      ValueRange{rows});
-}
-
 /// `body(i, id)` for each entry i below `entries` whose id names one of
 /// `rows` (the others are the scatter's bad ids, reported where it reads
 /// them): in a parallel loop, or a serial one.
@@ -462,7 +455,7 @@ static void forEachIdInRange(Lowering &l, Value ids, Value rows, Value entries,
 static std::pair<Value, Value> findRepeatedIds(Lowering &l, Value ids,
                                                Value rows, Value entries) {
   ImplicitLocOpBuilder &b = l.b;
-  Value slots = rowSlots(l, rows);
+  Value slots = l.i64Buffer(rows); // a slot per destination row
   l.parallel(
       rows, [&](Value r) { b.create<memref::StoreOp>(l.noBadId(), slots, r); });
   forEachIdInRange(
@@ -476,10 +469,7 @@ static std::pair<Value, Value> findRepeatedIds(Lowering &l, Value ids,
         Value first = b.create<memref::LoadOp>(slots, id);
         Value later =
             b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, first, l.i64(i));
-        l.guarded(later, [&] {
-          b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(i),
-                                        repeated, ValueRange{l.idx(0)});
-        });
+        l.guarded(later, [&] { l.markSlot(repeated, i); });
       });
   // (The deallocation pipeline frees the slots.)
   return {slots, repeated};
@@ -539,7 +529,7 @@ static Value checkScatterIds(Lowering &l, ScatterRowsOp op, Value ids,
     return entries;
   }
   // Slot r: 1 + the entry that named row r, 0 if none did.
-  Value slots = rowSlots(l, rows);
+  Value slots = l.i64Buffer(rows); // a slot per destination row
   Value zero = b.create<arith::ConstantIntOp>(0, 64);
   l.forLoop(l.idx(0), rows, ValueRange{}, [&](Value r, ValueRange) {
     b.create<memref::StoreOp>(zero, slots, r);
@@ -724,15 +714,10 @@ static void scatterAddOnThreads(Lowering &l, ScatterRowsOp op, Value ids,
     return;
   }
   copyRowsOnThreads(l, dest, out, rows, extents);
-  Value repeat = findRepeatedIds(l, ids, rows, entries).second;
   // Read in each iteration: on the device, after the passes above.
-  auto repeats = [&] {
-    return b.create<arith::CmpIOp>(arith::CmpIPredicate::ne,
-                                   b.create<memref::LoadOp>(repeat, l.idx(0)),
-                                   l.noBadId());
-  };
+  Value repeat = findRepeatedIds(l, ids, rows, entries).second;
   l.parallelItems(entries, extents, [&](Value i, ValueRange item) {
-    l.unless(repeats(), [&] {
+    l.unless(l.slotMarked(repeat), [&] {
       auto [inRange, r] = l.checkedId(ids, i, rows, slot);
       l.guarded(inRange, [&] { addItem(l, source, out, i, r, item); });
     });
@@ -741,7 +726,7 @@ static void scatterAddOnThreads(Lowering &l, ScatterRowsOp op, Value ids,
   // loop of rows of one element into the host's code.
   Value threads = b.create<arith::MinUIOp>(entries, l.idx(1));
   l.parallelItems(threads, extents, [&](Value, ValueRange item) {
-    l.guarded(repeats(), [&] {
+    l.guarded(l.slotMarked(repeat), [&] {
       l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
         auto [inRange, r] = l.checkedId(ids, i, rows, slot);
         l.guarded(inRange, [&] { addItem(l, source, out, i, r, item); });

@@ -100,9 +100,7 @@ static void fillInEdgeChunks(Lowering &l, const LoopTarget &target, Value src,
     l.parallel(n, [&](Value i) {
       if (!guard)
         return body(i);
-      Value set = b.create<arith::CmpIOp>(arith::CmpIPredicate::ne,
-                                          load(guard, l.idx(0)), l.noBadId());
-      l.guarded(set, [&] { body(i); });
+      l.guarded(l.slotMarked(guard), [&] { body(i); });
     });
   };
   Value chunks = index.chunks, counts = index.counts, inPtr = index.inPtr;
@@ -180,7 +178,6 @@ static void fillInEdgeRanges(Lowering &l, const LoopTarget &target, Value src,
                              Value dst, Value numEdges, Value numDst,
                              const InEdgeIndex &index) {
   ImplicitLocOpBuilder &b = l.b;
-  Type i64 = b.getI64Type();
   Value one = l.idx(1);
   auto load = [&](Value buffer, Value i) -> Value {
     return b.create<memref::LoadOp>(buffer, i);
@@ -188,11 +185,7 @@ static void fillInEdgeRanges(Lowering &l, const LoopTarget &target, Value src,
   auto add = [&](Value x, Value y) -> Value {
     return b.create<arith::AddIOp>(x, y);
   };
-  auto slots64 = [&] {
-    return b.create<memref::AllocOp>(
-        MemRefType::get({ShapedType::kDynamic}, i64), ValueRange{numDst});
-  };
-  Value degree = slots64(), least = slots64();
+  Value degree = l.i64Buffer(numDst), least = l.i64Buffer(numDst);
   Value broken = l.badIdSlot();
   Value zero = b.create<arith::ConstantIntOp>(0, 64);
   l.parallel(numDst, [&](Value d) {
@@ -225,17 +218,13 @@ static void fillInEdgeRanges(Lowering &l, const LoopTarget &target, Value src,
                      b.create<arith::IndexCastOp>(b.getIndexType(), distance));
     return std::make_tuple(d, within, slot);
   };
-  auto markBroken = [&](Value e) {
-    b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, l.i64(e), broken,
-                                  ValueRange{l.idx(0)});
-  };
   l.parallel(numEdges, [&](Value e) {
     auto [d, within, slot] = placeOf(e);
     l.guarded(within, [&, slot = slot] {
       b.create<memref::StoreOp>(load(src, e), index.inSrc, slot);
       b.create<memref::StoreOp>(e, index.inEid, slot);
     });
-    l.unless(within, [&] { markBroken(e); });
+    l.unless(within, [&] { l.markSlot(broken, e); });
   });
   l.parallel(numEdges, [&](Value e) {
     auto [d, within, slot] = placeOf(e);
@@ -252,7 +241,8 @@ static void fillInEdgeRanges(Lowering &l, const LoopTarget &target, Value src,
             return SmallVector<Value>{b.create<arith::CmpIOp>(
                 arith::CmpIPredicate::ugt, load(index.inEid, next), e)};
           })[0];
-      l.unless(b.create<arith::AndIOp>(kept, inOrder), [&] { markBroken(e); });
+      l.unless(b.create<arith::AndIOp>(kept, inOrder),
+               [&] { l.markSlot(broken, e); });
     });
   });
   fillInEdgeChunks(l, target, src, dst, numEdges, numDst, index, nullptr,

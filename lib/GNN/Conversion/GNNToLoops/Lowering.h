@@ -315,8 +315,7 @@ public:
     Value ok = b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, id, bound);
     unless(ok, [&] {
       if (badSlot)
-        b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, i64(i),
-                                      badSlot, ValueRange{idx(0)});
+        markSlot(badSlot, i);
       else
         b.create<func::CallOp>(abi::kIdOutOfRange, TypeRange{},
                                ValueRange{i64(i), i64(id), i64(bound)});
@@ -334,6 +333,18 @@ public:
         b.create<memref::AllocOp>(MemRefType::get({1}, b.getI64Type()));
     b.create<memref::StoreOp>(noBadId(), slot, idx(0));
     return slot;
+  }
+  /// Lowers a badIdSlot-form slot to position `i` atomically (the smallest
+  /// position wins, whatever the threads' order).
+  void markSlot(Value slot, Value i) {
+    b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::minu, i64(i), slot,
+                                  ValueRange{idx(0)});
+  }
+  /// Whether a badIdSlot-form slot was lowered (read where it is built: on
+  /// the device inside a kernel).
+  Value slotMarked(Value slot) {
+    Value held = b.create<memref::LoadOp>(slot, idx(0));
+    return b.create<arith::CmpIOp>(arith::CmpIPredicate::ne, held, noBadId());
   }
   void reportBadId(Value slot, Value ids, Value bound) {
     atEndOfBlock([&] {
@@ -390,6 +401,12 @@ public:
   /// A new 1-D index buffer of `n` entries.
   Value idBuffer(Value n) {
     auto type = MemRefType::get({ShapedType::kDynamic}, b.getIndexType());
+    return b.create<memref::AllocOp>(type, ValueRange{n});
+  }
+  /// An i64 buffer of `n` elements (what atomics update: index is not an
+  /// integer type to memref.atomic_rmw).
+  Value i64Buffer(Value n) {
+    auto type = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
     return b.create<memref::AllocOp>(type, ValueRange{n});
   }
 
