@@ -109,18 +109,22 @@ Result allocate(unsigned long long *pointer, size_t bytes, bool unified) {
 int dummyObject; // what handles point at
 void *handle() { return &dummyObject; }
 
-/// A kernel's launches: how many, and the smallest and largest grid.
+/// A kernel's launches: how many, the smallest and largest grid, and the
+/// most threads of one launch.
 struct Launches {
-  unsigned long long count = 0, minThreads = ~0ull, maxThreads = 0;
+  unsigned long long count = 0, maxThreads = 0;
   unsigned minGrid = ~0u, maxGrid = 0, block = 0;
 };
 struct Kernels {
   std::mutex mutex;
-  /// By function handle (the kernel's name, owned here).
+  /// By name; a function's handle is its entry's Launches (map entries stay
+  /// put).
   std::map<std::string, Launches> byName;
   ~Kernels() {
+    // Only the driver's copy launches kernels (cuBLAS's would write an
+    // empty table over it).
     const char *path = std::getenv("GNNC_STAND_IN_KERNELS");
-    if (!path || !*path)
+    if (std::strcmp(STAND_IN_LIBRARY, "cuda") != 0 || !path || !*path)
       return;
     FILE *out = std::fopen(path, "w");
     if (!out)
@@ -175,9 +179,7 @@ Result cuModuleLoadData(void **module, const void *) {
 }
 Result cuModuleGetFunction(void **function, void *, const char *name) {
   std::lock_guard<std::mutex> lock(kernels.mutex);
-  // Map nodes stay put: the key's address is the function's handle.
-  auto it = kernels.byName.try_emplace(name).first;
-  *function = const_cast<std::string *>(&it->first);
+  *function = &kernels.byName[name];
   return kSuccess;
 }
 Result cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
@@ -186,7 +188,7 @@ Result cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
   ++counts.kernels;
   unsigned grid = gridX * gridY * gridZ, block = blockX * blockY * blockZ;
   std::lock_guard<std::mutex> lock(kernels.mutex);
-  Launches &l = kernels.byName[*static_cast<std::string *>(function)];
+  Launches &l = *static_cast<Launches *>(function);
   ++l.count;
   l.minGrid = std::min(l.minGrid, grid);
   l.maxGrid = std::max(l.maxGrid, grid);
