@@ -716,11 +716,13 @@ static void scatterAddOnThreads(Lowering &l, ScatterRowsOp op, Value ids,
   copyRowsOnThreads(l, dest, out, rows, extents);
   // Read in each iteration: on the device, after the passes above.
   Value repeat = findRepeatedIds(l, ids, rows, entries).second;
+  // Entry i's item element added to its row, if its id is good.
+  auto addEntry = [&](Value i, ValueRange item) {
+    auto [inRange, r] = l.checkedId(ids, i, rows, slot);
+    l.guarded(inRange, [&] { addItem(l, source, out, i, r, item); });
+  };
   l.parallelItems(entries, extents, [&](Value i, ValueRange item) {
-    l.unless(l.slotMarked(repeat), [&] {
-      auto [inRange, r] = l.checkedId(ids, i, rows, slot);
-      l.guarded(inRange, [&] { addItem(l, source, out, i, r, item); });
-    });
+    l.unless(l.slotMarked(repeat), [&] { addEntry(i, item); });
   });
   // No thread without entries; and not a static 1, which would fold the
   // loop of rows of one element into the host's code.
@@ -728,8 +730,7 @@ static void scatterAddOnThreads(Lowering &l, ScatterRowsOp op, Value ids,
   l.parallelItems(threads, extents, [&](Value, ValueRange item) {
     l.guarded(l.slotMarked(repeat), [&] {
       l.forLoop(l.idx(0), entries, ValueRange{}, [&](Value i, ValueRange) {
-        auto [inRange, r] = l.checkedId(ids, i, rows, slot);
-        l.guarded(inRange, [&] { addItem(l, source, out, i, r, item); });
+        addEntry(i, item);
         return SmallVector<Value>{};
       });
     });
