@@ -10,6 +10,7 @@
 
 #include "GNN/InitAll.h"
 #include "GNN/Runner/JitRunner.h"
+#include "GNN/Runner/UnifiedMemory.h"
 #include "gnnc/cuda.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -906,6 +907,60 @@ TEST_F(ExecutionTest, UnifiedMemoryIsUpdatedOnTheDevice) {
     expectClose(*unified, want, "updated in unified memory");
     expectClose((*out)[1], gathered, "gathered rows");
   }
+}
+
+TEST_F(ExecutionTest, ResultsKeptOnTheDevice) {
+  // Results a GPU call keeps on the device come back in unified memory with
+  // the values the host's copy has; a later call takes them as they are
+  // (the decoder's cross-attention k/v). A CPU call's results are host
+  // memory whatever is asked. Unified tensors are zeroed and copied on the
+  // device.
+  HostTensor s = random({2, 2, 3}), list = HostTensor::ids({1, 0});
+  auto keepRows = [](const Parameter &p) { return p.name == "rows"; };
+  // The cache is `s` (a private copy is updated), then `s`, then `list`.
+  auto bind = [&](const Parameter &, size_t i) -> llvm::Expected<Argument> {
+    Argument a;
+    a.tensor = i < 2 ? &s : &list;
+    return a;
+  };
+  auto cpu = compile(kCacheUpdate, false);
+  ASSERT_TRUE(cpu);
+  auto onHost = cpu->runNamed("main", bind, 1, {}, keepRows);
+  ASSERT_TRUE(bool(onHost)) << llvm::toString(onHost.takeError());
+  EXPECT_EQ(gnn_cuda_is_unified(onHost->at("rows").data()), 0);
+  if (!gnn_cuda_init(nullptr, 0)) {
+    auto none = unifiedZeros(DType::F32, {2, 3});
+    ASSERT_FALSE(bool(none));
+    EXPECT_NE(llvm::toString(none.takeError())
+                  .find("cannot make a zeroed tensor in unified memory: "),
+              std::string::npos);
+    GTEST_SKIP() << "no CUDA device";
+  }
+  auto gpu = compile(kCacheUpdate, false, Device::CUDA);
+  ASSERT_TRUE(gpu);
+  auto kept = gpu->runNamed("main", bind, 1, {}, keepRows);
+  ASSERT_TRUE(bool(kept)) << llvm::toString(kept.takeError());
+  HostTensor &rows = kept->at("rows");
+  EXPECT_EQ(gnn_cuda_is_unified(rows.data()), 1);
+  EXPECT_EQ(gnn_cuda_is_unified(kept->at("cache").data()), 0);
+  EXPECT_EQ(
+      std::memcmp(rows.data(), onHost->at("rows").data(), rows.numBytes()), 0);
+  // Passed back as inputs, read where they lie: the same rows again.
+  auto again = gpu->run({{nullptr, &rows}, {nullptr, &rows}, {nullptr, &list}});
+  ASSERT_TRUE(bool(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(std::memcmp((*again)[1].data(), s.data(), s.numBytes()), 0);
+
+  auto zeros = unifiedZeros(DType::I8, {5});
+  ASSERT_TRUE(bool(zeros)) << llvm::toString(zeros.takeError());
+  EXPECT_EQ(gnn_cuda_is_unified(zeros->data()), 1);
+  auto copy = unifiedCopy(s);
+  ASSERT_TRUE(bool(copy)) << llvm::toString(copy.takeError());
+  HostTensor back = s;
+  std::memset(back.data(), 0, back.numBytes());
+  ASSERT_FALSE(bool(unifiedMemcpy(back.data(), copy->data(), s.numBytes())));
+  EXPECT_EQ(std::memcmp(back.data(), s.data(), s.numBytes()), 0);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(zeros->as<int8_t>()[i], 0);
 }
 
 TEST_F(ExecutionTest, OnlyWritableArgumentsCanBeUpdated) {

@@ -554,6 +554,23 @@ extern "C" int gnn_cuda_copy(void *to, const void *from, size_t bytes) {
                   "cuMemcpy"));
 }
 
+extern "C" int gnn_cuda_zero(void *pointer, size_t bytes) {
+  if (bytes % sizeof(uint32_t) != 0) {
+    gnn_rt_report("gnn_cuda_zero: a byte count not a multiple of 4");
+    return 0;
+  }
+  profile::HostCall timed("cuMemsetD32");
+  const Driver *d = driver();
+  // The set runs on the legacy stream, which the threads' non-blocking
+  // streams do not wait for: it is waited for here, before any launch
+  // reads the memory.
+  return d && (bytes == 0 ||
+               (ok(d->memsetD32(reinterpret_cast<CUdeviceptr>(pointer), 0,
+                                bytes / sizeof(uint32_t)),
+                   "cuMemsetD32") &&
+                ok(d->ctxSynchronize(), "cuCtxSynchronize")));
+}
+
 extern "C" int gnn_cuda_copy_queued(void *to, const void *from, size_t bytes) {
   const Driver *d = driver();
   if (!d)

@@ -155,8 +155,10 @@ private:
 
   /// Runs `entry` on run-time inputs for `rows` nodes.
   struct Inputs;
+  /// On a GPU, the results `keep` picks stay there.
   llvm::Expected<std::map<std::string, HostTensor>>
-  run(const char *entry, const Inputs &inputs, int64_t rows);
+  run(const char *entry, const Inputs &inputs, int64_t rows,
+      JitProgram::ResultPlacement keep = {});
   /// The run-time inputs of @decode.
   Inputs decoderInputs(const Encoded &enc, const gnn_graph *dd,
                        const gnn_graph *ed, const HostTensor &tokens,
@@ -168,6 +170,9 @@ private:
   int threads = 0;
   /// The program returns per-edge attention weights.
   bool attentionWeights = false;
+  /// The program runs on a GPU: decoding's caches and cross-attention k/v
+  /// stay there between calls.
+  bool onDevice = false;
   TensorMap weights;
   HostTensor pe, timePE;
   std::unique_ptr<JitProgram> program;

@@ -87,13 +87,6 @@ enum class Device { CPU, CUDA };
 std::map<std::string, void *> runtimeSymbols(Device device,
                                              bool asyncLaunches = false);
 
-/// A copy of `t` in the GPU's unified memory (gnn_cuda_alloc's), which
-/// programs compiled for the GPU read and update in place where a host
-/// tensor is copied in and out at every call: a trainer's parameters and
-/// Adam moments so stay on the device across steps. The host reads and
-/// writes it between calls like any tensor. An error without a device.
-llvm::Expected<HostTensor> unifiedCopy(const HostTensor &t);
-
 /// A runtime instance of the host's (gnnc/runtime.h), destroyed with it.
 struct RuntimeDeleter {
   void operator()(gnn_rt_runtime *runtime) const {
@@ -223,14 +216,22 @@ public:
   using ResultListener =
       llvm::function_ref<void(size_t result, const void *data, size_t bytes)>;
 
+  /// Which results of a GPU program's call stay on the device: they come
+  /// back in unified memory (UnifiedMemory.h), copied there on the device,
+  /// for later calls to take as they are (a decoder's cross-attention k/v
+  /// at every step); the others come to host memory. A CPU program's
+  /// results are all in host memory.
+  using ResultPlacement = llvm::function_ref<bool(const Parameter &)>;
+
   /// Runs entry `name` with the argument `bind` gives each parameter (by
   /// position; an error stops the call) and returns the results by name;
-  /// `onResult` sees the results the entry announces while it runs.
+  /// `onResult` sees the results the entry announces while it runs;
+  /// `keepOnDevice` picks results that stay on a GPU.
   using Binder =
       llvm::function_ref<llvm::Expected<Argument>(const Parameter &, size_t)>;
   llvm::Expected<std::map<std::string, HostTensor>>
   runNamed(llvm::StringRef name, Binder bind, int threads = kInstanceThreads,
-           ResultListener onResult = {});
+           ResultListener onResult = {}, ResultPlacement keepOnDevice = {});
 
   /// The runtime instance the program runs with.
   gnn_rt_runtime *getRuntime() const { return runtime; }
@@ -242,10 +243,9 @@ private:
   compileModule(OwningOpRef<ModuleOp> module,
                 llvm::ArrayRef<std::string> entries,
                 const CompileOptions &options);
-  llvm::Expected<std::vector<HostTensor>> run(const EntryPoint &entry,
-                                              llvm::ArrayRef<Argument> args,
-                                              int threads,
-                                              ResultListener onResult = {});
+  llvm::Expected<std::vector<HostTensor>>
+  run(const EntryPoint &entry, llvm::ArrayRef<Argument> args, int threads,
+      ResultListener onResult = {}, ResultPlacement keepOnDevice = {});
 
   std::unique_ptr<ObjectJit> jit;
   std::vector<EntryPoint> entries;

@@ -7,6 +7,7 @@
 #include "DeviceMemory.h"
 
 #include "gnnc/cuda.h"
+#include "gnnc/errors.h"
 #include "gnnc/memory.h"
 
 #include <cstring>
@@ -54,6 +55,10 @@ public:
     std::memcpy(to, from, bytes);
     return true;
   }
+  void *keepOnDevice(const void *, size_t) override {
+    gnn_rt_report("host memory is not a device's");
+    return nullptr;
+  }
   Deleter deleter() const override { return &gnn_rt_free; }
 };
 
@@ -91,6 +96,14 @@ public:
   bool hostReadable() const override { return false; }
   bool copyToHost(void *to, const void *from, size_t bytes) override {
     return gnn_cuda_copy(to, from, bytes);
+  }
+  void *keepOnDevice(const void *from, size_t bytes) override {
+    void *kept = gnn_cuda_alloc(bytes);
+    if (!kept || !gnn_cuda_copy(kept, from, bytes)) {
+      gnn_cuda_free(kept);
+      return nullptr;
+    }
+    return kept;
   }
   Deleter deleter() const override { return &gnn_cuda_free; }
 

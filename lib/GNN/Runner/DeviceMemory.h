@@ -70,6 +70,11 @@ public:
   /// Copies `bytes` of a program buffer into host memory; false after the
   /// runtime reported why not.
   virtual bool copyToHost(void *to, const void *from, size_t bytes) = 0;
+  /// A new block of the device's that the host can also read (unified
+  /// memory) holding a copy of `bytes` of a program buffer, made on the
+  /// device; null after the runtime reported why not. Only for devices
+  /// whose buffers the host cannot read.
+  virtual void *keepOnDevice(const void *from, size_t bytes) = 0;
   /// Frees a buffer the program allocated.
   virtual Deleter deleter() const = 0;
 };

@@ -79,7 +79,7 @@ JitProgram::run(llvm::StringRef name, llvm::ArrayRef<Argument> args,
 
 llvm::Expected<std::map<std::string, HostTensor>>
 JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads,
-                     ResultListener onResult) {
+                     ResultListener onResult, ResultPlacement keepOnDevice) {
   const EntryPoint *entry = lookup(name);
   if (!entry)
     return error("the program has no entry '" + name + "'");
@@ -91,7 +91,7 @@ JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads,
     args.push_back(*a);
   }
   llvm::Expected<std::vector<HostTensor>> results =
-      run(*entry, args, threads, onResult);
+      run(*entry, args, threads, onResult, keepOnDevice);
   if (!results)
     return results.takeError();
   std::map<std::string, HostTensor> named;
@@ -102,7 +102,8 @@ JitProgram::runNamed(llvm::StringRef name, Binder bind, int threads,
 
 llvm::Expected<std::vector<HostTensor>>
 JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
-                int threads, ResultListener onResult) {
+                int threads, ResultListener onResult,
+                ResultPlacement keepOnDevice) {
   if (auto e = detail::checkArguments(entry, args))
     return std::move(e);
   const std::vector<Parameter> &parameters = entry.parameters;
@@ -278,6 +279,19 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
       released.insert(allocated);
     if (owned && rowMajor && memory->hostReadable()) {
       t.adopt(allocated, const_cast<char *>(from), memory->deleter());
+      outputs.push_back(std::move(t));
+      continue;
+    }
+    // A row-major result that stays on the device: a copy there.
+    if (!memory->hostReadable() && rowMajor && count > 0 && keepOnDevice &&
+        keepOnDevice(r)) {
+      void *kept = memory->keepOnDevice(from, count * elem);
+      if (kept)
+        t.adopt(kept, kept, memory->deleter());
+      else
+        failedInside |= takeError();
+      if (owned)
+        copied.push_back(allocated);
       outputs.push_back(std::move(t));
       continue;
     }

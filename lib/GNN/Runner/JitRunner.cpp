@@ -204,20 +204,3 @@ mlir::gnn::createRuntime(const gnn_rt_settings &settings) {
     return error("out of memory for a runtime instance");
   return runtime;
 }
-
-llvm::Expected<HostTensor> mlir::gnn::unifiedCopy(const HostTensor &t) {
-  char message[512];
-  size_t bytes = t.numBytes();
-  void *block = gnn_cuda_alloc(bytes);
-  if (!block || !gnn_cuda_copy(block, t.data(), bytes)) {
-    gnn_cuda_free(block);
-    (void)gnn_rt_take_error(message, sizeof(message));
-    return error(llvm::Twine("cannot keep a tensor in unified memory: ") +
-                 message);
-  }
-  HostTensor u;
-  u.dtype = t.dtype;
-  u.shape = t.shape;
-  u.adopt(block, block, &gnn_cuda_free);
-  return u;
-}

@@ -97,6 +97,11 @@ GNNC_EXPORT int gnn_cuda_is_unified(const void *pointer);
  * (reported). */
 GNNC_EXPORT int gnn_cuda_copy(void *to, const void *from, size_t bytes);
 
+/* Zeroes `bytes` (a multiple of 4) of unified or device memory on the
+ * device, without the host touching its pages; waits for it. Returns 0 on
+ * failure (reported). */
+GNNC_EXPORT int gnn_cuda_zero(void *pointer, size_t bytes);
+
 /* The same copy queued on the calling thread's stream, after the kernels
  * launched there, without waiting for it (gnn_cuda_wait_for_launches
  * does); while the thread's launches are captured into a graph, or where

@@ -11,6 +11,7 @@
 
 #include "GNN/Models/TransformerBuilder.h"
 #include "GNN/Models/TransformerModel.h"
+#include "RowCache.h"
 
 #include <algorithm>
 #include <cstring>
@@ -71,71 +72,6 @@ HostTensor positionTable(const TensorMap &weights, llvm::StringRef name,
 
 /// `module` as gnn IR text.
 std::string printModule(ModuleOp module);
-
-/// A decoder k/v cache: one row per decoded node (the outermost dimension),
-/// in storage with room for more, so that a step appends its nodes' rows
-/// without moving the earlier ones (the storage doubles when full).
-class RowCache {
-public:
-  explicit RowCache(std::vector<int64_t> rowShape)
-      : rowShape(std::move(rowShape)) {}
-  // A copy's view would still borrow the original's storage.
-  RowCache(const RowCache &) = delete;
-  RowCache &operator=(const RowCache &) = delete;
-  RowCache(RowCache &&) = default;
-  RowCache &operator=(RowCache &&) = default;
-
-  /// Appends `fresh` zeroed rows, which the next @decode fills; returns all
-  /// rows, a view that the next append invalidates.
-  HostTensor &append(int64_t fresh) {
-    int64_t rows = view.shape.empty() ? 0 : view.shape[0];
-    int64_t capacity = storage.shape.empty() ? 0 : storage.shape[0];
-    size_t rowBytes = rowElements() * sizeof(float);
-    if (rows + fresh > capacity) {
-      HostTensor larger;
-      larger.shape = shapeOf(std::max(rows + fresh, 2 * capacity));
-      larger.allocateUninitialized();
-      if (rows)
-        std::memcpy(larger.data(), storage.data(), rows * rowBytes);
-      storage = std::move(larger);
-    }
-    std::memset(static_cast<char *>(storage.data()) + rows * rowBytes, 0,
-                fresh * rowBytes);
-    view = HostTensor();
-    view.shape = shapeOf(rows + fresh);
-    view.borrow(storage.data());
-    return view;
-  }
-
-  /// Takes @decode's result for this cache: the view itself when the result
-  /// is marked as the update of the cache argument (`gnn.updates`, as the
-  /// built modules mark it), else (a module given as IR without the mark)
-  /// its rows are copied in.
-  Error store(const HostTensor &result, llvm::StringRef name) {
-    if (result.data() == view.data())
-      return Error::success();
-    if (result.shape != view.shape)
-      return fail("@decode returns '" + name + "' of shape " +
-                  result.describe() + ", expected " + view.describe());
-    std::memcpy(view.data(), result.data(), view.numBytes());
-    return Error::success();
-  }
-
-private:
-  int64_t rowElements() const {
-    return std::accumulate(rowShape.begin(), rowShape.end(), int64_t(1),
-                           std::multiplies<int64_t>());
-  }
-  std::vector<int64_t> shapeOf(int64_t rows) const {
-    std::vector<int64_t> shape = {rows};
-    shape.insert(shape.end(), rowShape.begin(), rowShape.end());
-    return shape;
-  }
-
-  std::vector<int64_t> rowShape;
-  HostTensor storage; // [capacity, rowShape...]
-  HostTensor view;    // its first rows
-};
 
 /// Results of one call, by name.
 using Outputs = std::map<std::string, HostTensor>;

@@ -15,7 +15,8 @@ using namespace mlir::gnn;
 using namespace mlir::gnn::detail;
 
 Expected<Outputs> TransformerModel::run(const char *entry, const Inputs &inputs,
-                                        int64_t rows) {
+                                        int64_t rows,
+                                        JitProgram::ResultPlacement keep) {
   const std::vector<const HostTensor *> &weights = bound[entry];
   auto missing = [&](const Parameter &p) {
     return fail(llvm::Twine("@") + entry + " has an argument '" + p.name +
@@ -44,7 +45,7 @@ Expected<Outputs> TransformerModel::run(const char *entry, const Inputs &inputs,
         }
         return a;
       },
-      rows >= kParallelRows ? threads : 1);
+      rows >= kParallelRows ? threads : 1, /*onResult=*/{}, keep);
 }
 
 Expected<TransformerModel::Encoded>
@@ -72,9 +73,11 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
   in.graphs[model::kEE] = ee->get();
   in.tensors[model::kSrcTokens] = &tokenIds;
   in.tensors[model::kSrcPositions] = &positionIds;
-  in.tensors[model::kPE] = &pe;
-  in.tensors[model::kTimePE] = &timePE;
-  Expected<Outputs> encoded = run(model::kEncode, in, enc.numSrc);
+  // On a GPU, the encoder's output stays there for @cross_kv, and its k/v
+  // for every @decode.
+  Expected<Outputs> encoded =
+      run(model::kEncode, in, enc.numSrc,
+          [](const Parameter &p) { return p.name == model::kMemory; });
   if (!encoded)
     return encoded.takeError();
   Expected<HostTensor> memory = take(*encoded, model::kMemory, model::kEncode);
@@ -95,7 +98,8 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
   }
   Inputs kvIn;
   kvIn.tensors[model::kMemory] = &*memory;
-  Expected<Outputs> kv = run(model::kCrossKV, kvIn, enc.numSrc);
+  Expected<Outputs> kv = run(model::kCrossKV, kvIn, enc.numSrc,
+                             [](const Parameter &) { return true; });
   if (!kv)
     return kv.takeError();
   // A universal_transformer's one shared layer has one cross k/v.
@@ -104,8 +108,8 @@ TransformerModel::encode(llvm::ArrayRef<Sequence> sources) {
                            model::kCrossKV, enc.crossK, enc.crossV))
     return std::move(e);
   for (int64_t i = 0; i < layers; ++i) {
-    enc.selfK.emplace_back(cacheRowShape());
-    enc.selfV.emplace_back(cacheRowShape());
+    enc.selfK.emplace_back(cacheRowShape(), onDevice);
+    enc.selfV.emplace_back(cacheRowShape(), onDevice);
   }
   return enc;
 }
@@ -144,10 +148,10 @@ TransformerModel::decodeStep(Encoded &enc, std::vector<Hypothesis *> &live) {
   HostTensor tokenIds = ids(tokens), positionIds = ids(positions),
              slotIds = ids(slots);
   std::vector<HostTensor *> selfK, selfV;
-  for (size_t i = 0; i < enc.selfK.size(); ++i) {
-    selfK.push_back(&enc.selfK[i].append(fresh));
-    selfV.push_back(&enc.selfV[i].append(fresh));
-  }
+  if (Error e = appendRows(enc.selfK, fresh, selfK))
+    return std::move(e);
+  if (Error e = appendRows(enc.selfV, fresh, selfV))
+    return std::move(e);
   Expected<Outputs> out = run(model::kDecode,
                               decoderInputs(enc, dd->get(), ed->get(), tokenIds,
                                             positionIds, slotIds, selfK, selfV),
@@ -200,8 +204,6 @@ TransformerModel::Inputs TransformerModel::decoderInputs(
   in.tensors[model::kTgtTokens] = &tokens;
   in.tensors[model::kTgtPositions] = &positions;
   in.tensors[model::kCacheSlots] = &slots;
-  in.tensors[model::kPE] = &pe;
-  in.tensors[model::kTimePE] = &timePE;
   for (size_t i = 0; i < enc.crossK.size(); ++i) {
     in.tensors[model::crossK(i)] = &enc.crossK[i];
     in.tensors[model::crossV(i)] = &enc.crossV[i];
@@ -251,13 +253,13 @@ Expected<TensorMap> TransformerModel::forward(llvm::ArrayRef<Sequence> sources,
   std::vector<RowCache> kCaches, vCaches;
   std::vector<HostTensor *> selfK, selfV;
   for (size_t i = 0; i < enc->selfK.size(); ++i) {
-    kCaches.emplace_back(cacheRowShape());
-    vCaches.emplace_back(cacheRowShape());
+    kCaches.emplace_back(cacheRowShape(), onDevice);
+    vCaches.emplace_back(cacheRowShape(), onDevice);
   }
-  for (size_t i = 0; i < kCaches.size(); ++i) {
-    selfK.push_back(&kCaches[i].append(rows));
-    selfV.push_back(&vCaches[i].append(rows));
-  }
+  if (Error e = appendRows(kCaches, rows, selfK))
+    return std::move(e);
+  if (Error e = appendRows(vCaches, rows, selfV))
+    return std::move(e);
   Expected<Outputs> out =
       run(model::kDecode,
           decoderInputs(*enc, dd->get(), ed->get(), tokenIds, positionIds,

@@ -162,6 +162,7 @@ TransformerModel::load(MLIRContext &ctx, const ModelConfig &config,
   m->config = config;
   m->threads = options.threads;
   m->attentionWeights = options.attentionWeights;
+  m->onDevice = options.compile.device == Device::CUDA;
   Expected<TensorMap> weights =
       loadWeights(config, options.weightsPath, options.allowNonFinite);
   if (!weights)
@@ -210,6 +211,12 @@ Error TransformerModel::bindWeights() {
     const EntryPoint *e = program->lookup(entry);
     std::vector<const HostTensor *> &args = bound[entry];
     for (const Parameter &p : e->parameters) {
+      // The position tables live as long as the model, like its weights:
+      // bound once, so a GPU program keeps its copy of them.
+      if (p.name == model::kPE || p.name == model::kTimePE) {
+        args.push_back(p.name == model::kPE ? &pe : &timePE);
+        continue;
+      }
       if (isRuntimeInput(p.name, config.layers)) {
         args.push_back(nullptr);
         continue;

@@ -12,6 +12,7 @@
 #include "GNN/IR/GNNDialect.h"
 #include "GNN/IR/GNNOps.h"
 #include "GNN/Models/TrainingBuilder.h"
+#include "GNN/Runner/UnifiedMemory.h"
 #include "GNN/Transforms/Differentiate.h"
 #include "GNN/Transforms/Passes.h"
 #include "TrainerDetail.h"
