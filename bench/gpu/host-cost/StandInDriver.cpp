@@ -31,6 +31,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <sys/mman.h>
 
@@ -67,14 +68,20 @@ struct Blocks {
   std::mutex mutex;
   std::map<unsigned long long, std::pair<size_t, bool>> sizes;
 
-  /// Whether `pointer` lies in a block handed out.
-  bool holds(unsigned long long pointer) {
+  /// The size of the block handed out that `pointer` lies in, and whether
+  /// it is managed (unified); none if it lies in none.
+  std::optional<std::pair<size_t, bool>> blockOf(unsigned long long pointer) {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = sizes.upper_bound(pointer);
     if (it == sizes.begin())
-      return false;
+      return std::nullopt;
     --it;
-    return pointer - it->first < it->second.first;
+    if (pointer - it->first >= it->second.first)
+      return std::nullopt;
+    return it->second;
+  }
+  bool holds(unsigned long long pointer) {
+    return blockOf(pointer).has_value();
   }
 };
 Blocks &blocks() {
@@ -267,10 +274,9 @@ Result cuPointerGetAttribute(void *data, int attribute,
                              unsigned long long pointer) {
   if (attribute != 8) // CU_POINTER_ATTRIBUTE_IS_MANAGED
     return kInvalidValue;
-  std::lock_guard<std::mutex> lock(blocks().mutex);
-  auto it = blocks().sizes.find(pointer);
-  *static_cast<unsigned *>(data) =
-      it != blocks().sizes.end() && it->second.second;
+  // Any address in a block, as the driver answers.
+  std::optional<std::pair<size_t, bool>> block = blocks().blockOf(pointer);
+  *static_cast<unsigned *>(data) = block && block->second;
   return kSuccess;
 }
 Result cuMemGetInfo_v2(size_t *free, size_t *total) {

@@ -10,6 +10,9 @@
 #include "gnnc/errors.h"
 #include "gnnc/memory.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -45,8 +48,10 @@ namespace {
 /// Compiled code reads and writes the caller's memory.
 class HostMemory final : public CallMemory {
 public:
-  bool place(const void *data, size_t, bool, const void *&placed) override {
-    placed = data;
+  bool place(llvm::ArrayRef<Buffer> buffers,
+             llvm::MutableArrayRef<const void *> placed) override {
+    for (auto [b, at] : llvm::zip_equal(buffers, placed))
+      at = b.data;
     return true;
   }
   void finish() override {}
@@ -63,7 +68,9 @@ public:
 };
 
 /// Arguments in unified memory: copies for this call (freed with it), or
-/// the program's resident copies of constant ones.
+/// the program's resident copies of constant ones. A call's small arguments
+/// (a step's token ids, positions, graphs) cross in one copy: each such
+/// copy waits for the device and costs the driver a call.
 class CudaMemory final : public CallMemory {
 public:
   explicit CudaMemory(ResidentCopies &resident) : resident(resident) {}
@@ -74,20 +81,52 @@ public:
       gnn_cuda_free(copy);
   }
 
-  bool place(const void *data, size_t bytes, bool constant,
-             const void *&placed) override {
-    if (constant)
-      return resident.place(data, bytes, placed);
-    placed = data;
-    if (gnn_cuda_is_unified(data))
+  /// Larger arguments cross alone (gathering them would cost the host a
+  /// copy of their bytes for a saved driver call).
+  static constexpr size_t kGatheredBytes = size_t(1) << 20;
+
+  bool place(llvm::ArrayRef<Buffer> buffers,
+             llvm::MutableArrayRef<const void *> placed) override {
+    // The offset of each gathered buffer in the gathered block; every one
+    // aligned as a block of its own would be, and none empty (its address
+    // is a distinct pointer into the block).
+    constexpr size_t kAlone = ~size_t(0);
+    std::vector<size_t> offsets(buffers.size(), kAlone);
+    size_t gathered = 0;
+    for (auto [i, b] : llvm::enumerate(buffers)) {
+      placed[i] = b.data;
+      if (!b.data || gnn_cuda_is_unified(b.data))
+        continue;
+      if (b.constant) {
+        if (!resident.place(b.data, b.bytes, placed[i]))
+          return false;
+      } else if (b.bytes > kGatheredBytes) {
+        void *copy = gnn_cuda_alloc(b.bytes);
+        if (copy)
+          copies.push_back(copy);
+        if (!copy || !gnn_cuda_copy(copy, b.data, b.bytes))
+          return false;
+        placed[i] = copy;
+      } else {
+        offsets[i] = gathered;
+        gathered += llvm::alignTo(std::max<size_t>(b.bytes, 1),
+                                  GNN_CUDA_BLOCK_ALIGNMENT);
+      }
+    }
+    if (gathered == 0)
       return true;
-    void *copy = gnn_cuda_alloc(bytes);
-    if (!copy)
+    std::unique_ptr<char[]> host(new char[gathered]);
+    for (auto [b, offset] : llvm::zip_equal(buffers, offsets))
+      if (offset != kAlone)
+        std::memcpy(host.get() + offset, b.data, b.bytes);
+    auto *block = static_cast<char *>(gnn_cuda_alloc(gathered));
+    if (block)
+      copies.push_back(block);
+    if (!block || !gnn_cuda_copy(block, host.get(), gathered))
       return false;
-    copies.push_back(copy);
-    if (!gnn_cuda_copy(copy, data, bytes))
-      return false;
-    placed = copy;
+    for (auto [at, offset] : llvm::zip_equal(placed, offsets))
+      if (offset != kAlone)
+        at = block + offset;
     return true;
   }
   void finish() override {

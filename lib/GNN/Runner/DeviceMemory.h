@@ -57,11 +57,19 @@ public:
   static std::unique_ptr<CallMemory> create(Device device,
                                             ResidentCopies &resident);
 
-  /// Sets `placed` to the buffer compiled code gets for the caller's `bytes`
-  /// at `data` (null data stays null: an empty tensor); `constant` ones may
-  /// stay placed across calls. False after the runtime reported why not.
-  virtual bool place(const void *data, size_t bytes, bool constant,
-                     const void *&placed) = 0;
+  /// One of the caller's buffers that a call reads or updates: `bytes` at
+  /// `data` (null data: an empty tensor); a `constant` one keeps its
+  /// address and contents while the program lives.
+  struct Buffer {
+    const void *data;
+    size_t bytes;
+    bool constant;
+  };
+  /// Sets `placed[i]` to the buffer compiled code gets for `buffers[i]`
+  /// (null data stays null); constant ones may stay placed across calls.
+  /// False after the runtime reported why not.
+  virtual bool place(llvm::ArrayRef<Buffer> buffers,
+                     llvm::MutableArrayRef<const void *> placed) = 0;
   /// Waits for the call's work (failures go to the bound context).
   virtual void finish() = 0;
   /// Whether host code reads the program's buffers as they are (results

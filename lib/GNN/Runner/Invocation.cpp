@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -177,27 +178,27 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
   };
   std::unique_ptr<detail::CallMemory> memory =
       detail::CallMemory::create(device, *resident);
+  // The arguments in order: a graph's node count as a scalar, every other
+  // part a buffer that the device's memory places (all at once, so that a
+  // GPU's small inputs cross in one copy).
+  struct Slot {
+    std::optional<int64_t> scalar;
+    std::vector<int64_t> shape;
+    std::optional<unsigned> updates; // the writable parameter it holds
+  };
+  std::vector<Slot> slots;
+  std::vector<detail::CallMemory::Buffer> buffers;
   auto addBuffer = [&](const void *data, size_t bytes,
-                       const std::vector<int64_t> &shape,
-                       bool constant) -> llvm::Error {
-    const void *placed = nullptr;
-    if (!memory->place(data, bytes, constant, placed)) {
-      (void)takeError();
-      return error(llvm::Twine("cannot place an argument on the device: ") +
-                   message);
-    }
-    descriptors.push_back(descriptor(placed, shape));
-    inputBuffers.insert(placed);
-    pointers.push_back(descriptors.back().data());
-    packedArgs.push_back(&pointers.back());
-    return llvm::Error::success();
+                       std::vector<int64_t> shape, bool constant,
+                       std::optional<unsigned> updates = std::nullopt) {
+    buffers.push_back({data, bytes, constant});
+    slots.push_back({std::nullopt, std::move(shape), updates});
   };
   for (auto [i, p] : llvm::enumerate(parameters)) {
     if (p.isGraph) {
       // The parts in gnn_graph_part order (the graph type conversion's).
       const gnn_graph &g = *args[i].graph;
-      scalars.push_back(g.num_src);
-      packedArgs.push_back(&scalars.back());
+      slots.push_back({g.num_src, {}, std::nullopt});
       std::pair<const int64_t *, int64_t> arrays[GNN_GRAPH_NUM_PARTS];
       arrays[GNN_GRAPH_PART_SRC] = {g.src, g.num_edges};
       arrays[GNN_GRAPH_PART_DST] = {g.dst, g.num_edges};
@@ -207,9 +208,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
       static_assert(GNN_GRAPH_PART_NUM_SRC == 0, "the count comes first");
       for (int part = GNN_GRAPH_PART_SRC; part < GNN_GRAPH_NUM_PARTS; ++part) {
         auto [array, n] = arrays[part];
-        if (llvm::Error e = addBuffer(array, n * sizeof(int64_t), {n},
-                                      /*constant=*/false))
-          return std::move(e);
+        addBuffer(array, n * sizeof(int64_t), {n}, /*constant=*/false);
       }
       continue;
     }
@@ -217,12 +216,30 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
     if (p.writable)
       t = updatedTensors[i] =
           args[i].updated ? args[i].updated : &privateCopies.emplace_back(*t);
-    if (llvm::Error e =
-            addBuffer(t->data(), t->numElements() * dtypeSize(t->dtype),
-                      t->shape, args[i].constant))
-      return std::move(e);
-    if (p.writable)
-      updatedBuffers[i] = reinterpret_cast<const void *>(descriptors.back()[0]);
+    addBuffer(t->data(), t->numElements() * dtypeSize(t->dtype), t->shape,
+              args[i].constant,
+              p.writable ? std::optional<unsigned>(i) : std::nullopt);
+  }
+  std::vector<const void *> placed(buffers.size());
+  if (!memory->place(buffers, placed)) {
+    (void)takeError();
+    return error(llvm::Twine("cannot place an argument on the device: ") +
+                 message);
+  }
+  size_t b = 0;
+  for (Slot &slot : slots) {
+    if (slot.scalar) {
+      scalars.push_back(*slot.scalar);
+      packedArgs.push_back(&scalars.back());
+      continue;
+    }
+    const void *at = placed[b++];
+    descriptors.push_back(descriptor(at, slot.shape));
+    inputBuffers.insert(at);
+    pointers.push_back(descriptors.back().data());
+    packedArgs.push_back(&pointers.back());
+    if (slot.updates)
+      updatedBuffers[*slot.updates] = at;
   }
 
   packed[&entry - entries.data()](packedArgs.data());
