@@ -26,6 +26,8 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,16 +91,30 @@ bool &launchesInFlight() {
   return inFlight;
 }
 
-/// Blocks this thread freed while its kernels may still use them. They go
-/// to the pool once the thread has waited: the pool may hand a block to
-/// another thread, or to host code that touches it before any wait of
-/// this thread's.
+/// Unified blocks, and host blocks a queued check reads, that this thread
+/// freed while its kernels (or checks) may still use them. They go to the
+/// pool once the thread has waited: the pool may hand a block to another
+/// thread, or to host code that touches it before any wait of this
+/// thread's. (Device blocks are reused in stream order, see streamFreed;
+/// other host blocks go back at once.)
 std::vector<void *> &freedInFlight() {
   thread_local std::vector<void *> blocks;
   return blocks;
 }
 
+/// The blocks that checks queued on this thread's stream read (host
+/// functions, run by the driver after the kernels before them), until the
+/// thread waits: the only queued work that may read host memory later
+/// than the host frees it (a queued copy of pageable memory is done with
+/// it when the call returns).
+std::set<const void *> &readByQueuedChecks() {
+  thread_local std::set<const void *> blocks;
+  return blocks;
+}
+
 void giveToPool(void *block);
+/// Returns the device blocks this thread freed in flight to their pools.
+void giveStreamFreedToPool();
 
 /// The most blocks a thread holds back before it waits for its kernels.
 constexpr size_t kMaxFreedInFlight = 256;
@@ -111,6 +127,8 @@ void launchesDone() {
   blocks.swap(freedInFlight());
   for (void *block : blocks)
     giveToPool(block);
+  giveStreamFreedToPool();
+  readByQueuedChecks().clear();
 }
 
 std::string describe(CUresult result) {
@@ -430,12 +448,75 @@ void giveToPool(void *block) {
   freeBlock(block);
 }
 
+/// A device block this thread freed while its kernels may still use it.
+struct StreamFreed {
+  void *block;
+  Pool *pool;
+};
+
+/// This thread's device blocks freed in flight, by capacity. Only kernels,
+/// cuBLAS and copies queued on this thread's stream touch device memory
+/// (the host cannot), so this thread's later work, queued behind the
+/// kernels that used a block, may reuse it at once: stream order keeps
+/// them apart, in a captured graph too. Other threads get the blocks after
+/// this one waits. A step so reuses its temporaries as it goes, as a
+/// stream-ordered allocator does, instead of holding every one it freed
+/// until the wait (or waiting mid-step when they are too many).
+std::multimap<uint64_t, StreamFreed> &streamFreed() {
+  thread_local std::multimap<uint64_t, StreamFreed> blocks;
+  return blocks;
+}
+
+/// A block of `pool`'s for `bytes` from this thread's stream-freed ones
+/// (at most a quarter larger, as the pool reuses its kept blocks); null if
+/// none.
+void *reuseOnStream(Pool &pool, uint64_t bytes) {
+  uint64_t capacity = Pool::capacityOfRequest(bytes);
+  std::multimap<uint64_t, StreamFreed> &blocks = streamFreed();
+  for (auto it = blocks.lower_bound(capacity);
+       it != blocks.end() && it->first - capacity <= capacity / 4; ++it)
+    if (it->second.pool == &pool) {
+      void *block = it->second.block;
+      blocks.erase(it);
+      return block;
+    }
+  return nullptr;
+}
+
+/// Whether `block` is a device block of this thread's instance, now kept
+/// for reuse on this thread's stream.
+bool keepOnStream(void *block) {
+  Pool &device = pool(Memory::Device);
+  std::optional<uint64_t> capacity = device.capacityOf(block);
+  if (!capacity)
+    return false;
+  streamFreed().emplace(*capacity, StreamFreed{block, &device});
+  return true;
+}
+
+/// Whether `block` is a host block of this thread's instance that no
+/// queued check reads, now back in its pool: kernels cannot touch host
+/// memory, so it is free to reuse whatever runs.
+bool giveBackHostBlock(void *block) {
+  return !readByQueuedChecks().count(block) &&
+         pool(Memory::Host).takeBack(block);
+}
+
+void giveStreamFreedToPool() {
+  std::multimap<uint64_t, StreamFreed> blocks;
+  blocks.swap(streamFreed());
+  for (auto &[capacity, freed] : blocks)
+    giveToPool(freed.block);
+}
+
 /// Before a block is handed out: blocks freed while kernels run wait for
 /// the next wait; a long run of kernels with no host access between them
 /// would otherwise hold them all (a fresh block for every temporary) until
-/// it ends.
+/// it ends. Device blocks are reused as they go (streamFreed), so only
+/// many of them unused for a long run forces a wait.
 void boundFreedInFlight() {
-  if (freedInFlight().size() >= kMaxFreedInFlight)
+  if (freedInFlight().size() >= kMaxFreedInFlight ||
+      streamFreed().size() >= 4 * kMaxFreedInFlight)
     gnn_cuda_wait_for_launches();
 }
 } // namespace
@@ -484,11 +565,16 @@ void handOutBlock(gnn_memref1d_i8 *result, int64_t bytes, Memory memory) {
   if (!driver()) // reported
     return;
   boundFreedInFlight();
+  Pool &from = pool(memory);
+  void *block = memory == Memory::Device && launchesInFlight()
+                    ? reuseOnStream(from, uint64_t(bytes))
+                    : nullptr;
   bool reused = false;
-  auto *block =
-      static_cast<int8_t *>(pool(memory).take(uint64_t(bytes), reused));
+  if (!block)
+    block = from.take(uint64_t(bytes), reused);
   if (block)
-    *result = {block, block, 0, bytes, 1};
+    *result = {static_cast<int8_t *>(block), static_cast<int8_t *>(block), 0,
+               bytes, 1};
 }
 } // namespace
 
@@ -512,10 +598,10 @@ extern "C" void *gnn_cuda_aligned_alloc(size_t alignment, size_t bytes) {
 }
 
 extern "C" void gnn_cuda_free(void *pointer) {
-  if (pointer && launchesInFlight())
-    freedInFlight().push_back(pointer); // see freedInFlight
-  else
+  if (!pointer || !launchesInFlight())
     giveToPool(pointer);
+  else if (!keepOnStream(pointer) && !giveBackHostBlock(pointer))
+    freedInFlight().push_back(pointer); // see freedInFlight
 }
 
 extern "C" void gnn_cuda_set_pool_limit(uint64_t bytes) {
@@ -564,11 +650,11 @@ extern "C" int gnn_cuda_zero(void *pointer, size_t bytes) {
   // The set runs on the legacy stream, which the threads' non-blocking
   // streams do not wait for: it is waited for here, before any launch
   // reads the memory.
-  return d && (bytes == 0 ||
-               (ok(d->memsetD32(reinterpret_cast<CUdeviceptr>(pointer), 0,
-                                bytes / sizeof(uint32_t)),
-                   "cuMemsetD32") &&
-                ok(d->ctxSynchronize(), "cuCtxSynchronize")));
+  return d &&
+         (bytes == 0 || (ok(d->memsetD32(reinterpret_cast<CUdeviceptr>(pointer),
+                                         0, bytes / sizeof(uint32_t)),
+                            "cuMemsetD32") &&
+                         ok(d->ctxSynchronize(), "cuCtxSynchronize")));
 }
 
 extern "C" int gnn_cuda_copy_queued(void *to, const void *from, size_t bytes) {
@@ -766,6 +852,13 @@ bool hostReadsWhileKernelsRun(const Driver &d) {
   return concurrent;
 }
 
+/// Notes the blocks of a check's buffers (see readByQueuedChecks), before
+/// it is queued.
+void noteReadByCheck(std::initializer_list<const gnn_memref1d_i64 *> buffers) {
+  for (const gnn_memref1d_i64 *b : buffers)
+    readByQueuedChecks().insert(b->allocated);
+}
+
 /// `check` queued on the thread's stream as a host function (captured into
 /// the thread's segment as a host node where graphs are on, its function
 /// part of the segment's key); where it cannot be, run here after the
@@ -798,6 +891,7 @@ void queueCheck(QueuedCheck check) {
 extern "C" void _mlir_ciface_gnn_cuda_check_bad_id_queued(
     gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
     int64_t bound) {
+  noteReadByCheck({slot, ids});
   queueCheck([context, slot = *slot, ids = *ids, bound]() mutable {
     _mlir_ciface_gnn_rt_check_bad_id(context, &slot, &ids, bound);
   });
@@ -806,6 +900,7 @@ extern "C" void _mlir_ciface_gnn_cuda_check_bad_id_queued(
 extern "C" void _mlir_ciface_gnn_cuda_check_repeated_id_queued(
     gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
     gnn_memref1d_i64 *first, int64_t line, int64_t column) {
+  noteReadByCheck({slot, ids, first});
   queueCheck([context, slot = *slot, ids = *ids, first = *first, line,
               column]() mutable {
     _mlir_ciface_gnn_rt_check_repeated_id(context, &slot, &ids, &first, line,

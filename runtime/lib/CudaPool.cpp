@@ -21,11 +21,15 @@ Pool::Pool(std::function<void *(uint64_t, bool)> allocate,
       pool(limit, UINT64_MAX,
            [this](void *block, uint64_t) { this->release(block); }) {}
 
+uint64_t Pool::capacityOfRequest(uint64_t bytes) {
+  return capacityFor(std::max<uint64_t>(bytes, 1), kDeviceClasses);
+}
+
 void *Pool::take(uint64_t bytes, bool &reused) {
   reused = false;
   if (bytes > UINT64_MAX - kPage)
     return nullptr;
-  uint64_t capacity = capacityFor(std::max<uint64_t>(bytes, 1), kDeviceClasses);
+  uint64_t capacity = capacityOfRequest(bytes);
   KeptBlocks &blocks = pool.blocks;
   std::unique_lock<std::mutex> lock(pool.mutex);
   if (void *block = blocks.reuse(capacity)) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 namespace gnnc::cuda {
 class Pool {
@@ -38,6 +39,12 @@ public:
   /// Like give for a block this pool handed out (true); false leaves any
   /// other block to the caller (another pool's, or the driver's).
   bool takeBack(void *block) { return pool.takeBack(block); }
+  /// The capacity of `block` if this pool handed it out (and it is live).
+  std::optional<uint64_t> capacityOf(void *block) {
+    return pool.capacityOf(block);
+  }
+  /// The capacity take() gives a block for `bytes`.
+  static uint64_t capacityOfRequest(uint64_t bytes);
   /// Hands the blocks this pool handed out and that are still live to
   /// `heir`, which takes them back when they are freed; what this pool
   /// keeps goes back to the driver.

@@ -96,6 +96,18 @@ void KeptBlocks::trim() {
   }
 }
 
+std::optional<uint64_t> KeptBlocks::capacityOf(void *block) const {
+  auto it = live.find(block);
+  if (it == live.end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::optional<uint64_t> LockedBlocks::capacityOf(void *block) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return blocks.capacityOf(block);
+}
+
 bool LockedBlocks::takeBack(void *block) {
   std::lock_guard<std::mutex> lock(mutex);
   return blocks.keep(block);

@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -49,6 +50,8 @@ public:
   /// Keeps `block` for reuse (or drops it when nothing is kept); false if
   /// this pool did not hand it out, which then is the caller's to free.
   bool keep(void *block);
+  /// The capacity of `block` if this pool handed it out and it is live.
+  std::optional<uint64_t> capacityOf(void *block) const;
   /// Drops every kept block and forgets the peak (a full device or
   /// address space, or the program asking for its memory back).
   void dropAll();
@@ -82,6 +85,7 @@ struct LockedBlocks {
   /// Keeps `block` if this pool handed it out (true); false leaves it to
   /// the caller (another pool's, or the system's).
   bool takeBack(void *block);
+  std::optional<uint64_t> capacityOf(void *block);
   /// Hands the blocks handed out and still live to `heir`, which takes
   /// them back when they are freed.
   void passLiveTo(LockedBlocks &heir);

@@ -294,6 +294,101 @@ TEST(CudaRuntime, HostBlocksAreTheHostsAndKeptForReuse) {
   EXPECT_EQ(takeError(), "");
 }
 
+/// A 1-D i64 memref over `count` elements at `data`.
+gnn_memref1d_i64 i64Memref(int64_t *data, int64_t count) {
+  return {data, data, 0, count, 1};
+}
+
+TEST(CudaRuntime, BlocksFreedInFlightAreReusedInStreamOrder) {
+  // While this thread's queued work may still run: a device block it frees
+  // is reused by its own later work (queued behind), not by other threads
+  // before it waits; a host block (kernels cannot touch one) is reused at
+  // once, unless a queued check reads it; a unified one waits for the wait.
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  constexpr int64_t kBytes = 1 << 20;
+  std::vector<float> source(1024, 1.0f);
+  auto *target = static_cast<float *>(gnn_cuda_alloc(source.size() * 4));
+  ASSERT_NE(target, nullptr) << takeError();
+  auto queueWork = [&] {
+    ASSERT_EQ(gnn_cuda_copy_queued(target, source.data(), source.size() * 4), 1)
+        << takeError();
+  };
+  auto allocDevice = [](int64_t bytes) {
+    gnn_memref1d_i8 b;
+    _mlir_ciface_gnn_cuda_alloc_device(&b, bytes);
+    return b.aligned;
+  };
+  auto allocHost = [](int64_t bytes) {
+    gnn_memref1d_i8 b;
+    _mlir_ciface_gnn_cuda_alloc_host(&b, bytes);
+    return b.aligned;
+  };
+  // Whether another thread, asking for `blocks` blocks of the size, gets
+  // `wanted` (the pool keeps others of the same class).
+  auto otherThreadGets = [](auto alloc, void *wanted, int blocks = 2) {
+    bool got = false;
+    std::thread([&] {
+      std::vector<int8_t *> taken;
+      for (int i = 0; i < blocks; ++i)
+        taken.push_back(alloc(kBytes));
+      for (int8_t *b : taken) {
+        got |= b == wanted;
+        gnn_cuda_free(b);
+      }
+    }).join();
+    return got;
+  };
+
+  queueWork();
+  int8_t *device = allocDevice(kBytes);
+  ASSERT_NE(device, nullptr) << takeError();
+  gnn_cuda_free(device);
+  EXPECT_FALSE(otherThreadGets(allocDevice, device));
+  EXPECT_EQ(allocDevice(kBytes - 100), device);
+  gnn_cuda_free(device);
+
+  int8_t *host = allocHost(kBytes);
+  ASSERT_NE(host, nullptr) << takeError();
+  gnn_cuda_free(host);
+  EXPECT_TRUE(otherThreadGets(allocHost, host, 1));
+
+  void *unified = gnn_cuda_alloc(kBytes);
+  ASSERT_NE(unified, nullptr) << takeError();
+  gnn_cuda_free(unified);
+  void *meanwhile = gnn_cuda_alloc(kBytes);
+  EXPECT_NE(meanwhile, unified);
+
+  // After the wait every freed block is the pool's again, for any thread:
+  // the device block and the unified one.
+  uint64_t keptBefore = gnn_cuda_cached_memory_bytes();
+  gnn_cuda_wait_for_launches();
+  EXPECT_GE(gnn_cuda_cached_memory_bytes(), keptBefore + 2 * kBytes);
+  void *later = gnn_cuda_alloc(kBytes);
+  EXPECT_EQ(later, unified);
+
+  // A host block a queued check reads stays out of reach until the wait.
+  auto *slot = static_cast<int64_t *>(gnn_cuda_alloc(sizeof(int64_t)));
+  ASSERT_NE(slot, nullptr) << takeError();
+  *slot = GNN_RT_NO_ENTRY;
+  queueWork();
+  auto *ids = reinterpret_cast<int64_t *>(allocHost(kBytes));
+  ASSERT_NE(ids, nullptr) << takeError();
+  ids[0] = 0;
+  gnn_memref1d_i64 slotRef = i64Memref(slot, 1), idsRef = i64Memref(ids, 1);
+  _mlir_ciface_gnn_cuda_check_bad_id_queued(program(), &slotRef, &idsRef, 10);
+  gnn_cuda_free(ids);
+  EXPECT_FALSE(otherThreadGets(allocHost, ids));
+
+  keptBefore = gnn_cuda_cached_memory_bytes();
+  gnn_cuda_wait_for_launches();
+  EXPECT_GE(gnn_cuda_cached_memory_bytes(), keptBefore + kBytes);
+  for (void *b : {later, meanwhile, static_cast<void *>(slot),
+                  static_cast<void *>(target)})
+    gnn_cuda_free(b);
+  EXPECT_EQ(takeError(), "");
+}
+
 TEST(CudaRuntime, ProductsOnDeviceMemory) {
   if (!haveDevice())
     GTEST_SKIP() << "no CUDA device";
