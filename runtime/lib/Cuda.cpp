@@ -102,14 +102,29 @@ std::vector<void *> &freedInFlight() {
   return blocks;
 }
 
-/// The blocks that checks queued on this thread's stream read (host
-/// functions, run by the driver after the kernels before them), until the
-/// thread waits: the only queued work that may read host memory later
-/// than the host frees it (a queued copy of pageable memory is done with
-/// it when the call returns).
+/// The blocks that this thread's deferred checks read (pendingChecks),
+/// until the thread waits: the only work that may read host memory later
+/// than the host frees it (a queued copy of pageable memory is done with it
+/// when the call returns).
 std::set<const void *> &readByQueuedChecks() {
   thread_local std::set<const void *> blocks;
   return blocks;
+}
+
+/// A check of what the thread's kernels found (an id list's slot, which
+/// they lowered to its first bad entry), run once they are done.
+using QueuedCheck = std::function<void()>;
+
+/// The thread's checks deferred to its next wait, in order. They only
+/// report (the kernels after a lookup read row 0 or nothing for a bad id),
+/// so the host need not stop for them, nor the device: as host functions
+/// queued on the stream, each was a node in a step's graph that stalled
+/// the device until the driver's thread had run it (26 a decoding step of
+/// the 6-layer model, 10 a training step). Their buffers stay out of the
+/// pool until they ran (readByQueuedChecks, freedInFlight).
+std::vector<QueuedCheck> &pendingChecks() {
+  thread_local std::vector<QueuedCheck> checks;
+  return checks;
 }
 
 void giveToPool(void *block);
@@ -123,6 +138,10 @@ constexpr size_t kMaxFreedInFlight = 256;
 void launchesDone() {
   launchesInFlight() = false;
   profile::settle();
+  std::vector<QueuedCheck> checks;
+  checks.swap(pendingChecks());
+  for (QueuedCheck &check : checks)
+    check();
   std::vector<void *> blocks;
   blocks.swap(freedInFlight());
   for (void *block : blocks)
@@ -171,7 +190,6 @@ void initialize(State &s) {
   symbols.need("cuEventElapsedTime", d.eventElapsedTime);
   symbols.need("cuEventDestroy_v2", d.eventDestroy);
   symbols.bind("cuMemcpyAsync", d.memcpyAsync);
-  symbols.bind("cuLaunchHostFunc", d.launchHostFunc);
   symbols.bind("cuMemPrefetchAsync_v2", d.memPrefetch);
   symbols.bind("cuPointerGetAttribute", d.pointerGetAttribute);
   symbols.bind("cuMemGetInfo_v2", d.memGetInfo);
@@ -828,63 +846,20 @@ extern "C" void gnn_cuda_stream_synchronize(void *stream) {
 }
 
 namespace {
-/// A check of what the thread's kernels found, queued on its stream after
-/// them: it reads the buffers the program passed (whose blocks stay out of
-/// the pool until the thread waits, after the check ran).
-using QueuedCheck = std::function<void()>;
-
-/// Runs on the driver's thread when the stream gets there: the kernels
-/// before it are done. Calls no CUDA function (a host function may not).
-void runQueuedCheck(void *data) {
-  std::unique_ptr<QueuedCheck> check(static_cast<QueuedCheck *>(data));
-  (*check)();
-}
-
-/// Whether the host may read unified memory while the device runs later
-/// kernels (every device since Pascal on Linux).
-bool hostReadsWhileKernelsRun(const Driver &d) {
-  static const bool concurrent = [&] {
-    int value = 0;
-    return d.deviceGetAttribute(&value, kAttrConcurrentManagedAccess,
-                                state().device) == kSuccess &&
-           value != 0;
-  }();
-  return concurrent;
-}
-
 /// Notes the blocks of a check's buffers (see readByQueuedChecks), before
-/// it is queued.
+/// it is deferred.
 void noteReadByCheck(std::initializer_list<const gnn_memref1d_i64 *> buffers) {
   for (const gnn_memref1d_i64 *b : buffers)
     readByQueuedChecks().insert(b->allocated);
 }
 
-/// `check` queued on the thread's stream as a host function (captured into
-/// the thread's segment as a host node where graphs are on, its function
-/// part of the segment's key); where it cannot be, run here after the
-/// thread's kernels.
+/// `check` after the thread's kernels: now if none may still run, else at
+/// the thread's next wait (see pendingChecks).
 void queueCheck(QueuedCheck check) {
-  const Driver *d = driver();
-  if (d && d->launchHostFunc && launchesInFlight() &&
-      hostReadsWhileKernelsRun(*d)) {
-    if (auto *queued = new (std::nothrow) QueuedCheck(std::move(check))) {
-      CUstream stream = threadStream();
-      SegmentGraphs *graphs = threadGraphs(*d, stream);
-      if (graphs && !graphs->beforeLaunch(stream))
-        graphs = nullptr;
-      if (ok(d->launchHostFunc(stream, runQueuedCheck, queued),
-             "cuLaunchHostFunc")) {
-        if (graphs)
-          graphs->noteLaunch(reinterpret_cast<const void *>(&runQueuedCheck));
-        noteQueuedWork();
-        return;
-      }
-      check = std::move(*queued);
-      delete queued;
-    }
-  }
-  gnn_cuda_wait_for_launches();
-  check();
+  if (launchesInFlight())
+    pendingChecks().push_back(std::move(check));
+  else
+    check();
 }
 } // namespace
 

@@ -29,8 +29,6 @@ struct CUmemLocation {
 };
 constexpr CUresult kSuccess = 0;
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
-/// Whether the host may touch unified memory while kernels run.
-constexpr int kAttrConcurrentManagedAccess = 89;
 /// CU_POINTER_ATTRIBUTE_IS_MANAGED of cuPointerGetAttribute.
 constexpr int kPointerIsManaged = 8;
 constexpr unsigned kMemAttachGlobal = 1;
@@ -55,7 +53,6 @@ struct Driver {
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
   /// Optional: a host function queued on a stream.
-  CUresult (*launchHostFunc)(CUstream, void (*)(void *), void *);
   CUresult (*memFree)(CUdeviceptr);
   CUresult (*getErrorString)(CUresult, const char **);
   CUresult (*memsetD32)(CUdeviceptr, unsigned, size_t);

@@ -383,10 +383,34 @@ TEST(CudaRuntime, BlocksFreedInFlightAreReusedInStreamOrder) {
   keptBefore = gnn_cuda_cached_memory_bytes();
   gnn_cuda_wait_for_launches();
   EXPECT_GE(gnn_cuda_cached_memory_bytes(), keptBefore + kBytes);
+  EXPECT_EQ(takeError(), "");
   for (void *b : {later, meanwhile, static_cast<void *>(slot),
                   static_cast<void *>(target)})
     gnn_cuda_free(b);
+}
+
+TEST(CudaRuntime, QueuedChecksReportAtTheNextWait) {
+  // A check of what the kernels found reports at the thread's next wait,
+  // after them (deferred: no host function stalls the stream); with no
+  // work in flight, at once.
+  if (!haveDevice())
+    GTEST_SKIP() << "no CUDA device";
+  auto *slot = static_cast<int64_t *>(gnn_cuda_alloc(sizeof(int64_t)));
+  ASSERT_NE(slot, nullptr) << takeError();
+  *slot = 0; // entry 0 is bad
+  int64_t ids[] = {12};
+  gnn_memref1d_i64 slotRef = i64Memref(slot, 1), idsRef = i64Memref(ids, 1);
+  float value = 1.0f;
+  auto *target = static_cast<float *>(gnn_cuda_alloc(sizeof(float)));
+  ASSERT_EQ(gnn_cuda_copy_queued(target, &value, sizeof(float)), 1);
+  _mlir_ciface_gnn_cuda_check_bad_id_queued(program(), &slotRef, &idsRef, 10);
   EXPECT_EQ(takeError(), "");
+  gnn_cuda_wait_for_launches();
+  EXPECT_NE(takeError().find("12"), std::string::npos);
+  _mlir_ciface_gnn_cuda_check_bad_id_queued(program(), &slotRef, &idsRef, 10);
+  EXPECT_NE(takeError().find("12"), std::string::npos);
+  gnn_cuda_free(target);
+  gnn_cuda_free(slot);
 }
 
 TEST(CudaRuntime, ProductsOnDeviceMemory) {

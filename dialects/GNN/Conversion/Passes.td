@@ -360,13 +360,15 @@ def GPUAsyncLaunchesPass : Pass<"gnn-gpu-async-launches", "ModuleOp"> {
     runner) synchronizes after every call before it reads results or
     errors. The runtime's dense products (cuBLAS on the same stream, in
     order after the kernels), the checks of id lists after their kernels
-    (`gnn_rt_check_bad_id`, `gnn_rt_check_repeated_id`: host functions
-    queued on that stream), a loop tape's pushes (their copies queued on
-    that stream too) and its other calls (the host's bookkeeping), and
-    error reports (which read no buffer) do not wait, nor do allocation
-    and deallocation: the runtime
-    keeps a block freed while the thread's kernels run from reuse until the
-    thread has waited. A call of a function of the program does not wait;
+    (`gnn_rt_check_bad_id`, `gnn_rt_check_repeated_id`: the runtime runs
+    them at the thread's next wait), a loop tape's pushes (their copies
+    queued on that stream too) and its other calls (the host's
+    bookkeeping), and error reports (which read no buffer) do not wait,
+    nor do allocation and deallocation: the runtime reuses a block freed
+    while the thread's kernels run only where stream order keeps the uses
+    apart (a device block, for the same thread's later work), or where no
+    queued work reads it (a host block no deferred check reads), and keeps
+    others from reuse until the thread has waited. A call of a function of the program does not wait;
     that function waits where it touches memory. A private function that
     touches nothing but the buffers it is passed, launches and calls
     nothing, and gets from every call buffers no kernel has had yet (a
