@@ -30,6 +30,8 @@ Expected<HostTensor> RowCache::zeroedStorage(int64_t rows) const {
 }
 
 Error RowCache::copy(void *to, const void *from, size_t bytes) const {
+  if (bytes == 0) // (the first storage: nothing yet, no address)
+    return Error::success();
   if (unified)
     return unifiedMemcpy(to, from, bytes);
   std::memcpy(to, from, bytes);
