@@ -703,8 +703,12 @@ extern "C" int gnn_cuda_synchronize(void) {
   flushThreadGraphs();
   profile::HostCall timed("cuCtxSynchronize");
   const Driver *d = driver();
-  if (!d || !ok(d->ctxSynchronize(), "cuCtxSynchronize"))
+  if (!d || !ok(d->ctxSynchronize(), "cuCtxSynchronize")) {
+    // The device failed (reported): what its kernels found is lost, and
+    // the deferred checks' contexts may not outlive the failed call.
+    pendingChecks().clear();
     return 0;
+  }
   launchesDone();
   return 1;
 }
