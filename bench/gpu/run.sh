@@ -11,20 +11,27 @@
 #    and beam, on the CPU and on the GPU of the same machine (the default
 #    form, and launches waiting for each over unified memory).
 #   bench/gpu/run.sh [--prebuilt] [--repeats 20] [--models copy,sort-ut,default]
-#                    [--models-only]
+#                    [--models-only] [--stand-in]
 # --models-only runs part 3 alone; --prebuilt uses the build as it is (a
 # machine without the packages, such as a test machine running a bundle of
-# scripts/device).
+# scripts/device). --stand-in runs part 3 on a machine without a GPU, the
+# GPU column on the stand-in CUDA driver (bench/gpu/host-cost: kernels do
+# nothing, every decoded token reads as the same, so decoding runs to the
+# length limit): the host's own seconds, and a run's copies, graph
+# launches and host functions. (A Universal Transformer's host code reads
+# node ids its kernels computed, which the stand-in cannot give: its cells
+# stay empty.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repeats=20 prebuilt=0 models=copy,sort-ut,default models_only=0
+repeats=20 prebuilt=0 models=copy,sort-ut,default models_only=0 stand_in=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
   --prebuilt) prebuilt=1 ;;
   --repeats) repeats="$2" && shift ;;
   --models) models="$2" && shift ;;
   --models-only) models_only=1 ;;
-  *) echo "usage: $0 [--prebuilt] [--repeats N] [--models LIST] [--models-only]" >&2 && exit 2 ;;
+  --stand-in) stand_in=1 models_only=1 ;;
+  *) echo "usage: $0 [--prebuilt] [--repeats N] [--models LIST] [--models-only] [--stand-in]" >&2 && exit 2 ;;
   esac
   shift
 done
@@ -41,14 +48,32 @@ if ((!models_only)); then
   python3 bench/gpu/sdpa_bench.py --repeats "$repeats"
 fi
 
+stand_in_env=()
+runs=(cpu cuda cuda-waiting)
+if ((stand_in)); then
+  stand_in_dir=$PWD/build/bench/stand-in-driver
+  [[ -e $stand_in_dir/libcuda.so.1 ]] ||
+    cmake --build build --target gnn-stand-in-cuda gnn-stand-in-cublas >/dev/null
+  stand_in_env=("LD_LIBRARY_PATH=$stand_in_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    GNNC_STAND_IN_REPORT=1)
+  runs=(cpu cuda)
+fi
+
 echo
 echo "whole models, 128 sequences each: median of 3 runs (seconds)"
-printf '%-9s %-8s %10s %10s %12s\n' model mode cpu cuda cuda-waiting
+if ((stand_in)); then
+  echo "cuda on the stand-in driver: the host's seconds alone, and the 4 runs' copies, graph launches and host functions"
+  printf '%-9s %-8s %10s %10s %8s %8s %10s\n' model mode cpu cuda copies graphs host-fns
+else
+  printf '%-9s %-8s %10s %10s %12s\n' model mode cpu cuda cuda-waiting
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The example default's shape (6 layers, d_model 512, 8 heads) on the copy
 # task, its weights from one epoch on the CPU: timing needs the shape, not
 # a trained model (decoding then runs to the length limit).
+train_device=cpu
+((stand_in)) && train_device=cuda
 default_model() { # DIR
   local dir=$1
   mkdir -p "$dir"
@@ -58,7 +83,9 @@ default_model() { # DIR
     "vocab": "'"$PWD"'/examples/copy/vocab.txt"}' >"$dir/config.json"
   python3 examples/tasks.py copy --count 128 --seed 5 --out "$dir/train"
   python3 examples/tasks.py copy --count 128 --seed 6 --out "$dir/test"
-  build/bin/gnn-train --config "$dir/config.json" --train-src "$dir/train.src" \
+  # (On the stand-in the weights are what it reads back: ones.)
+  env "${stand_in_env[@]}" build/bin/gnn-train --device "$train_device" \
+    --config "$dir/config.json" --train-src "$dir/train.src" \
     --train-tgt "$dir/train.ref" --epochs 1 --batch-size 128 --seed 7 \
     --out-dir "$dir/out" >"$dir/train.log" 2>&1 || { tail -3 "$dir/train.log" >&2 && return 1; }
   mv "$dir/out/epoch-1.safetensors" "$dir/weights.safetensors"
@@ -76,15 +103,23 @@ for model in ${models//,/ }; do
       --src "$tmp/src" --mode "$mode" --repeat 3)
     [[ $mode == forward ]] && args+=(--tgt "$tmp/tgt" --out "$tmp/out.safetensors")
     [[ $mode != forward ]] && args+=(--out "$tmp/out.txt")
-    times=()
-    for run in cpu cuda cuda-waiting; do
-      waiting=()
+    times=() calls=()
+    for run in "${runs[@]}"; do
+      env=()
       [[ $run == cuda-waiting ]] &&
-        waiting=(GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0)
+        env=(GNNC_CUDA_ASYNC_LAUNCHES=0 GNNC_CUDA_DEVICE_BUFFERS=0)
+      [[ $run == cuda ]] && env+=("${stand_in_env[@]}")
       # A failed run leaves its cell empty.
-      times+=("$(env "${waiting[@]}" build/bin/gnn-run --device "${run%-waiting}" \
-        "${args[@]}" 2>&1 | sed -n 's/.* tokens in \([0-9.]*\) s .*median.*/\1/p' || true)")
+      env "${env[@]}" build/bin/gnn-run --device "${run%-waiting}" \
+        "${args[@]}" >"$tmp/run.log" 2>&1 || true
+      times+=("$(sed -n 's/.* tokens in \([0-9.]*\) s .*median.*/\1/p' "$tmp/run.log")")
+      [[ $run == cuda ]] && ((stand_in)) &&
+        read -r -a calls <<<"$(sed -n 's/^stand-in libcuda: .*, \([0-9]*\) graph launches, .*, \([0-9]*\) copies, .*, \([0-9]*\) host functions$/\2 \1 \3/p' "$tmp/run.log")"
     done
-    printf '%-9s %-8s %10s %10s %12s\n' "$model" "$mode" "${times[@]}"
+    if ((stand_in)); then
+      printf '%-9s %-8s %10s %10s %8s %8s %10s\n' "$model" "$mode" "${times[@]}" "${calls[@]:-}"
+    else
+      printf '%-9s %-8s %10s %10s %12s\n' "$model" "$mode" "${times[@]}"
+    fi
   done
 done
