@@ -69,8 +69,10 @@ public:
 
 /// Arguments in unified memory: copies for this call (freed with it), or
 /// the program's resident copies of constant ones. A call's small arguments
-/// (a step's token ids, positions, graphs) cross in one copy: each such
-/// copy waits for the device and costs the driver a call.
+/// (a step's token ids, positions, graphs) cross in one copy: each copy
+/// costs the driver a call. The copies are queued on the thread's stream,
+/// ahead of the call's kernels, without waiting for them (the driver is
+/// done with pageable host memory when the call returns).
 class CudaMemory final : public CallMemory {
 public:
   explicit CudaMemory(ResidentCopies &resident) : resident(resident) {}
@@ -104,7 +106,7 @@ public:
         void *copy = gnn_cuda_alloc(b.bytes);
         if (copy)
           copies.push_back(copy);
-        if (!copy || !gnn_cuda_copy(copy, b.data, b.bytes))
+        if (!copy || !gnn_cuda_copy_queued(copy, b.data, b.bytes))
           return false;
         placed[i] = copy;
       } else {
@@ -122,7 +124,7 @@ public:
     auto *block = static_cast<char *>(gnn_cuda_alloc(gathered));
     if (block)
       copies.push_back(block);
-    if (!block || !gnn_cuda_copy(block, host.get(), gathered))
+    if (!block || !gnn_cuda_copy_queued(block, host.get(), gathered))
       return false;
     for (auto [at, offset] : llvm::zip_equal(placed, offsets))
       if (offset != kAlone)
