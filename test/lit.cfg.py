@@ -100,10 +100,13 @@ if os.access(ptxas, os.X_OK):
 config.substitutions.append(
     ("%stand_in_driver",
      os.path.join(config.gnn_obj_root, "bench", "stand-in-driver")))
-# The runtime's unit tests, some of which also run on the stand-in driver.
+# The unit tests, some of which also run on the stand-in driver.
 config.substitutions.append(
     ("%gnn_runtime_tests",
      os.path.join(config.gnn_obj_root, "unittests", "GNNRuntimeTests")))
+config.substitutions.append(
+    ("%gnn_unit_tests",
+     os.path.join(config.gnn_obj_root, "unittests", "GNNUnitTests")))
 
 
 def cuda_device_present():
