@@ -51,11 +51,7 @@ fi
 stand_in_env=()
 runs=(cpu cuda cuda-waiting)
 if ((stand_in)); then
-  stand_in_dir=$PWD/build/bench/stand-in-driver
-  [[ -e $stand_in_dir/libcuda.so.1 ]] ||
-    cmake --build build --target gnn-stand-in-cuda gnn-stand-in-cublas >/dev/null
-  stand_in_env=("LD_LIBRARY_PATH=$stand_in_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    GNNC_STAND_IN_REPORT=1)
+  source bench/gpu/host-cost/stand-in-env.sh
   runs=(cpu cuda)
 fi
 

@@ -83,11 +83,7 @@ config() { # NAME -> JSON
 # The stand-in driver's directory, first in the library path of GPU runs.
 stand_in_env=()
 if ((stand_in)); then
-  stand_in_dir=$PWD/build/bench/stand-in-driver
-  [[ -e $stand_in_dir/libcuda.so.1 ]] ||
-    cmake --build build --target gnn-stand-in-cuda gnn-stand-in-cublas >/dev/null
-  stand_in_env=("LD_LIBRARY_PATH=$stand_in_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    GNNC_STAND_IN_REPORT=1)
+  source bench/gpu/host-cost/stand-in-env.sh
 fi
 
 # One epoch; prints "tokens/s loss peak-MiB" (peak device memory, - on the
