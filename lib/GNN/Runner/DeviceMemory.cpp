@@ -24,18 +24,26 @@ ResidentCopies::~ResidentCopies() {
     gnn_cuda_free(c.copy);
 }
 
+/// A new unified block holding a copy of `bytes` at `from` (host memory
+/// or any of the device's), made by the copy engines; null after the
+/// runtime reported why not.
+static void *unifiedBlockWith(const void *from, size_t bytes) {
+  void *block = gnn_cuda_alloc(bytes);
+  if (block && !gnn_cuda_copy(block, from, bytes)) {
+    gnn_cuda_free(block);
+    return nullptr;
+  }
+  return block;
+}
+
 bool ResidentCopies::place(const void *data, size_t bytes,
                            const void *&placed) {
-  placed = data;
-  if (gnn_cuda_is_unified(data))
-    return true;
   std::lock_guard<std::mutex> lock(mutex);
   Copy &c = copies[data];
   if (!c.copy || c.bytes != bytes) {
     gnn_cuda_free(c.copy);
-    c = {gnn_cuda_alloc(bytes), bytes};
-    if (!c.copy || !gnn_cuda_copy(c.copy, data, bytes)) {
-      gnn_cuda_free(c.copy);
+    c = {unifiedBlockWith(data, bytes), bytes};
+    if (!c.copy) {
       copies.erase(data);
       return false;
     }
@@ -139,12 +147,7 @@ public:
     return gnn_cuda_copy(to, from, bytes);
   }
   void *keepOnDevice(const void *from, size_t bytes) override {
-    void *kept = gnn_cuda_alloc(bytes);
-    if (!kept || !gnn_cuda_copy(kept, from, bytes)) {
-      gnn_cuda_free(kept);
-      return nullptr;
-    }
-    return kept;
+    return unifiedBlockWith(from, bytes);
   }
   Deleter deleter() const override { return &gnn_cuda_free; }
 

@@ -32,9 +32,9 @@ public:
   ResidentCopies &operator=(const ResidentCopies &) = delete;
   ~ResidentCopies();
 
-  /// Sets `placed` to the device copy of `bytes` at `data` (the data itself
-  /// where it is in unified memory); false after the runtime reported why
-  /// not.
+  /// Sets `placed` to the device copy of `bytes` of host memory at `data`;
+  /// false after the runtime reported why not. (Data in unified memory
+  /// needs no copy: the caller takes it as it is.)
   bool place(const void *data, size_t bytes, const void *&placed);
 
 private:
