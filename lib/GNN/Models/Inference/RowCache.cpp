@@ -30,7 +30,7 @@ Expected<HostTensor> RowCache::zeroedStorage(int64_t rows) const {
 }
 
 Error RowCache::copy(void *to, const void *from, size_t bytes) const {
-  if (bytes == 0) // (the first storage: nothing yet, no address)
+  if (bytes == 0) // (no rows yet: no storage to copy from)
     return Error::success();
   if (unified)
     return unifiedMemcpy(to, from, bytes);
@@ -39,16 +39,13 @@ Error RowCache::copy(void *to, const void *from, size_t bytes) const {
 }
 
 Expected<HostTensor *> RowCache::append(int64_t fresh) {
-  int64_t rows = view.shape.empty() ? 0 : view.shape[0];
-  int64_t capacity = storage.shape.empty() ? 0 : storage.shape[0];
+  int64_t rows = view.shape[0], capacity = storage.shape[0];
   if (rows + fresh > capacity) {
     Expected<HostTensor> larger =
         zeroedStorage(std::max(rows + fresh, 2 * capacity));
     if (!larger)
       return larger.takeError();
-    // (The view before the first append is a scalar: no bytes to copy.)
-    if (Error e =
-            copy(larger->data(), storage.data(), rows ? view.numBytes() : 0))
+    if (Error e = copy(larger->data(), storage.data(), view.numBytes()))
       return std::move(e);
     storage = std::move(*larger);
   }

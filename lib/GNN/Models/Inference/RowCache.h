@@ -27,7 +27,9 @@ namespace mlir::gnn::detail {
 class RowCache {
 public:
   RowCache(std::vector<int64_t> rowShape, bool unified)
-      : rowShape(std::move(rowShape)), unified(unified) {}
+      : rowShape(std::move(rowShape)), unified(unified) {
+    storage.shape = view.shape = shapeOf(0);
+  }
   // A copy's view would still borrow the original's storage.
   RowCache(const RowCache &) = delete;
   RowCache &operator=(const RowCache &) = delete;
