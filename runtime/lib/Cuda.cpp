@@ -91,7 +91,7 @@ bool &launchesInFlight() {
   return inFlight;
 }
 
-/// Unified blocks, and host blocks a queued check reads, that this thread
+/// Unified blocks, and host blocks a pending check reads, that this thread
 /// freed while its kernels (or checks) may still use them. They go to the
 /// pool once the thread has waited: the pool may hand a block to another
 /// thread, or to host code that touches it before any wait of this
@@ -106,14 +106,14 @@ std::vector<void *> &freedInFlight() {
 /// until the thread waits: the only work that may read host memory later
 /// than the host frees it (a queued copy of pageable memory is done with it
 /// when the call returns).
-std::set<const void *> &readByQueuedChecks() {
+std::set<const void *> &readByPendingChecks() {
   thread_local std::set<const void *> blocks;
   return blocks;
 }
 
 /// A check of what the thread's kernels found (an id list's slot, which
 /// they lowered to its first bad entry), run once they are done.
-using QueuedCheck = std::function<void()>;
+using PendingCheck = std::function<void()>;
 
 /// The thread's checks deferred to its next wait, in order. They only
 /// report (the kernels after a lookup read row 0 or nothing for a bad id),
@@ -121,9 +121,9 @@ using QueuedCheck = std::function<void()>;
 /// queued on the stream, each was a node in a step's graph that stalled
 /// the device until the driver's thread had run it (26 a decoding step of
 /// the 6-layer model, 10 a training step). Their buffers stay out of the
-/// pool until they ran (readByQueuedChecks, freedInFlight).
-std::vector<QueuedCheck> &pendingChecks() {
-  thread_local std::vector<QueuedCheck> checks;
+/// pool until they ran (readByPendingChecks, freedInFlight).
+std::vector<PendingCheck> &pendingChecks() {
+  thread_local std::vector<PendingCheck> checks;
   return checks;
 }
 
@@ -138,16 +138,16 @@ constexpr size_t kMaxFreedInFlight = 256;
 void launchesDone() {
   launchesInFlight() = false;
   profile::settle();
-  std::vector<QueuedCheck> checks;
+  std::vector<PendingCheck> checks;
   checks.swap(pendingChecks());
-  for (QueuedCheck &check : checks)
+  for (PendingCheck &check : checks)
     check();
   std::vector<void *> blocks;
   blocks.swap(freedInFlight());
   for (void *block : blocks)
     giveToPool(block);
   giveStreamFreedToPool();
-  readByQueuedChecks().clear();
+  readByPendingChecks().clear();
 }
 
 std::string describe(CUresult result) {
@@ -513,10 +513,10 @@ bool keepOnStream(void *block) {
 }
 
 /// Whether `block` is a host block of this thread's instance that no
-/// queued check reads, now back in its pool: kernels cannot touch host
+/// pending check reads, now back in its pool: kernels cannot touch host
 /// memory, so it is free to reuse whatever runs.
 bool giveBackHostBlock(void *block) {
-  return !readByQueuedChecks().count(block) &&
+  return !readByPendingChecks().count(block) &&
          pool(Memory::Host).takeBack(block);
 }
 
@@ -850,16 +850,16 @@ extern "C" void gnn_cuda_stream_synchronize(void *stream) {
 }
 
 namespace {
-/// Notes the blocks of a check's buffers (see readByQueuedChecks), before
+/// Notes the blocks of a check's buffers (see readByPendingChecks), before
 /// it is deferred.
 void noteReadByCheck(std::initializer_list<const gnn_memref1d_i64 *> buffers) {
   for (const gnn_memref1d_i64 *b : buffers)
-    readByQueuedChecks().insert(b->allocated);
+    readByPendingChecks().insert(b->allocated);
 }
 
 /// `check` after the thread's kernels: now if none may still run, else at
 /// the thread's next wait (see pendingChecks).
-void queueCheck(QueuedCheck check) {
+void deferCheck(PendingCheck check) {
   if (launchesInFlight())
     pendingChecks().push_back(std::move(check));
   else
@@ -871,7 +871,7 @@ extern "C" void _mlir_ciface_gnn_cuda_check_bad_id_queued(
     gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
     int64_t bound) {
   noteReadByCheck({slot, ids});
-  queueCheck([context, slot = *slot, ids = *ids, bound]() mutable {
+  deferCheck([context, slot = *slot, ids = *ids, bound]() mutable {
     _mlir_ciface_gnn_rt_check_bad_id(context, &slot, &ids, bound);
   });
 }
@@ -880,7 +880,7 @@ extern "C" void _mlir_ciface_gnn_cuda_check_repeated_id_queued(
     gnn_rt_context *context, gnn_memref1d_i64 *slot, gnn_memref1d_i64 *ids,
     gnn_memref1d_i64 *first, int64_t line, int64_t column) {
   noteReadByCheck({slot, ids, first});
-  queueCheck([context, slot = *slot, ids = *ids, first = *first, line,
+  deferCheck([context, slot = *slot, ids = *ids, first = *first, line,
               column]() mutable {
     _mlir_ciface_gnn_rt_check_repeated_id(context, &slot, &ids, &first, line,
                                           column);

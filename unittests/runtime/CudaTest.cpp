@@ -303,7 +303,7 @@ TEST(CudaRuntime, BlocksFreedInFlightAreReusedInStreamOrder) {
   // While this thread's queued work may still run: a device block it frees
   // is reused by its own later work (queued behind), not by other threads
   // before it waits; a host block (kernels cannot touch one) is reused at
-  // once, unless a queued check reads it; a unified one waits for the wait.
+  // once, unless a pending check reads it; a unified one waits for the wait.
   if (!haveDevice())
     GTEST_SKIP() << "no CUDA device";
   constexpr int64_t kBytes = 1 << 20;
@@ -367,7 +367,7 @@ TEST(CudaRuntime, BlocksFreedInFlightAreReusedInStreamOrder) {
   void *later = gnn_cuda_alloc(kBytes);
   EXPECT_EQ(later, unified);
 
-  // A host block a queued check reads stays out of reach until the wait.
+  // A host block a pending check reads stays out of reach until the wait.
   auto *slot = static_cast<int64_t *>(gnn_cuda_alloc(sizeof(int64_t)));
   ASSERT_NE(slot, nullptr) << takeError();
   *slot = GNN_RT_NO_ENTRY;
