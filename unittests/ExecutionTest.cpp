@@ -963,6 +963,85 @@ TEST_F(ExecutionTest, ResultsKeptOnTheDevice) {
     EXPECT_EQ(zeros->as<int8_t>()[i], 0);
 }
 
+TEST_F(ExecutionTest, StagedInputsCrossAheadOfTheCall) {
+  // Inputs staged for a GPU program are copies in unified memory with the
+  // inputs' bytes, which a call takes as they are and computes with as with
+  // the originals; a CPU program's are the inputs themselves. Constants
+  // stay the caller's; writable arguments cannot be staged.
+  std::vector<int64_t> sizes = {3, 1, 4};
+  gnn_graph *built = nullptr;
+  ASSERT_EQ(
+      gnn_graph_complete_blocks(sizes.data(), sizes.size(), &built, nullptr, 0),
+      0);
+  GraphPtr g(built);
+  HostTensor q = random({8, 2, 4}), k = random({8, 2, 4}),
+             v = random({8, 2, 4});
+  std::vector<Argument> inputs = {
+      {g.get()}, {nullptr, &q}, {nullptr, &k}, {nullptr, &v}};
+  inputs[3].constant = true;
+  std::string source = attentionSource(2, 4, 0.5, 5);
+
+  auto cpu = compile(source, true);
+  ASSERT_TRUE(cpu);
+  auto onHost = cpu->stage(inputs);
+  ASSERT_TRUE(bool(onHost)) << llvm::toString(onHost.takeError());
+  ASSERT_EQ((*onHost)->size(), inputs.size());
+  EXPECT_EQ((**onHost)[0].graph, g.get());
+  for (size_t i = 1; i < inputs.size(); ++i)
+    EXPECT_EQ((**onHost)[i].tensor, inputs[i].tensor);
+  Argument writable;
+  writable.updated = &q;
+  auto refused = cpu->stage({writable});
+  ASSERT_FALSE(bool(refused));
+  EXPECT_EQ(llvm::toString(refused.takeError()),
+            "only graphs and read-only tensors can be staged");
+
+  if (!gnn_cuda_init(nullptr, 0))
+    GTEST_SKIP() << "no CUDA device";
+  auto gpu = compile(source, true, Device::CUDA);
+  ASSERT_TRUE(gpu);
+  auto staged = gpu->stage(inputs);
+  ASSERT_TRUE(bool(staged)) << llvm::toString(staged.takeError());
+  const StagedInputs &on = **staged;
+  const gnn_graph &sg = *on[0].graph;
+  EXPECT_NE(&sg, g.get());
+  EXPECT_EQ(sg.structure, g->structure);
+  EXPECT_EQ(sg.num_src, g->num_src);
+  EXPECT_EQ(sg.num_dst, g->num_dst);
+  EXPECT_EQ(sg.num_edges, g->num_edges);
+  std::pair<const int64_t *, const int64_t *> arrays[] = {
+      {sg.src, g->src},
+      {sg.dst, g->dst},
+      {sg.in_src, g->in_src},
+      {sg.in_eid, g->in_eid}};
+  for (auto [copy, original] : arrays) {
+    EXPECT_EQ(gnn_cuda_is_unified(copy), 1);
+    EXPECT_EQ(std::memcmp(copy, original, g->num_edges * sizeof(int64_t)), 0);
+  }
+  EXPECT_EQ(
+      std::memcmp(sg.in_ptr, g->in_ptr, (g->num_dst + 1) * sizeof(int64_t)), 0);
+  for (size_t i : {1, 2}) {
+    EXPECT_NE(on[i].tensor, inputs[i].tensor);
+    EXPECT_EQ(on[i].tensor->shape, inputs[i].tensor->shape);
+    EXPECT_EQ(gnn_cuda_is_unified(on[i].tensor->data()), 1);
+    EXPECT_EQ(std::memcmp(on[i].tensor->data(), inputs[i].tensor->data(),
+                          inputs[i].tensor->numBytes()),
+              0);
+  }
+  EXPECT_EQ(on[3].tensor, &v);
+  // Staged and handed over: the results of the originals.
+  auto want = gpu->run(inputs);
+  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  std::vector<Argument> handed(on.size());
+  for (size_t i = 0; i < on.size(); ++i)
+    handed[i] = on[i];
+  auto got = gpu->run(handed);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  EXPECT_EQ(
+      std::memcmp((*got)[0].data(), (*want)[0].data(), (*want)[0].numBytes()),
+      0);
+}
+
 TEST_F(ExecutionTest, OnlyWritableArgumentsCanBeUpdated) {
   std::string source = R"mlir(
     func.func @main(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {

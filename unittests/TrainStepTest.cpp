@@ -186,4 +186,40 @@ TEST_F(TrainStepTest, NonFiniteLossChangesNothing) {
     EXPECT_EQ(trainer->getPosition().batchesSeen, 0);
   }
 }
+TEST_F(TrainStepTest, BatchesPreparedAheadTrainAsGivenOnes) {
+  // A batch prepared ahead (fit() readies the next batch while a step
+  // runs) trains as the examples themselves do, bit for bit; each is taken
+  // once, and a preparation's failure is its take's.
+  TrainerOptions options;
+  std::unique_ptr<Trainer> given =
+      create(Trainer::initialWeights(config, 8, false), options);
+  std::unique_ptr<Trainer> ahead =
+      create(Trainer::initialWeights(config, 8, false), options);
+  ASSERT_TRUE(given && ahead);
+  for (int step = 0; step < 2; ++step) {
+    llvm::Expected<LossTotals> want = given->trainBatch(batch);
+    ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+    Trainer::BatchAhead next = ahead->prepareAhead(batch);
+    llvm::Expected<Trainer::PreparedBatch> prepared = next.take();
+    ASSERT_TRUE(bool(prepared)) << llvm::toString(prepared.takeError());
+    llvm::Expected<LossTotals> got = ahead->trainBatch(std::move(*prepared));
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    EXPECT_EQ(got->loss, want->loss);
+    EXPECT_EQ(got->tokens, want->tokens);
+    EXPECT_EQ(got->correct, want->correct);
+    llvm::Expected<Trainer::PreparedBatch> again = next.take();
+    ASSERT_FALSE(bool(again));
+    EXPECT_EQ(llvm::toString(again.takeError()),
+              "a batch prepared ahead was taken twice");
+  }
+  EXPECT_TRUE(sameBytes(ahead->state(ahead->getPosition()),
+                        given->state(given->getPosition())));
+  Trainer::BatchAhead empty = ahead->prepareAhead({});
+  llvm::Expected<Trainer::PreparedBatch> none = empty.take();
+  ASSERT_FALSE(bool(none));
+  EXPECT_EQ(llvm::toString(none.takeError()), "an empty batch");
+  // One never taken: its failure goes with it.
+  { Trainer::BatchAhead dropped = ahead->prepareAhead({}); }
+  EXPECT_EQ(ahead->getPosition().batchesSeen, 2);
+}
 } // namespace

@@ -17,6 +17,13 @@
 // results are meaningful (training the Transformer; not decoding, which stops
 // at the first token).
 //
+// With GNNC_STAND_IN_KERNEL_US=T each kernel keeps a device clock busy for T
+// microseconds (a graph's launch: each kernel captured in it) and a wait
+// (stream, context or event synchronization) sleeps until the clock is
+// idle, so that what the host overlaps with the device shows: work a
+// thread does while another waits for the device costs no time. cuBLAS's
+// products and copies take none.
+//
 // With GNNC_STAND_IN_REPORT=1 the counts are written to stderr at exit,
 // one line per library (STAND_IN_LIBRARY: cuda or cublas); with
 // GNNC_STAND_IN_KERNELS=FILE, each kernel's launches, grids and blocks go to
@@ -26,6 +33,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +42,7 @@
 #include <optional>
 #include <string>
 #include <sys/mman.h>
+#include <thread>
 
 namespace {
 using Result = int;
@@ -116,6 +125,47 @@ Result allocate(unsigned long long *pointer, size_t bytes, bool unified) {
 int dummyObject; // what handles point at
 void *handle() { return &dummyObject; }
 
+/// The device's time (GNNC_STAND_IN_KERNEL_US): when the work queued so far
+/// on each stream is done. (Streams do not share the device's cores here:
+/// only one stream at a time runs kernels in gnnc's runs.)
+struct DeviceClock {
+  using Clock = std::chrono::steady_clock;
+  std::chrono::duration<double, std::micro> perKernel{0};
+  std::mutex mutex;
+  std::map<void *, Clock::time_point> idleAt;
+  DeviceClock() {
+    if (const char *us = std::getenv("GNNC_STAND_IN_KERNEL_US"))
+      perKernel = decltype(perKernel)(std::max(0.0, std::atof(us)));
+  }
+  void run(void *stream, unsigned long long kernels) {
+    if (perKernel.count() == 0 || kernels == 0)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    Clock::time_point &at = idleAt[stream];
+    at = std::max(Clock::now(), at) +
+         std::chrono::duration_cast<Clock::duration>(perKernel * kernels);
+  }
+  /// Until `stream`'s work is done (every stream's: null).
+  void wait(void *stream) {
+    Clock::time_point until;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (auto &[on, at] : idleAt)
+        if (!stream || on == stream)
+          until = std::max(until, at);
+    }
+    std::this_thread::sleep_until(until);
+  }
+};
+DeviceClock deviceClock;
+
+/// The kernels this thread's stream capture has recorded, while it lasts.
+thread_local std::optional<unsigned long long> capturedKernels;
+/// A captured graph or its executable: how many kernels it launches.
+struct GraphKernels {
+  unsigned long long kernels = 0;
+};
+
 /// A kernel's launches: how many, the smallest and largest grid, and the
 /// most threads of one launch.
 struct Launches {
@@ -179,7 +229,10 @@ Result cuDevicePrimaryCtxRetain(void **context, int) {
   return kSuccess;
 }
 Result cuCtxSetCurrent(void *) { return kSuccess; }
-Result cuCtxSynchronize() { return kSuccess; }
+Result cuCtxSynchronize() {
+  deviceClock.wait(nullptr);
+  return kSuccess;
+}
 Result cuModuleLoadData(void **module, const void *) {
   *module = handle();
   return kSuccess;
@@ -191,8 +244,13 @@ Result cuModuleGetFunction(void **function, void *, const char *name) {
 }
 Result cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
                       unsigned gridZ, unsigned blockX, unsigned blockY,
-                      unsigned blockZ, unsigned, void *, void **, void **) {
+                      unsigned blockZ, unsigned, void *stream, void **,
+                      void **) {
   ++counts.kernels;
+  if (capturedKernels)
+    ++*capturedKernels;
+  else
+    deviceClock.run(stream, 1);
   unsigned grid = gridX * gridY * gridZ, block = blockX * blockY * blockZ;
   std::lock_guard<std::mutex> lock(kernels.mutex);
   Launches &l = *static_cast<Launches *>(function);
@@ -204,10 +262,13 @@ Result cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
   return kSuccess;
 }
 Result cuStreamCreate(void **stream, unsigned) {
-  *stream = handle();
+  *stream = new int; // streams are told apart (DeviceClock)
   return kSuccess;
 }
-Result cuStreamSynchronize(void *) { return kSuccess; }
+Result cuStreamSynchronize(void *stream) {
+  deviceClock.wait(stream);
+  return kSuccess;
+}
 Result cuMemAllocManaged(unsigned long long *pointer, size_t bytes, unsigned) {
   return allocate(pointer, bytes, true);
 }
@@ -260,7 +321,10 @@ Result cuEventCreate(void **event, unsigned) {
   return kSuccess;
 }
 Result cuEventRecord(void *, void *) { return kSuccess; }
-Result cuEventSynchronize(void *) { return kSuccess; }
+Result cuEventSynchronize(void *) {
+  deviceClock.wait(nullptr);
+  return kSuccess;
+}
 Result cuEventElapsedTime(float *ms, void *, void *) {
   *ms = 0;
   return kSuccess;
@@ -285,27 +349,38 @@ Result cuMemGetInfo_v2(size_t *free, size_t *total) {
 }
 Result cuStreamBeginCapture_v2(void *, int) {
   ++counts.captures;
+  capturedKernels = 0;
   return kSuccess;
 }
 Result cuStreamEndCapture(void *, void **graph) {
-  *graph = handle();
+  *graph = new GraphKernels{capturedKernels.value_or(0)};
+  capturedKernels.reset();
   return kSuccess;
 }
-Result cuGraphInstantiateWithFlags(void **exec, void *, unsigned long long) {
-  *exec = handle();
+Result cuGraphInstantiateWithFlags(void **exec, void *graph,
+                                   unsigned long long) {
+  *exec = new GraphKernels(*static_cast<GraphKernels *>(graph));
   return kSuccess;
 }
-Result cuGraphExecUpdate_v2(void *, void *, int *info) {
+Result cuGraphExecUpdate_v2(void *exec, void *graph, int *info) {
+  *static_cast<GraphKernels *>(exec) = *static_cast<GraphKernels *>(graph);
   if (info)
     *info = 0; // CU_GRAPH_EXEC_UPDATE_SUCCESS
   return kSuccess;
 }
-Result cuGraphLaunch(void *, void *) {
+Result cuGraphLaunch(void *exec, void *stream) {
   ++counts.graphLaunches;
+  deviceClock.run(stream, static_cast<GraphKernels *>(exec)->kernels);
   return kSuccess;
 }
-Result cuGraphDestroy(void *) { return kSuccess; }
-Result cuGraphExecDestroy(void *) { return kSuccess; }
+Result cuGraphDestroy(void *graph) {
+  delete static_cast<GraphKernels *>(graph);
+  return kSuccess;
+}
+Result cuGraphExecDestroy(void *exec) {
+  delete static_cast<GraphKernels *>(exec);
+  return kSuccess;
+}
 
 // cuBLAS (CudaDense.cpp binds these three).
 int cublasCreate_v2(void **blas) {

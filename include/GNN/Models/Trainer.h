@@ -17,7 +17,9 @@
 #include "GNN/Support/Tokenizer.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/ThreadPool.h"
 
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -149,6 +151,54 @@ public:
   llvm::Expected<LossTotals>
   trainBatch(llvm::ArrayRef<const TrainingExample *> batch);
 
+private:
+  struct Batch;
+
+public:
+  /// A batch made ready to train on: its graphs and index tensors built
+  /// and, for a GPU program, already on the device.
+  class PreparedBatch {
+  public:
+    PreparedBatch(PreparedBatch &&);
+    PreparedBatch &operator=(PreparedBatch &&);
+    ~PreparedBatch();
+
+  private:
+    friend class Trainer;
+    explicit PreparedBatch(std::unique_ptr<Batch> batch);
+    std::unique_ptr<Batch> batch;
+  };
+  /// Makes `batch` ready for trainBatch(). Safe to call on another thread
+  /// while this trainer trains.
+  llvm::Expected<PreparedBatch>
+  prepareBatch(llvm::ArrayRef<const TrainingExample *> batch) const;
+  /// trainBatch() of a prepared batch.
+  llvm::Expected<LossTotals> trainBatch(PreparedBatch batch);
+
+  /// A batch being prepared (prepareAhead) while the caller goes on.
+  class BatchAhead {
+  public:
+    BatchAhead(BatchAhead &&) = default;
+    BatchAhead &operator=(BatchAhead &&) = delete;
+    /// Waits for an unfinished preparation; an unclaimed failure is
+    /// dropped.
+    ~BatchAhead();
+    /// prepareBatch()'s result, once it is there (once only).
+    llvm::Expected<PreparedBatch> take();
+
+  private:
+    friend class Trainer;
+    struct Slot;
+    BatchAhead(std::shared_ptr<Slot> slot, std::shared_future<void> done);
+    std::shared_ptr<Slot> slot;
+    std::shared_future<void> done;
+  };
+  /// prepareBatch() of `batch`: for a GPU program on the trainer's worker
+  /// thread, so that the host builds the next batch and its copies cross
+  /// while the device trains on this one; on the CPU, whose cores the
+  /// training step keeps busy, at once on the calling thread.
+  BatchAhead prepareAhead(std::vector<const TrainingExample *> batch) const;
+
   /// The loss and accuracy of `batch` in evaluation mode (no dropout).
   llvm::Expected<LossTotals>
   evaluateBatch(llvm::ArrayRef<const TrainingExample *> batch);
@@ -240,17 +290,17 @@ private:
   Trainer() = default;
   /// Whether `p` is a position a run of these options can reach.
   llvm::Error checkPosition(const TrainingPosition &p) const;
-  struct Batch;
-  llvm::Expected<Batch>
+  llvm::Expected<std::unique_ptr<Batch>>
   makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const;
-  /// Runs training entry `entry` (@train_step or @train_grad) on
-  /// `examples` with the dropout stream of the next batch; its loss totals
-  /// (an error on a non-finite loss), its results in `out`.
+  /// The batch's inputs of the training program, by parameter name.
+  std::vector<std::pair<const char *, Argument>>
+  batchInputs(const Batch &batch) const;
+  /// Runs training entry `entry` (@train_step or @train_grad) on `batch`
+  /// with the dropout stream of training batch `streamIndex`; its loss
+  /// totals (an error on a non-finite loss), its results in `out`.
   llvm::Expected<LossTotals>
-  runTraining(const char *entry,
-              llvm::ArrayRef<const TrainingExample *> examples,
-              int64_t streamIndex, const HostTensor *adam,
-              std::map<std::string, HostTensor> &out,
+  runTraining(const char *entry, const Batch &batch, int64_t streamIndex,
+              const HostTensor *adam, std::map<std::string, HostTensor> &out,
               JitProgram::ResultListener onResult = {});
   bool universal() const {
     return config.architecture == Architecture::UniversalTransformer;
@@ -309,6 +359,8 @@ private:
   /// once, read by the exchange thread too.
   std::map<std::string, std::vector<std::string>> gradientPieces;
   std::unique_ptr<JitProgram> program;
+  /// prepareAhead()'s thread, started at its first use.
+  mutable std::unique_ptr<llvm::StdThreadPool> worker;
   TrainingPosition position;
   uint64_t fingerprint = 0;
 };

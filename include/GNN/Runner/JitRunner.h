@@ -29,6 +29,7 @@
 namespace mlir {
 namespace gnn {
 namespace detail {
+class CallMemory;
 class ResidentCopies;
 } // namespace detail
 class CompileCache;
@@ -78,6 +79,34 @@ struct Argument {
 
 /// Where compiled code runs.
 enum class Device { CPU, CUDA };
+
+/// Inputs of a program's later calls, placed ahead of them where its device
+/// reads them (JitProgram::stage): a GPU program's copied to the device,
+/// gathered into one block of unified memory by one copy, so that a call
+/// handed them copies nothing; a CPU program's as they are. Staging may run
+/// on another thread than the calls: a worker readying the next batch while
+/// the device runs this one.
+class StagedInputs {
+public:
+  StagedInputs(const StagedInputs &) = delete;
+  StagedInputs &operator=(const StagedInputs &) = delete;
+  ~StagedInputs();
+
+  /// The argument to hand a call in place of the i-th staged one: a tensor
+  /// or graph in the device's copy, or the caller's own where nothing was
+  /// copied (a CPU program's inputs, constants, tensors already in unified
+  /// memory), which must then outlive this.
+  const Argument &operator[](size_t i) const { return arguments[i]; }
+  size_t size() const { return arguments.size(); }
+
+private:
+  friend class JitProgram;
+  StagedInputs();
+  std::unique_ptr<detail::CallMemory> memory;
+  std::vector<std::unique_ptr<HostTensor>> tensors;
+  std::vector<std::unique_ptr<gnn_graph>> graphs;
+  std::vector<Argument> arguments;
+};
 
 /// The runtime functions bound into programs compiled for `device`, by
 /// linked symbol: one for each entry of abi::kRuntimeFunctions (null where
@@ -235,6 +264,13 @@ public:
 
   /// The runtime instance the program runs with.
   gnn_rt_runtime *getRuntime() const { return runtime; }
+
+  /// Stages `inputs` (graphs and tensors; no writable ones) for later
+  /// calls: a GPU program's cross to the device now, on the calling
+  /// thread's stream, which waits for them (not for other threads' work).
+  /// Errors (the device's) are the runtime's reports.
+  llvm::Expected<std::unique_ptr<StagedInputs>>
+  stage(llvm::ArrayRef<Argument> inputs) const;
 
 private:
   JitProgram() = default;

@@ -40,17 +40,6 @@ std::vector<int64_t> descriptor(const void *data,
   d.insert(d.end(), strides.begin(), strides.end());
   return d;
 }
-
-/// Binds the calling thread to a run's context while it lives.
-class BoundContext {
-public:
-  explicit BoundContext(gnn_rt_context *context)
-      : before(gnn_rt_context_bind(context)) {}
-  ~BoundContext() { gnn_rt_context_bind(before); }
-
-private:
-  gnn_rt_context *before;
-};
 } // namespace
 
 void JitProgram::setThreads(int threads) {
@@ -147,7 +136,7 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
       gnn_rt_context_create_in(runtime), &gnn_rt_context_destroy);
   if (!context)
     return error("out of memory for the runtime context");
-  BoundContext bound(context.get());
+  detail::BoundContext bound(context.get());
   gnn_rt_context_set_tape_budget(context.get(), tapeBudget);
   // Announcements of results the entry does not have (a program compiled
   // from other IR than its signature's) are not passed on.
@@ -199,17 +188,9 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
       // The parts in gnn_graph_part order (the graph type conversion's).
       const gnn_graph &g = *args[i].graph;
       slots.push_back({g.num_src, {}, std::nullopt});
-      std::pair<const int64_t *, int64_t> arrays[GNN_GRAPH_NUM_PARTS];
-      arrays[GNN_GRAPH_PART_SRC] = {g.src, g.num_edges};
-      arrays[GNN_GRAPH_PART_DST] = {g.dst, g.num_edges};
-      arrays[GNN_GRAPH_PART_IN_PTR] = {g.in_ptr, g.num_dst + 1};
-      arrays[GNN_GRAPH_PART_IN_SRC] = {g.in_src, g.num_edges};
-      arrays[GNN_GRAPH_PART_IN_EID] = {g.in_eid, g.num_edges};
-      static_assert(GNN_GRAPH_PART_NUM_SRC == 0, "the count comes first");
-      for (int part = GNN_GRAPH_PART_SRC; part < GNN_GRAPH_NUM_PARTS; ++part) {
-        auto [array, n] = arrays[part];
-        addBuffer(array, n * sizeof(int64_t), {n}, /*constant=*/false);
-      }
+      for (auto [array, n] : llvm::zip_equal(detail::graphArrayMembers(g),
+                                             detail::graphArrayCounts(g)))
+        addBuffer(*array, n * sizeof(int64_t), {n}, /*constant=*/false);
       continue;
     }
     const HostTensor *t = args[i].value();

@@ -4,8 +4,9 @@
 // each: the signature of an entry from its IR (Signature.cpp), the checks
 // of a call's arguments (Arguments.cpp), the runtime's symbols a program
 // links against (RuntimeSymbols.cpp), a call with the ABI's descriptors
-// (Invocation.cpp); compiling through the pipelines and the cache, and
-// loading, stay in JitRunner.cpp.
+// (Invocation.cpp), inputs staged ahead of a call (StagedInputs.cpp);
+// compiling through the pipelines and the cache, and loading, stay in
+// JitRunner.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,9 +15,13 @@
 
 #include "GNN/Runner/JitRunner.h"
 
+#include "gnnc/graph.h"
+#include "gnnc/runtime.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <map>
 #include <string>
 
@@ -24,6 +29,37 @@ namespace mlir::gnn::detail {
 
 inline llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Binds the calling thread to a run's context while it lives: the
+/// runtime's allocations come from its instance's pool, its failures go
+/// into it.
+class BoundContext {
+public:
+  explicit BoundContext(gnn_rt_context *context)
+      : before(gnn_rt_context_bind(context)) {}
+  ~BoundContext() { gnn_rt_context_bind(before); }
+  BoundContext(const BoundContext &) = delete;
+  BoundContext &operator=(const BoundContext &) = delete;
+
+private:
+  gnn_rt_context *before;
+};
+
+/// A graph's array members in gnn_graph_part order (the graph type
+/// conversion's), from GNN_GRAPH_PART_SRC on; graphArrayCounts gives their
+/// element counts in the same order.
+template <typename Graph> auto graphArrayMembers(Graph &g) {
+  static_assert(GNN_GRAPH_PART_NUM_SRC == 0 && GNN_GRAPH_PART_SRC == 1 &&
+                    GNN_GRAPH_PART_DST == 2 && GNN_GRAPH_PART_IN_PTR == 3 &&
+                    GNN_GRAPH_PART_IN_SRC == 4 && GNN_GRAPH_PART_IN_EID == 5 &&
+                    GNN_GRAPH_NUM_PARTS == 6,
+                "the arrays follow gnn_graph_part, after the count");
+  return std::array{&g.src, &g.dst, &g.in_ptr, &g.in_src, &g.in_eid};
+}
+inline std::array<int64_t, GNN_GRAPH_NUM_PARTS - 1>
+graphArrayCounts(const gnn_graph &g) {
+  return {g.num_edges, g.num_edges, g.num_dst + 1, g.num_edges, g.num_edges};
 }
 
 /// The signature of `fn`; `names` override `gnn.name` argument attributes.

@@ -199,8 +199,21 @@ Expected<bool> Fit::trainEpoch(int64_t epoch, int64_t first,
   if (parallel())
     return trainRounds(epoch, first, report);
   std::vector<int64_t> order = t.epochOrder(epoch, examples);
+  // Each batch is prepared a step ahead: on a GPU the host builds the next
+  // batch and its copies cross while the device trains on this one.
+  auto ahead = [&](int64_t b) {
+    return t.prepareAhead(slice(train, &order, b * batchSize));
+  };
+  std::optional<Trainer::BatchAhead> next;
+  if (first < batches)
+    next.emplace(ahead(first));
   for (int64_t b = first; b < batches; ++b) {
-    auto done = t.trainBatch(slice(train, &order, b * batchSize));
+    Expected<Trainer::PreparedBatch> batch = next->take();
+    next.reset();
+    if (b + 1 < batches)
+      next.emplace(ahead(b + 1));
+    Expected<LossTotals> done = batch ? t.trainBatch(std::move(*batch))
+                                      : Expected<LossTotals>(batch.takeError());
     if (!done)
       return batchFailed(done.takeError(), epoch, b);
     report.train += *done;

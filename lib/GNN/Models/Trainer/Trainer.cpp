@@ -313,33 +313,22 @@ Trainer::gradientNames(llvm::StringRef parameter) const {
 Expected<Outputs> Trainer::run(const char *entry, const Batch &batch,
                                const HostTensor *rng, const HostTensor *adam,
                                JitProgram::ResultListener onResult) {
-  std::map<std::string, const gnn_graph *> graphs = {
-      {model::kEE, batch.ee.get()},
-      {model::kDD, batch.dd.get()},
-      {model::kED, batch.ed.get()}};
-  std::map<std::string, const HostTensor *> inputs = {
-      {model::kSrcTokens, &batch.srcTokens},
-      {model::kSrcPositions, &batch.srcPositions},
-      {model::kTgtTokens, &batch.tgtTokens},
-      {model::kTgtPositions, &batch.tgtPositions},
-      {model::kPE, &pe},
-      {model::kTimePE, &timePE},
-      {model::kActWeightsEnc, &batch.actWeightsEnc},
-      {model::kActWeightsDec, &batch.actWeightsDec},
-      {model::kLabelIds, &batch.labelIds},
-      {model::kPadIds, &batch.padIds},
-      {model::kLabelWeights, &batch.labelWeights}};
+  std::map<llvm::StringRef, Argument> inputs;
+  for (auto &[name, input] : batchInputs(batch))
+    inputs[name] = input;
   if (rng)
-    inputs[model::kRng] = rng;
+    inputs[model::kRng].tensor = rng;
   return program->runNamed(
       entry,
       [&](const Parameter &p, size_t) -> Expected<Argument> {
-        Argument a;
         llvm::StringRef name(p.name);
+        if (auto it = inputs.find(name);
+            it != inputs.end() && bool(it->second.graph) == p.isGraph)
+          return it->second;
+        Argument a;
         if (p.isGraph) {
-          a.graph = graphs.at(p.name);
-        } else if (auto it = inputs.find(p.name); it != inputs.end()) {
-          a.tensor = it->second;
+          return fail(llvm::Twine("@") + entry + " has a graph '" + p.name +
+                      "' that the trainer does not provide");
         } else if (adam && name == model::kAdamHyper) {
           a.tensor = adam;
         } else if (TensorMap *state = stateOf(name)) {
@@ -377,21 +366,17 @@ static HostTensor dropoutStream(uint64_t seed, int64_t n) {
   return HostTensor::ids({int64_t(mix.next() >> 1), 0});
 }
 
-Expected<LossTotals>
-Trainer::runTraining(const char *entry,
-                     llvm::ArrayRef<const TrainingExample *> examples,
-                     int64_t streamIndex, const HostTensor *adam, Outputs &out,
-                     JitProgram::ResultListener onResult) {
-  Expected<Batch> batch = makeBatch(examples);
-  if (!batch)
-    return batch.takeError();
+Expected<LossTotals> Trainer::runTraining(const char *entry, const Batch &batch,
+                                          int64_t streamIndex,
+                                          const HostTensor *adam, Outputs &out,
+                                          JitProgram::ResultListener onResult) {
   HostTensor rng = dropoutStream(options.seed, streamIndex);
-  Expected<Outputs> results = run(entry, *batch, &rng, adam, onResult);
+  Expected<Outputs> results = run(entry, batch, &rng, adam, onResult);
   if (!results)
     return results.takeError();
   out = std::move(*results);
   // A non-finite loss fails here.
-  Expected<LossTotals> t = totals(*batch, out);
+  Expected<LossTotals> t = totals(batch, out);
   if (!t)
     return t.takeError();
   if (auto act = out.find(model::kActLoss); act != out.end())
@@ -443,13 +428,20 @@ HostTensor Trainer::adamHyperparameters(bool update) const {
 
 Expected<LossTotals>
 Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
+  Expected<PreparedBatch> batch = prepareBatch(examples);
+  if (!batch)
+    return batch.takeError();
+  return trainBatch(std::move(*batch));
+}
+
+Expected<LossTotals> Trainer::trainBatch(PreparedBatch prepared) {
   // One call of @train_step: the gradients are added to the accumulated
   // ones and, every grad_accum batches, Adam updates the parameters, all in
   // place; a non-finite objective changes nothing.
   bool update = position.pending + 1 == options.gradAccum;
   HostTensor hyper = adamHyperparameters(update);
   Outputs out;
-  Expected<LossTotals> t = runTraining(model::kTrainStep, examples,
+  Expected<LossTotals> t = runTraining(model::kTrainStep, *prepared.batch,
                                        position.batchesSeen, &hyper, out);
   if (!t)
     return t.takeError();
@@ -467,20 +459,23 @@ Trainer::trainBatch(llvm::ArrayRef<const TrainingExample *> examples) {
 
 Expected<LossTotals>
 Trainer::evaluateBatch(llvm::ArrayRef<const TrainingExample *> examples) {
-  Expected<Batch> batch = makeBatch(examples);
+  Expected<std::unique_ptr<Batch>> batch = makeBatch(examples);
   if (!batch)
     return batch.takeError();
-  Expected<Outputs> out = run(model::kEvalLoss, *batch, nullptr);
+  Expected<Outputs> out = run(model::kEvalLoss, **batch, nullptr);
   if (!out)
     return out.takeError();
-  return totals(*batch, *out);
+  return totals(**batch, *out);
 }
 
 Expected<TensorMap>
 Trainer::gradients(llvm::ArrayRef<const TrainingExample *> examples) {
+  Expected<std::unique_ptr<Batch>> batch = makeBatch(examples);
+  if (!batch)
+    return batch.takeError();
   Outputs out;
   Expected<LossTotals> t =
-      runTraining(kTrainGrad, examples, position.batchesSeen, nullptr, out);
+      runTraining(kTrainGrad, **batch, position.batchesSeen, nullptr, out);
   if (!t)
     return t.takeError();
   // Each parameter's gradient: a tied one's three summed in name order.
@@ -526,8 +521,11 @@ Trainer::batchGradients(llvm::ArrayRef<const TrainingExample *> examples,
     if (name.starts_with("grad."))
       onGradient(name, data, bytes);
   };
+  Expected<std::unique_ptr<Batch>> batch = makeBatch(examples);
+  if (!batch)
+    return batch.takeError();
   Expected<LossTotals> t =
-      runTraining(kTrainGrad, examples, streamIndex, nullptr, out,
+      runTraining(kTrainGrad, **batch, streamIndex, nullptr, out,
                   onGradient ? JitProgram::ResultListener(announced)
                              : JitProgram::ResultListener());
   if (!t)

@@ -22,6 +22,9 @@ struct Trainer::Batch {
   HostTensor actWeightsEnc, actWeightsDec;
   /// The label of each decoder node.
   std::vector<int64_t> labels;
+  /// The inputs staged for the program's device (prepareBatch), in
+  /// batchInputs() order; null: the batch's own are handed over.
+  std::unique_ptr<StagedInputs> staged;
 };
 
 namespace detail {

@@ -10,6 +10,7 @@
 #include "TrainerDetail.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::gnn;
@@ -18,11 +19,12 @@ using namespace mlir::gnn::detail;
 /// <pad>'s id.
 static constexpr int64_t kPad = 2;
 
-Expected<Trainer::Batch>
+Expected<std::unique_ptr<Trainer::Batch>>
 Trainer::makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const {
   if (examples.empty())
     return fail("an empty batch");
-  Batch batch;
+  auto made = std::make_unique<Batch>();
+  Batch &batch = *made;
   std::vector<int64_t> srcLengths, decLengths, srcTokens, srcPositions,
       tgtTokens, tgtPositions;
   for (const TrainingExample *e : examples) {
@@ -88,7 +90,112 @@ Trainer::makeBatch(llvm::ArrayRef<const TrainingExample *> examples) const {
     std::fill_n(batch.actWeightsEnc.as<float>(), encoder, act);
     std::fill_n(batch.actWeightsDec.as<float>(), rows, act);
   }
-  return batch;
+  return std::move(made);
+}
+
+std::vector<std::pair<const char *, Argument>>
+Trainer::batchInputs(const Batch &batch) const {
+  auto graph = [](const GraphPtr &g) {
+    Argument a;
+    a.graph = g.get();
+    return a;
+  };
+  auto tensor = [](const HostTensor &t, bool constant = false) {
+    Argument a;
+    a.tensor = &t;
+    a.constant = constant;
+    return a;
+  };
+  // The position tables are the trainer's for its program's life.
+  std::vector<std::pair<const char *, Argument>> inputs = {
+      {model::kEE, graph(batch.ee)},
+      {model::kDD, graph(batch.dd)},
+      {model::kED, graph(batch.ed)},
+      {model::kSrcTokens, tensor(batch.srcTokens)},
+      {model::kSrcPositions, tensor(batch.srcPositions)},
+      {model::kTgtTokens, tensor(batch.tgtTokens)},
+      {model::kTgtPositions, tensor(batch.tgtPositions)},
+      {model::kPE, tensor(pe, /*constant=*/true)},
+      {model::kLabelIds, tensor(batch.labelIds)},
+      {model::kPadIds, tensor(batch.padIds)},
+      {model::kLabelWeights, tensor(batch.labelWeights)}};
+  if (universal()) {
+    inputs.push_back({model::kTimePE, tensor(timePE, /*constant=*/true)});
+    inputs.push_back({model::kActWeightsEnc, tensor(batch.actWeightsEnc)});
+    inputs.push_back({model::kActWeightsDec, tensor(batch.actWeightsDec)});
+  }
+  if (batch.staged)
+    for (auto [i, input] : llvm::enumerate(inputs))
+      input.second = (*batch.staged)[i];
+  return inputs;
+}
+
+Expected<Trainer::PreparedBatch>
+Trainer::prepareBatch(llvm::ArrayRef<const TrainingExample *> examples) const {
+  Expected<std::unique_ptr<Batch>> batch = makeBatch(examples);
+  if (!batch)
+    return batch.takeError();
+  if (options.compile.device == Device::CUDA) {
+    std::vector<Argument> inputs;
+    for (auto &[name, input] : batchInputs(**batch))
+      inputs.push_back(input);
+    Expected<std::unique_ptr<StagedInputs>> staged = program->stage(inputs);
+    if (!staged)
+      return staged.takeError();
+    (*batch)->staged = std::move(*staged);
+  }
+  return PreparedBatch(std::move(*batch));
+}
+
+Trainer::PreparedBatch::PreparedBatch(std::unique_ptr<Batch> batch)
+    : batch(std::move(batch)) {}
+Trainer::PreparedBatch::PreparedBatch(PreparedBatch &&) = default;
+Trainer::PreparedBatch &
+Trainer::PreparedBatch::operator=(PreparedBatch &&) = default;
+Trainer::PreparedBatch::~PreparedBatch() = default;
+
+/// Where the worker leaves a preparation's result.
+struct Trainer::BatchAhead::Slot {
+  std::optional<Expected<PreparedBatch>> result;
+};
+
+Trainer::BatchAhead::BatchAhead(std::shared_ptr<Slot> slot,
+                                std::shared_future<void> done)
+    : slot(std::move(slot)), done(std::move(done)) {}
+
+Trainer::BatchAhead::~BatchAhead() {
+  if (!slot)
+    return;
+  if (done.valid())
+    done.wait();
+  if (slot->result)
+    consumeError(slot->result->takeError());
+}
+
+Expected<Trainer::PreparedBatch> Trainer::BatchAhead::take() {
+  if (!slot)
+    return fail("a batch prepared ahead was taken twice");
+  if (done.valid())
+    done.wait();
+  std::shared_ptr<Slot> taken = std::move(slot);
+  return std::move(*taken->result);
+}
+
+Trainer::BatchAhead
+Trainer::prepareAhead(std::vector<const TrainingExample *> examples) const {
+  auto slot = std::make_shared<BatchAhead::Slot>();
+  if (options.compile.device != Device::CUDA) {
+    slot->result.emplace(prepareBatch(examples));
+    return BatchAhead(std::move(slot), {});
+  }
+  if (!worker)
+    worker =
+        std::make_unique<llvm::StdThreadPool>(llvm::hardware_concurrency(1));
+  std::shared_future<void> done =
+      worker->async([this, slot, examples = std::move(examples)] {
+        slot->result.emplace(prepareBatch(examples));
+      });
+  return BatchAhead(std::move(slot), std::move(done));
 }
 
 Expected<LossTotals> Trainer::totals(const Batch &batch,
