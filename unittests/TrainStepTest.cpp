@@ -218,7 +218,7 @@ TEST_F(TrainStepTest, BatchesPreparedAheadTrainAsGivenOnes) {
   llvm::Expected<Trainer::PreparedBatch> none = empty.take();
   ASSERT_FALSE(bool(none));
   EXPECT_EQ(llvm::toString(none.takeError()), "an empty batch");
-  // One never taken: its failure goes with it.
+  // One never taken is dropped (a GPU's, prepared, with its failure).
   { Trainer::BatchAhead dropped = ahead->prepareAhead({}); }
   EXPECT_EQ(ahead->getPosition().batchesSeen, 2);
 }

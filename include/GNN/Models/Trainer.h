@@ -196,7 +196,7 @@ public:
   /// prepareBatch() of `batch`: for a GPU program on the trainer's worker
   /// thread, so that the host builds the next batch and its copies cross
   /// while the device trains on this one; on the CPU, whose cores the
-  /// training step keeps busy, at once on the calling thread.
+  /// training step keeps busy, at take() on the taking thread.
   BatchAhead prepareAhead(std::vector<const TrainingExample *> batch) const;
 
   /// The loss and accuracy of `batch` in evaluation mode (no dropout).

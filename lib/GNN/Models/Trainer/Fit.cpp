@@ -160,6 +160,25 @@ private:
   /// Trains the epoch's batches from `first`; whether the step limit
   /// stopped it (`report.train` holds the totals).
   Expected<bool> trainEpoch(int64_t epoch, int64_t first, EpochReport &report);
+  /// Starts preparing batch `b` of `epoch`, whose example order is `order`
+  /// (Trainer::prepareAhead): on a GPU the host builds it and its copies
+  /// cross while the device trains on the batch before, the next epoch's
+  /// first one during the epoch's last step.
+  void prepareAhead(int64_t epoch, int64_t b,
+                    const std::vector<int64_t> &order) {
+    ahead.reset();
+    ahead.emplace(
+        Ahead{epoch, b, t.prepareAhead(slice(train, &order, b * batchSize))});
+  }
+  /// Batch `b` of `epoch`: the one prepared ahead, or made now.
+  Expected<Trainer::PreparedBatch>
+  takeBatch(int64_t epoch, int64_t b, const std::vector<int64_t> &order) {
+    if (!ahead || ahead->epoch != epoch || ahead->batch != b)
+      prepareAhead(epoch, b, order);
+    Expected<Trainer::PreparedBatch> batch = ahead->prepared.take();
+    ahead.reset();
+    return batch;
+  }
   /// trainEpoch() of a data-parallel run: rounds of one batch per rank.
   Expected<bool> trainRounds(int64_t epoch, int64_t first, EpochReport &report);
   /// After the epoch's batches before `next`: whether the step limit stops
@@ -175,6 +194,12 @@ private:
   const FitCallbacks &callbacks;
   int64_t batchSize, examples, batches;
   std::unique_ptr<detail::OverlappedExchange> exchange;
+  /// The batch prepared ahead and where it is.
+  struct Ahead {
+    int64_t epoch, batch;
+    Trainer::BatchAhead prepared;
+  };
+  std::optional<Ahead> ahead;
 };
 } // namespace
 
@@ -199,19 +224,12 @@ Expected<bool> Fit::trainEpoch(int64_t epoch, int64_t first,
   if (parallel())
     return trainRounds(epoch, first, report);
   std::vector<int64_t> order = t.epochOrder(epoch, examples);
-  // Each batch is prepared a step ahead: on a GPU the host builds the next
-  // batch and its copies cross while the device trains on this one.
-  auto ahead = [&](int64_t b) {
-    return t.prepareAhead(slice(train, &order, b * batchSize));
-  };
-  std::optional<Trainer::BatchAhead> next;
-  if (first < batches)
-    next.emplace(ahead(first));
   for (int64_t b = first; b < batches; ++b) {
-    Expected<Trainer::PreparedBatch> batch = next->take();
-    next.reset();
+    Expected<Trainer::PreparedBatch> batch = takeBatch(epoch, b, order);
     if (b + 1 < batches)
-      next.emplace(ahead(b + 1));
+      prepareAhead(epoch, b + 1, order);
+    else if (epoch + 1 < options.epochs)
+      prepareAhead(epoch + 1, 0, t.epochOrder(epoch + 1, examples));
     Expected<LossTotals> done = batch ? t.trainBatch(std::move(*batch))
                                       : Expected<LossTotals>(batch.takeError());
     if (!done)

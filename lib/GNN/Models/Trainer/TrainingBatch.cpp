@@ -155,8 +155,12 @@ Trainer::PreparedBatch::operator=(PreparedBatch &&) = default;
 Trainer::PreparedBatch::~PreparedBatch() = default;
 
 /// Where the worker leaves a preparation's result.
+/// A preparation: its result once there, or what to prepare at take()
+/// (the CPU's, prepared on the taking thread).
 struct Trainer::BatchAhead::Slot {
   std::optional<Expected<PreparedBatch>> result;
+  const Trainer *trainer = nullptr;
+  std::vector<const TrainingExample *> examples;
 };
 
 Trainer::BatchAhead::BatchAhead(std::shared_ptr<Slot> slot,
@@ -175,9 +179,11 @@ Trainer::BatchAhead::~BatchAhead() {
 Expected<Trainer::PreparedBatch> Trainer::BatchAhead::take() {
   if (!slot)
     return fail("a batch prepared ahead was taken twice");
+  std::shared_ptr<Slot> taken = std::move(slot);
   if (done.valid())
     done.wait();
-  std::shared_ptr<Slot> taken = std::move(slot);
+  if (!taken->result)
+    return taken->trainer->prepareBatch(taken->examples);
   return std::move(*taken->result);
 }
 
@@ -185,7 +191,8 @@ Trainer::BatchAhead
 Trainer::prepareAhead(std::vector<const TrainingExample *> examples) const {
   auto slot = std::make_shared<BatchAhead::Slot>();
   if (options.compile.device != Device::CUDA) {
-    slot->result.emplace(prepareBatch(examples));
+    slot->trainer = this;
+    slot->examples = std::move(examples);
     return BatchAhead(std::move(slot), {});
   }
   if (!worker)
