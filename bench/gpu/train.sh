@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Training on the GPU against the CPU of the same machine, in one command:
-# `gnn-train` for one epoch on copy sequences (examples/tasks.py), for the
+# `gnn-train` for two epochs on copy sequences (examples/tasks.py), for the
 # tutorial's model (1 layer, d_model 128, 1 head) and the example default (6
 # layers, d_model 512, 8 heads), configured as bench/peers/training.py
 # configures them (batch 128, dropout 0, no shuffling, Noam factor 1 and
@@ -15,22 +15,25 @@
 # default, fewer driver calls for a higher peak); each form that compiles
 # other code runs first once to fill the compile cache (the `-compile`
 # rows). Prints
-# tokens/s and the epoch's loss per row (a failed run: its log's end, on
+# the first epoch's tokens/s and loss and the last epoch's tokens/s
+# ('steady': without what a run does once, such as a GPU's first
+# allocations and graph instantiations) per row (a failed run: its log's end, on
 # stderr); with --profile, further GPU runs per model write their CUDA
 # profiles (GNNC_CUDA_PROFILE=1, which slows them) to
 # DIR/MODEL-cuda-profile.log (the default form) and
 # DIR/MODEL-cuda-waiting-profile.log.
 # Then, where python3 has PyTorch with CUDA, gnnc against PyTorch on the
 # same GPU (bench/peers/training.py --device cuda: the same data, batches
-# and initial weights, float32 with TF32 off), tokens/s and peak device
-# memory of each.
+# and initial weights, float32 with TF32 off, as many epochs), tokens/s
+# (first and last epoch) and peak device memory of each.
 # With --stand-in (a machine without a GPU) the GPU rows run on
 # bench/gpu/host-cost/StandInDriver.cpp in place of the CUDA driver and
 # cuBLAS: kernels do nothing, so tokens/s is the rate the host alone
 # allows (its code, pools, launches and graph updates), the peak is the
 # device memory the real run would hold, and each row adds the driver
-# calls of the epoch; the CPU row and PyTorch are left out.
-#   bench/gpu/train.sh [--prebuilt] [--sequences 1280] [--stand-in]
+# calls of the run (one epoch unless --epochs says otherwise); the CPU
+# row and PyTorch are left out.
+#   bench/gpu/train.sh [--prebuilt] [--sequences 1280] [--epochs 2] [--stand-in]
 #                      [--models tutorial,dgl-default] [--rows LIST]
 #                      [--compare-env "VAR=VALUE ..."] [--no-peers]
 #                      [--profile] [--out DIR]
@@ -42,11 +45,12 @@
 # gnn-train's default form); --no-peers leaves that comparison out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-prebuilt=0 stand_in=0 sequences=1280 models=tutorial,dgl-default profile=0 out= rows= compare_env= peers=1
+prebuilt=0 stand_in=0 sequences=1280 epochs='' models=tutorial,dgl-default profile=0 out='' rows='' compare_env='' peers=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
   --prebuilt) prebuilt=1 ;;
   --sequences) sequences="$2" && shift ;;
+  --epochs) epochs="$2" && shift ;;
   --models) models="$2" && shift ;;
   --rows) rows="$2" && shift ;;
   --compare-env) compare_env="$2" && shift ;;
@@ -55,12 +59,14 @@ while [[ $# -gt 0 ]]; do
   --profile) profile=1 ;;
   --out) out="$2" && shift ;;
   *)
-    echo "usage: $0 [--prebuilt] [--sequences N] [--stand-in] [--models LIST] [--rows LIST] [--compare-env ENV] [--no-peers] [--profile] [--out DIR]" >&2
+    echo "usage: $0 [--prebuilt] [--sequences N] [--epochs N] [--stand-in] [--models LIST] [--rows LIST] [--compare-env ENV] [--no-peers] [--profile] [--out DIR]" >&2
     exit 2
     ;;
   esac
   shift
 done
+if ((stand_in)); then epochs=${epochs:-1}; else epochs=${epochs:-2}; fi
+[[ $epochs =~ ^[1-9][0-9]*$ ]] || { echo "--epochs: a positive count" >&2 && exit 2; }
 ((prebuilt)) || scripts/setup.sh >/dev/null # installs, configures and builds
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -86,9 +92,10 @@ if ((stand_in)); then
   source bench/gpu/host-cost/stand-in-env.sh
 fi
 
-# One epoch; prints "tokens/s loss peak-MiB" (peak device memory, - on the
-# CPU) and with --stand-in the epoch's driver calls, or dashes with the
-# error in the log.
+# $epochs epochs; prints "tokens/s loss steady-tokens/s peak-MiB" (the
+# first epoch's rate and loss, the last epoch's rate, peak device memory or
+# - on the CPU) and with --stand-in the run's driver calls, or dashes with
+# the error in the log.
 train() { # LOG MODEL DEVICE [ENV...]
   local log=$1 model=$2 device=$3
   shift 3
@@ -97,10 +104,10 @@ train() { # LOG MODEL DEVICE [ENV...]
   if ! env "${extra[@]}" "$@" build/bin/gnn-train --device "$device" \
     --config "$tmp/$model.json" \
     --train-src "$tmp/train.src" --train-tgt "$tmp/train.ref" --seed 7 \
-    --out-dir "$tmp/out-$model-$device" --epochs 1 --batch-size 128 \
+    --out-dir "$tmp/out-$model-$device" --epochs "$epochs" --batch-size 128 \
     --dropout 0 --shuffle=false --lr-factor 1.0 --warmup 400 >"$log" 2>&1; then
     tail -3 "$log" >&2
-    echo "- - -"
+    echo "- - - -"
     return
   fi
   local peak calls=
@@ -109,15 +116,18 @@ train() { # LOG MODEL DEVICE [ENV...]
     calls="$(sed -n 's/^stand-in libcuda: \([0-9]*\) kernel launches, [0-9]* captures, \([0-9]*\) graph launches, \([0-9]*\) allocations, \([0-9]*\) frees.*/\1 \2 \3 \4/p' "$log")"
     calls="$(sed -n 's/^stand-in libcublas: \([0-9]*\) products.*/\1/p' "$log") $calls"
   fi
-  sed -n 's/.*train loss \([0-9.]*\) .* \([0-9.]*\) tokens\/s.*/\2 \1/p' "$log" |
-    sed "s/\$/ ${peak:--} $calls/"
+  local rates first last
+  rates=$(sed -n 's/.*train loss \([0-9.]*\) .* \([0-9.]*\) tokens\/s.*/\2 \1/p' "$log")
+  first=$(head -1 <<<"$rates")
+  last=$(tail -1 <<<"$rates" | cut -d' ' -f1)
+  echo "$first $last ${peak:--} $calls"
 }
 
-echo "gnn-train, one epoch of $sequences copy sequences (tokens/s, loss, peak device memory)"
-header=(model run tokens/s loss "peak MiB")
-format='%-12s %-16s %12s %10s %10s'
+echo "gnn-train, $epochs epochs of $sequences copy sequences (the first epoch's tokens/s and loss, the last epoch's tokens/s, peak device memory)"
+header=(model run tokens/s loss steady "peak MiB")
+format='%-12s %-16s %12s %10s %12s %10s'
 if ((stand_in)); then
-  echo "GPU rows on the stand-in driver: the host's rate alone (kernels do not run), and the epoch's driver calls"
+  echo "GPU rows on the stand-in driver: the host's rate alone (kernels do not run), and the run's driver calls"
   header+=(products kernels graphs allocs frees)
   format+=' %9s %9s %7s %7s %7s'
 fi
@@ -156,7 +166,7 @@ if python3 -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/de
   echo "gnnc against PyTorch on the same GPU (bench/peers/training.py --device cuda)"
   [[ -n $compare_env ]] && echo "gnn-train with $compare_env"
   env $compare_env python3 bench/peers/training.py --device cuda --sequences "$sequences" \
-    --workloads "$models" || echo "training.py failed" >&2
+    --epochs "$epochs" --workloads "$models" || echo "training.py failed" >&2
 else
   echo "PyTorch with CUDA is not installed: no comparison with PyTorch"
 fi

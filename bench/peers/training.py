@@ -7,7 +7,12 @@ setup excluded) and peak resident memory of the process. Each system runs
 in a process of its own.
 
     bench/peers/.venv/bin/python bench/peers/training.py [--sequences 1280]
-        [--workloads tutorial,dgl-default] [--device cpu|cuda]
+        [--workloads tutorial,dgl-default] [--device cpu|cuda] [--epochs 1]
+
+With --epochs N > 1 every system trains N epochs in its process and the
+table adds the last epoch's tokens/s ('steady'): the first epoch's rate
+includes what each system does once (a GPU's allocations, graph
+instantiation, cuBLAS's set-up); the loss compared is the first epoch's.
 
 With --device cuda (bench/gpu/train.sh) gnnc trains with gnn-train
 --device cuda and PyTorch on the same GPU, float32 with TF32 off on both
@@ -78,9 +83,10 @@ def load_with_adam(model, path):
                             eps=1e-9)
 
 
-def worker(system, work, device):
-    """One epoch in this process; prints tokens/s, the average loss and the
-    peak device memory in MiB (0 on the CPU)."""
+def worker(system, work, device, epochs):
+    """`epochs` epochs in this process; prints the first epoch's tokens/s
+    and average loss, the peak device memory in MiB (0 on the CPU) and the
+    last epoch's tokens/s."""
     config = json.load(open(os.path.join(work, "config.json")))
     if device == "cuda":
         # float32 products as gnnc's cuBLAS calls make them.
@@ -98,37 +104,43 @@ def worker(system, work, device):
         model = Transformer(config, bias=False)
     model.to(device)
     opt = load_with_adam(model, os.path.join(work, "init.safetensors"))
-    total_loss = tokens = 0
-    start = time.perf_counter()
-    for step, i in enumerate(range(0, len(pairs), BATCH), start=1):
-        batch = pairs[i:i + BATCH]
-        srcs = [s for s, _ in batch]
-        decs = [[SOS] + t for _, t in batch]
-        labels = torch.tensor(sum([t + [EOS] for _, t in batch], []),
-                              device=device)
-        if system == "dgl":
-            lp = model.forward_rows(srcs, decs)
-        else:
-            from torch_reference import pad_batch
-            src, src_len = (t.to(device) for t in pad_batch(srcs))
-            tgt, tgt_len = (t.to(device) for t in pad_batch(decs))
-            out = model(src, src_len, tgt, tgt_len)
-            lp = torch.cat([out[j, :len(d)] for j, d in enumerate(decs)])
-        loss = smoothed_kl(lp, labels, EPS)
-        loss.backward()
-        for g in opt.param_groups:
-            g["lr"] = noam_rate(step, config["d_model"], FACTOR, WARMUP)
-        opt.step()
-        opt.zero_grad()
-        total_loss += float(loss) * len(labels)
-        tokens += len(labels)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
+    rates = []
+    step = 0
+    for epoch in range(epochs):
+        total_loss = tokens = 0
+        start = time.perf_counter()
+        for i in range(0, len(pairs), BATCH):
+            step += 1
+            batch = pairs[i:i + BATCH]
+            srcs = [s for s, _ in batch]
+            decs = [[SOS] + t for _, t in batch]
+            labels = torch.tensor(sum([t + [EOS] for _, t in batch], []),
+                                  device=device)
+            if system == "dgl":
+                lp = model.forward_rows(srcs, decs)
+            else:
+                from torch_reference import pad_batch
+                src, src_len = (t.to(device) for t in pad_batch(srcs))
+                tgt, tgt_len = (t.to(device) for t in pad_batch(decs))
+                out = model(src, src_len, tgt, tgt_len)
+                lp = torch.cat([out[j, :len(d)] for j, d in enumerate(decs)])
+            loss = smoothed_kl(lp, labels, EPS)
+            loss.backward()
+            for g in opt.param_groups:
+                g["lr"] = noam_rate(step, config["d_model"], FACTOR, WARMUP)
+            opt.step()
+            opt.zero_grad()
+            total_loss += float(loss) * len(labels)
+            tokens += len(labels)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        rates.append(tokens / (time.perf_counter() - start))
+        if epoch == 0:
+            first_loss = total_loss / tokens
     peak = (torch.cuda.max_memory_reserved() / 2**20 if device == "cuda"
             else 0.0)
-    print("tokens/s %.1f loss %.6f peak %.1f" %
-          (tokens / seconds, total_loss / tokens, peak))
+    print("tokens/s %.1f loss %.6f peak %.1f steady %.1f" %
+          (rates[0], first_loss, peak, rates[-1]))
 
 
 def run_measured(cmd):
@@ -148,11 +160,14 @@ def main():
     ap.add_argument("--sequences", type=int, default=1280)
     ap.add_argument("--workloads", default="tutorial,dgl-default")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--worker", choices=["dgl", "torch"])
     ap.add_argument("--work")
     a = ap.parse_args()
     if a.worker:
-        return worker(a.worker, a.work, a.device)
+        return worker(a.worker, a.work, a.device, a.epochs)
+    if a.epochs < 1:
+        sys.exit("training.py: --epochs must be at least 1")
     if a.device == "cuda" and not torch.cuda.is_available():
         sys.exit("training.py: --device cuda: PyTorch sees no CUDA device")
     systems = ("torch",) if a.device == "cuda" else ("dgl", "torch")
@@ -178,44 +193,51 @@ def main():
             "--train-src", os.path.join(work, "src"),
             "--train-tgt", os.path.join(work, "tgt"),
             "--init", os.path.join(work, "init.safetensors"),
-            "--out-dir", os.path.join(work, "out"), "--epochs", "1",
+            "--out-dir", os.path.join(work, "out"), "--epochs", str(a.epochs),
             "--batch-size", str(BATCH), "--dropout", "0", "--shuffle=false",
             "--lr-factor", str(FACTOR), "--warmup", str(WARMUP)])
-        m = re.search(r"train loss ([0-9.]+) .*?([0-9]+) tokens/s", out)
+        epochs = re.findall(r"train loss ([0-9.]+) .*?([0-9]+) tokens/s", out)
         peak = re.search(r"peak device memory ([0-9.]+) MiB", out)
-        ours = (float(m.group(2)), float(m.group(1)), rss,
-                float(peak.group(1)) if peak else 0.0)
+        ours = (float(epochs[0][1]), float(epochs[0][0]), rss,
+                float(peak.group(1)) if peak else 0.0, float(epochs[-1][1]))
         results = {"gnnc": ours}
         for system in systems:
             out, rss = run_measured([sys.executable, __file__, "--worker",
                                      system, "--work", work,
-                                     "--device", a.device])
-            m = re.search(r"tokens/s ([0-9.]+) loss ([0-9.]+) peak ([0-9.]+)",
-                          out)
+                                     "--device", a.device,
+                                     "--epochs", str(a.epochs)])
+            m = re.search(r"tokens/s ([0-9.]+) loss ([0-9.]+) peak ([0-9.]+)"
+                          r" steady ([0-9.]+)", out)
             results[system] = (float(m.group(1)), float(m.group(2)), rss,
-                               float(m.group(3)))
+                               float(m.group(3)), float(m.group(4)))
         for system, label in (("gnnc", "gnnc"), ("dgl", "DGL"),
                               ("torch", "PyTorch")):
             if system not in results:
                 continue
-            tps, loss, rss, device_mib = results[system]
+            tps, loss, rss, device_mib, steady = results[system]
             same = abs(loss - ours[1]) <= 1e-3 * max(1, ours[1])
-            rows.append((name, label, tps, ours[0] / tps, rss, device_mib,
-                         loss, same))
+            rows.append((name, label, tps, ours[0] / tps, steady,
+                         ours[4] / steady, rss, device_mib, loss, same))
         print("done: %s" % name, file=sys.stderr, flush=True)
     where = ("device %s" % torch.cuda.get_device_name(0)
              if a.device == "cuda" else "the CPU")
     print("machine: %d cores, %s; torch %s (%d threads); %d sequences, "
           "batch %d" % (os.cpu_count(), where, torch.__version__,
                         torch.get_num_threads(), a.sequences, BATCH))
-    gpu = a.device == "cuda"
-    print("| workload | system | tokens/s | gnnc speed-up | peak RSS (MiB) "
-          + ("| peak device memory (MiB) " if gpu else "")
-          + "| epoch loss | same |")
-    print("|---|---|---:|---:|---:|" + ("---:|" if gpu else "") + "---:|---|")
-    for name, label, tps, ratio, rss, device_mib, loss, same in rows:
-        print("| %s | %s | %.0f | %.2fx | %.0f | " % (name, label, tps, ratio,
-                                                     rss)
+    gpu, steady = a.device == "cuda", a.epochs > 1
+    print("| workload | system | tokens/s | gnnc speed-up | "
+          + ("steady tokens/s | steady speed-up | " if steady else "")
+          + "peak RSS (MiB) | "
+          + ("peak device memory (MiB) | " if gpu else "")
+          + "epoch loss | same |")
+    print("|---|---|---:|---:|" + ("---:|---:|" if steady else "") + "---:|"
+          + ("---:|" if gpu else "") + "---:|---|")
+    for (name, label, tps, ratio, steady_tps, steady_ratio, rss, device_mib,
+         loss, same) in rows:
+        print("| %s | %s | %.0f | %.2fx | " % (name, label, tps, ratio)
+              + ("%.0f | %.2fx | " % (steady_tps, steady_ratio) if steady
+                 else "")
+              + "%.0f | " % rss
               + ("%.0f | " % device_mib if gpu else "")
               + "%.4f | %s |" % (loss, "yes" if same else "NO"))
 
