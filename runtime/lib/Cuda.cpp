@@ -785,8 +785,13 @@ extern "C" void gnn_cuda_launch_kernel(void *function, intptr_t gridX,
        "cuLaunchKernel");
   }
   profile::afterLaunch(*d, profiled, function, stream);
-  if (graphs)
+  if (graphs) {
     graphs->noteLaunch(function);
+    // The device starts on the stretch's first part while the host
+    // captures the next (a failure is reported; the call ends with it).
+    if (graphs->full())
+      (void)graphs->split();
+  }
   noteQueuedWork();
   if (!timed)
     return;

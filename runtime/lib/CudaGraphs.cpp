@@ -59,6 +59,18 @@ void SegmentGraphs::noteLaunch(const void *function) {
 }
 
 bool SegmentGraphs::flush() {
+  bool launched = launchSegment();
+  part = 0;
+  return launched;
+}
+
+bool SegmentGraphs::split() {
+  bool launched = launchSegment();
+  ++part;
+  return launched;
+}
+
+bool SegmentGraphs::launchSegment() {
   if (!stream)
     return true;
   GraphStream on = stream;
@@ -66,7 +78,7 @@ bool SegmentGraphs::flush() {
   Graph graph = nullptr;
   if (!ok(calls.streamEndCapture(on, &graph), "cuStreamEndCapture"))
     return false;
-  GraphExec exec = executableFor(launches, graph);
+  GraphExec exec = executableFor({part, launches}, graph);
   calls.graphDestroy(graph);
   return exec && ok(calls.graphLaunch(exec, on), "cuGraphLaunch");
 }

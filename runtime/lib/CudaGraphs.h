@@ -17,6 +17,13 @@
 // other kernels for another shape). Executable graphs are
 // kept per thread for the most recent segments (kMaxKeptGraphs).
 //
+// A long stretch between two waits (a training step: hundreds of kernels)
+// is split into segments of at most kMaxSegmentLaunches kernels, each
+// launched as soon as it is captured: the device runs the first while the
+// host still captures the next, where one graph for the whole stretch
+// left the device idle until the host had issued every launch of the step.
+// A segment's key is its place in the stretch and its kernels.
+//
 // The driver entry points come as a table, so that the host side is tested
 // against a recording fake (unittests/runtime/CudaGraphsTest.cpp).
 //
@@ -67,6 +74,10 @@ class SegmentGraphs {
 public:
   /// Most executable graphs kept; the least recently launched goes first.
   static constexpr size_t kMaxKeptGraphs = 64;
+  /// Most kernels of one segment (see the file comment): a graph launch
+  /// costs the host a few microseconds, a segment's capture delays the
+  /// device's start by its launches' host time.
+  static constexpr size_t kMaxSegmentLaunches = 64;
 
   /// `calls` must be complete; `fail` receives a failed call's name and
   /// result (the runtime reports it).
@@ -87,11 +98,16 @@ public:
   void noteLaunch(const void *function);
   /// Whether a segment is being captured.
   bool capturing() const { return stream != nullptr; }
+  /// Whether the segment has its most launches: the caller splits it.
+  bool full() const { return launches.size() >= kMaxSegmentLaunches; }
   /// At a wait: ends the capture and launches the segment's graph on its
   /// stream (nothing without a segment). False (reported) if the driver
   /// fails: the segment's kernels may not have run, and the caller must
   /// treat the program's results as lost.
   bool flush();
+  /// As flush(), between two launches of one stretch: the next segment is
+  /// the stretch's next part.
+  bool split();
 
   /// Executable graphs kept, and how many launches instantiated a graph
   /// or updated a kept one (for tests and profiles).
@@ -100,7 +116,9 @@ public:
   size_t updates() const { return updated; }
 
 private:
-  using Key = std::vector<const void *>;
+  /// A segment's part of its stretch (0: the first after a wait) and its
+  /// kernels in order.
+  using Key = std::pair<size_t, std::vector<const void *>>;
   struct Kept {
     GraphExec exec;
     std::list<Key>::iterator recent;
@@ -111,12 +129,16 @@ private:
   GraphExec executableFor(const Key &key, Graph graph);
   void keep(const Key &key, GraphExec exec);
   bool ok(GraphResult result, const char *call);
+  /// Ends the capture and launches the segment (flush and split).
+  bool launchSegment();
 
   GraphCalls calls;
   void (*fail)(const char *, GraphResult);
-  /// The stream being captured (null: none) and the segment's launches.
+  /// The stream being captured (null: none), the segment's launches and
+  /// its part of the stretch.
   GraphStream stream = nullptr;
-  Key launches;
+  std::vector<const void *> launches;
+  size_t part = 0;
   std::map<Key, Kept> kept;
   /// Keys from the most to the least recently launched.
   std::list<Key> recency;

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -107,13 +108,16 @@ protected:
   void SetUp() override { fake = &driver; }
   void TearDown() override { fake = nullptr; }
 
-  /// A segment launching `kernels` captured and flushed.
+  /// A stretch launching `kernels` captured (split where a segment is
+  /// full, as the runtime splits it) and flushed.
   bool segment(SegmentGraphs &graphs,
                const std::vector<const void *> &kernels) {
     for (const void *function : kernels) {
       if (!graphs.beforeLaunch(kStream))
         return false;
       graphs.noteLaunch(function);
+      if (graphs.full() && !graphs.split())
+        return false;
     }
     return graphs.flush();
   }
@@ -257,4 +261,38 @@ TEST_F(SegmentGraphsTest, DestructionEndsACaptureAndFreesKeptGraphs) {
   EXPECT_EQ(driver.liveGraphs, 0);
   EXPECT_EQ(driver.liveExecs, 0);
   EXPECT_TRUE(driver.failures.empty());
+}
+
+TEST_F(SegmentGraphsTest, LongStretchesAreLaunchedInParts) {
+  // A stretch of 2.5 segments' kernels, all the same kernel: three graphs
+  // launched as each part is captured, each its own (a part's place is in
+  // its key); the stretch again updates the three.
+  SegmentGraphs graphs(fakeCalls(), fail);
+  const size_t n = SegmentGraphs::kMaxSegmentLaunches;
+  std::vector<const void *> stretch(2 * n + n / 2, kernel(1));
+  ASSERT_TRUE(segment(graphs, stretch));
+  auto launches = [&] {
+    return std::count_if(
+        driver.log.begin(), driver.log.end(),
+        [](const std::string &l) { return l.rfind("launch", 0) == 0; });
+  };
+  EXPECT_EQ(launches(), 3);
+  EXPECT_EQ(graphs.instantiations(), 3u);
+  EXPECT_EQ(graphs.keptGraphs(), 3u);
+  // The first part's graph is launched before the second part is begun.
+  auto at = [&](const std::string &entry) {
+    return std::find(driver.log.begin(), driver.log.end(), entry) -
+           driver.log.begin();
+  };
+  EXPECT_LT(at("launch exec 102 on 7"), at("end 7 -> graph 3"));
+  driver.log.clear();
+  ASSERT_TRUE(segment(graphs, stretch));
+  EXPECT_EQ(launches(), 3);
+  EXPECT_EQ(graphs.instantiations(), 3u);
+  EXPECT_EQ(graphs.updates(), 3u);
+  // A stretch of exactly one segment's kernels: one graph (the wait's flush
+  // finds nothing left).
+  driver.log.clear();
+  ASSERT_TRUE(segment(graphs, std::vector<const void *>(n, kernel(2))));
+  EXPECT_EQ(launches(), 1);
 }

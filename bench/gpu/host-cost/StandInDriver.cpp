@@ -50,7 +50,7 @@ constexpr Result kSuccess = 0, kOutOfMemory = 2, kInvalidValue = 1;
 
 struct Counts {
   std::atomic<unsigned long long> kernels{0}, products{0}, graphLaunches{0},
-      captures{0}, allocations{0}, frees{0}, copies{0}, sets{0},
+      captures{0}, allocations{0}, frees{0}, copies{0}, sets{0}, waits{0},
       hostFunctions{0};
   ~Counts() {
     const char *report = std::getenv("GNNC_STAND_IN_REPORT");
@@ -64,10 +64,10 @@ struct Counts {
     std::fprintf(stderr,
                  "stand-in libcuda: %llu kernel launches, %llu captures, "
                  "%llu graph launches, %llu allocations, %llu frees, "
-                 "%llu copies, %llu sets, %llu host functions\n",
+                 "%llu copies, %llu sets, %llu waits, %llu host functions\n",
                  kernels.load(), captures.load(), graphLaunches.load(),
                  allocations.load(), frees.load(), copies.load(), sets.load(),
-                 hostFunctions.load());
+                 waits.load(), hostFunctions.load());
   }
 };
 Counts counts;
@@ -230,6 +230,7 @@ Result cuDevicePrimaryCtxRetain(void **context, int) {
 }
 Result cuCtxSetCurrent(void *) { return kSuccess; }
 Result cuCtxSynchronize() {
+  ++counts.waits;
   deviceClock.wait(nullptr);
   return kSuccess;
 }
@@ -266,6 +267,7 @@ Result cuStreamCreate(void **stream, unsigned) {
   return kSuccess;
 }
 Result cuStreamSynchronize(void *stream) {
+  ++counts.waits;
   deviceClock.wait(stream);
   return kSuccess;
 }
@@ -322,6 +324,7 @@ Result cuEventCreate(void **event, unsigned) {
 }
 Result cuEventRecord(void *, void *) { return kSuccess; }
 Result cuEventSynchronize(void *) {
+  ++counts.waits;
   deviceClock.wait(nullptr);
   return kSuccess;
 }
