@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -263,7 +264,10 @@ Result cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
   return kSuccess;
 }
 Result cuStreamCreate(void **stream, unsigned) {
-  *stream = new int; // streams are told apart (DeviceClock)
+  // Streams are told apart (DeviceClock): each its own handle, never
+  // dereferenced (the runtime keeps its threads' streams for good).
+  static std::atomic<uintptr_t> streams{0};
+  *stream = reinterpret_cast<void *>(0x1000 + 16 * ++streams);
   return kSuccess;
 }
 Result cuStreamSynchronize(void *stream) {
