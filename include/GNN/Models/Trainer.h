@@ -156,7 +156,8 @@ private:
 
 public:
   /// A batch made ready to train on: its graphs and index tensors built
-  /// and, for a GPU program, already on the device.
+  /// and, for a GPU program, already on the device. It must not outlive
+  /// its trainer (its device copies are the program's).
   class PreparedBatch {
   public:
     PreparedBatch(PreparedBatch &&);
