@@ -132,10 +132,10 @@ JitProgram::run(const EntryPoint &entry, llvm::ArrayRef<Argument> args,
   // bound to this thread while it runs, so that the runtime's own failures
   // (libraries, GPU driver) go there too; buffers come from the instance's
   // pool.
-  std::unique_ptr<gnn_rt_context, void (*)(gnn_rt_context *)> context(
-      gnn_rt_context_create_in(runtime), &gnn_rt_context_destroy);
-  if (!context)
-    return error("out of memory for the runtime context");
+  llvm::Expected<detail::ContextPtr> made = detail::newRunContext(runtime);
+  if (!made)
+    return made.takeError();
+  detail::ContextPtr context = std::move(*made);
   detail::BoundContext bound(context.get());
   gnn_rt_context_set_tape_budget(context.get(), tapeBudget);
   // Announcements of results the entry does not have (a program compiled

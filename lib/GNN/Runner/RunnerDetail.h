@@ -23,12 +23,26 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <string>
 
 namespace mlir::gnn::detail {
 
 inline llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// A run context, destroyed with its pointer.
+using ContextPtr = std::unique_ptr<gnn_rt_context, void (*)(gnn_rt_context *)>;
+
+/// A new context of `runtime` for one run's errors (and, bound to a
+/// thread, its allocations from the instance's pool).
+inline llvm::Expected<ContextPtr> newRunContext(gnn_rt_runtime *runtime) {
+  ContextPtr context(gnn_rt_context_create_in(runtime),
+                     &gnn_rt_context_destroy);
+  if (!context)
+    return error("out of memory for the runtime context");
+  return std::move(context);
 }
 
 /// Binds the calling thread to a run's context while it lives: the

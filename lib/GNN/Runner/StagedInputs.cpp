@@ -32,10 +32,10 @@ JitProgram::stage(llvm::ArrayRef<Argument> inputs) const {
 
   // Allocations come from the program's instance's pool; failures go into
   // this context.
-  std::unique_ptr<gnn_rt_context, void (*)(gnn_rt_context *)> context(
-      gnn_rt_context_create_in(runtime), &gnn_rt_context_destroy);
-  if (!context)
-    return error("out of memory for the runtime context");
+  llvm::Expected<detail::ContextPtr> made = detail::newRunContext(runtime);
+  if (!made)
+    return made.takeError();
+  detail::ContextPtr context = std::move(*made);
   detail::BoundContext bound(context.get());
   char message[512] = "";
   auto failed = [&] {

@@ -166,7 +166,6 @@ private:
   /// first one during the epoch's last step.
   void prepareAhead(int64_t epoch, int64_t b,
                     const std::vector<int64_t> &order) {
-    ahead.reset();
     ahead.emplace(
         Ahead{epoch, b, t.prepareAhead(slice(train, &order, b * batchSize))});
   }

@@ -154,7 +154,6 @@ Trainer::PreparedBatch &
 Trainer::PreparedBatch::operator=(PreparedBatch &&) = default;
 Trainer::PreparedBatch::~PreparedBatch() = default;
 
-/// Where the worker leaves a preparation's result.
 /// A preparation: its result once there, or what to prepare at take()
 /// (the CPU's, prepared on the taking thread).
 struct Trainer::BatchAhead::Slot {
